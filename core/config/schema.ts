@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { bool, duration, int, intList, intMap, list, num, oneOf, optStr, section, str } from './fields';
+
+/**
+ * The one configuration schema. Defaults follow the HOWK seed. Every leaf is settable
+ * from YAML (`--config`) and from `HOWK_<SECTION>_<KEY>` (or the env name given).
+ * docs/CONFIG.md is generated from this file (`npm run docs:config`).
+ */
+export const ConfigSchema = z.object({
+  api: section({
+    port: int(8080, 'HTTP port of howk-api / howk-dev', { max: 65535 }),
+    host: str('0.0.0.0', 'Interface howk-api binds to'),
+    read_timeout: duration('10s', 'Time allowed to read a request'),
+    write_timeout: duration('10s', 'Time allowed to write a response'),
+    max_request_size: int(1_048_576, 'Largest request body in bytes (413 above)', { min: 1024 }),
+    max_batch_size: int(100, 'Most webhooks in one batch enqueue', { min: 1, max: 10_000 }),
+    max_endpoint_length: int(2048, 'Longest endpoint URL', { min: 16 }),
+    max_headers: int(50, 'Most custom headers on one webhook', { min: 0 }),
+    max_header_value_length: int(4096, 'Longest custom header value', { min: 1 }),
+    max_idempotency_key_length: int(256, 'Longest idempotency_key', { min: 1 }),
+    produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
+  }),
+  kafka: section({
+    brokers: list(['localhost:9092'], 'Kafka bootstrap brokers (comma-separated in env)'),
+    client_id: str('howk', 'Kafka client id prefix'),
+    topics: section({
+      pending: str('howk.pending', 'Fast-lane topic'),
+      slow: str('howk.slow', 'Slow-lane (penalty box) topic'),
+      results: str('howk.results', 'One record per delivery attempt'),
+      deadletter: str('howk.deadletter', 'Terminal failures'),
+      state: str('howk.state', 'Compacted recoverable state'),
+      scripts: str('howk.scripts', 'Compacted Lua scripts'),
+    }),
+    consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
+    partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),
+    replication_factor: int(1, 'Replication factor of topics created at start-up', { min: 1 }),
+    retention: duration('168h', 'Retention of the non-compacted topics'),
+    per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),
+    produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
+    max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
+    max_wait: duration('50ms', 'Longest broker wait for a fetch to fill'),
+  }),
+  redis: section({
+    addr: str('localhost:6379', 'Redis host:port'),
+    url: optStr('Redis URL (redis://...), overrides addr/password/db', { env: 'HOWK_REDIS_URL' }),
+    password: optStr('Redis password', { secret: true }),
+    db: int(0, 'Redis database number'),
+    pool_size: int(100, 'Kept for HOWK compatibility; ioredis multiplexes one connection'),
+    command_timeout: duration('2s', 'Longest wait for a Redis reply before the operation fails'),
+  }),
+  delivery: section({
+    timeout: duration('30s', 'Total time allowed for one delivery attempt'),
+    max_idle_conns: int(100, 'Idle keep-alive connections kept per origin'),
+    max_conns_per_host: int(10, 'Connections per origin (keep-alive pool size)', { min: 1 }),
+    max_concurrency: int(256, 'Deliveries in flight at once per worker process', { min: 1 }),
+    user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),
+    response_snippet_bytes: int(1024, 'Bytes of a response body kept for status and dead letters'),
+  }),
+  retry: section({
+    base_delay: duration('10s', 'Backoff base: base_delay * 2^min(attempt,10)'),
+    max_delay: duration('24h', 'Backoff cap'),
+    max_attempts: int(20, 'Attempts before a webhook is exhausted (per-request override allowed)', { min: 1, max: 1000 }),
+    jitter: num(0.2, 'Random spread of a backoff delay (±fraction)', { max: 1 }),
+    max_deferrals: int(10, '429 + Retry-After deferrals allowed per webhook before they count as failures'),
+    max_retry_after: duration('1h', 'Longest Retry-After honoured exactly; longer ones are capped to this'),
+    retry_on_status: intList([], '4xx status codes that are retried instead of dead-lettered'),
+  }),
+  circuit_breaker: section({
+    enabled: bool(true, 'Per-endpoint circuit breaker'),
+    failure_threshold: int(5, 'Failures within failure_window that open the circuit', { min: 1 }),
+    failure_window: duration('60s', 'Window in which failures are counted'),
+    recovery_timeout: duration('5m', 'Time OPEN before a probe is allowed'),
+    probe_interval: duration('60s', 'At most one probe per interval while HALF_OPEN'),
+    success_threshold: int(2, 'Probe successes that close the circuit', { min: 1 }),
+  }),
+  concurrency: section({
+    max_inflight_per_endpoint: int(50, 'In-flight deliveries per endpoint above which traffic goes to the slow lane'),
+    inflight_ttl: duration('2m', 'TTL of in-flight counters (self-heals leaked counts)'),
+    slow_lane_rate: int(20, 'Deliveries per second from the slow lane per worker', { min: 1 }),
+    max_inflight_per_domain: int(0, 'In-flight deliveries per host (0 = no limit)'),
+    domain_overrides: intMap('Per-host in-flight limits, e.g. {"api.stripe.com": 200}'),
+  }),
+  scheduler: section({
+    poll_interval: duration('1s', 'How often due retries are moved back to the pending topic'),
+    batch_size: int(500, 'Most retries moved per poll', { min: 1 }),
+    lease: duration('30s', 'Visibility lock on claimed retries: a crashed scheduler\'s claims reappear after it'),
+  }),
+  ttl: section({
+    circuit_state_ttl: duration('24h', 'TTL of circuit breaker state'),
+    status_ttl: duration('168h', 'TTL of webhook status records'),
+    stats_ttl: duration('48h', 'TTL of hourly stats counters'),
+    idempotency_ttl: duration('24h', 'Window in which an idempotency_key returns the first webhook'),
+    retry_data_ttl: duration('168h', 'TTL of the stored webhook of a pending retry'),
+  }),
+  signing: section({
+    scheme: oneOf(['standard', 'howk', 'both'] as const, 'standard', 'Outbound signature headers: Standard Webhooks, HOWK X-Webhook-Signature, or both'),
+    default_secret: optStr('Secret used when a webhook has none (whsec_<base64> or raw text); stays in the worker', { secret: true }),
+    secrets_key: optStr('Base64 32-byte AES-256-GCM key that encrypts per-request signing secrets', { env: 'HOWK_SECRETS_KEY', secret: true }),
+    secrets_key_id: str('k1', 'Id of secrets_key, recorded with each encrypted secret', { env: 'HOWK_SECRETS_KEY_ID' }),
+    old_secrets_keys: optStr('Retired keys still able to decrypt: "id:base64,id:base64"', { env: 'HOWK_SECRETS_OLD_KEYS', secret: true }),
+  }),
+  worker: section({
+    lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
+    dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
+  }),
+  log: section({
+    level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),
+  }),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+export const WebhookState = z.enum(['pending', 'retrying', 'delivered', 'failed', 'exhausted']);
+export type WebhookState = z.infer<typeof WebhookState>;
+
+export const TERMINAL_STATES: ReadonlySet<WebhookState> = new Set(['delivered', 'failed', 'exhausted']);
+
+export const AttemptOutcome = z.enum(['delivered', 'retry', 'deferred', 'unrecoverable', 'exhausted']);
+export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
+
+/** One HTTP attempt, as kept in the status history (the last 20). */
+export const AttemptRecord = z.object({
+  attempt: z.number().int(),
+  at: z.string(),
+  outcome: AttemptOutcome,
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecord>;
+
+export const WebhookStatusSchema = z.object({
+  webhook_id: z.string(),
+  config_id: z.string(),
+  endpoint: z.string(),
+  endpoint_hash: z.string(),
+  state: WebhookState,
+  attempts: z.number().int(),
+  max_attempts: z.number().int(),
+  created_at: z.string(),
+  last_attempt_at: z.string().nullable(),
+  last_status_code: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  next_retry_at: z.string().nullable(),
+  dead_reason: z.string().nullable().optional(),
+  replay_of: z.string().optional(),
+  updated_at_ns: z.string(),
+});
+export type WebhookStatus = z.infer<typeof WebhookStatusSchema>;
+
+export type WebhookStatusView = WebhookStatus & { history: AttemptRecord[] };
+
+export const HISTORY_LIMIT = 20;

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { objectMembers, slice } from './raw-json';
+
+/**
+ * A webhook as it travels on howk.pending / howk.slow (snake_case, HOWK compatible).
+ * `payload` holds the raw JSON text fixed at enqueue: it is spliced into the record
+ * as JSON (not as a string) and cut out again byte for byte.
+ */
+export const WebhookSchema = z.object({
+  id: z.string().min(1),
+  config_id: z.string().min(1),
+  endpoint: z.string().min(1),
+  endpoint_hash: z.string(),
+  payload: z.string(),
+  headers: z.record(z.string(), z.string()).default({}),
+  idempotency_key: z.string().optional(),
+  /** Encrypted envelope (core/signing/secret-box), never plaintext. */
+  signing_secret: z.string().optional(),
+  attempt: z.number().int().min(0),
+  max_attempts: z.number().int().min(1),
+  /** 429 + Retry-After deferrals so far: they spend no attempt but have their own budget. */
+  deferrals: z.number().int().min(0).default(0),
+  created_at: z.string(),
+  scheduled_at: z.string(),
+  script_hash: z.string().optional(),
+  replay_of: z.string().optional(),
+});
+export type Webhook = z.infer<typeof WebhookSchema>;
+
+/** Serializes with the payload spliced in raw. */
+export const encodeWebhook = (w: Webhook): string => {
+  const { payload, ...rest } = w;
+  const head = JSON.stringify(rest);
+  return `${head.slice(0, -1)},"payload":${payload}}`;
+};
+
+/** Parses a webhook record, keeping the payload's bytes exactly as they were enqueued. */
+export const decodeWebhook = (text: string): Webhook => {
+  const span = objectMembers(text, 0).get('payload');
+  if (!span) throw new SyntaxError('webhook record has no payload');
+  const payload = slice(text, span);
+  const obj = JSON.parse(text.slice(0, span.start) + 'null' + text.slice(span.end)) as Record<string, unknown>;
+  obj.payload = payload;
+  return WebhookSchema.parse(obj);
+};

@@ -1,0 +1,110 @@
+import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus } from '../domain/status';
+import { hourBucket } from '../domain/time';
+import type { Clock } from '../ports/clock';
+import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../ports/hot-state';
+
+// howk-dev's hot state: the same semantics as the Redis adapter (LWW status, leased
+// retries, hourly stats with TTL), held in maps.
+
+type Expiring<T> = { value: T; expiresAt: number };
+
+export class MemoryHotState implements HotState {
+  private idem = new Map<string, Expiring<string>>();
+  private statuses = new Map<string, Expiring<{ status: WebhookStatus; history: AttemptRecord[] }>>();
+  private retries = new Map<string, { dueAt: number; data: string; expiresAt: number }>();
+  private counters = new Map<string, Expiring<number>>();
+  private endpoints = new Map<string, Expiring<Set<string>>>();
+
+  constructor(private readonly ttls: HotTtls, private readonly clock: Clock) {}
+
+  private live<T>(m: Map<string, Expiring<T>>, k: string): T | undefined {
+    const e = m.get(k);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.clock.now()) {
+      m.delete(k);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
+    return items.map(({ key, webhookId }) => {
+      const held = this.live(this.idem, key);
+      if (held) return held;
+      this.idem.set(key, { value: webhookId, expiresAt: this.clock.now() + ttlMs });
+      return webhookId;
+    });
+  }
+
+  async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
+    for (const { key, webhookId } of items) if (this.live(this.idem, key) === webhookId) this.idem.delete(key);
+  }
+
+  async apply(batch: HotBatch): Promise<void> {
+    const now = this.clock.now();
+    for (const w of batch.statuses ?? []) {
+      const id = w.status.webhook_id;
+      const cur = this.live(this.statuses, id);
+      const history = cur?.history ?? [];
+      if (w.attempt) {
+        history.push(w.attempt);
+        if (history.length > HISTORY_LIMIT) history.splice(0, history.length - HISTORY_LIMIT);
+      }
+      const newer = !cur || w.status.updated_at_ns > cur.status.updated_at_ns;
+      this.statuses.set(id, { value: { status: newer ? w.status : cur.status, history }, expiresAt: now + this.ttls.status_ttl });
+    }
+    for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
+    if (batch.stats) {
+      const bucket = hourBucket(batch.stats.at);
+      for (const [name, n] of Object.entries(batch.stats.counts)) {
+        if (!n) continue;
+        const k = `${name}:${bucket}`;
+        this.counters.set(k, { value: (this.live(this.counters, k) ?? 0) + n, expiresAt: now + this.ttls.stats_ttl });
+      }
+      if (batch.stats.endpoints?.length) {
+        const set = this.live(this.endpoints, bucket) ?? new Set<string>();
+        for (const e of batch.stats.endpoints) set.add(e);
+        this.endpoints.set(bucket, { value: set, expiresAt: now + this.ttls.stats_ttl });
+      }
+    }
+  }
+
+  async getStatus(id: string) {
+    const s = this.live(this.statuses, id);
+    return s ? { ...s.status, history: [...s.history] } : null;
+  }
+
+  async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
+    const due = [...this.retries.entries()]
+      .filter(([, r]) => r.dueAt <= now && r.expiresAt > now)
+      .sort((a, b) => a[1].dueAt - b[1].dueAt)
+      .slice(0, limit);
+    return due.map(([id, r]) => {
+      r.dueAt = now + leaseMs;
+      return { id, dueAt: r.dueAt, data: r.data };
+    });
+  }
+
+  async ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void> {
+    for (const { id, leaseDueAt } of items) if (this.retries.get(id)?.dueAt === leaseDueAt) this.retries.delete(id);
+  }
+
+  async retryCount(): Promise<number> {
+    return this.retries.size;
+  }
+
+  async stats(now: number, hours: number): Promise<StatsWindow> {
+    const out = Object.fromEntries(STAT_NAMES.map((n) => [n, 0])) as StatsWindow;
+    const seen = new Set<string>();
+    for (let h = 0; h < hours; h++) {
+      const bucket = hourBucket(now - h * 3_600_000);
+      for (const n of STAT_NAMES) out[n] += this.live(this.counters, `${n}:${bucket}`) ?? 0;
+      for (const e of this.live(this.endpoints, bucket) ?? []) seen.add(e);
+    }
+    out.unique_endpoints = seen.size;
+    return out;
+  }
+
+  async ping(): Promise<void> {}
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,37 @@
+// Outcome classification of one HTTP attempt (DESIGN.md §5). Pure.
+
+export type AttemptResponse =
+  | { kind: 'response'; status: number; retryAfter?: string | null }
+  | { kind: 'timeout' | 'network'; error: string };
+
+export type Classification =
+  | { class: 'delivered' }
+  /** Worth another attempt; `circuitFailure` says whether it counts against the endpoint's circuit. */
+  | { class: 'retry'; circuitFailure: boolean }
+  /** 429 with a usable Retry-After: retry exactly then, no failure counted. */
+  | { class: 'defer'; delayMs: number }
+  | { class: 'unrecoverable' };
+
+/** Retry-After as seconds or an HTTP date → ms from now; undefined when absent or unreadable. */
+export const parseRetryAfter = (value: string | null | undefined, nowMs: number): number | undefined => {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+};
+
+export const classify = (r: AttemptResponse, nowMs: number, retryOnStatus: readonly number[] = []): Classification => {
+  if (r.kind !== 'response') return { class: 'retry', circuitFailure: true };
+  const s = r.status;
+  if (s >= 200 && s < 300) return { class: 'delivered' };
+  if (s === 429) {
+    const delayMs = parseRetryAfter(r.retryAfter, nowMs);
+    return delayMs === undefined ? { class: 'retry', circuitFailure: false } : { class: 'defer', delayMs };
+  }
+  if (s === 408 || s >= 500) return { class: 'retry', circuitFailure: true };
+  if (retryOnStatus.includes(s)) return { class: 'retry', circuitFailure: false };
+  // 1xx/3xx (redirects are not followed) and other 4xx cannot succeed by repetition.
+  return { class: 'unrecoverable' };
+};

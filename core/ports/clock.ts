@@ -1,0 +1,2 @@
+export type Clock = { now(): number };
+export const systemClock: Clock = { now: () => Date.now() };

@@ -1,0 +1,39 @@
+import { fromBase64, toBase64, toHex, utf8 } from './encoding';
+import { hmacSha256 } from './hmac';
+
+export type SigningScheme = 'standard' | 'howk' | 'both';
+
+/**
+ * Key bytes of a signing secret: Standard Webhooks secrets are `whsec_<base64>` and
+ * sign with the decoded bytes; any other secret signs with its UTF-8 bytes.
+ */
+export const secretKeyBytes = (secret: string): Uint8Array =>
+  secret.startsWith('whsec_') ? fromBase64(secret.slice(6)) : utf8(secret);
+
+/** `webhook-signature` value: one `v1,<base64>` per valid secret, space-separated (rotation). */
+export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string): Promise<string> => {
+  const content = `${id}.${timestamp}.${body}`;
+  const sigs = await Promise.all(secrets.map(async (s) => `v1,${toBase64(await hmacSha256(secretKeyBytes(s), content))}`));
+  return sigs.join(' ');
+};
+
+/** HOWK's `X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<unix>.<body>")>`. */
+export const howkSignature = async (secret: string, timestamp: number, body: string): Promise<string> =>
+  `t=${timestamp},v1=${toHex(await hmacSha256(secretKeyBytes(secret), `${timestamp}.${body}`))}`;
+
+export type SignInput = { id: string; attempt: number; timestamp: number; body: string; secrets: readonly string[]; scheme: SigningScheme };
+
+/** The Howk headers of one outbound attempt (`attempt` is 0-based; the header is 1-based). */
+export const signatureHeaders = async (i: SignInput): Promise<Record<string, string>> => {
+  const h: Record<string, string> = {
+    'webhook-id': i.id,
+    'webhook-timestamp': String(i.timestamp),
+    'x-webhook-id': i.id,
+    'x-webhook-attempt': String(i.attempt + 1),
+    'x-webhook-timestamp': String(i.timestamp),
+  };
+  if (i.secrets.length === 0) return h;
+  if (i.scheme !== 'howk') h['webhook-signature'] = await standardSignature(i.secrets, i.id, i.timestamp, i.body);
+  if (i.scheme !== 'standard') h['x-webhook-signature'] = await howkSignature(i.secrets[0]!, i.timestamp, i.body);
+  return h;
+};
