@@ -76,4 +76,4 @@ export const intMap = (description: string) =>
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
   meta(z.enum(values).default(def as never), { kind: 'enum', description });
 
-export const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).prefault({});
+export const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).prefault({} as never);

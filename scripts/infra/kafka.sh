@@ -57,6 +57,14 @@ die() { echo "[kafka.sh] ERROR: $*" >&2; exit 1; }
 
 need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH"; }
 
+# Alive and not a zombie (a zombie still passes `kill -0`).
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  local st
+  st="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
+  [[ -n "$st" && "$st" != Z && "$st" != X ]]
+}
+
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # ---------------------------------------------------------------- fetch ----
@@ -136,12 +144,13 @@ cmd_fetch() {
     [[ -f "$tmp/$j" ]] || die "resolution incomplete: $j missing in $tmp (see $mvnlog)"
   done
   # Exactly one slf4j binding, and it must match slf4j-api 1.7.x.
+  # shellcheck disable=SC2010  # jar names are plain
   if ls "$tmp" | grep -qE '^(slf4j-api-2\.|log4j-slf4j2-impl|slf4j-reload4j|slf4j-simple|logback-classic)'; then
     die "unexpected slf4j setup in $tmp: $(ls "$tmp" | grep -E 'slf4j|logback' | tr '\n' ' ')"
   fi
   rm -rf "$LIBS_DIR"
   mv "$tmp" "$LIBS_DIR"
-  (cd "$LIBS_DIR" && ls -1 *.jar) >"$MARKER"
+  (cd "$LIBS_DIR" && ls -1 -- *.jar) >"$MARKER"
   log "cached $(wc -l <"$MARKER") jars ($(du -sh "$LIBS_DIR" | cut -f1)) in $LIBS_DIR in $((SECONDS - t0)) s"
 }
 
@@ -263,6 +272,7 @@ format_storage() {
   local cid
   cid="$(random_cluster_id)"
   log "formatting storage in $DATA_DIR/kraft-logs (cluster.id=$cid)"
+  # shellcheck disable=SC2086  # JVM opts are meant to split
   if ! java $KAFKA_JVM_OPTS -Xmx256m -XX:TieredStopAtLevel=1 \
         -Dlog4j2.configurationFile="$DATA_DIR/log4j2.properties" -Dkafka.logs.dir="$DATA_DIR" \
         -cp "$(java_cp)" kafka.tools.StorageTool format \
@@ -335,7 +345,7 @@ cmd_start() {
   # Ready = process alive + PLAINTEXT port accepts + this run logged "Kafka Server started".
   local deadline=$((SECONDS + KAFKA_START_TIMEOUT))
   while :; do
-    if ! kill -0 "$pid" 2>/dev/null; then
+    if ! alive "$pid"; then
       log "broker process exited during startup. tail of $logf:"
       tail -c +"$((log_offset + 1))" "$logf" | tail -n 40 >&2 || true
       log "tail of $outf:"; tail -n 20 "$outf" >&2 || true
@@ -376,13 +386,13 @@ cmd_stop() {
     kill -TERM "$pid" 2>/dev/null || true
     local i
     for ((i = 0; i < 100; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
+      alive "$pid" || break
       sleep 0.1
     done
-    if kill -0 "$pid" 2>/dev/null; then
+    if alive "$pid"; then
       log "still alive after 10 s — SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      for ((i = 0; i < 50; i++)); do alive "$pid" || break; sleep 0.1; done
     fi
   else
     log "no broker running for port $KAFKA_PORT (data $DATA_DIR)"
@@ -394,6 +404,7 @@ cmd_stop() {
     rm -f "$POINTER_FILE"
   elif [[ $keep == 0 ]]; then
     log "keeping custom data dir $DATA_DIR"
+    rm -f "$POINTER_FILE"
   else
     log "kept data dir $DATA_DIR (restart with the same KAFKA_DATA_DIR/KAFKA_PORT)"
   fi
@@ -405,7 +416,7 @@ cmd_kill9() {
     log "SIGKILL broker pid $pid"
     kill -KILL "$pid" 2>/dev/null || true
     local i
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for ((i = 0; i < 50; i++)); do alive "$pid" || break; sleep 0.1; done
   else
     log "no broker running for port $KAFKA_PORT"
   fi
@@ -434,7 +445,7 @@ cmd_tool() {
 }
 
 usage() {
-  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

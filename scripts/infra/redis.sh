@@ -19,6 +19,14 @@ LOG_FILE="$RUN_DIR/redis.log"
 log() { echo "[redis.sh] $*" >&2; }
 die() { echo "[redis.sh] ERROR: $*" >&2; exit 1; }
 
+# Alive and not a zombie (a zombie still passes `kill -0`).
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  local st
+  st="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
+  [[ -n "$st" && "$st" != Z && "$st" != X ]]
+}
+
 print_env() { echo "REDIS_URL=redis://127.0.0.1:$REDIS_PORT"; }
 
 ping_ok() { [[ "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null || true)" == "PONG" ]]; }
@@ -96,7 +104,7 @@ cmd_start() {
 wait_gone() {
   local pid="$1" i
   for ((i = 0; i < "$2"; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
+    alive "$pid" || return 0
     sleep 0.1
   done
   return 1

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { ValidationError } from '../errors/errors';
+import { arrayElements, objectMembers, slice } from '../domain/raw-json';
+import type { Config } from '../config/schema';
+
+// The enqueue request schemas (shared by howk-api and the edge). Validation runs on the
+// parsed body; the payload's bytes are cut from the raw text (see raw-json.ts).
+
+export type EnqueueLimits = Pick<Config['api'], 'max_batch_size' | 'max_endpoint_length' | 'max_headers' | 'max_header_value_length' | 'max_idempotency_key_length'>;
+
+const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-webhook-id', 'x-webhook-attempt', 'x-webhook-timestamp', 'x-webhook-signature']);
+
+export const enqueueItemSchema = (l: EnqueueLimits) =>
+  z.object({
+    endpoint: z
+      .string({ error: 'endpoint is required and must be a string' })
+      .max(l.max_endpoint_length, `endpoint is longer than ${l.max_endpoint_length} characters`)
+      .refine((u) => {
+        try {
+          const p = new URL(u).protocol;
+          return p === 'http:' || p === 'https:';
+        } catch {
+          return false;
+        }
+      }, 'endpoint must be an absolute http(s) URL'),
+    payload: z.unknown().refine((v) => v !== undefined, 'payload is required'),
+    headers: z
+      .record(
+        z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'header names must be HTTP tokens'),
+        z.string().max(l.max_header_value_length, `header values are limited to ${l.max_header_value_length} characters`).refine((v) => !/[\r\n\0]/.test(v), 'header values cannot contain CR, LF or NUL'),
+      )
+      .refine((h) => Object.keys(h).length <= l.max_headers, `at most ${l.max_headers} headers`)
+      .refine((h) => Object.keys(h).every((k) => !FORBIDDEN_HEADERS.has(k.toLowerCase())), 'headers may not set transport or signature headers')
+      .optional(),
+    idempotency_key: z.string().min(1).max(l.max_idempotency_key_length, `idempotency_key is longer than ${l.max_idempotency_key_length} characters`).optional(),
+    signing_secret: z.string().min(8, 'signing_secret must have at least 8 characters').max(512).optional(),
+    max_attempts: z.number().int().min(1).max(1000).optional(),
+  });
+
+export type EnqueueItem = {
+  endpoint: string;
+  /** Raw JSON text of the payload as the producer sent it. */
+  payload: string;
+  headers: Record<string, string>;
+  idempotency_key?: string;
+  signing_secret?: string;
+  max_attempts?: number;
+};
+
+export const CONFIG_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const checkConfigId = (id: string): void => {
+  if (!CONFIG_ID.test(id)) throw new ValidationError('config id must be 1-128 characters of A-Z a-z 0-9 . _ : -', 'config');
+};
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ValidationError(`body is not valid JSON: ${(e as Error).message}`, 'body');
+  }
+};
+
+const issuesOf = (e: z.ZodError, prefix: string) =>
+  e.issues.map((i) => ({ path: [prefix, ...i.path].filter((p) => p !== '').join('.'), message: i.message }));
+
+const toItem = (text: string, start: number, value: Record<string, unknown>, l: EnqueueLimits, prefix: string): EnqueueItem => {
+  const res = enqueueItemSchema(l).safeParse(value);
+  if (!res.success) {
+    const issues = issuesOf(res.error, prefix);
+    throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]?.path, issues);
+  }
+  const span = objectMembers(text, start).get('payload')!;
+  const d = res.data;
+  return { endpoint: d.endpoint, payload: slice(text, span), headers: d.headers ?? {}, idempotency_key: d.idempotency_key, signing_secret: d.signing_secret, max_attempts: d.max_attempts };
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const parseEnqueueBody = (text: string, l: EnqueueLimits): EnqueueItem => {
+  const v = parseJson(text);
+  if (!isObject(v)) throw new ValidationError('body must be a JSON object', 'body');
+  return toItem(text, 0, v, l, '');
+};
+
+/** `{"webhooks": [item, ...]}` with 1..max_batch_size items; any invalid item rejects the whole batch. */
+export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] => {
+  const v = parseJson(text);
+  if (!isObject(v) || !Array.isArray(v.webhooks)) throw new ValidationError('body must be {"webhooks": [...]}', 'webhooks');
+  const items = v.webhooks;
+  if (items.length === 0) throw new ValidationError('webhooks must hold at least 1 item', 'webhooks');
+  if (items.length > l.max_batch_size) throw new ValidationError(`webhooks holds ${items.length} items; the limit is ${l.max_batch_size}`, 'webhooks');
+  const spans = arrayElements(text, objectMembers(text, 0).get('webhooks')!.start);
+  const out: EnqueueItem[] = [];
+  const issues: { path: string; message: string }[] = [];
+  items.forEach((item, i) => {
+    if (!isObject(item)) {
+      issues.push({ path: `webhooks.${i}`, message: 'must be an object' });
+      return;
+    }
+    try {
+      out.push(toItem(text, spans[i]!.start, item, l, `webhooks.${i}`));
+    } catch (e) {
+      if (e instanceof ValidationError) issues.push(...e.issues);
+      else throw e;
+    }
+  });
+  if (issues.length) throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]!.path, issues);
+  return out;
+};

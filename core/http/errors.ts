@@ -1,0 +1,19 @@
+import type { Context } from 'hono';
+import { HowkError, NotFoundError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
+import type { Logger } from '../pipeline/logger';
+
+/** The only place where typed errors become HTTP responses. */
+export const errorResponse = (c: Context, e: unknown, log?: Logger): Response => {
+  if (e instanceof ValidationError) {
+    return c.json({ error: { code: e.code, message: e.message, field: e.field ?? null, issues: e.issues } }, 400);
+  }
+  if (e instanceof TooLargeError) return c.json({ error: { code: e.code, message: e.message, limit: e.limit } }, 413);
+  if (e instanceof NotFoundError) return c.json({ error: { code: e.code, message: e.message } }, 404);
+  if (e instanceof UnavailableError) {
+    c.header('Retry-After', String(e.retryAfterSec));
+    return c.json({ error: { code: e.code, message: 'a dependency is unavailable; nothing was accepted, retry later' } }, 503);
+  }
+  if (e instanceof HowkError) return c.json({ error: { code: e.code, message: e.message } }, 400);
+  log?.error('unhandled error', { error: e instanceof Error ? e.stack : String(e) });
+  return c.json({ error: { code: 'internal', message: 'internal error' } }, 500);
+};

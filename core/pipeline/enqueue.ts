@@ -1,0 +1,126 @@
+import type { Config } from '../config/schema';
+import { endpointHash, webhookId } from '../domain/ids';
+import { iso, nowNs } from '../domain/time';
+import { encodeWebhook, type Webhook } from '../domain/webhook';
+import type { WebhookStatus } from '../domain/status';
+import { ValidationError, errorMessage } from '../errors/errors';
+import type { EnqueueItem } from '../http/enqueue-request';
+import type { Clock } from '../ports/clock';
+import type { HotState } from '../ports/hot-state';
+import type { LogProducer } from '../ports/log';
+import type { SecretBox } from '../signing/secret-box';
+import type { Logger } from './logger';
+
+export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
+
+export type EnqueueDeps = {
+  config: Config;
+  producer: LogProducer;
+  hot: HotState;
+  clock: Clock;
+  secretBox?: SecretBox;
+  log: Logger;
+};
+
+export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
+  webhook_id: w.id,
+  config_id: w.config_id,
+  endpoint: w.endpoint,
+  endpoint_hash: w.endpoint_hash,
+  state: 'pending',
+  attempts: 0,
+  max_attempts: w.max_attempts,
+  created_at: w.created_at,
+  last_attempt_at: null,
+  last_status_code: null,
+  last_error: null,
+  next_retry_at: null,
+  ...(w.replay_of ? { replay_of: w.replay_of } : {}),
+  updated_at_ns: ns,
+});
+
+/**
+ * Validated items → webhooks durably on the pending topic. A result comes back only once
+ * Kafka acknowledged (acks=all); a failed produce rejects with UnavailableError and gives
+ * back the idempotency keys it claimed, so a retry of the request starts clean.
+ */
+export const createEnqueuer = (d: EnqueueDeps) => {
+  const { config } = d;
+
+  const build = async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
+    let sealed: string | undefined;
+    if (item.signing_secret !== undefined) {
+      if (!d.secretBox) throw new ValidationError('signing_secret needs HOWK_SECRETS_KEY to be set on the server (secrets never travel in plaintext)', 'signing_secret');
+      sealed = await d.secretBox.seal(item.signing_secret);
+    }
+    return {
+      id: webhookId(now),
+      config_id: configId,
+      endpoint: item.endpoint,
+      endpoint_hash: await endpointHash(item.endpoint),
+      payload: item.payload,
+      headers: item.headers,
+      ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
+      ...(sealed ? { signing_secret: sealed } : {}),
+      attempt: 0,
+      max_attempts: item.max_attempts ?? config.retry.max_attempts,
+      deferrals: 0,
+      created_at: iso(now),
+      scheduled_at: iso(now),
+    };
+  };
+
+  const claim = async (configId: string, hooks: Webhook[]): Promise<Map<string, string>> => {
+    const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ key: `${configId}:${w.idempotency_key}`, webhookId: w.id }));
+    const owners = new Map<string, string>();
+    if (!claims.length) return owners;
+    try {
+      const got = await d.hot.claimIdempotency(claims, config.ttl.idempotency_ttl);
+      claims.forEach((c, i) => owners.set(c.webhookId, got[i]!));
+    } catch (e) {
+      // Fail open (HOWK failure table): a duplicate is better than a refused webhook.
+      d.log.warn('idempotency check skipped: hot state unavailable', { error: errorMessage(e) });
+    }
+    return owners;
+  };
+
+  return async (configId: string, items: EnqueueItem[]): Promise<EnqueueResult[]> => {
+    const now = d.clock.now();
+    const hooks = await Promise.all(items.map((it) => build(configId, it, now)));
+    // Two items of one batch with the same key: the first one wins.
+    const seen = new Map<string, string>();
+    const owners = await claim(configId, hooks);
+    const results: EnqueueResult[] = [];
+    const fresh: Webhook[] = [];
+    for (const w of hooks) {
+      let owner = owners.get(w.id) ?? w.id;
+      if (w.idempotency_key) {
+        const first = seen.get(w.idempotency_key);
+        if (first) owner = first;
+        else seen.set(w.idempotency_key, owner);
+      }
+      if (owner === w.id) fresh.push(w);
+      results.push({ webhook_id: owner, status: owner === w.id ? 'pending' : 'duplicate', endpoint: w.endpoint });
+    }
+    if (fresh.length) {
+      const ns = nowNs(now);
+      try {
+        await d.producer.send(fresh.map((w) => ({ topic: config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w) })));
+      } catch (e) {
+        const mine = fresh.filter((w) => w.idempotency_key).map((w) => ({ key: `${configId}:${w.idempotency_key}`, webhookId: w.id }));
+        if (mine.length) await d.hot.releaseIdempotency(mine).catch(() => {});
+        throw e;
+      }
+      // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
+      await d.hot
+        .apply({
+          statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
+          stats: { at: now, counts: { enqueued: fresh.length }, endpoints: fresh.map((w) => w.endpoint_hash) },
+        })
+        .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
+    }
+    return results;
+  };
+};
+
+export type Enqueuer = ReturnType<typeof createEnqueuer>;

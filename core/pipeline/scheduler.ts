@@ -1,0 +1,58 @@
+import type { Config } from '../config/schema';
+import { decodeWebhook } from '../domain/webhook';
+import { errorMessage } from '../errors/errors';
+import type { Clock } from '../ports/clock';
+import type { HotState } from '../ports/hot-state';
+import type { LogProducer } from '../ports/log';
+import type { Logger } from './logger';
+
+export type SchedulerDeps = { config: Config; hot: HotState; producer: LogProducer; clock: Clock; log: Logger };
+
+/**
+ * One scheduler pass: claim due retries under a lease, produce them to the pending topic
+ * in one send, then ack. A scheduler that dies between claim and ack loses nothing: the
+ * lease runs out and another pass claims the same retries (at-least-once). Returns how
+ * many webhooks were moved.
+ */
+export const createSchedulerTick = (d: SchedulerDeps) => async (): Promise<number> => {
+  const { scheduler, kafka } = d.config;
+  const claimed = await d.hot.claimDueRetries(d.clock.now(), scheduler.batch_size, scheduler.lease);
+  if (!claimed.length) return 0;
+  const records = [];
+  for (const r of claimed) {
+    try {
+      const w = decodeWebhook(r.data);
+      records.push({ topic: kafka.topics.pending, key: w.config_id, value: r.data });
+    } catch (e) {
+      d.log.error('unreadable retry record left in place', { webhook_id: r.id, error: errorMessage(e) });
+    }
+  }
+  await d.producer.send(records);
+  await d.hot.ackRetries(claimed.map((r) => ({ id: r.id, leaseDueAt: r.dueAt })));
+  return records.length;
+};
+
+/** Runs ticks until `signal` aborts; drains back-to-back while full batches come out. */
+export const runScheduler = async (d: SchedulerDeps, signal: AbortSignal): Promise<void> => {
+  const tick = createSchedulerTick(d);
+  while (!signal.aborted) {
+    let moved = 0;
+    try {
+      moved = await tick();
+    } catch (e) {
+      d.log.warn('scheduler pass failed; retrying', { error: errorMessage(e) });
+    }
+    if (moved < d.config.scheduler.batch_size) await sleep(d.config.scheduler.poll_interval, signal);
+  }
+};
+
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });

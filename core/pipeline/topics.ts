@@ -1,0 +1,19 @@
+import type { Config } from '../config/schema';
+import type { TopicSpec } from '../ports/log';
+
+// The one topic table: every topic name comes from here.
+export type Topics = Config['kafka']['topics'];
+
+export const topicSpecs = (c: Config): TopicSpec[] => {
+  const t = c.kafka.topics;
+  const p = c.kafka.partitions;
+  const retentionMs = c.kafka.retention;
+  return [
+    { name: t.pending, partitions: p, retentionMs },
+    { name: t.slow, partitions: p, retentionMs },
+    { name: t.results, partitions: p, retentionMs },
+    { name: t.deadletter, partitions: p, retentionMs },
+    { name: t.state, partitions: p, compacted: true },
+    { name: t.scripts, partitions: 1, compacted: true },
+  ];
+};

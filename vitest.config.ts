@@ -1,0 +1,27 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit and memory-contract tests run in parallel; everything that talks to the shared
+// Kafka broker and Redis server runs one file at a time (2-core machines).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.memory.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/contract/**/*.{redis,kafka}.test.ts', 'test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          env: { KAFKAJS_NO_PARTITIONER_WARNING: '1' },
+        },
+      },
+    ],
+  },
+});

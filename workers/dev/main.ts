@@ -1,0 +1,36 @@
+import { MemoryHotState } from '../../core/memory/hot-state';
+import { MemoryLog } from '../../core/memory/log';
+import { createLogger } from '../../core/pipeline/logger';
+import { systemClock } from '../../core/ports/clock';
+import { toBase64 } from '../../core/signing/encoding';
+import { createSecretBox, randomSecretsKey } from '../../core/signing/secret-box';
+import { configFromProcess, parseFlags } from '../node/config';
+import { startFleet } from '../node/fleet';
+import { onShutdown } from '../node/lifecycle';
+import { createDrySender, createHttpSender } from '../node/sender';
+
+// howk-dev: the whole pipeline in one process, with the in-memory log and hot state.
+// Nothing persists; deliveries are real HTTP unless --dry.
+const flags = parseFlags(process.argv.slice(2));
+const generatedSecret = `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
+const config = configFromProcess(flags);
+if (!config.signing.default_secret) config.signing.default_secret = generatedSecret;
+const log = createLogger('howk-dev', config.log.level);
+const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? randomSecretsKey() });
+const sender = config.worker.dry_run
+  ? createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url, payload_bytes: r.body.length }))
+  : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes });
+const logStore = new MemoryLog();
+const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
+const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox });
+
+log.info('howk-dev ready', {
+  url: fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host),
+  mode: config.worker.dry_run ? 'dry-run (no HTTP)' : 'live HTTP delivery',
+  storage: 'in-memory log and hot state (nothing persists)',
+  signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (generated for this run; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
+});
+onShutdown(log, async () => {
+  await fleet.stop();
+  await sender.close();
+});

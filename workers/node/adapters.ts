@@ -1,0 +1,27 @@
+import type { Config } from '../../core/config/schema';
+import { batchingProducer } from '../../core/pipeline/batching-producer';
+import { secretBoxFromConfig } from '../../core/signing/secret-box';
+import { KafkaLog } from '../kafka/log';
+import { createRedis } from '../redis/client';
+import { RedisHotState } from '../redis/hot-state';
+
+export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number) =>
+  new KafkaLog({
+    brokers: c.kafka.brokers,
+    clientId: `${c.kafka.client_id}-${clientSuffix}`,
+    produceTimeoutMs: c.kafka.produce_timeout,
+    maxWaitMs: c.kafka.max_wait,
+    maxBytesPerPartition: c.kafka.max_batch_bytes,
+    partitionsConsumedConcurrently,
+  });
+
+export const redisHotFrom = (c: Config, url: string) =>
+  new RedisHotState(createRedis(url, { commandTimeoutMs: c.redis.command_timeout }), {
+    status_ttl: c.ttl.status_ttl,
+    stats_ttl: c.ttl.stats_ttl,
+    retry_data_ttl: c.ttl.retry_data_ttl,
+  });
+
+export const secretBoxFrom = (c: Config) => secretBoxFromConfig(c.signing);
+
+export { batchingProducer };

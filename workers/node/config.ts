@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../core/config/load';
+import type { Config } from '../../core/config/schema';
+
+export type CliFlags = { config?: string; port?: string; dry?: boolean; 'scripts-dir'?: string };
+
+export const parseFlags = (argv: string[]): CliFlags =>
+  parseArgs({
+    args: argv,
+    options: { config: { type: 'string' }, port: { type: 'string' }, dry: { type: 'boolean' }, 'scripts-dir': { type: 'string' } },
+    strict: true,
+  }).values as CliFlags;
+
+/** Defaults < --config YAML < HOWK_* env < flags. */
+export const configFromProcess = (flags: CliFlags, overrides: Record<string, unknown> = {}): Config =>
+  loadConfig({
+    yaml: flags.config ? readFileSync(flags.config, 'utf8') : undefined,
+    env: process.env,
+    overrides: { ...(flags.port ? { 'api.port': Number(flags.port) } : {}), ...(flags.dry ? { 'worker.dry_run': true } : {}), ...overrides },
+  });
+
+export const redisUrlOf = (c: Config): string => {
+  if (c.redis.url) return c.redis.url;
+  const auth = c.redis.password ? `:${encodeURIComponent(c.redis.password)}@` : '';
+  return `redis://${auth}${c.redis.addr}/${c.redis.db}`;
+};

@@ -1,0 +1,85 @@
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../../core/config/schema';
+import { createApiApp, type DependencyCheck } from '../../core/http/app';
+import { batchingProducer } from '../../core/pipeline/batching-producer';
+import { createEnqueuer } from '../../core/pipeline/enqueue';
+import type { Logger } from '../../core/pipeline/logger';
+import { runScheduler } from '../../core/pipeline/scheduler';
+import { topicSpecs } from '../../core/pipeline/topics';
+import { startWorker } from '../../core/pipeline/worker';
+import { systemClock, type Clock } from '../../core/ports/clock';
+import type { HotState } from '../../core/ports/hot-state';
+import type { Log } from '../../core/ports/log';
+import type { Sender } from '../../core/ports/sender';
+import type { SecretBox } from '../../core/signing/secret-box';
+
+export type FleetParts = {
+  config: Config;
+  logStore: Log;
+  hot: HotState;
+  sender: Sender;
+  log: Logger;
+  secretBox?: SecretBox;
+  clock?: Clock;
+  /** Which roles run in this process (all by default: howk-dev). */
+  roles?: { api?: boolean; worker?: boolean; scheduler?: boolean };
+};
+
+export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void> };
+
+/** api + worker + scheduler over the given adapters, in one process (howk-dev, and tests). */
+export const startFleet = async (p: FleetParts): Promise<Fleet> => {
+  const { config, logStore, hot, log } = p;
+  const clock = p.clock ?? systemClock;
+  const roles = { api: true, worker: true, scheduler: true, ...p.roles };
+  await logStore.admin.ensureTopics(topicSpecs(config));
+  const stops: (() => Promise<void>)[] = [];
+  let server: ServerType | undefined;
+  let baseUrl: string | undefined;
+
+  if (roles.worker) {
+    const producer = logStore.producer();
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox });
+    stops.push(async () => {
+      await w.stop();
+      await producer.close();
+    });
+  }
+  if (roles.scheduler) {
+    const producer = logStore.producer();
+    const abort = new AbortController();
+    const loop = runScheduler({ config, hot, producer, clock, log }, abort.signal);
+    stops.push(async () => {
+      abort.abort();
+      await loop;
+      await producer.close();
+    });
+  }
+  if (roles.api) {
+    const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
+    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log });
+    const dependencies: DependencyCheck[] = [
+      { name: 'log', check: () => logStore.admin.ping() },
+      { name: 'hot_state', check: () => hot.ping() },
+    ];
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies });
+    server = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: config.api.port, hostname: config.api.host }, () => resolve(s));
+    });
+    const addr = server.address() as AddressInfo;
+    baseUrl = `http://127.0.0.1:${addr.port}`;
+    const srv = server;
+    stops.unshift(async () => {
+      await new Promise<void>((r) => srv.close(() => r()));
+      await producer.close();
+    });
+  }
+  return {
+    baseUrl,
+    server,
+    stop: async () => {
+      for (const s of stops) await s();
+    },
+  };
+};

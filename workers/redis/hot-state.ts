@@ -1,0 +1,135 @@
+import type { Redis } from 'ioredis';
+import { keys } from '../../core/domain/keys';
+import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
+import { hourBucket } from '../../core/domain/time';
+import {
+  STAT_NAMES,
+  type HotBatch,
+  type HotState,
+  type HotTtls,
+  type IdempotencyClaim,
+  type RetryEntry,
+  type StatsWindow,
+} from '../../core/ports/hot-state';
+import { call, execPipeline } from './exec';
+import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
+
+// HotState on Redis (DESIGN.md §3 keys). Every method is one round trip: a pipeline or
+// a single command/script. Semantics match core/memory/hot-state.ts; the shared contract
+// test (test/contract/hot-state.contract.ts) holds both to them.
+
+const HOUR_MS = 3_600_000;
+const retryDataPrefix = keys.retryData('');
+
+/**
+ * The caller's key is already unique across configs (the port's key is opaque), so it
+ * becomes the whole suffix: `idempotency:<key>`. keys.idempotency(configId, key) builds
+ * the same string when key = `${configId}:${idempotencyKey}`.
+ */
+export const idempotencyKey = (key: string): string => `idempotency:${key}`;
+
+export class RedisHotState implements HotState {
+  private readonly redis: ScriptedClient;
+
+  constructor(redis: Redis, private readonly ttls: HotTtls) {
+    this.redis = withScripts(redis);
+  }
+
+  async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
+    if (!items.length) return [];
+    const p = this.redis.pipeline();
+    // SET NX GET (Redis >= 7.0): sets when absent and answers the previous owner, atomically.
+    for (const { key, webhookId } of items) p.set(idempotencyKey(key), webhookId, 'PX', ttlMs, 'NX', 'GET');
+    const prev = await execPipeline(p);
+    return items.map((item, i) => (prev[i] as string | null) ?? item.webhookId);
+  }
+
+  async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
+    if (!items.length) return;
+    const p = scriptedPipeline(this.redis);
+    for (const { key, webhookId } of items) p.howk_releaseIdempotency(idempotencyKey(key), webhookId);
+    await execPipeline(p);
+  }
+
+  async apply(batch: HotBatch): Promise<void> {
+    const p = scriptedPipeline(this.redis);
+    const { status_ttl, retry_data_ttl, stats_ttl } = this.ttls;
+    for (const { status, attempt } of batch.statuses ?? []) {
+      const id = status.webhook_id;
+      const attemptJson = attempt ? JSON.stringify(attempt) : '';
+      p.howk_setStatus(keys.status(id), keys.statusHistory(id), JSON.stringify(status), status.updated_at_ns, status_ttl, attemptJson, HISTORY_LIMIT);
+    }
+    for (const r of batch.retries ?? []) {
+      p.zadd(keys.retries(), r.dueAt, r.id);
+      p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
+    }
+    if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
+    if (p.length) await execPipeline(p);
+  }
+
+  private addStats(p: ScriptedPipeline, stats: NonNullable<HotBatch['stats']>, ttl: number): void {
+    const bucket = hourBucket(stats.at);
+    for (const [name, n] of Object.entries(stats.counts)) {
+      if (!n) continue;
+      const k = keys.stats(name, bucket);
+      p.incrby(k, n).pexpire(k, ttl);
+    }
+    if (stats.endpoints?.length) {
+      const k = keys.endpointsHll(bucket);
+      p.pfadd(k, ...stats.endpoints).pexpire(k, ttl);
+    }
+  }
+
+  async getStatus(id: string): Promise<WebhookStatusView | null> {
+    const p = this.redis.pipeline().hget(keys.status(id), 'data').lrange(keys.statusHistory(id), 0, -1);
+    const [data, history] = (await execPipeline(p)) as [string | null, string[]];
+    if (data === null) return null;
+    return { ...(JSON.parse(data) as WebhookStatus), history: history.map((h) => JSON.parse(h) as AttemptRecord) };
+  }
+
+  async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
+    if (limit <= 0) return [];
+    const flat = (await call(() =>
+      this.redis.howk_claimRetries(keys.retries(), now, limit, now + leaseMs, retryDataPrefix),
+    )) as string[];
+    const out: RetryEntry[] = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) out.push({ id: flat[i]!, data: flat[i + 1]!, dueAt: Number(flat[i + 2]) });
+    return out;
+  }
+
+  async ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void> {
+    if (!items.length) return;
+    const args = items.flatMap(({ id, leaseDueAt }) => [id, leaseDueAt]);
+    await call(() => this.redis.howk_ackRetries(keys.retries(), retryDataPrefix, ...args));
+  }
+
+  async retryCount(): Promise<number> {
+    return call(() => this.redis.zcard(keys.retries()));
+  }
+
+  async stats(now: number, hours: number): Promise<StatsWindow> {
+    const out = Object.fromEntries(STAT_NAMES.map((n) => [n, 0])) as StatsWindow;
+    out.unique_endpoints = 0;
+    if (hours <= 0) return out;
+    const buckets = Array.from({ length: hours }, (_, h) => hourBucket(now - h * HOUR_MS));
+    const counterKeys = buckets.flatMap((b) => STAT_NAMES.map((n) => keys.stats(n, b)));
+    // PFCOUNT over several keys counts the union: an endpoint seen in two hours counts once.
+    const p = this.redis.pipeline().mget(counterKeys).pfcount(buckets.map(keys.endpointsHll));
+    const [counts, unique] = (await execPipeline(p)) as [(string | null)[], number];
+    counts.forEach((v, i) => {
+      out[STAT_NAMES[i % STAT_NAMES.length]!] += v === null ? 0 : Number(v);
+    });
+    out.unique_endpoints = unique;
+    return out;
+  }
+
+  async ping(): Promise<void> {
+    await call(() => this.redis.ping());
+  }
+
+  async close(): Promise<void> {
+    // quit() waits for replies still in flight; a client that is already gone has nothing to close.
+    if (this.redis.status === 'end') return;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
