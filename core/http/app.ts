@@ -38,7 +38,11 @@ export const createApiApp = (d: ApiDeps) => {
 
   const limitBody = bodyLimit({
     maxSize: limits.max_request_size,
-    onError: (c) => errorResponse(c, new TooLargeError('request body', limits.max_request_size)),
+    // The unread rest of the body would poison a kept-alive connection: close it.
+    onError: (c) => {
+      c.header('Connection', 'close');
+      return errorResponse(c, new TooLargeError('request body', limits.max_request_size));
+    },
   });
 
   app.post('/webhooks/:config/enqueue', limitBody, async (c) => {

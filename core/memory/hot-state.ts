@@ -8,6 +8,9 @@ import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type Idempotenc
 
 type Expiring<T> = { value: T; expiresAt: number };
 
+/** Nanosecond stamps as decimal strings: a longer one is larger; equal lengths compare as text. */
+const newerStamp = (a: string, b: string): boolean => (a.length !== b.length ? a.length > b.length : a > b);
+
 export class MemoryHotState implements HotState {
   private idem = new Map<string, Expiring<string>>();
   private statuses = new Map<string, Expiring<{ status: WebhookStatus; history: AttemptRecord[] }>>();
@@ -28,7 +31,8 @@ export class MemoryHotState implements HotState {
   }
 
   async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
-    return items.map(({ key, webhookId }) => {
+    return items.map(({ configId, key: k, webhookId }) => {
+      const key = `${configId}:${k}`;
       const held = this.live(this.idem, key);
       if (held) return held;
       this.idem.set(key, { value: webhookId, expiresAt: this.clock.now() + ttlMs });
@@ -37,7 +41,7 @@ export class MemoryHotState implements HotState {
   }
 
   async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
-    for (const { key, webhookId } of items) if (this.live(this.idem, key) === webhookId) this.idem.delete(key);
+    for (const { configId, key, webhookId } of items) if (this.live(this.idem, `${configId}:${key}`) === webhookId) this.idem.delete(`${configId}:${key}`);
   }
 
   async apply(batch: HotBatch): Promise<void> {
@@ -50,7 +54,7 @@ export class MemoryHotState implements HotState {
         history.push(w.attempt);
         if (history.length > HISTORY_LIMIT) history.splice(0, history.length - HISTORY_LIMIT);
       }
-      const newer = !cur || w.status.updated_at_ns > cur.status.updated_at_ns;
+      const newer = !cur || newerStamp(w.status.updated_at_ns, cur.status.updated_at_ns);
       this.statuses.set(id, { value: { status: newer ? w.status : cur.status, history }, expiresAt: now + this.ttls.status_ttl });
     }
     for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
@@ -75,8 +79,9 @@ export class MemoryHotState implements HotState {
   }
 
   async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
+    for (const [id, r] of this.retries) if (r.expiresAt <= now) this.retries.delete(id);
     const due = [...this.retries.entries()]
-      .filter(([, r]) => r.dueAt <= now && r.expiresAt > now)
+      .filter(([, r]) => r.dueAt <= now)
       .sort((a, b) => a[1].dueAt - b[1].dueAt)
       .slice(0, limit);
     return due.map(([id, r]) => {
@@ -90,6 +95,8 @@ export class MemoryHotState implements HotState {
   }
 
   async retryCount(): Promise<number> {
+    const now = this.clock.now();
+    for (const [id, r] of this.retries) if (r.expiresAt <= now) this.retries.delete(id);
     return this.retries.size;
   }
 

@@ -71,7 +71,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
   };
 
   const claim = async (configId: string, hooks: Webhook[]): Promise<Map<string, string>> => {
-    const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ key: `${configId}:${w.idempotency_key}`, webhookId: w.id }));
+    const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
     const owners = new Map<string, string>();
     if (!claims.length) return owners;
     try {
@@ -107,7 +107,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       try {
         await d.producer.send(fresh.map((w) => ({ topic: config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w) })));
       } catch (e) {
-        const mine = fresh.filter((w) => w.idempotency_key).map((w) => ({ key: `${configId}:${w.idempotency_key}`, webhookId: w.id }));
+        const mine = fresh.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
         if (mine.length) await d.hot.releaseIdempotency(mine).catch(() => {});
         throw e;
       }

@@ -22,7 +22,7 @@ export type HotBatch = {
 
 export type StatsWindow = Record<StatName, number> & { unique_endpoints: number };
 
-export type IdempotencyClaim = { key: string; webhookId: string };
+export type IdempotencyClaim = { configId: string; key: string; webhookId: string };
 
 export type HotTtls = { status_ttl: number; stats_ttl: number; retry_data_ttl: number };
 

@@ -1,22 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HISTORY_LIMIT } from '../../core/domain/status';
-import { attemptOf, elapse, ns, statusOf, type HotStateHarness, type MakeHotState } from './hot-state.fixtures';
+import { attemptOf, elapse, ns, statusOf, withHarness, type ContractContext, type HotStateHarness, type MakeHotState } from './hot-state.fixtures';
 import { retriesContract, statsContract } from './hot-state.contract-retries';
 
 // The observable semantics of HotState (core/ports/hot-state.ts), run against every adapter:
 // memory (hot-state.memory.test.ts) and Redis (hot-state.redis.test.ts).
-
-export type ContractContext = { h: () => HotStateHarness; make: MakeHotState };
-
-/** Runs `fn` on a harness of its own (e.g. with short TTLs) and always cleans it up. */
-export const withHarness = async (ctx: ContractContext, opts: Parameters<MakeHotState>[0], fn: (h: HotStateHarness) => Promise<void>) => {
-  const h = await ctx.make(opts);
-  try {
-    await fn(h);
-  } finally {
-    await h.cleanup();
-  }
-};
 
 export const hotStateContract = (name: string, make: MakeHotState): void => {
   describe(`HotState contract: ${name}`, () => {
@@ -136,13 +124,13 @@ const idempotencyContract = (ctx: ContractContext) =>
 
     it('gives each key to its first claimer and answers later claimers with that id', async () => {
       const { state } = ctx.h();
-      expect(await state.claimIdempotency([{ key: 'cfg:a', webhookId: 'wh_1' }], TTL)).toEqual(['wh_1']);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }], TTL)).toEqual(['wh_1']);
       const got = await state.claimIdempotency(
         [
-          { key: 'cfg:a', webhookId: 'wh_2' },
-          { key: 'cfg:b', webhookId: 'wh_3' },
-          { key: 'cfg:b', webhookId: 'wh_4' },
-          { key: 'other:a', webhookId: 'wh_5' },
+          { configId: 'cfg', key: 'a', webhookId: 'wh_2' },
+          { configId: 'cfg', key: 'b', webhookId: 'wh_3' },
+          { configId: 'cfg', key: 'b', webhookId: 'wh_4' },
+          { configId: 'other', key: 'a', webhookId: 'wh_5' },
         ],
         TTL,
       );
@@ -156,18 +144,18 @@ const idempotencyContract = (ctx: ContractContext) =>
 
     it('releases a key only for the webhook that holds it', async () => {
       const { state } = ctx.h();
-      await state.claimIdempotency([{ key: 'cfg:a', webhookId: 'wh_1' }], TTL);
-      await state.releaseIdempotency([{ key: 'cfg:a', webhookId: 'wh_2' }, { key: 'cfg:none', webhookId: 'wh_2' }]);
-      expect(await state.claimIdempotency([{ key: 'cfg:a', webhookId: 'wh_3' }], TTL)).toEqual(['wh_1']);
-      await state.releaseIdempotency([{ key: 'cfg:a', webhookId: 'wh_1' }]);
-      expect(await state.claimIdempotency([{ key: 'cfg:a', webhookId: 'wh_4' }], TTL)).toEqual(['wh_4']);
+      await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }], TTL);
+      await state.releaseIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_2' }, { configId: 'cfg', key: 'none', webhookId: 'wh_2' }]);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_3' }], TTL)).toEqual(['wh_1']);
+      await state.releaseIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }]);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_4' }], TTL)).toEqual(['wh_4']);
     });
 
     it('frees a key once its ttl has passed', async () => {
       const { state, clock } = ctx.h();
-      expect(await state.claimIdempotency([{ key: 'cfg:t', webhookId: 'wh_1' }], 300)).toEqual(['wh_1']);
-      expect(await state.claimIdempotency([{ key: 'cfg:t', webhookId: 'wh_2' }], 300)).toEqual(['wh_1']);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_1' }], 300)).toEqual(['wh_1']);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_2' }], 300)).toEqual(['wh_1']);
       await elapse(clock, 450);
-      expect(await state.claimIdempotency([{ key: 'cfg:t', webhookId: 'wh_3' }], 300)).toEqual(['wh_3']);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_3' }], 300)).toEqual(['wh_3']);
     });
   });

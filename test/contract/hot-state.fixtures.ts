@@ -15,6 +15,18 @@ export type HotStateHarness = {
 
 export type MakeHotState = (opts?: { ttls?: Partial<HotTtls> }) => Promise<HotStateHarness>;
 
+export type ContractContext = { h: () => HotStateHarness; make: MakeHotState };
+
+/** Runs `fn` on a harness of its own (e.g. with short TTLs) and always cleans it up. */
+export const withHarness = async (ctx: ContractContext, opts: Parameters<MakeHotState>[0], fn: (h: HotStateHarness) => Promise<void>) => {
+  const h = await ctx.make(opts);
+  try {
+    await fn(h);
+  } finally {
+    await h.cleanup();
+  }
+};
+
 export const HOUR = 3_600_000;
 export const DEFAULT_TTLS: HotTtls = { status_ttl: 168 * HOUR, stats_ttl: 48 * HOUR, retry_data_ttl: 168 * HOUR };
 

@@ -21,13 +21,6 @@ import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeli
 const HOUR_MS = 3_600_000;
 const retryDataPrefix = keys.retryData('');
 
-/**
- * The caller's key is already unique across configs (the port's key is opaque), so it
- * becomes the whole suffix: `idempotency:<key>`. keys.idempotency(configId, key) builds
- * the same string when key = `${configId}:${idempotencyKey}`.
- */
-export const idempotencyKey = (key: string): string => `idempotency:${key}`;
-
 export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
 
@@ -39,7 +32,7 @@ export class RedisHotState implements HotState {
     if (!items.length) return [];
     const p = this.redis.pipeline();
     // SET NX GET (Redis >= 7.0): sets when absent and answers the previous owner, atomically.
-    for (const { key, webhookId } of items) p.set(idempotencyKey(key), webhookId, 'PX', ttlMs, 'NX', 'GET');
+    for (const { configId, key, webhookId } of items) p.set(keys.idempotency(configId, key), webhookId, 'PX', ttlMs, 'NX', 'GET');
     const prev = await execPipeline(p);
     return items.map((item, i) => (prev[i] as string | null) ?? item.webhookId);
   }
@@ -47,7 +40,7 @@ export class RedisHotState implements HotState {
   async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
     if (!items.length) return;
     const p = scriptedPipeline(this.redis);
-    for (const { key, webhookId } of items) p.howk_releaseIdempotency(idempotencyKey(key), webhookId);
+    for (const { configId, key, webhookId } of items) p.howk_releaseIdempotency(keys.idempotency(configId, key), webhookId);
     await execPipeline(p);
   }
 

@@ -6,7 +6,7 @@
 -- ARGV[3]  leaseDueAt (ms, computed by the caller as now + lease): claimed entries move there
 -- ARGV[4]  retry data key prefix (keys.retryData('')); the data key of id is prefix .. id
 --
--- Returns a flat array id1, data1, leaseDueAt1, id2, data2, leaseDueAt2, ... in due order.
+-- Returns a flat array id1, data1, leaseDueAt1, id2, ... in due order (leaseDueAt echoes ARGV[3], a string).
 --
 -- Claimed entries stay scheduled (re-scored to leaseDueAt), so a claimer that dies before
 -- ackRetries loses nothing: they come due again when the lease passes. The script is atomic,

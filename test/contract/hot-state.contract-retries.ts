@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { STAT_NAMES, type RetryEntry } from '../../core/ports/hot-state';
+import { HOUR, elapse, withHarness, type ContractContext } from './hot-state.fixtures';
+
+// The retry schedule (leased claims) and hourly stats parts of the HotState contract.
+
+const LEASE = 30_000;
+const entry = (id: string, dueAt: number, data = `data:${id}`): RetryEntry => ({ id, dueAt, data });
+
+export const retriesContract = (ctx: ContractContext) =>
+  describe('retries (leased claims)', () => {
+    it('counts scheduled retries; scheduling an id again replaces it', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_1', t - 10), entry('wh_2', t - 5)] });
+      await state.apply({ retries: [entry('wh_1', t - 1, 'v2')] });
+      expect(await state.retryCount()).toBe(2);
+      const got = await state.claimDueRetries(t, 10, LEASE);
+      expect(got).toEqual([entry('wh_2', t + LEASE), entry('wh_1', t + LEASE, 'v2')]);
+    });
+
+    it('claims only due retries, in due order, up to the limit, leasing each to now + lease', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_c', t - 1_000), entry('wh_late', t + 60_000), entry('wh_a', t - 3_000), entry('wh_b', t - 2_000), entry('wh_now', t)] });
+      expect(await state.claimDueRetries(t, 0, LEASE)).toEqual([]);
+      const first = await state.claimDueRetries(t, 2, LEASE);
+      expect(first).toEqual([entry('wh_a', t + LEASE), entry('wh_b', t + LEASE)]);
+      const second = await state.claimDueRetries(t, 10, LEASE);
+      expect(second.map((r) => r.id)).toEqual(['wh_c', 'wh_now']);
+      expect(await state.retryCount()).toBe(5);
+    });
+
+    it('keeps a claimed retry out of reach until its lease passes, then hands it out again', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_1', t - 1)] });
+      const [claimed] = await state.claimDueRetries(t, 10, LEASE);
+      expect(claimed?.dueAt).toBe(t + LEASE);
+      expect(await state.claimDueRetries(t + LEASE - 1, 10, LEASE)).toEqual([]);
+      // The claimer died without acking: the retry comes back.
+      expect(await state.claimDueRetries(t + LEASE, 10, LEASE)).toEqual([entry('wh_1', t + 2 * LEASE)]);
+    });
+
+    it('acks remove a retry only while it still carries the acked lease', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_1', t - 2), entry('wh_2', t - 1)] });
+      const claimed = await state.claimDueRetries(t, 10, LEASE);
+      await state.ackRetries([{ id: 'wh_1', leaseDueAt: t + LEASE }, { id: 'wh_2', leaseDueAt: t + LEASE - 1 }, { id: 'wh_none', leaseDueAt: t + LEASE }]);
+      expect(claimed).toHaveLength(2);
+      expect(await state.retryCount()).toBe(1);
+      expect((await state.claimDueRetries(t + LEASE, 10, LEASE)).map((r) => r.id)).toEqual(['wh_2']);
+      await state.ackRetries([]);
+    });
+
+    it('keeps a retry rescheduled between claim and ack', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_1', t - 1, 'attempt-1')] });
+      const [claimed] = await state.claimDueRetries(t, 10, LEASE);
+      // A worker delivered the re-enqueued copy, failed again and scheduled the next retry.
+      await state.apply({ retries: [entry('wh_1', t + 5_000, 'attempt-2')] });
+      await state.ackRetries([{ id: 'wh_1', leaseDueAt: claimed!.dueAt }]);
+      expect(await state.retryCount()).toBe(1);
+      expect(await state.claimDueRetries(t + 5_000, 10, LEASE)).toEqual([entry('wh_1', t + 5_000 + LEASE, 'attempt-2')]);
+    });
+
+    it('skips retries whose data has expired, without counting them towards the limit', async () => {
+      await withHarness(ctx, { ttls: { retry_data_ttl: 300 } }, async ({ state, clock }) => {
+        const t = clock.now();
+        await state.apply({ retries: [entry('wh_old1', t - 3), entry('wh_old2', t - 2)] });
+        await elapse(clock, 450);
+        const t2 = clock.now();
+        await state.apply({ retries: [entry('wh_new', t - 1)] });
+        expect(await state.claimDueRetries(t2, 1, LEASE)).toEqual([entry('wh_new', t2 + LEASE)]);
+      });
+    });
+
+    it('never hands the same retry to two concurrent claimers', async () => {
+      const { state, peer = state, clock } = ctx.h();
+      const t = clock.now();
+      const ids = Array.from({ length: 200 }, (_, i) => `wh_race_${String(i).padStart(3, '0')}`);
+      await state.apply({ retries: ids.map((id, i) => entry(id, t - 1_000 + (i % 50))) });
+      const drain = async (s: typeof state) => {
+        const mine: string[] = [];
+        for (;;) {
+          const got = await s.claimDueRetries(t, 7, LEASE);
+          if (!got.length) return mine;
+          mine.push(...got.map((r) => r.id));
+        }
+      };
+      // Several loops on each client, so claims really overlap in flight.
+      const claimers = [state, peer, state, peer, state, peer].map(drain);
+      const all = (await Promise.all(claimers)).flat();
+      expect(all).toHaveLength(ids.length);
+      expect(new Set(all).size).toBe(ids.length);
+      expect(await state.claimDueRetries(t, 500, LEASE)).toEqual([]);
+    });
+  });
+
+export const statsContract = (ctx: ContractContext) =>
+  describe('stats (hourly buckets)', () => {
+    const zero = Object.fromEntries(STAT_NAMES.map((n) => [n, 0]));
+
+    it('sums counters over the hours of the window and counts unique endpoints across them', async () => {
+      const { state, clock } = ctx.h();
+      const now = clock.now();
+      await state.apply({ stats: { at: now, counts: { enqueued: 3, delivered: 2 }, endpoints: ['e1', 'e2'] } });
+      await state.apply({ stats: { at: now, counts: { enqueued: 1, failed: 0 }, endpoints: ['e2'] } });
+      await state.apply({ stats: { at: now - HOUR, counts: { enqueued: 10, retried: 4 }, endpoints: ['e1', 'e3'] } });
+      await state.apply({ stats: { at: now - 2 * HOUR, counts: { enqueued: 100, dead_lettered: 1 }, endpoints: ['e4'] } });
+
+      expect(await state.stats(now, 1)).toEqual({ ...zero, enqueued: 4, delivered: 2, unique_endpoints: 2 });
+      expect(await state.stats(now, 2)).toEqual({ ...zero, enqueued: 14, delivered: 2, retried: 4, unique_endpoints: 3 });
+      expect(await state.stats(now, 3)).toEqual({ ...zero, enqueued: 114, delivered: 2, retried: 4, dead_lettered: 1, unique_endpoints: 4 });
+      expect(await state.stats(now - HOUR, 1)).toEqual({ ...zero, enqueued: 10, retried: 4, unique_endpoints: 2 });
+    });
+
+    it('answers zeros for an empty window', async () => {
+      const { state, clock } = ctx.h();
+      expect(await state.stats(clock.now(), 24)).toEqual({ ...zero, unique_endpoints: 0 });
+      expect(await state.stats(clock.now(), 0)).toEqual({ ...zero, unique_endpoints: 0 });
+    });
+
+    it('counts in the UTC hour of `at`, not of the clock', async () => {
+      const { state } = ctx.h();
+      const at = Date.UTC(2025, 0, 1, 23, 59, 59, 999);
+      await state.apply({ stats: { at, counts: { exhausted: 2 }, endpoints: ['e1'] } });
+      expect((await state.stats(at + 1, 1)).exhausted).toBe(0);
+      expect(await state.stats(at + 1, 2)).toEqual({ ...zero, exhausted: 2, unique_endpoints: 1 });
+    });
+
+    it('forgets counters after stats_ttl', async () => {
+      await withHarness(ctx, { ttls: { stats_ttl: 300 } }, async ({ state, clock }) => {
+        const now = clock.now();
+        await state.apply({ stats: { at: now, counts: { delivered: 1 }, endpoints: ['e1'] } });
+        expect((await state.stats(now, 1)).delivered).toBe(1);
+        await elapse(clock, 450);
+        expect(await state.stats(now, 1)).toEqual({ ...zero, unique_endpoints: 0 });
+      });
+    });
+  });

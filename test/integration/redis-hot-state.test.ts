@@ -1,0 +1,129 @@
+import { createServer } from 'node:net';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { keys } from '../../core/domain/keys';
+import { hourBucket } from '../../core/domain/time';
+import { UnavailableError } from '../../core/errors/errors';
+import { createRedis } from '../../workers/redis/client';
+import { RedisHotState } from '../../workers/redis/hot-state';
+import { DEFAULT_TTLS, attemptOf, ns, statusOf } from '../contract/hot-state.fixtures';
+
+// What the shared contract cannot see: the Redis key layout (DESIGN.md §3) and TTLs, the
+// script cache going away, and how failures surface. Db 12, flushed before each test.
+const url = process.env.REDIS_URL;
+if (!url) throw new Error('REDIS_URL is not set: the Redis hot-state tests need a real Redis (scripts/infra/redis.sh start prints one)');
+const DB = 12;
+
+let admin: Redis;
+let state: RedisHotState;
+beforeAll(() => {
+  admin = createRedis(url, { db: DB });
+  state = new RedisHotState(createRedis(url, { db: DB }), DEFAULT_TTLS);
+});
+afterAll(async () => {
+  await state.close();
+  await admin.quit();
+});
+beforeEach(async () => {
+  await admin.flushdb();
+});
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
+describe('RedisHotState key layout', () => {
+  it('writes status, history, retry, stats and idempotency keys in the HOWK shapes, each with its TTL', async () => {
+    const now = Date.now();
+    const status = statusOf('wh_k', ns(now, 42));
+    await state.apply({
+      statuses: [{ status, attempt: attemptOf(0) }],
+      retries: [{ id: 'wh_k', dueAt: now + 1_000, data: '{"id":"wh_k"}' }],
+      stats: { at: now, counts: { retried: 1 }, endpoints: ['hash1'] },
+    });
+    // The enqueue path claims `${config_id}:${idempotency_key}`, which is keys.idempotency's shape.
+    await state.claimIdempotency([{ configId: 'cfg_1', key: 'order-7', webhookId: 'wh_k' }], 60_000);
+
+    expect(await admin.hgetall(keys.status('wh_k'))).toEqual({ data: JSON.stringify(status), ts: ns(now, 42) });
+    expect(await admin.lrange(keys.statusHistory('wh_k'), 0, -1)).toEqual([JSON.stringify(attemptOf(0))]);
+    expect(await admin.zscore(keys.retries(), 'wh_k')).toBe(String(now + 1_000));
+    expect(await admin.get(keys.retryData('wh_k'))).toBe('{"id":"wh_k"}');
+    expect(await admin.get(keys.stats('retried', hourBucket(now)))).toBe('1');
+    expect(await admin.pfcount(keys.endpointsHll(hourBucket(now)))).toBe(1);
+    expect(await admin.get(keys.idempotency('cfg_1', 'order-7'))).toBe('wh_k');
+
+    const ttl = async (k: string) => admin.pttl(k);
+    const within = (got: number, max: number) => expect(got > max - 60_000 && got <= max).toBe(true);
+    within(await ttl(keys.status('wh_k')), DEFAULT_TTLS.status_ttl);
+    within(await ttl(keys.statusHistory('wh_k')), DEFAULT_TTLS.status_ttl);
+    within(await ttl(keys.retryData('wh_k')), DEFAULT_TTLS.retry_data_ttl);
+    within(await ttl(keys.stats('retried', hourBucket(now))), DEFAULT_TTLS.stats_ttl);
+    within(await ttl(keys.endpointsHll(hourBucket(now))), DEFAULT_TTLS.stats_ttl);
+    within(await ttl(keys.idempotency('cfg_1', 'order-7')), 60_000);
+    expect(await ttl(keys.retries())).toBe(-1);
+  });
+});
+
+describe('RedisHotState resilience', () => {
+  it('keeps working after the script cache is flushed (as after a Redis restart)', async () => {
+    const now = Date.now();
+    await state.apply({ statuses: [{ status: statusOf('wh_f', ns(now, 1)) }] });
+    await admin.script('FLUSH');
+    await state.apply({
+      statuses: [{ status: statusOf('wh_f', ns(now, 2), { state: 'delivered' }), attempt: attemptOf(1) }],
+      retries: [{ id: 'wh_f', dueAt: now - 1, data: 'd' }],
+    });
+    expect((await state.getStatus('wh_f'))?.state).toBe('delivered');
+    await admin.script('FLUSH');
+    const [claimed] = await state.claimDueRetries(now, 10, 1_000);
+    await admin.script('FLUSH');
+    await state.ackRetries([{ id: 'wh_f', leaseDueAt: claimed!.dueAt }]);
+    expect(await state.retryCount()).toBe(0);
+    await state.claimIdempotency([{ configId: 'cfg', key: 'k', webhookId: 'wh_f' }], 60_000);
+    await admin.script('FLUSH');
+    await state.releaseIdempotency([{ configId: 'cfg', key: 'k', webhookId: 'wh_f' }]);
+    expect(await admin.exists('idempotency:cfg:k')).toBe(0);
+  });
+
+  it('fails fast with UnavailableError when Redis is unreachable', async () => {
+    const down = new RedisHotState(createRedis(`redis://127.0.0.1:${await freePort()}`, { onError: () => {} }), DEFAULT_TTLS);
+    try {
+      for (const call of [() => down.ping(), () => down.apply({ retries: [{ id: 'a', dueAt: 1, data: 'x' }] }), () => down.claimDueRetries(1, 10, 10)]) {
+        const t = Date.now();
+        await expect(call()).rejects.toBeInstanceOf(UnavailableError);
+        expect(Date.now() - t).toBeLessThan(1_500);
+      }
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('turns a stuck Redis into UnavailableError after commandTimeout', async () => {
+    const slow = new RedisHotState(createRedis(url, { db: DB, commandTimeoutMs: 100 }), DEFAULT_TTLS);
+    try {
+      await slow.ping();
+      // A script that spins for 400 ms blocks the whole server.
+      const busy = admin.eval("local t = redis.call('TIME'); local s = t[1] * 1e6 + t[2]; repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] - s > 400000; return 1", 0);
+      await new Promise((r) => setTimeout(r, 20));
+      const t = Date.now();
+      await expect(slow.retryCount()).rejects.toBeInstanceOf(UnavailableError);
+      expect(Date.now() - t).toBeLessThan(350);
+      await busy;
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('leaves error replies (a defect, not an outage) as they are', async () => {
+    await admin.set(keys.retries(), 'not a zset');
+    const err = await state.retryCount().catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(UnavailableError);
+    expect((err as Error).message).toMatch(/WRONGTYPE/);
+    const fromPipeline = await state.apply({ retries: [{ id: 'a', dueAt: 1, data: 'x' }] }).catch((e: unknown) => e);
+    expect((fromPipeline as Error).message).toMatch(/WRONGTYPE/);
+  });
+});
