@@ -39,6 +39,7 @@ export const ConfigSchema = z.object({
     produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
     max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
     max_wait: duration('50ms', 'Longest broker wait for a fetch to fill'),
+    session_timeout: duration('30s', 'Consumer session timeout: how soon a crashed worker\'s partitions move to the others'),
   }),
   redis: section({
     addr: str('localhost:6379', 'Redis host:port'),

@@ -10,6 +10,7 @@ export type KafkaLogOptions = {
   produceTimeoutMs: number;
   maxWaitMs: number;
   maxBytesPerPartition: number;
+  sessionTimeoutMs?: number;
   /** Partitions of one consumer handled at once. */
   partitionsConsumedConcurrently?: number;
 };
@@ -121,8 +122,8 @@ export class KafkaLog implements Log {
     const c = new KafkaConsumer(
       this.kafka.consumer({
         groupId: opts.groupId,
-        sessionTimeout: 30_000,
-        heartbeatInterval: 3000,
+        sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
+        heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
         rebalanceTimeout: 30_000,
         maxWaitTimeInMs: this.opts.maxWaitMs,
         maxBytesPerPartition: this.opts.maxBytesPerPartition,

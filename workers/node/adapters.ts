@@ -12,6 +12,7 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     produceTimeoutMs: c.kafka.produce_timeout,
     maxWaitMs: c.kafka.max_wait,
     maxBytesPerPartition: c.kafka.max_batch_bytes,
+    sessionTimeoutMs: c.kafka.session_timeout,
     partitionsConsumedConcurrently,
   });
 

@@ -24,6 +24,8 @@ export type FleetParts = {
   clock?: Clock;
   /** Which roles run in this process (all by default: howk-dev). */
   roles?: { api?: boolean; worker?: boolean; scheduler?: boolean };
+  /** Names of the two dependencies on /ready and /health/dependencies. */
+  names?: { log: string; hot: string };
 };
 
 export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void> };
@@ -33,7 +35,14 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const { config, logStore, hot, log } = p;
   const clock = p.clock ?? systemClock;
   const roles = { api: true, worker: true, scheduler: true, ...p.roles };
-  await logStore.admin.ensureTopics(topicSpecs(config));
+  try {
+    await logStore.admin.ensureTopics(topicSpecs(config));
+  } catch (e) {
+    // The api still starts (and answers 503 to enqueues) while the log is unreachable;
+    // consumers cannot, so they rethrow.
+    if (roles.worker || roles.scheduler) throw e;
+    log.warn('could not ensure topics at start-up', { error: String(e) });
+  }
   const stops: (() => Promise<void>)[] = [];
   let server: ServerType | undefined;
   let baseUrl: string | undefined;
@@ -60,8 +69,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
     const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log });
     const dependencies: DependencyCheck[] = [
-      { name: 'log', check: () => logStore.admin.ping() },
-      { name: 'hot_state', check: () => hot.ping() },
+      { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
+      { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     const app = createApiApp({ config, enqueue, hot, log, clock, dependencies });
     server = await new Promise<ServerType>((resolve) => {

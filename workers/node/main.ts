@@ -1,0 +1,34 @@
+import type { Config } from '../../core/config/schema';
+import { createLogger } from '../../core/pipeline/logger';
+import { kafkaLogFrom, redisHotFrom, secretBoxFrom } from './adapters';
+import { configFromProcess, parseFlags, redisUrlOf } from './config';
+import { startFleet } from './fleet';
+import { onShutdown } from './lifecycle';
+import { createDrySender, createHttpSender } from './sender';
+
+export type Role = 'api' | 'worker' | 'scheduler';
+
+/** The production binaries: one role each, on Kafka + Redis. */
+export const runRole = async (role: Role, configure: (c: Config) => void = () => {}): Promise<void> => {
+  const config = configFromProcess(parseFlags(process.argv.slice(2)));
+  configure(config);
+  const log = createLogger(`howk-${role}`, config.log.level);
+  const logStore = kafkaLogFrom(config, role, role === 'worker' ? config.kafka.partitions : undefined);
+  const hot = redisHotFrom(config, redisUrlOf(config));
+  const sender = config.worker.dry_run
+    ? createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url, payload_bytes: r.body.length }))
+    : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes });
+  const fleet = await startFleet({
+    config, logStore, hot, sender, log,
+    secretBox: await secretBoxFrom(config),
+    roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
+    names: { log: 'kafka', hot: 'redis' },
+  });
+  log.info(`howk-${role} started`, { ...(fleet.baseUrl ? { url: fleet.baseUrl } : {}), brokers: config.kafka.brokers, group: role === 'worker' ? config.kafka.consumer_group : undefined });
+  onShutdown(log, async () => {
+    await fleet.stop();
+    await logStore.close();
+    await sender.close();
+    await hot.close();
+  });
+};
