@@ -10,8 +10,8 @@ export const ConfigSchema = z.object({
   api: section({
     port: int(8080, 'HTTP port of howk-api / howk-dev', { max: 65535 }),
     host: str('0.0.0.0', 'Interface howk-api binds to'),
-    read_timeout: duration('10s', 'Time allowed to read a request'),
-    write_timeout: duration('10s', 'Time allowed to write a response'),
+    read_timeout: duration('10s', 'Time allowed to receive a whole request'),
+    write_timeout: duration('10s', 'Added to read_timeout: the idle limit of a connection'),
     max_request_size: int(1_048_576, 'Largest request body in bytes (413 above)', { min: 1024 }),
     max_batch_size: int(100, 'Most webhooks in one batch enqueue', { min: 1, max: 10_000 }),
     max_endpoint_length: int(2048, 'Longest endpoint URL', { min: 16 }),
@@ -51,7 +51,7 @@ export const ConfigSchema = z.object({
   }),
   delivery: section({
     timeout: duration('30s', 'Total time allowed for one delivery attempt'),
-    max_idle_conns: int(100, 'Idle keep-alive connections kept per origin'),
+    max_idle_conns: int(100, 'Accepted for HOWK compatibility; the pool keeps max_conns_per_host connections per origin alive'),
     max_conns_per_host: int(10, 'Connections per origin (keep-alive pool size)', { min: 1 }),
     max_concurrency: int(256, 'Deliveries in flight at once per worker process', { min: 1 }),
     user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),

@@ -179,6 +179,20 @@ export const deliverySuite = (mode: Mode, redisDb: number) =>
       expect(deliveredTo('/bad-input').map((r) => r.body.toString())).toEqual(['{"good":true}']);
     });
 
+    it('keeps per-config order (kafka.per_key_parallelism = 1) while other configs flow', async () => {
+      for (let i = 0; i < 40; i++) {
+        const webhooks = [
+          { endpoint: rx.url('/ordered'), payload: { seq: i } },
+          { endpoint: rx.url('/other'), payload: { seq: i } },
+        ];
+        // Two configs per round; the ordered one gets one webhook per request, in sequence.
+        expect((await f.post('/webhooks/ordered/enqueue', webhooks[0])).status).toBe(202);
+        expect((await f.post(`/webhooks/other-${i % 3}/enqueue`, webhooks[1])).status).toBe(202);
+      }
+      await waitFor(() => deliveredTo('/ordered').length >= 40 && deliveredTo('/other').length >= 40, { what: 'ordered deliveries' });
+      expect(deliveredTo('/ordered').map((r) => JSON.parse(r.body.toString()).seq)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    });
+
     it('serves health, readiness and dependency checks', async () => {
       expect((await fetch(`${f.baseUrl}/health`)).status).toBe(200);
       const ready = await fetch(`${f.baseUrl}/ready`);

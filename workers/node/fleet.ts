@@ -76,6 +76,11 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, port: config.api.port, hostname: config.api.host }, () => resolve(s));
     });
+    // Slow clients cannot hold sockets forever: the whole request within read_timeout.
+    const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };
+    http.requestTimeout = config.api.read_timeout;
+    http.headersTimeout = Math.min(config.api.read_timeout, 60_000);
+    http.timeout = config.api.read_timeout + config.api.write_timeout;
     const addr = server.address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${addr.port}`;
     const srv = server;

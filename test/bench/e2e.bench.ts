@@ -1,0 +1,495 @@
+// End-to-end throughput benchmark: howk-api → Kafka → howk-worker → a local receiver, on
+// real Kafka + Redis, with the services as child processes (as in production).
+//
+//   npm run bench                                    # starts Kafka + Redis unless given
+//   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/e2e.bench.ts
+//
+// Knobs (env): BENCH_N (20000), BENCH_MODE (batch|single), BENCH_BATCH (100),
+// BENCH_CONCURRENCY (requests in flight: 4 batch / 64 single), BENCH_CONFIGS (50),
+// BENCH_RATE (webhooks/s offered, 0 = as fast as the api takes them), BENCH_PAYLOAD_BYTES
+// (~256), BENCH_WARMUP (1000), BENCH_TIMEOUT_S (180), BENCH_REDIS_DB (9),
+// BENCH_PROF (comma list of api,worker,scheduler: run them with --cpu-prof into
+// .tmp/bench-prof/), BENCH_KEEP_TOPICS=1, BENCH_TARGET (3000). Any HOWK_* variable set
+// in the environment reaches the services (e.g. HOWK_KAFKA_PARTITIONS), except the names
+// the bench makes unique per run (topics, consumer group, api port, Redis URL).
+//
+// Exits 1 when not every accepted webhook was delivered within BENCH_TIMEOUT_S, or when
+// a sampled signature does not verify. Only 127.0.0.1 is used.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import { Agent, request } from 'undici';
+import { createRedis } from '../../workers/redis/client';
+import { verifyStandardWebhook } from '../helpers/standard-webhooks';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+// ------------------------------------------------------------------ settings ----
+const envInt = (name: string, def: number): number => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(v)}`);
+  return Math.floor(n);
+};
+
+const MODE = (process.env.BENCH_MODE ?? 'batch') as 'batch' | 'single';
+if (MODE !== 'batch' && MODE !== 'single') throw new Error('BENCH_MODE must be batch or single');
+const N = envInt('BENCH_N', 20_000);
+const BATCH = MODE === 'single' ? 1 : Math.min(100, Math.max(1, envInt('BENCH_BATCH', 100)));
+const CONCURRENCY = Math.max(1, envInt('BENCH_CONCURRENCY', MODE === 'single' ? 64 : 4));
+const CONFIGS = Math.max(1, envInt('BENCH_CONFIGS', 50));
+const RATE = envInt('BENCH_RATE', 0);
+const PAYLOAD_BYTES = envInt('BENCH_PAYLOAD_BYTES', 256);
+const WARMUP = envInt('BENCH_WARMUP', 1000);
+const TIMEOUT_MS = envInt('BENCH_TIMEOUT_S', 180) * 1000;
+const REDIS_DB = envInt('BENCH_REDIS_DB', 9);
+const TARGET = envInt('BENCH_TARGET', 3000);
+const PROF = new Set((process.env.BENCH_PROF ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const SAMPLE_EVERY = 100; // verify the signature of every 100th delivery
+
+const brokers = process.env.KAFKA_BROKERS;
+const redisBase = process.env.REDIS_URL;
+if (!brokers || !redisBase) {
+  console.error('KAFKA_BROKERS and REDIS_URL must be set: run `npm run bench` (starts Kafka + Redis) or export them.');
+  process.exit(2);
+}
+for (const b of brokers.split(',')) {
+  if (!/^(127\.0\.0\.1|localhost):\d+$/.test(b.trim())) throw new Error(`the benchmark only talks to 127.0.0.1; KAFKA_BROKERS has ${b}`);
+}
+const redisUrl = (() => {
+  const u = new URL(redisBase);
+  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) throw new Error(`the benchmark only talks to 127.0.0.1; REDIS_URL is ${redisBase}`);
+  u.pathname = `/${REDIS_DB}`;
+  return u.toString();
+})();
+
+const runId = `bench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+const topics = { pending: `${runId}.pending`, slow: `${runId}.slow`, results: `${runId}.results`, deadletter: `${runId}.deadletter`, state: `${runId}.state`, scripts: `${runId}.scripts` };
+const logDir = join(tmpdir(), runId);
+const profDir = join(root, '.tmp', 'bench-prof', runId);
+mkdirSync(logDir, { recursive: true });
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+
+// ------------------------------------------------------------------ CPU accounting ----
+const CLK_TCK = 100; // Linux USER_HZ
+const cpuTicksOf = (pid: number): number | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]); // utime + stime (fields 14, 15)
+  } catch {
+    return undefined;
+  }
+};
+const systemTicks = (): { busy: number; total: number } => {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  const idle = (f[3] ?? 0) + (f[4] ?? 0);
+  return { busy: total - idle, total };
+};
+/** The pid that listens on 127.0.0.1:port (best effort: Kafka and Redis for the CPU table). */
+const pidListening = (port: number): number | undefined => {
+  try {
+    const inodes = new Set<string>();
+    for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n').slice(1)) {
+        const c = line.trim().split(/\s+/);
+        if (c.length < 10 || c[3] !== '0A') continue;
+        if (parseInt(c[1]!.split(':')[1]!, 16) === port) inodes.add(c[9]!);
+      }
+    }
+    if (!inodes.size) return undefined;
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      let fds: string[];
+      try {
+        fds = readdirSync(`/proc/${d}/fd`);
+      } catch {
+        continue;
+      }
+      for (const fd of fds) {
+        try {
+          const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${d}/fd/${fd}`));
+          if (m && inodes.has(m[1]!)) return Number(d);
+        } catch {
+          /* fd went away */
+        }
+      }
+    }
+  } catch {
+    /* not Linux */
+  }
+  return undefined;
+};
+
+// ------------------------------------------------------------------ receiver ----
+type Receiver = { url: string; server: Server; agentStats: () => { requests: number } };
+const arrivals = new Map<string, number>(); // webhook-id → performance.now() of its first delivery
+let duplicates = 0;
+let receivedTotal = 0;
+let warmArrivals = 0;
+let badSignatures = 0;
+let sampled = 0;
+let receiving = true;
+
+const startReceiver = async (): Promise<Receiver> => {
+  let requests = 0;
+  const server = createServer((req: IncomingMessage, res) => {
+    const at = performance.now();
+    requests++;
+    const id = String(req.headers['webhook-id']);
+    const warm = req.url?.startsWith('/warm') ?? false;
+    if (!receiving) {
+      res.writeHead(503).end();
+      req.resume();
+      return;
+    }
+    const verify = !warm && requests % SAMPLE_EVERY === 0;
+    const chunks: Buffer[] = [];
+    if (verify) req.on('data', (c: Buffer) => chunks.push(c));
+    else req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+      if (verify) {
+        sampled++;
+        if (!verifyStandardWebhook(SECRET, req.headers, Buffer.concat(chunks))) badSignatures++;
+      }
+    });
+    if (warm) {
+      warmArrivals++;
+      return;
+    }
+    receivedTotal++;
+    if (arrivals.has(id)) duplicates++;
+    else arrivals.set(id, at);
+  });
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, server, agentStats: () => ({ requests }) };
+};
+
+// ------------------------------------------------------------------ services ----
+type Svc = { name: string; child: ChildProcess; logFile: string; exited: Promise<number | null>; lines: string[] };
+
+const startService = (name: 'api' | 'worker' | 'scheduler', env: Record<string, string>): Svc => {
+  const args = ['--import', 'tsx'];
+  if (PROF.has(name)) {
+    mkdirSync(profDir, { recursive: true });
+    args.push('--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`);
+  }
+  args.push(`workers/${name}/main.ts`);
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logFile = join(logDir, `${name}.log`);
+  const out = createWriteStream(logFile);
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    out.write(chunk);
+    for (const l of chunk.toString('utf8').split('\n')) {
+      if (!l) continue;
+      lines.push(l);
+      if (lines.length > 200) lines.shift();
+    }
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { name, child, logFile, exited, lines };
+};
+
+const waitUntil = async (what: string, timeoutMs: number, fn: () => boolean | Promise<boolean>, svcs: Svc[] = []): Promise<void> => {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await fn()) return;
+    for (const s of svcs) {
+      if (s.child.exitCode !== null) throw new Error(`${s.name} exited (code ${s.child.exitCode}) while waiting for ${what}:\n${s.lines.slice(-20).join('\n')}`);
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+};
+
+const stopService = async (s: Svc): Promise<void> => {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  s.child.kill('SIGTERM');
+  const done = await Promise.race([s.exited.then(() => true), sleep(20_000).then(() => false)]);
+  if (!done) {
+    log(`${s.name} did not stop within 20 s; killing pid ${s.child.pid}`);
+    s.child.kill('SIGKILL');
+    await s.exited;
+  }
+};
+
+// ------------------------------------------------------------------ load ----
+const pad = 'x'.repeat(Math.max(0, PAYLOAD_BYTES - 120));
+const payloadOf = (seq: number) => `{"type":"bench.event","seq":${seq},"data":{"user":"u_${seq % 9973}","amount":${seq % 100_000},"currency":"EUR","note":"${pad}"}}`;
+
+type EnqueueStats = { accepted: number; requests: number; retries: number; failures: number; ids: Map<string, number> };
+
+/**
+ * Posts `count` webhooks (`pathPrefix` on the receiver) in chunks of BATCH, CONCURRENCY
+ * requests in flight, optionally paced at RATE webhooks/s. Records, per accepted id, the
+ * start time of the request that carried it.
+ */
+const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrl: string, pathPrefix: string, configPrefix: string, rate: number): Promise<EnqueueStats> => {
+  const st: EnqueueStats = { accepted: 0, requests: 0, retries: 0, failures: 0, ids: new Map() };
+  const chunks = Math.ceil(count / BATCH);
+  let next = 0;
+  const t0 = performance.now();
+  const lane = async () => {
+    for (;;) {
+      const c = next++;
+      if (c >= chunks) return;
+      const from = c * BATCH;
+      const to = Math.min(count, from + BATCH);
+      if (rate > 0) {
+        const due = t0 + (from / rate) * 1000;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+      }
+      const config = `${configPrefix}-${c % CONFIGS}`;
+      const endpoint = `${receiverUrl}${pathPrefix}/${config}`;
+      const items = [];
+      for (let i = from; i < to; i++) items.push(`{"endpoint":${JSON.stringify(endpoint)},"payload":${payloadOf(i)}}`);
+      const body = MODE === 'single' ? items[0]! : `{"webhooks":[${items.join(',')}]}`;
+      const path = MODE === 'single' ? `/webhooks/${config}/enqueue` : `/webhooks/${config}/enqueue/batch`;
+      for (let attempt = 0; ; attempt++) {
+        const start = performance.now();
+        st.requests++;
+        let status = 0;
+        let text = '';
+        try {
+          const res = await request(`${api}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+          status = res.statusCode;
+          text = await res.body.text();
+        } catch (e) {
+          text = String(e);
+        }
+        if (status === 202) {
+          const json = JSON.parse(text) as { webhook_id?: string; results?: { webhook_id: string; status: string }[] };
+          const ids = MODE === 'single' ? [json.webhook_id!] : json.results!.map((r) => r.webhook_id);
+          for (const id of ids) st.ids.set(id, start);
+          st.accepted += ids.length;
+          break;
+        }
+        if (attempt >= 4) {
+          st.failures++;
+          log(`enqueue of chunk ${c} failed for good: ${status} ${text.slice(0, 200)}`);
+          break;
+        }
+        st.retries++;
+        if (st.retries <= 5) log(`enqueue answered ${status || 'error'} (${text.slice(0, 160)}); retrying`);
+        await sleep(100 * 2 ** attempt);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, chunks) }, lane));
+  return st;
+};
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+
+// ------------------------------------------------------------------ main ----
+const main = async (): Promise<number> => {
+  log(`run ${runId}: N=${N} mode=${MODE} batch=${BATCH} concurrency=${CONCURRENCY} configs=${CONFIGS} rate=${RATE || 'max'} payload≈${payloadOf(0).length} B`);
+  log(`service logs in ${logDir}`);
+
+  const redis = createRedis(redisUrl);
+  await redis.flushdb();
+  await redis.quit();
+
+  const receiver = await startReceiver();
+  const apiPort = await freePort();
+  const api = `http://127.0.0.1:${apiPort}`;
+  const env: Record<string, string> = {
+    HOWK_API_HOST: '127.0.0.1',
+    HOWK_API_PORT: String(apiPort),
+    HOWK_KAFKA_BROKERS: brokers,
+    HOWK_KAFKA_CLIENT_ID: runId,
+    HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
+    HOWK_REDIS_URL: redisUrl,
+    HOWK_SIGNING_DEFAULT_SECRET: SECRET,
+    HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+  };
+  for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
+
+  const svcs: Svc[] = [];
+  const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000, pipelining: 1 });
+  let code = 1;
+  try {
+    // The api creates the topics; the others start once it is ready (no create race).
+    const apiSvc = startService('api', env);
+    svcs.push(apiSvc);
+    await waitUntil('howk-api /ready', 90_000, async () => {
+      try {
+        const r = await request(`${api}/ready`, { dispatcher: agent });
+        await r.body.text();
+        return r.statusCode === 200;
+      } catch {
+        return false;
+      }
+    }, svcs);
+    const workerSvc = startService('worker', env);
+    const schedSvc = startService('scheduler', env);
+    svcs.push(workerSvc, schedSvc);
+    await waitUntil('howk-worker to consume', 90_000, () => workerSvc.lines.some((l) => l.includes('howk-worker consuming')), svcs);
+    await waitUntil('howk-scheduler to poll', 90_000, () => schedSvc.lines.some((l) => l.includes('howk-scheduler polling')), svcs);
+
+    // Warm-up: the consumer group has joined and every code path is compiled before timing.
+    if (WARMUP > 0) {
+      const t = performance.now();
+      const w = await enqueueAll(api, agent, WARMUP, receiver.url, '/warm', 'warm', 0);
+      await waitUntil(`${w.accepted} warm-up deliveries`, 90_000, () => warmArrivals >= w.accepted, svcs);
+      log(`warm-up: ${w.accepted} webhooks delivered in ${fmt(performance.now() - t)} ms`);
+    }
+
+    // ---- measured run
+    const pids = { api: apiSvc.child.pid!, worker: workerSvc.child.pid!, scheduler: schedSvc.child.pid! };
+    const kafkaPid = pidListening(Number(brokers.split(',')[0]!.split(':')[1]));
+    const redisPid = pidListening(Number(new URL(redisBase).port || 6379));
+    const cpuPids: [string, number | undefined][] = [['howk-api', pids.api], ['howk-worker', pids.worker], ['howk-scheduler', pids.scheduler], ['kafka broker', kafkaPid], ['redis-server', redisPid]];
+    const cpu0 = cpuPids.map(([, pid]) => (pid ? cpuTicksOf(pid) : undefined));
+    const self0 = process.cpuUsage();
+    const sys0 = systemTicks();
+
+    const tStart = performance.now();
+    let enqueueDone = false;
+    const progress = setInterval(() => {
+      const s = (performance.now() - tStart) / 1000;
+      log(`${s.toFixed(1)} s: ${enqueueDone ? 'enqueue done, ' : ''}delivered ${arrivals.size}/${N} (${fmt(arrivals.size / s)}/s)`);
+    }, 2000);
+    const enq = await enqueueAll(api, agent, N, receiver.url, '/bench', 'cfg', RATE);
+    const tEnqEnd = performance.now();
+    enqueueDone = true;
+    const expected = enq.ids;
+    const deliveredAll = () => {
+      if (arrivals.size < expected.size) return false;
+      for (const id of expected.keys()) if (!arrivals.has(id)) return false;
+      return true;
+    };
+    let timedOut = false;
+    try {
+      await waitUntil('every accepted webhook to be delivered', Math.max(0, TIMEOUT_MS - (tEnqEnd - tStart)), deliveredAll, svcs);
+    } catch (e) {
+      timedOut = true;
+      log(String((e as Error).message));
+    }
+    clearInterval(progress);
+    const tEnd = performance.now();
+    const cpu1 = cpuPids.map(([, pid]) => (pid ? cpuTicksOf(pid) : undefined));
+    const self1 = process.cpuUsage(self0);
+    const sys1 = systemTicks();
+    await sleep(500); // late duplicates
+
+    // ---- figures
+    const lat: number[] = [];
+    let lastArrival = tStart;
+    for (const [id, start] of expected) {
+      const at = arrivals.get(id);
+      if (at === undefined) continue;
+      lat.push(at - start);
+      if (at > lastArrival) lastArrival = at;
+    }
+    lat.sort((a, b) => a - b);
+    const delivered = lat.length;
+    const wallS = (tEnd - tStart) / 1000;
+    const enqS = (tEnqEnd - tStart) / 1000;
+    const delS = (lastArrival - tStart) / 1000;
+    const strangers = [...arrivals.keys()].filter((id) => !expected.has(id)).length;
+
+    const rows: [string, string][] = [
+      ['mode', `${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`],
+      ['webhooks accepted (202)', `${fmt(enq.accepted)} of ${fmt(N)} in ${fmt(enq.requests)} requests (${enq.retries} retried, ${enq.failures} failed)`],
+      ['enqueue throughput', `${fmt(enq.accepted / enqS)} webhooks/s (${enqS.toFixed(2)} s)`],
+      ['delivered (first, unique)', `${fmt(delivered)} of ${fmt(expected.size)}${strangers ? ` (+${strangers} unknown ids)` : ''}`],
+      ['delivery throughput', `${fmt(delivered / delS)} webhooks/s (first enqueue → last delivery ${delS.toFixed(2)} s)`],
+      ['latency enqueue→receipt', `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`],
+      ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
+      ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
+    ];
+    const cpuRows: [string, string][] = cpuPids.map(([name], i) => {
+      const a = cpu0[i];
+      const b = cpu1[i];
+      if (a === undefined || b === undefined) return [name, 'n/a'];
+      const s = (b - a) / CLK_TCK;
+      return [name, `${s.toFixed(1)} s  (${fmt((s / wallS) * 100)}% of one core)`];
+    });
+    const selfS = (self1.user + self1.system) / 1e6;
+    cpuRows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core)`]);
+    const sysBusy = ((sys1.busy - sys0.busy) / Math.max(1, sys1.total - sys0.total)) * 100;
+    cpuRows.push(['whole machine', `${fmt(sysBusy)}% busy over the run (all cores)`]);
+
+    const w = Math.max(...[...rows, ...cpuRows].map(([k]) => k.length));
+    const line = (k: string, v: string) => `  ${k.padEnd(w)}  ${v}`;
+    console.log(`\nHowk end-to-end benchmark  (${runId}, ${new Date().toISOString()})`);
+    console.log(rows.map(([k, v]) => line(k, v)).join('\n'));
+    console.log(`  CPU over the measured ${wallS.toFixed(1)} s:`);
+    console.log(cpuRows.map(([k, v]) => line(`  ${k}`, v)).join('\n'));
+    const rate = delivered / delS;
+    console.log(`  target ${fmt(TARGET)}/s delivered: ${rate >= TARGET ? 'MET' : 'NOT MET'}`);
+    console.log('');
+
+    const allDelivered = !timedOut && enq.failures === 0 && delivered === N;
+    if (!allDelivered) log(`FAIL: ${delivered} of ${N} delivered within ${TIMEOUT_MS / 1000} s (${enq.failures} enqueue requests failed)`);
+    if (badSignatures) log(`FAIL: ${badSignatures} sampled signatures did not verify`);
+    code = allDelivered && !badSignatures ? 0 : 1;
+  } catch (e) {
+    log(`error: ${(e as Error).stack ?? String(e)}`);
+    for (const s of svcs) log(`--- last lines of ${s.name} (${s.logFile}):\n${s.lines.slice(-15).join('\n')}`);
+    code = 1;
+  } finally {
+    receiving = false;
+    for (const s of [...svcs].reverse()) await stopService(s);
+    if (PROF.size) log(`CPU profiles in ${profDir}`);
+    await agent.close().catch(() => {});
+    receiver.server.closeAllConnections();
+    await new Promise<void>((r) => receiver.server.close(() => r()));
+    if (process.env.BENCH_KEEP_TOPICS !== '1') {
+      const admin = new Kafka({ clientId: `${runId}-cleanup`, brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+      try {
+        await admin.connect();
+        await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 });
+      } catch (e) {
+        log(`could not delete the run's topics: ${String(e)}`);
+      } finally {
+        await admin.disconnect().catch(() => {});
+      }
+    }
+  }
+  return code;
+};
+
+const timer = setTimeout(() => {
+  log('hard deadline passed; exiting');
+  process.exit(1);
+}, TIMEOUT_MS + 180_000);
+timer.unref();
+process.exit(await main());
