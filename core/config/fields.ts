@@ -45,7 +45,10 @@ export const optStr = (description: string, opts: { env?: string; secret?: boole
   meta(z.string().optional(), { kind: 'string', description, env: opts.env, secret: opts.secret });
 
 export const bool = (def: boolean, description: string) =>
-  meta(z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean()).default(def), { kind: 'bool', description });
+  meta(z.preprocess((v) => (typeof v === 'string' ? (BOOL_WORDS[v.trim().toLowerCase()] ?? v) : v), z.boolean()).default(def), { kind: 'bool', description });
+
+// Anything else ("ture", "maybe") stays a string and fails validation instead of reading as false.
+const BOOL_WORDS: Record<string, boolean> = { '1': true, true: true, yes: true, on: true, '0': false, false: false, no: false, off: false };
 
 /** Milliseconds; accepts "10s"-style strings or numbers of ms. */
 export const duration = (def: string, description: string) =>
