@@ -18,7 +18,7 @@ export const DeliveryResultSchema = z.object({
 });
 export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 
-export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record']);
+export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination']);
 export type DeadReason = z.infer<typeof DeadReason>;
 
 /** Terminal failures on howk.deadletter. The webhook is stored with secret headers redacted and without its secret. */

@@ -67,7 +67,7 @@ export const createDeliverer = (d: DeliverDeps) => {
       response = { kind: 'network', error: errorMessage(e), durationMs: d.clock.now() - sent };
     }
     const at = d.clock.now();
-    const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : response, at, config.retry.retry_on_status);
+    const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, config.retry.retry_on_status);
     return { webhook: w, response, at, decision: decide(w, c, at, config.retry, rand()) };
   };
 

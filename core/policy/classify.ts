@@ -2,7 +2,7 @@
 
 export type AttemptResponse =
   | { kind: 'response'; status: number; retryAfter?: string | null }
-  | { kind: 'timeout' | 'network'; error: string };
+  | { kind: 'timeout' | 'network' | 'blocked'; error: string };
 
 export type Classification =
   | { class: 'delivered' }
@@ -10,7 +10,9 @@ export type Classification =
   | { class: 'retry'; circuitFailure: boolean }
   /** 429 with a usable Retry-After: retry exactly then, no failure counted. */
   | { class: 'defer'; delayMs: number }
-  | { class: 'unrecoverable' };
+  | { class: 'unrecoverable' }
+  /** The destination is forbidden (SSRF guard): dead-letter without contacting it. */
+  | { class: 'blocked' };
 
 /** Retry-After as seconds or an HTTP date → ms from now; undefined when absent or unreadable. */
 export const parseRetryAfter = (value: string | null | undefined, nowMs: number): number | undefined => {
@@ -23,6 +25,7 @@ export const parseRetryAfter = (value: string | null | undefined, nowMs: number)
 };
 
 export const classify = (r: AttemptResponse, nowMs: number, retryOnStatus: readonly number[] = []): Classification => {
+  if (r.kind === 'blocked') return { class: 'blocked' };
   if (r.kind !== 'response') return { class: 'retry', circuitFailure: true };
   const s = r.status;
   if (s >= 200 && s < 300) return { class: 'delivered' };

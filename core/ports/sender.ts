@@ -9,7 +9,9 @@ export type DeliveryRequest = {
 
 export type DeliveryResponse =
   | { kind: 'response'; status: number; retryAfter: string | null; bodySnippet: string; durationMs: number }
-  | { kind: 'timeout' | 'network'; error: string; durationMs: number };
+  | { kind: 'timeout' | 'network'; error: string; durationMs: number }
+  /** Refused before any connection (SSRF guard): the target resolves to a forbidden address. */
+  | { kind: 'blocked'; error: string; durationMs: number };
 
 export type Sender = {
   send(req: DeliveryRequest): Promise<DeliveryResponse>;

@@ -9,7 +9,7 @@
 // BENCH_RATE (webhooks/s offered, 0 = as fast as the api takes them), BENCH_PAYLOAD_BYTES
 // (~256), BENCH_WARMUP (1000), BENCH_TIMEOUT_S (180), BENCH_REDIS_DB (9),
 // BENCH_PROF (comma list of api,worker,scheduler: run them with --cpu-prof into
-// .tmp/bench-prof/), BENCH_KEEP_TOPICS=1, BENCH_TARGET (3000). Any HOWK_* variable set
+// .tmp/bench-prof/<run>/<service>/; the main thread's file is CPU.*.<pid>.0.*.cpuprofile), BENCH_KEEP_TOPICS=1, BENCH_TARGET (3000). Any HOWK_* variable set
 // in the environment reaches the services (e.g. HOWK_KAFKA_PARTITIONS), except the names
 // the bench makes unique per run (topics, consumer group, api port, Redis URL).
 //
@@ -19,7 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
@@ -92,6 +92,7 @@ const freePort = () =>
 
 // ------------------------------------------------------------------ CPU accounting ----
 const CLK_TCK = 100; // Linux USER_HZ
+const cores = availableParallelism();
 const cpuTicksOf = (pid: number): number | undefined => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -202,8 +203,9 @@ type Svc = { name: string; child: ChildProcess; logFile: string; exited: Promise
 const startService = (name: 'api' | 'worker' | 'scheduler', env: Record<string, string>): Svc => {
   const args = ['--import', 'tsx'];
   if (PROF.has(name)) {
-    mkdirSync(profDir, { recursive: true });
-    args.push('--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`);
+    // One directory per service: tsx's loader thread writes a profile of its own (tid != 0).
+    mkdirSync(join(profDir, name), { recursive: true });
+    args.push('--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`);
   }
   args.push(`workers/${name}/main.ts`);
   const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -321,6 +323,13 @@ const main = async (): Promise<number> => {
   log(`run ${runId}: N=${N} mode=${MODE} batch=${BATCH} concurrency=${CONCURRENCY} configs=${CONFIGS} rate=${RATE || 'max'} payload≈${payloadOf(0).length} B`);
   log(`service logs in ${logDir}`);
 
+  // Other work on the machine skews every figure: say how busy it was just before.
+  const idle0 = systemTicks();
+  await sleep(1000);
+  const idle1 = systemTicks();
+  const busyBefore = ((idle1.busy - idle0.busy) / Math.max(1, idle1.total - idle0.total)) * 100;
+  log(`machine busy before the run: ${busyBefore.toFixed(0)}% of all cores`);
+
   const redis = createRedis(redisUrl);
   await redis.flushdb();
   await redis.quit();
@@ -360,8 +369,10 @@ const main = async (): Promise<number> => {
     const workerSvc = startService('worker', env);
     const schedSvc = startService('scheduler', env);
     svcs.push(workerSvc, schedSvc);
-    await waitUntil('howk-worker to consume', 90_000, () => workerSvc.lines.some((l) => l.includes('howk-worker consuming')), svcs);
-    await waitUntil('howk-scheduler to poll', 90_000, () => schedSvc.lines.some((l) => l.includes('howk-scheduler polling')), svcs);
+    // Each binary logs "howk-<role> started" once its loops run (consumer subscribed).
+    const started = (s: Svc) => () => s.lines.some((l) => l.includes(`"howk-${s.name} started"`));
+    await waitUntil('howk-worker to start', 90_000, started(workerSvc), svcs);
+    await waitUntil('howk-scheduler to start', 90_000, started(schedSvc), svcs);
 
     // Warm-up: the consumer group has joined and every code path is compiled before timing.
     if (WARMUP > 0) {
@@ -445,7 +456,10 @@ const main = async (): Promise<number> => {
     const selfS = (self1.user + self1.system) / 1e6;
     cpuRows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core)`]);
     const sysBusy = ((sys1.busy - sys0.busy) / Math.max(1, sys1.total - sys0.total)) * 100;
-    cpuRows.push(['whole machine', `${fmt(sysBusy)}% busy over the run (all cores)`]);
+    const ours = cpuRows.reduce((a, [, v]) => a + (Number.parseFloat(v) || 0), 0);
+    const otherS = Math.max(0, ((sys1.busy - sys0.busy) / CLK_TCK) - ours);
+    cpuRows.push(['other processes', `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core; ${fmt(busyBefore)}% of the machine was busy before the run)`]);
+    cpuRows.push(['whole machine', `${fmt(sysBusy)}% busy over the run (all ${cores} cores)`]);
 
     const w = Math.max(...[...rows, ...cpuRows].map(([k]) => k.length));
     const line = (k: string, v: string) => `  ${k.padEnd(w)}  ${v}`;

@@ -234,12 +234,9 @@ describe('booleans from env', () => {
     expect(loadConfig({ env: { HOWK_CIRCUIT_BREAKER_ENABLED: v } }).circuit_breaker.enabled).toBe(false);
   });
 
-  // FAILS on the current code: bool() in core/config/fields.ts:48 maps every string that
-  // is not 1/true/yes/on to false, so a typo like HOWK_CIRCUIT_BREAKER_ENABLED=ture silently
-  // turns the circuit breaker OFF instead of failing start-up. One-line fix: make the
-  // preprocess map only the known spellings and pass anything else through for z.boolean()
-  // to reject, e.g.
-  //   (v) => typeof v === 'string' ? ({ '1': true, true: true, yes: true, on: true, '0': false, false: false, no: false, off: false } as Record<string, boolean>)[v.trim().toLowerCase()] ?? v : v
+  // Regression: bool() used to read every word other than 1/true/yes/on as false, so a typo
+  // such as HOWK_CIRCUIT_BREAKER_ENABLED=ture silently turned the circuit breaker off.
+  // Fixed in 0b9bfd6: unknown words stay strings and fail validation.
   it.each(['ture', 'maybe', 'enabled'])('%j is a ValidationError naming circuit_breaker.enabled', (v) => {
     const e = validationError(() => loadConfig({ env: { HOWK_CIRCUIT_BREAKER_ENABLED: v } }));
     expect(e.field).toBe('circuit_breaker.enabled');

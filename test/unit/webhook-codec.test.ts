@@ -107,12 +107,9 @@ describe('encodeWebhook / decodeWebhook', () => {
     expect(() => decodeWebhook(text)).toThrow();
   });
 
-  // FAILS on the current code: decodeWebhook JSON.parses the record with the payload span
-  // replaced by `null`, so nothing ever checks the payload span itself. Malformed payload
-  // text is accepted and would be signed and sent as is. One-line fix in
-  // core/domain/webhook.ts:42: parse `text` itself (`JSON.parse(text)`) instead of the
-  // spliced text — same result (the payload field is overwritten on the next line), but
-  // every byte of the record is validated.
+  // Regression: decodeWebhook used to JSON.parse the record with the payload span replaced
+  // by `null`, so the payload text itself was never checked and malformed payloads were
+  // accepted (then signed and sent as is). Fixed in 0b9bfd6 by parsing the whole record.
   it.each([
     ['a bare word', 'nope'],
     ['an object with an unquoted key', '{abc}'],
