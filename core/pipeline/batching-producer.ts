@@ -6,6 +6,7 @@ export const batchingProducer = (inner: LogProducer, lingerMs: number, maxRecord
   let buf: LogRecord[] = [];
   let waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const inFlight = new Set<Promise<void>>();
 
   const flush = () => {
     if (timer) clearTimeout(timer);
@@ -15,10 +16,12 @@ export const batchingProducer = (inner: LogProducer, lingerMs: number, maxRecord
     buf = [];
     waiters = [];
     if (!records.length) return;
-    inner.send(records).then(
+    const p = inner.send(records).then(
       () => ws.forEach((w) => w.resolve()),
       (e) => ws.forEach((w) => w.reject(e)),
     );
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
   };
 
   return {
@@ -33,6 +36,7 @@ export const batchingProducer = (inner: LogProducer, lingerMs: number, maxRecord
     },
     async close() {
       flush();
+      await Promise.allSettled([...inFlight]);
       await inner.close();
     },
   };

@@ -8,6 +8,7 @@ export const topicSpecs = (c: Config): TopicSpec[] => {
   const t = c.kafka.topics;
   const p = c.kafka.partitions;
   const retentionMs = c.kafka.retention;
+  const replicationFactor = c.kafka.replication_factor;
   return [
     { name: t.pending, partitions: p, retentionMs },
     { name: t.slow, partitions: p, retentionMs },
@@ -15,5 +16,5 @@ export const topicSpecs = (c: Config): TopicSpec[] => {
     { name: t.deadletter, partitions: p, retentionMs },
     { name: t.state, partitions: p, compacted: true },
     { name: t.scripts, partitions: 1, compacted: true },
-  ];
+  ].map((s) => ({ ...s, replicationFactor }));
 };

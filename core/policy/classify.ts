@@ -19,6 +19,8 @@ export const parseRetryAfter = (value: string | null | undefined, nowMs: number)
   if (!value) return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // Only an IMF-fixdate or the obsolete forms (they all name a weekday or GMT); V8 reads "1.5" or "-5" as dates.
+  if (!/^[A-Za-z]{3},? /.test(v) || !/\d{4}|\d{2}-\w{3}-\d{2}/.test(v)) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - nowMs);

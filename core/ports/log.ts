@@ -46,7 +46,7 @@ export type LogConsumer = {
   stop(): Promise<void>;
 };
 
-export type TopicSpec = { name: string; partitions: number; compacted?: boolean; retentionMs?: number };
+export type TopicSpec = { name: string; partitions: number; replicationFactor?: number; compacted?: boolean; retentionMs?: number };
 
 export type LogAdmin = {
   ensureTopics(specs: TopicSpec[]): Promise<void>;

@@ -446,15 +446,16 @@ const main = async (): Promise<number> => {
       ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
       ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
     ];
+    const perK = (cpuS: number) => fmt((cpuS * 1e6) / Math.max(1, delivered));
     const cpuRows: [string, string][] = cpuPids.map(([name], i) => {
       const a = cpu0[i];
       const b = cpu1[i];
       if (a === undefined || b === undefined) return [name, 'n/a'];
       const s = (b - a) / CLK_TCK;
-      return [name, `${s.toFixed(1)} s  (${fmt((s / wallS) * 100)}% of one core)`];
+      return [name, `${s.toFixed(1)} s  (${fmt((s / wallS) * 100)}% of one core, ${perK(s)} ms per 1,000 webhooks)`];
     });
     const selfS = (self1.user + self1.system) / 1e6;
-    cpuRows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core)`]);
+    cpuRows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core, ${perK(selfS)} ms per 1,000 webhooks)`]);
     const sysBusy = ((sys1.busy - sys0.busy) / Math.max(1, sys1.total - sys0.total)) * 100;
     const ours = cpuRows.reduce((a, [, v]) => a + (Number.parseFloat(v) || 0), 0);
     const otherS = Math.max(0, ((sys1.busy - sys0.busy) / CLK_TCK) - ours);

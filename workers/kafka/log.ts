@@ -71,7 +71,7 @@ export class KafkaLog implements Log {
       topics: missing.map((s) => ({
         topic: s.name,
         numPartitions: s.partitions,
-        replicationFactor: 1,
+        replicationFactor: s.replicationFactor ?? 1,
         configEntries: [
           ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
           ...(s.retentionMs && !s.compacted ? [{ name: 'retention.ms', value: String(s.retentionMs) }] : []),
