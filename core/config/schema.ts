@@ -19,6 +19,13 @@ export const ConfigSchema = z.object({
     max_header_value_length: int(4096, 'Longest custom header value', { min: 1 }),
     max_idempotency_key_length: int(256, 'Longest idempotency_key', { min: 1 }),
     produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
+    max_request_headers: int(100, 'Most HTTP headers on one API request (431 above)', { min: 8 }),
+    max_request_header_bytes: int(16_384, 'Largest total of header names and values on one API request, in bytes (431 above)', { min: 1024, max: 65_536 }),
+    auth: section({
+      enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),
+      rate_limit: num(1000, 'Requests per second per API key (token bucket per api instance; 0 = no limit)'),
+      rate_burst: int(2000, 'Requests a key may make at once before rate_limit applies', { min: 1 }),
+    }),
   }),
   kafka: section({
     brokers: list(['localhost:9092'], 'Kafka bootstrap brokers (comma-separated in env)'),
@@ -30,6 +37,8 @@ export const ConfigSchema = z.object({
       deadletter: str('howk.deadletter', 'Terminal failures'),
       state: str('howk.state', 'Compacted recoverable state'),
       scripts: str('howk.scripts', 'Compacted Lua scripts'),
+      keys: str('howk.keys', 'Compacted API key records (hashes only); every api instance replays it'),
+      config_secrets: str('howk.config-secrets', 'Compacted per-config signing secrets (AES-GCM sealed); every api and worker replays it'),
     }),
     consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
     partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),
@@ -56,6 +65,7 @@ export const ConfigSchema = z.object({
     max_concurrency: int(256, 'Deliveries in flight at once per worker process', { min: 1 }),
     user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),
     response_snippet_bytes: int(1024, 'Bytes of a response body kept for status and dead letters'),
+    allowed_networks: list([], 'CIDR ranges deliveries may reach although they are not public (SSRF guard), e.g. 10.1.0.0/16,::1/128; howk-dev defaults to loopback'),
   }),
   retry: section({
     base_delay: duration('10s', 'Backoff base: base_delay * 2^min(attempt,10)'),
@@ -81,10 +91,22 @@ export const ConfigSchema = z.object({
     max_inflight_per_domain: int(0, 'In-flight deliveries per host (0 = no limit)'),
     domain_overrides: intMap('Per-host in-flight limits, e.g. {"api.stripe.com": 200}'),
   }),
+  rate_limit: section({
+    rate: num(0, 'Deliveries per second per endpoint, shared by all workers (0 = no limit); waiting costs no attempt'),
+    burst: int(10, 'Deliveries an endpoint may receive at once after being idle', { min: 1 }),
+  }),
   scheduler: section({
     poll_interval: duration('1s', 'How often due retries are moved back to the pending topic'),
     batch_size: int(500, 'Most retries moved per poll', { min: 1 }),
     lease: duration('30s', 'Visibility lock on claimed retries: a crashed scheduler\'s claims reappear after it'),
+  }),
+  reconciler: section({
+    enabled: bool(true, 'Workers and schedulers check the canary at start-up and run the sentinel (Redis rebuild from Kafka)'),
+    sentinel_interval: duration('30s', 'How often workers and schedulers check that Redis still holds the canary'),
+    lock_ttl: duration('60s', 'TTL of the rebuild lock; the holder renews it every third of it'),
+    restore_batch: int(500, 'Records restored into Redis per round trip during a rebuild', { min: 1 }),
+    read_idle_timeout: duration('5s', 'A rebuild stops waiting for a partition that yields nothing for this long (its tail was compacted away)'),
+    rebuild_timeout: duration('10m', 'A rebuild that takes longer is abandoned (the lock is released) and tried again'),
   }),
   ttl: section({
     circuit_state_ttl: duration('24h', 'TTL of circuit breaker state'),
@@ -99,6 +121,7 @@ export const ConfigSchema = z.object({
     secrets_key: optStr('Base64 32-byte AES-256-GCM key that encrypts per-request signing secrets', { env: 'HOWK_SECRETS_KEY', secret: true }),
     secrets_key_id: str('k1', 'Id of secrets_key, recorded with each encrypted secret', { env: 'HOWK_SECRETS_KEY_ID' }),
     old_secrets_keys: optStr('Retired keys still able to decrypt: "id:base64,id:base64"', { env: 'HOWK_SECRETS_OLD_KEYS', secret: true }),
+    rotation_overlap: duration('24h', 'How long a rotated-out per-config secret still signs deliveries next to the new one'),
   }),
   worker: section({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),

@@ -11,8 +11,27 @@ export const keys = {
   domainConcurrency: (host: string) => `domain_concurrency:${host}`,
   stats: (name: string, hourBucket: string) => `stats:${name}:${hourBucket}`,
   endpointsHll: (hourBucket: string) => `hll:endpoints:${hourBucket}`,
+  /** 'paused' or 'draining' for an endpoint hash or a config id. */
+  pause: (kind: 'endpoint' | 'config', id: string) => `paused:${kind}:${id}`,
+  /** Webhooks held while paused, in arrival order. */
+  pausedQueue: (kind: 'endpoint' | 'config', id: string) => `paused_queue:${kind}:${id}`,
+  rateBucket: (endpointHash: string) => `rate:${endpointHash}`,
+  endpointErrors: (endpointHash: string) => `endpoint_errors:${endpointHash}`,
   script: (configId: string) => `script:${configId}`,
   kv: (ns: string, key: string) => `kv:${ns}:${key}`,
   canary: () => 'howk:system:initialized',
   reconcilerLock: () => 'howk:reconciler:lock',
+  // Listing indexes (rebuildable): lexicographic zsets of webhook ids (ULIDs sort by time).
+  // The config id sits in braces: config ids cannot hold '}', so no two configs share a
+  // key, and on Redis Cluster a config's indexes share a slot.
+  /** Every webhook of a config. */
+  webhookIndex: (configId: string) => `idx:webhooks:{${configId}}`,
+  /** Webhooks of a config in one state; with state '' the prefix a Lua script completes. */
+  webhookStateIndex: (configId: string, state: string) => `idx:webhooks:{${configId}}:state:${state}`,
+  webhookEndpointIndex: (configId: string, endpointHash: string) => `idx:webhooks:{${configId}}:endpoint:${endpointHash}`,
+  /** The latest dead letter of a webhook (hash: data, at, member, rix). */
+  deadLetter: (webhookId: string) => `deadletter:${webhookId}`,
+  /** Dead letters of a config: members `<dead_at ms, 13 digits>:<webhook id>`, lexicographic. */
+  deadLetterIndex: (configId: string) => `idx:deadletters:{${configId}}`,
+  deadLetterReasonIndex: (configId: string, reason: string) => `idx:deadletters:{${configId}}:reason:${reason}`,
 } as const;

@@ -33,6 +33,8 @@ export const WebhookStatusSchema = z.object({
   last_error: z.string().nullable(),
   next_retry_at: z.string().nullable(),
   dead_reason: z.string().nullable().optional(),
+  /** Why delivery is held back right now (no attempt is spent while held). */
+  held: z.enum(['circuit_open', 'rate_limited', 'paused', 'slow_lane']).nullable().optional(),
   replay_of: z.string().optional(),
   updated_at_ns: z.string(),
 });

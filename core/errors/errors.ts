@@ -44,4 +44,36 @@ export class UnavailableError extends HowkError {
   }
 }
 
+/** The request's headers are over a limit (count or bytes). */
+export class HeadersTooLargeError extends TooLargeError {}
+
+/** No credentials, or credentials that do not name a live API key. */
+export class AuthError extends HowkError {
+  constructor(message = 'an API key is required: Authorization: Bearer howk_...') {
+    super('unauthorized', message);
+  }
+}
+
+/** A valid key that lacks the scope, or is bound to other configs. */
+export class ForbiddenError extends HowkError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+export class RateLimitedError extends HowkError {
+  readonly retryAfterSec: number;
+  constructor(message: string, retryAfterSec: number) {
+    super('rate_limited', message);
+    this.retryAfterSec = retryAfterSec;
+  }
+}
+
+/** The server lacks what the operation needs (e.g. HOWK_SECRETS_KEY for stored secrets). */
+export class NotConfiguredError extends HowkError {
+  constructor(message: string) {
+    super('not_configured', message);
+  }
+}
+
 export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -1,8 +1,14 @@
 import { Hono } from 'hono';
 import type { ApiDeps } from './deps';
 import { errorResponse } from './errors';
+import { authMiddleware } from './middleware/auth';
+import { headerLimits } from './middleware/limits';
 import { enqueueRoutes } from './routes/enqueue';
 import { healthRoutes } from './routes/health';
+import { endpointRoutes } from './routes/endpoints';
+import { keyRoutes } from './routes/keys';
+import { openApiRoutes } from './routes/openapi';
+import { secretRoutes } from './routes/secrets';
 import { statusRoutes } from './routes/status';
 
 export type { ApiDeps, DependencyCheck } from './deps';
@@ -12,8 +18,14 @@ export const createApiApp = (d: ApiDeps) => {
   const app = new Hono();
   app.onError((e, c) => errorResponse(c, e, d.log));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+  // Header limits, then API keys (core/security/route-access.ts maps routes to scopes).
+  app.use('*', headerLimits(d), authMiddleware(d));
   app.route('/', healthRoutes(d));
+  app.route('/', openApiRoutes(d));
   app.route('/', enqueueRoutes(d));
   app.route('/', statusRoutes(d));
+  app.route('/', keyRoutes(d));
+  app.route('/', secretRoutes(d));
+  app.route('/', endpointRoutes(d));
   return app;
 };

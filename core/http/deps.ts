@@ -1,7 +1,11 @@
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
 import type { Logger } from '../pipeline/logger';
+import type { Guards } from '../ports/guards';
 import type { HotState } from '../ports/hot-state';
+import type { LogProducer } from '../ports/log';
+import type { ConfigSecrets } from '../security/config-secrets';
+import type { KeyService } from '../security/key-service';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
@@ -13,4 +17,12 @@ export type ApiDeps = {
   log: Logger;
   dependencies: DependencyCheck[];
   clock: { now(): number };
+  /** Circuit/pause admin (/endpoints, /configs/:id/pause|resume); 501 without it. */
+  guards?: Guards;
+  /** Produces drained webhooks back to the pending topic on resume. */
+  producer?: LogProducer;
+  /** API keys (core/security): without it, a server with api.auth.enabled answers 503 to every guarded route. */
+  keys?: KeyService;
+  /** Per-config signing secrets: the /configs/:id/secret routes answer 501 without it. */
+  configSecrets?: ConfigSecrets;
 };

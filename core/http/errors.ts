@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { HowkError, NotFoundError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
+import { AuthError, ForbiddenError, HeadersTooLargeError, HowkError, NotConfiguredError, NotFoundError, RateLimitedError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
 import type { Logger } from '../pipeline/logger';
 
 /** The only place where typed errors become HTTP responses. */
@@ -7,7 +7,18 @@ export const errorResponse = (c: Context, e: unknown, log?: Logger): Response =>
   if (e instanceof ValidationError) {
     return c.json({ error: { code: e.code, message: e.message, field: e.field ?? null, issues: e.issues } }, 400);
   }
+  if (e instanceof HeadersTooLargeError) return c.json({ error: { code: e.code, message: e.message, limit: e.limit } }, 431);
   if (e instanceof TooLargeError) return c.json({ error: { code: e.code, message: e.message, limit: e.limit } }, 413);
+  if (e instanceof AuthError) {
+    c.header('WWW-Authenticate', 'Bearer realm="howk"');
+    return c.json({ error: { code: e.code, message: e.message } }, 401);
+  }
+  if (e instanceof ForbiddenError) return c.json({ error: { code: e.code, message: e.message } }, 403);
+  if (e instanceof RateLimitedError) {
+    c.header('Retry-After', String(e.retryAfterSec));
+    return c.json({ error: { code: e.code, message: e.message } }, 429);
+  }
+  if (e instanceof NotConfiguredError) return c.json({ error: { code: e.code, message: e.message } }, 501);
   if (e instanceof NotFoundError) return c.json({ error: { code: e.code, message: e.message } }, 404);
   if (e instanceof UnavailableError) {
     c.header('Retry-After', String(e.retryAfterSec));

@@ -55,7 +55,8 @@ export class MemoryHotState implements HotState {
         if (history.length > HISTORY_LIMIT) history.splice(0, history.length - HISTORY_LIMIT);
       }
       const newer = !cur || newerStamp(w.status.updated_at_ns, cur.status.updated_at_ns);
-      this.statuses.set(id, { value: { status: newer ? w.status : cur.status, history }, expiresAt: now + this.ttls.status_ttl });
+      const next = (newer ? (w.patch && cur ? { ...cur.status, ...w.status } : w.status) : cur.status) as WebhookStatus;
+      this.statuses.set(id, { value: { status: next, history }, expiresAt: now + this.ttls.status_ttl });
     }
     for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
     if (batch.stats) {

@@ -16,5 +16,8 @@ export const topicSpecs = (c: Config): TopicSpec[] => {
     { name: t.deadletter, partitions: p, retentionMs },
     { name: t.state, partitions: p, compacted: true },
     { name: t.scripts, partitions: 1, compacted: true },
+    // One partition each: every instance replays them whole, in order, into memory.
+    { name: t.keys, partitions: 1, compacted: true },
+    { name: t.config_secrets, partitions: 1, compacted: true },
   ].map((s) => ({ ...s, replicationFactor }));
 };

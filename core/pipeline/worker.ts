@@ -1,13 +1,26 @@
-import type { LogConsumer } from '../ports/log';
+import type { Log, LogConsumer } from '../ports/log';
 import { createDeliverer, type DeliverDeps } from './deliver';
-import type { Log } from '../ports/log';
+import { createPacer } from './pacer';
 
 export type WorkerDeps = DeliverDeps & { logStore: Log };
 
-/** The fast-lane consumer: pending topic → deliverer, offsets committed per batch after it resolves. */
-export const startWorker = async (d: WorkerDeps): Promise<{ consumer: LogConsumer; stop: () => Promise<void> }> => {
-  const deliver = createDeliverer(d);
-  const consumer = d.logStore.consumer({ groupId: d.config.kafka.consumer_group, topics: [d.config.kafka.topics.pending], fromBeginning: true });
-  await consumer.run(deliver);
-  return { consumer, stop: () => consumer.stop() };
+/**
+ * The worker's consumers: the fast lane (pending topic) and the slow lane (penalty box,
+ * paced at concurrency.slow_lane_rate per worker, in its own consumer group so that it
+ * never takes the fast lane's fetch slots). Offsets are committed per batch after it resolves.
+ */
+export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsumer[]; stop: () => Promise<void> }> => {
+  const { kafka, worker, concurrency } = d.config;
+  const consumers: LogConsumer[] = [];
+  if (worker.lanes !== 'slow') {
+    const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true });
+    await fast.run(createDeliverer(d, 'fast'));
+    consumers.push(fast);
+  }
+  if (worker.lanes !== 'fast') {
+    const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true });
+    await slow.run(createDeliverer({ ...d, pace: createPacer(concurrency.slow_lane_rate) }, 'slow'));
+    consumers.push(slow);
+  }
+  return { consumers, stop: async () => void (await Promise.all(consumers.map((c) => c.stop()))) };
 };

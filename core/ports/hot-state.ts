@@ -1,4 +1,5 @@
 import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../domain/status';
+import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from './recovery';
 
 // Rebuildable hot state (Redis in production, memory in howk-dev). Operations are shaped
 // per batch: one call is one round trip.
@@ -6,10 +7,15 @@ import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../domain/
 export type StatName = 'enqueued' | 'delivered' | 'failed' | 'exhausted' | 'dead_lettered' | 'retried';
 export const STAT_NAMES: readonly StatName[] = ['enqueued', 'delivered', 'failed', 'exhausted', 'dead_lettered', 'retried'];
 
+/** The fields a held-back webhook changes; the rest of its status stays as the last attempt left it. */
+export type StatusPatch = Partial<WebhookStatus> & Pick<WebhookStatus, 'webhook_id' | 'updated_at_ns'>;
+
 export type StatusWrite = {
-  status: WebhookStatus;
+  status: WebhookStatus | StatusPatch;
   /** Appended to the status history (kept to the last 20). */
   attempt?: AttemptRecord;
+  /** Merge `status`'s fields into the stored status instead of replacing it. */
+  patch?: boolean;
 };
 
 export type RetryEntry = { id: string; dueAt: number; /** the encoded webhook to re-enqueue */ data: string };
@@ -24,7 +30,13 @@ export type StatsWindow = Record<StatName, number> & { unique_endpoints: number 
 
 export type IdempotencyClaim = { configId: string; key: string; webhookId: string };
 
-export type HotTtls = { status_ttl: number; stats_ttl: number; retry_data_ttl: number };
+export type HotTtls = {
+  status_ttl: number;
+  stats_ttl: number;
+  retry_data_ttl: number;
+  /** How long a dead letter stays listable in the hot state (default: status_ttl). */
+  deadletter_ttl?: number;
+};
 
 export type HotState = {
   /**
@@ -46,6 +58,28 @@ export type HotState = {
   ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void>;
   retryCount(): Promise<number>;
   stats(now: number, hours: number): Promise<StatsWindow>;
+
+  // Recovery and listing (types in ./recovery.ts). Listing indexes follow every status write.
+  /**
+   * Writes replayed statuses where nothing as new is stored (LWW by updated_at_ns), and
+   * with each written one its retry, unless that webhook is already scheduled. A status
+   * the live system has written since is never replaced, nor its schedule. Returns how
+   * many statuses were written.
+   */
+  restore(items: RestoreItem[]): Promise<number>;
+  listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>>;
+  /** Stores dead letters (per webhook the one with the latest dead_at) and indexes them by config and reason. */
+  putDeadLetters(items: DeadLetterEntry[]): Promise<void>;
+  /** The raw record of a webhook's latest dead letter. */
+  getDeadLetter(webhookId: string): Promise<string | null>;
+  listDeadLetters(q: DeadLetterQuery): Promise<Page<string>>;
+  /** The canary (howk:system:initialized): absent after a Redis loss. */
+  isInitialized(): Promise<boolean>;
+  markInitialized(note: string): Promise<void>;
+  /** The rebuild lock (howk:reconciler:lock): taken only when free; renewed and released only by its owner. */
+  acquireLock(owner: string, ttlMs: number): Promise<boolean>;
+  renewLock(owner: string, ttlMs: number): Promise<boolean>;
+  releaseLock(owner: string): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 };

@@ -6,6 +6,7 @@
 //
 // Knobs (env): BENCH_N (20000), BENCH_MODE (batch|single), BENCH_BATCH (100),
 // BENCH_CONCURRENCY (requests in flight: 4 batch / 64 single), BENCH_CONFIGS (50),
+// BENCH_ORIGINS (1: receiver ports; config i posts to origin i % ORIGINS),
 // BENCH_RATE (webhooks/s offered, 0 = as fast as the api takes them), BENCH_PAYLOAD_BYTES
 // (~256), BENCH_WARMUP (1000), BENCH_TIMEOUT_S (180), BENCH_REDIS_DB (9),
 // BENCH_PROF (comma list of api,worker,scheduler: run them with --cpu-prof into
@@ -44,6 +45,7 @@ const N = envInt('BENCH_N', 20_000);
 const BATCH = MODE === 'single' ? 1 : Math.min(100, Math.max(1, envInt('BENCH_BATCH', 100)));
 const CONCURRENCY = Math.max(1, envInt('BENCH_CONCURRENCY', MODE === 'single' ? 64 : 4));
 const CONFIGS = Math.max(1, envInt('BENCH_CONFIGS', 50));
+const ORIGINS = Math.max(1, envInt('BENCH_ORIGINS', 1));
 const RATE = envInt('BENCH_RATE', 0);
 const PAYLOAD_BYTES = envInt('BENCH_PAYLOAD_BYTES', 256);
 const WARMUP = envInt('BENCH_WARMUP', 1000);
@@ -108,6 +110,24 @@ const systemTicks = (): { busy: number; total: number } => {
   const idle = (f[3] ?? 0) + (f[4] ?? 0);
   return { busy: total - idle, total };
 };
+/** CPU ticks of every process on the machine, with a short name (to name the neighbours). */
+const allProcesses = (): Map<number, { ticks: number; name: string }> => {
+  const out = new Map<number, { ticks: number; name: string }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const ticks = cpuTicksOf(Number(d));
+    if (ticks === undefined) continue;
+    let name = '';
+    try {
+      name = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => a.split('/').pop()).slice(0, 3).join(' ').slice(0, 40);
+    } catch {
+      /* gone */
+    }
+    out.set(Number(d), { ticks, name: name || `pid ${d}` });
+  }
+  return out;
+};
+
 /** The pid that listens on 127.0.0.1:port (best effort: Kafka and Redis for the CPU table). */
 const pidListening = (port: number): number | undefined => {
   try {
@@ -150,7 +170,8 @@ const pidListening = (port: number): number | undefined => {
 };
 
 // ------------------------------------------------------------------ receiver ----
-type Receiver = { url: string; server: Server; agentStats: () => { requests: number } };
+/** One node:http server listening on ORIGINS ports of 127.0.0.1 (one origin each). */
+type Receiver = { urls: string[]; server: Server };
 const arrivals = new Map<string, number>(); // webhook-id → performance.now() of its first delivery
 let duplicates = 0;
 let receivedTotal = 0;
@@ -158,6 +179,7 @@ let warmArrivals = 0;
 let badSignatures = 0;
 let sampled = 0;
 let receiving = true;
+const extraListeners: import('node:net').Server[] = [];
 
 const startReceiver = async (): Promise<Receiver> => {
   let requests = 0;
@@ -193,8 +215,15 @@ const startReceiver = async (): Promise<Receiver> => {
   server.keepAliveTimeout = 60_000;
   server.headersTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, server, agentStats: () => ({ requests }) };
+  const urls = [`http://127.0.0.1:${(server.address() as AddressInfo).port}`];
+  // More origins: the same server also accepts connections from extra listeners.
+  for (let i = 1; i < ORIGINS; i++) {
+    const extra = createNetServer((socket) => server.emit('connection', socket));
+    await new Promise<void>((r) => extra.listen(0, '127.0.0.1', r));
+    extraListeners.push(extra);
+    urls.push(`http://127.0.0.1:${(extra.address() as AddressInfo).port}`);
+  }
+  return { urls, server };
 };
 
 // ------------------------------------------------------------------ services ----
@@ -260,7 +289,7 @@ type EnqueueStats = { accepted: number; requests: number; retries: number; failu
  * requests in flight, optionally paced at RATE webhooks/s. Records, per accepted id, the
  * start time of the request that carried it.
  */
-const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrl: string, pathPrefix: string, configPrefix: string, rate: number): Promise<EnqueueStats> => {
+const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrls: string[], pathPrefix: string, configPrefix: string, rate: number): Promise<EnqueueStats> => {
   const st: EnqueueStats = { accepted: 0, requests: 0, retries: 0, failures: 0, ids: new Map() };
   const chunks = Math.ceil(count / BATCH);
   let next = 0;
@@ -276,8 +305,9 @@ const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrl:
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
       }
-      const config = `${configPrefix}-${c % CONFIGS}`;
-      const endpoint = `${receiverUrl}${pathPrefix}/${config}`;
+      const cfg = c % CONFIGS;
+      const config = `${configPrefix}-${cfg}`;
+      const endpoint = `${receiverUrls[cfg % receiverUrls.length]}${pathPrefix}/${config}`;
       const items = [];
       for (let i = from; i < to; i++) items.push(`{"endpoint":${JSON.stringify(endpoint)},"payload":${payloadOf(i)}}`);
       const body = MODE === 'single' ? items[0]! : `{"webhooks":[${items.join(',')}]}`;
@@ -320,7 +350,7 @@ const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math
 
 // ------------------------------------------------------------------ main ----
 const main = async (): Promise<number> => {
-  log(`run ${runId}: N=${N} mode=${MODE} batch=${BATCH} concurrency=${CONCURRENCY} configs=${CONFIGS} rate=${RATE || 'max'} payload≈${payloadOf(0).length} B`);
+  log(`run ${runId}: N=${N} mode=${MODE} batch=${BATCH} concurrency=${CONCURRENCY} configs=${CONFIGS} origins=${ORIGINS} rate=${RATE || 'max'} payload≈${payloadOf(0).length} B`);
   log(`service logs in ${logDir}`);
 
   // Other work on the machine skews every figure: say how busy it was just before.
@@ -345,6 +375,8 @@ const main = async (): Promise<number> => {
     HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
     HOWK_REDIS_URL: redisUrl,
     HOWK_SIGNING_DEFAULT_SECRET: SECRET,
+    // The SSRF guard refuses loopback unless allow-listed; the receiver is on 127.0.0.1.
+    HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
     HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
     KAFKAJS_NO_PARTITIONER_WARNING: '1',
   };
@@ -377,7 +409,7 @@ const main = async (): Promise<number> => {
     // Warm-up: the consumer group has joined and every code path is compiled before timing.
     if (WARMUP > 0) {
       const t = performance.now();
-      const w = await enqueueAll(api, agent, WARMUP, receiver.url, '/warm', 'warm', 0);
+      const w = await enqueueAll(api, agent, WARMUP, receiver.urls, '/warm', 'warm', 0);
       await waitUntil(`${w.accepted} warm-up deliveries`, 90_000, () => warmArrivals >= w.accepted, svcs);
       log(`warm-up: ${w.accepted} webhooks delivered in ${fmt(performance.now() - t)} ms`);
     }
@@ -390,6 +422,7 @@ const main = async (): Promise<number> => {
     const cpu0 = cpuPids.map(([, pid]) => (pid ? cpuTicksOf(pid) : undefined));
     const self0 = process.cpuUsage();
     const sys0 = systemTicks();
+    const all0 = allProcesses();
 
     const tStart = performance.now();
     let enqueueDone = false;
@@ -397,7 +430,7 @@ const main = async (): Promise<number> => {
       const s = (performance.now() - tStart) / 1000;
       log(`${s.toFixed(1)} s: ${enqueueDone ? 'enqueue done, ' : ''}delivered ${arrivals.size}/${N} (${fmt(arrivals.size / s)}/s)`);
     }, 2000);
-    const enq = await enqueueAll(api, agent, N, receiver.url, '/bench', 'cfg', RATE);
+    const enq = await enqueueAll(api, agent, N, receiver.urls, '/bench', 'cfg', RATE);
     const tEnqEnd = performance.now();
     enqueueDone = true;
     const expected = enq.ids;
@@ -418,6 +451,7 @@ const main = async (): Promise<number> => {
     const cpu1 = cpuPids.map(([, pid]) => (pid ? cpuTicksOf(pid) : undefined));
     const self1 = process.cpuUsage(self0);
     const sys1 = systemTicks();
+    const all1 = allProcesses();
     await sleep(500); // late duplicates
 
     // ---- figures
@@ -437,7 +471,7 @@ const main = async (): Promise<number> => {
     const strangers = [...arrivals.keys()].filter((id) => !expected.has(id)).length;
 
     const rows: [string, string][] = [
-      ['mode', `${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`],
+      ['mode', `${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, ${ORIGINS} receiver origin${ORIGINS > 1 ? 's' : ''}, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`],
       ['webhooks accepted (202)', `${fmt(enq.accepted)} of ${fmt(N)} in ${fmt(enq.requests)} requests (${enq.retries} retried, ${enq.failures} failed)`],
       ['enqueue throughput', `${fmt(enq.accepted / enqS)} webhooks/s (${enqS.toFixed(2)} s)`],
       ['delivered (first, unique)', `${fmt(delivered)} of ${fmt(expected.size)}${strangers ? ` (+${strangers} unknown ids)` : ''}`],
@@ -459,7 +493,16 @@ const main = async (): Promise<number> => {
     const sysBusy = ((sys1.busy - sys0.busy) / Math.max(1, sys1.total - sys0.total)) * 100;
     const ours = cpuRows.reduce((a, [, v]) => a + (Number.parseFloat(v) || 0), 0);
     const otherS = Math.max(0, ((sys1.busy - sys0.busy) / CLK_TCK) - ours);
+    // Name the biggest neighbours (processes that are not part of the run).
+    const mine = new Set<number>([process.pid, ...cpuPids.map(([, pid]) => pid ?? -1)]);
+    const others = [...all1]
+      .filter(([pid]) => !mine.has(pid))
+      .map(([pid, p]) => ({ name: p.name, s: (p.ticks - (all0.get(pid)?.ticks ?? 0)) / CLK_TCK }))
+      .filter((x) => x.s >= 0.2)
+      .sort((a, b) => b.s - a.s)
+      .slice(0, 3);
     cpuRows.push(['other processes', `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core; ${fmt(busyBefore)}% of the machine was busy before the run)`]);
+    if (others.length) cpuRows.push(['  of which', others.map((o) => `${o.name} ${o.s.toFixed(1)} s`).join('; ')]);
     cpuRows.push(['whole machine', `${fmt(sysBusy)}% busy over the run (all ${cores} cores)`]);
 
     const w = Math.max(...[...rows, ...cpuRows].map(([k]) => k.length));
@@ -486,6 +529,7 @@ const main = async (): Promise<number> => {
     if (PROF.size) log(`CPU profiles in ${profDir}`);
     await agent.close().catch(() => {});
     receiver.server.closeAllConnections();
+    for (const l of extraListeners) l.close();
     await new Promise<void>((r) => receiver.server.close(() => r()));
     if (process.env.BENCH_KEEP_TOPICS !== '1') {
       const admin = new Kafka({ clientId: `${runId}-cleanup`, brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();

@@ -1,10 +1,12 @@
 import { loadConfig } from '../../core/config/load';
 import type { Config } from '../../core/config/schema';
+import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { createLogger, silentLogger } from '../../core/pipeline/logger';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
+import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
 import type { ConsumedRecord, Log } from '../../core/ports/log';
 import { createSecretBox } from '../../core/signing/secret-box';
@@ -12,6 +14,7 @@ import { KafkaLog } from '../../workers/kafka/log';
 import { startFleet, type Fleet } from '../../workers/node/fleet';
 import { createHttpSender } from '../../workers/node/sender';
 import { createRedis } from '../../workers/redis/client';
+import { RedisGuards } from '../../workers/redis/guards';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv, uniq } from './env';
 
@@ -26,6 +29,7 @@ export type TestFleet = {
   fleet: Fleet;
   baseUrl: string;
   hot: HotState;
+  guards: Guards;
   logStore: Log;
   /** Every record seen so far on a topic (collected from the start of the fleet). */
   records(topic: keyof Config['kafka']['topics']): ConsumedRecord[];
@@ -44,12 +48,15 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
       'kafka.partitions': 4,
       'kafka.consumer_group': `${prefix}-workers`,
       'kafka.max_wait': 20,
-      'kafka.topics': { pending: `${prefix}.pending`, slow: `${prefix}.slow`, results: `${prefix}.results`, deadletter: `${prefix}.deadletter`, state: `${prefix}.state`, scripts: `${prefix}.scripts` },
+      'kafka.topics': { pending: `${prefix}.pending`, slow: `${prefix}.slow`, results: `${prefix}.results`, deadletter: `${prefix}.deadletter`, state: `${prefix}.state`, scripts: `${prefix}.scripts`, keys: `${prefix}.keys`, config_secrets: `${prefix}.config-secrets` },
       'retry.base_delay': 200,
       'retry.jitter': 0,
       'scheduler.poll_interval': 25,
       'signing.default_secret': TEST_SECRET,
       'delivery.timeout': 5000,
+      // Test fleets deliver to loopback receivers and run without API keys unless a test opts in.
+      'delivery.allowed_networks': ['127.0.0.0/8', '::1/128'],
+      'api.auth.enabled': false,
       ...overrides,
     },
   });
@@ -60,8 +67,9 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
   const config = opts.config ?? testConfig(mode, opts.overrides);
   const log = process.env.HOWK_TEST_LOGS ? createLogger('test', 'debug') : silentLogger;
   const secretBox = await createSecretBox('k1', { k1: TEST_SECRETS_KEY });
-  const sender = createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: 1024 });
+  const sender = createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: 1024, allowedNetworks: config.delivery.allowed_networks });
   let hot: HotState;
+  let guards: Guards;
   let logStore: Log;
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
@@ -69,10 +77,11 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
     const redis = createRedis(requireEnv('REDIS_URL'), { db: opts.redisDb ?? 2 });
     if (!opts.config) await redis.flushdb();
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
+    guards = new RedisGuards(redis);
     logStore = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'test', produceTimeoutMs: config.kafka.produce_timeout, maxWaitMs: 20, maxBytesPerPartition: 1 << 20, partitionsConsumedConcurrently: 4 });
     await logStore.admin.ensureTopics(topicSpecs(config));
     const t = config.kafka.topics;
-    const collector = logStore.consumer({ groupId: uniq('collector'), topics: [t.results, t.deadletter, t.state, t.pending], fromBeginning: true });
+    const collector = logStore.consumer({ groupId: uniq('collector'), topics: [t.results, t.deadletter, t.state, t.pending, t.slow], fromBeginning: true });
     await collector.run(async (b) => {
       collected.set(b.topic, [...(collected.get(b.topic) ?? []), ...b.records]);
     });
@@ -80,8 +89,9 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
   } else {
     hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
     logStore = new MemoryLog();
+    guards = new MemoryGuards();
   }
-  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, roles: opts.roles });
+  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles });
   const baseUrl = fleet.baseUrl ?? '';
   return {
     mode,
@@ -89,6 +99,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
     fleet,
     baseUrl,
     hot,
+    guards,
     logStore,
     records: (topic) => {
       const name = config.kafka.topics[topic];

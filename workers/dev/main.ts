@@ -1,9 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { createLogger } from '../../core/pipeline/logger';
 import { systemClock } from '../../core/ports/clock';
 import { toBase64 } from '../../core/signing/encoding';
 import { createSecretBox, randomSecretsKey } from '../../core/signing/secret-box';
+import { LOOPBACK_NETWORKS } from '../../core/security/destination';
 import { configFromProcess, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onShutdown } from '../node/lifecycle';
@@ -13,21 +17,31 @@ import { createDrySender, createHttpSender } from '../node/sender';
 // Nothing persists; deliveries are real HTTP unless --dry.
 const flags = parseFlags(process.argv.slice(2));
 const generatedSecret = `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
-const config = configFromProcess(flags);
+// howk-dev's own defaults, for local development: no API keys, and loopback receivers are
+// reachable. Either is overridden by the YAML file or HOWK_* variable that sets it.
+const yamlConfig = flags.config ? ((parseYaml(readFileSync(flags.config, 'utf8')) as Record<string, any>) ?? {}) : {};
+const userSet = (env: string, path: string[]) => !!process.env[env] || path.reduce<any>((o, k) => o?.[k], yamlConfig) !== undefined;
+const config = configFromProcess(flags, {
+  ...(userSet('HOWK_API_AUTH_ENABLED', ['api', 'auth', 'enabled']) ? {} : { 'api.auth.enabled': false }),
+  ...(userSet('HOWK_DELIVERY_ALLOWED_NETWORKS', ['delivery', 'allowed_networks']) ? {} : { 'delivery.allowed_networks': [...LOOPBACK_NETWORKS] }),
+});
 if (!config.signing.default_secret) config.signing.default_secret = generatedSecret;
 const log = createLogger('howk-dev', config.log.level);
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? randomSecretsKey() });
 const sender = config.worker.dry_run
   ? createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url, payload_bytes: r.body.length }))
-  : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes });
+  : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
 const logStore = new MemoryLog();
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
-const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox });
+const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards() });
 
 log.info('howk-dev ready', {
   url: fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host),
   mode: config.worker.dry_run ? 'dry-run (no HTTP)' : 'live HTTP delivery',
   storage: 'in-memory log and hot state (nothing persists)',
+  allowed_networks: config.delivery.allowed_networks.length
+    ? `${config.delivery.allowed_networks.join(',')} reachable besides public addresses (howk-dev allows loopback by default; other binaries refuse it)`
+    : 'public addresses only',
   signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (generated for this run; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
 });
 onShutdown(log, async () => {

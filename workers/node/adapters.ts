@@ -3,6 +3,7 @@ import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { secretBoxFromConfig } from '../../core/signing/secret-box';
 import { KafkaLog } from '../kafka/log';
 import { createRedis } from '../redis/client';
+import { RedisGuards } from '../redis/guards';
 import { RedisHotState } from '../redis/hot-state';
 
 export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number) =>
@@ -16,12 +17,12 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     partitionsConsumedConcurrently,
   });
 
-export const redisHotFrom = (c: Config, url: string) =>
-  new RedisHotState(createRedis(url, { commandTimeoutMs: c.redis.command_timeout }), {
-    status_ttl: c.ttl.status_ttl,
-    stats_ttl: c.ttl.stats_ttl,
-    retry_data_ttl: c.ttl.retry_data_ttl,
-  });
+/** Hot state and guards over one Redis connection (closing the hot state closes it). */
+export const redisHotFrom = (c: Config, url: string) => {
+  const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout });
+  const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl });
+  return Object.assign(hot, { guards: new RedisGuards(redis) });
+};
 
 export const secretBoxFrom = (c: Config) => secretBoxFromConfig(c.signing);
 

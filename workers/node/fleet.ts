@@ -9,6 +9,7 @@ import { runScheduler } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { startWorker } from '../../core/pipeline/worker';
 import { systemClock, type Clock } from '../../core/ports/clock';
+import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';
 import type { Sender } from '../../core/ports/sender';
@@ -21,6 +22,8 @@ export type FleetParts = {
   sender: Sender;
   log: Logger;
   secretBox?: SecretBox;
+  /** Circuit breaker, penalty box, limits, pause (Redis in production, memory in howk-dev). */
+  guards?: Guards;
   clock?: Clock;
   /** Which roles run in this process (all by default: howk-dev). */
   roles?: { api?: boolean; worker?: boolean; scheduler?: boolean };
@@ -49,7 +52,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
 
   if (roles.worker) {
     const producer = logStore.producer();
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, guards: p.guards });
     stops.push(async () => {
       await w.stop();
       await producer.close();
@@ -72,7 +75,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer });
     server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, port: config.api.port, hostname: config.api.host }, () => resolve(s));
     });

@@ -17,9 +17,10 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
   const hot = redisHotFrom(config, redisUrlOf(config));
   const sender = config.worker.dry_run
     ? createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url, payload_bytes: r.body.length }))
-    : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes });
+    : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
   const fleet = await startFleet({
     config, logStore, hot, sender, log,
+    guards: hot.guards,
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },

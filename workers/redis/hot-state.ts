@@ -47,10 +47,10 @@ export class RedisHotState implements HotState {
   async apply(batch: HotBatch): Promise<void> {
     const p = scriptedPipeline(this.redis);
     const { status_ttl, retry_data_ttl, stats_ttl } = this.ttls;
-    for (const { status, attempt } of batch.statuses ?? []) {
+    for (const { status, attempt, patch } of batch.statuses ?? []) {
       const id = status.webhook_id;
       const attemptJson = attempt ? JSON.stringify(attempt) : '';
-      p.howk_setStatus(keys.status(id), keys.statusHistory(id), JSON.stringify(status), status.updated_at_ns, status_ttl, attemptJson, HISTORY_LIMIT);
+      p.howk_setStatus(keys.status(id), keys.statusHistory(id), JSON.stringify(status), status.updated_at_ns, status_ttl, attemptJson, HISTORY_LIMIT, patch ? '1' : '0');
     }
     for (const r of batch.retries ?? []) {
       p.zadd(keys.retries(), r.dueAt, r.id);

@@ -12,6 +12,10 @@ export const SCRIPTS = {
   claimRetries: { numberOfKeys: 1, lua: lua('claimRetries') },
   ackRetries: { numberOfKeys: 1, lua: lua('ackRetries') },
   releaseIdempotency: { numberOfKeys: 1, lua: lua('releaseIdempotency') },
+  admitDelivery: { numberOfKeys: 6, lua: lua('admitDelivery') },
+  completeDelivery: { numberOfKeys: 4, lua: lua('completeDelivery') },
+  holdPaused: { numberOfKeys: 2, lua: lua('holdPaused') },
+  dropHeld: { numberOfKeys: 2, lua: lua('dropHeld') },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

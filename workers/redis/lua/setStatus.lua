@@ -7,6 +7,8 @@
 -- ARGV[3]  TTL in ms of both keys, refreshed on every call (even a stale one, as in memory)
 -- ARGV[4]  AttemptRecord JSON to append, or '' for none; appended even when the status is stale
 -- ARGV[5]  history limit: keep the last N attempts
+-- ARGV[6]  '1' = patch: merge the given fields into the stored status (if any) instead of
+--          replacing it (a webhook held back changes a few fields, keeps its last attempt's)
 --
 -- Returns 1 when the status was written, 0 when the stored one is newer or equal.
 
@@ -26,7 +28,16 @@ end
 local ttl = ARGV[3]
 local written = 0
 if is_newer(ARGV[2], redis.call('HGET', KEYS[1], 'ts') or nil) then
-  redis.call('HSET', KEYS[1], 'data', ARGV[1], 'ts', ARGV[2])
+  local data = ARGV[1]
+  if ARGV[6] == '1' then
+    local stored = redis.call('HGET', KEYS[1], 'data')
+    if stored then
+      local cur = cjson.decode(stored)
+      for k, v in pairs(cjson.decode(ARGV[1])) do cur[k] = v end
+      data = cjson.encode(cur)
+    end
+  end
+  redis.call('HSET', KEYS[1], 'data', data, 'ts', ARGV[2])
   written = 1
 end
 redis.call('PEXPIRE', KEYS[1], ttl)

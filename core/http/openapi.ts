@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { Config } from '../config/schema';
+import { AttemptRecord, WebhookStatusSchema } from '../domain/status';
+import { routeAccess } from '../security/route-access';
+import { CONFIG_ID, enqueueItemSchema } from './enqueue-request';
+import { CreatedKeySchema, CreateKeyBody, KeyViewSchema } from './routes/keys';
+import { PutSecretBody, RotatedSecretSchema, RotateSecretBody, SecretViewSchema } from './routes/secrets';
+
+// OpenAPI 3.1 from the same zod schemas that validate requests (z.toJSONSchema). The limits
+// in it are the running server's (`/openapi.json`); docs/openapi.json is built from the
+// defaults. Scopes in each description come from the auth middleware's own route map.
+
+type Json = Record<string, unknown>;
+
+const schema = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json => {
+  const { $schema: _s, ...rest } = z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  return rest;
+};
+
+const ErrorBody = z.object({
+  error: z.looseObject({ code: z.string(), message: z.string(), field: z.string().nullable().optional(), limit: z.number().optional(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() }),
+});
+const EnqueueResponse = z.object({ webhook_id: z.string(), status: z.enum(['pending', 'duplicate']) });
+const BatchResponse = z.object({ count: z.number().int(), accepted: z.number().int(), results: z.array(z.object({ index: z.number().int(), webhook_id: z.string(), status: z.enum(['pending', 'duplicate']), endpoint: z.string() })) });
+const StatusView = WebhookStatusSchema.omit({ updated_at_ns: true }).extend({ history: z.array(AttemptRecord) });
+const StatsWindow = z.object({ enqueued: z.number(), delivered: z.number(), failed: z.number(), exhausted: z.number(), dead_lettered: z.number(), retried: z.number(), unique_endpoints: z.number() });
+const Check = z.object({ ok: z.boolean(), latency_ms: z.number(), error: z.string().optional() });
+
+const enqueueBody = (c: Config): Json => {
+  const item = schema(enqueueItemSchema(c.api), 'input') as { properties: Record<string, Json> };
+  // Refinements zod cannot express in JSON Schema, written out for clients and fuzzers.
+  item.properties.endpoint = { ...item.properties.endpoint, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'absolute http(s) URL; delivered only if it resolves to an allowed address' };
+  item.properties.headers = { ...item.properties.headers, maxProperties: c.api.max_headers, description: 'custom headers; transport and signature headers are refused; values without CR, LF or NUL' };
+  item.properties.payload = { description: 'any JSON value; its bytes are delivered exactly as sent' };
+  return item;
+};
+
+const json = (s: Json, description: string, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: s } } });
+const errorRef = { $ref: '#/components/schemas/Error' };
+const errors = {
+  default: json(errorRef, 'Error: 400 invalid input (names the field), 401 no or bad key, 403 scope or config not allowed, 404, 413/431 over a limit, 429 rate limited (Retry-After), 501 not configured, 503 dependency unavailable (Retry-After)'),
+};
+const configParam = { name: 'config', in: 'path', required: true, schema: { type: 'string', pattern: CONFIG_ID.source } };
+
+type Op = { method: 'get' | 'post' | 'put' | 'delete'; path: string; summary: string; params?: Json[]; body?: Json; bodyRequired?: boolean; ok: Record<string, Json>; tag: string };
+
+const ops = (c: Config): Op[] => [
+  { method: 'get', path: '/health', tag: 'health', summary: 'Liveness', ok: { '200': json(schema(z.object({ status: z.literal('ok') })), 'alive') } },
+  { method: 'get', path: '/ready', tag: 'health', summary: 'Readiness: every dependency answers', ok: { '200': json(schema(z.object({ status: z.string(), dependencies: z.array(Check.extend({ name: z.string() })) })), 'ready'), '503': json(schema(z.object({ status: z.string(), dependencies: z.array(Check.extend({ name: z.string() })) })), 'not ready') } },
+  { method: 'get', path: '/health/dependencies', tag: 'health', summary: 'Per-dependency checks', ok: { '200': json(schema(z.object({ status: z.string(), dependencies: z.record(z.string(), Check) })), 'all ok'), '503': json(schema(z.object({ status: z.string(), dependencies: z.record(z.string(), Check) })), 'degraded') } },
+  { method: 'get', path: '/openapi.json', tag: 'health', summary: 'This document', ok: { '200': json({ type: 'object' }, 'OpenAPI 3.1') } },
+  {
+    method: 'post', path: '/webhooks/{config}/enqueue', tag: 'webhooks', summary: 'Enqueue one webhook (202 once it is durably in Kafka)', params: [configParam], body: enqueueBody(c), bodyRequired: true,
+    ok: { '202': json(schema(EnqueueResponse), 'accepted', { Location: { schema: { type: 'string' } } }), '200': json(schema(EnqueueResponse), 'duplicate idempotency_key: the first webhook') },
+  },
+  {
+    method: 'post', path: '/webhooks/{config}/enqueue/batch', tag: 'webhooks', summary: 'Enqueue up to api.max_batch_size webhooks; one invalid item rejects the batch', params: [configParam], bodyRequired: true,
+    body: { type: 'object', properties: { webhooks: { type: 'array', minItems: 1, maxItems: c.api.max_batch_size, items: enqueueBody(c) } }, required: ['webhooks'] },
+    ok: { '202': json(schema(BatchResponse), 'accepted') },
+  },
+  { method: 'get', path: '/webhooks/{id}/status', tag: 'webhooks', summary: 'State, attempts and the last 20 attempts of a webhook', params: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], ok: { '200': json(schema(StatusView), 'status') } },
+  { method: 'get', path: '/stats', tag: 'webhooks', summary: 'Counters of the last hour and the last 24 hours', ok: { '200': json(schema(z.object({ last_1h: StatsWindow, last_24h: StatsWindow })), 'stats') } },
+  { method: 'post', path: '/keys', tag: 'keys', summary: 'Create an API key (the key is shown once)', body: schema(CreateKeyBody, 'input'), bodyRequired: true, ok: { '201': json(schema(CreatedKeySchema), 'created') } },
+  { method: 'get', path: '/keys', tag: 'keys', summary: 'List API keys (never their secret or hash)', ok: { '200': json(schema(z.object({ keys: z.array(KeyViewSchema) })), 'keys') } },
+  { method: 'delete', path: '/keys/{id}', tag: 'keys', summary: 'Revoke an API key: it stops working at once', params: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], ok: { '200': json(schema(KeyViewSchema), 'revoked') } },
+  { method: 'get', path: '/configs/{config}/secret', tag: 'secrets', summary: 'Ids and validity of the config\'s signing secrets (never values)', params: [configParam], ok: { '200': json(schema(SecretViewSchema), 'secrets') } },
+  { method: 'put', path: '/configs/{config}/secret', tag: 'secrets', summary: 'Set the config\'s signing secret, replacing all others at once', params: [configParam], body: schema(PutSecretBody, 'input'), bodyRequired: true, ok: { '200': json(schema(SecretViewSchema), 'set') } },
+  { method: 'post', path: '/configs/{config}/secret/rotate', tag: 'secrets', summary: 'Add a new signing secret; the previous one stays valid for signing.rotation_overlap', params: [configParam], body: schema(RotateSecretBody, 'input'), ok: { '200': json(schema(RotatedSecretSchema), 'rotated') } },
+  { method: 'delete', path: '/configs/{config}/secret', tag: 'secrets', summary: 'Remove the config\'s secrets (deliveries fall back to signing.default_secret)', params: [configParam], ok: { '200': json(schema(SecretViewSchema), 'removed') } },
+];
+
+/** Scope text for an operation, from the same map the middleware enforces. */
+export const scopeOf = (method: string, path: string): string => {
+  const a = routeAccess(method, path.replace(/\{[^}]+\}/g, 'x'));
+  return a.kind === 'open' ? 'none (open)' : a.scope;
+};
+
+export const buildOpenApi = (c: Config): Json => {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const op of ops(c)) {
+    const scope = scopeOf(op.method, op.path);
+    (paths[op.path] ??= {})[op.method] = {
+      tags: [op.tag],
+      summary: op.summary,
+      description: `Scope: ${scope}.`,
+      operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[/.](\w)/g, (_m, ch: string) => ch.toUpperCase())}`,
+      ...(scope.startsWith('none') ? { security: [] } : {}),
+      ...(op.params ? { parameters: op.params } : {}),
+      ...(op.body ? { requestBody: { required: op.bodyRequired ?? false, content: { 'application/json': { schema: op.body } } } } : {}),
+      responses: { ...op.ok, ...errors },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Howk API', version: '0.1.0', description: 'Webhook delivery: enqueue, status, API keys and signing secrets. Every route but health needs `Authorization: Bearer howk_...` with the scope named in its description (when api.auth.enabled).' },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'howk_<id>_<secret> API key' } },
+      schemas: { Error: schema(ErrorBody) },
+    },
+  };
+};

@@ -1,0 +1,53 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { NotConfiguredError, NotFoundError } from '../../errors/errors';
+import { SCOPES } from '../../security/api-keys';
+import type { ApiDeps } from '../deps';
+import type { AuthVariables } from '../middleware/auth';
+import { CONFIG_ID } from '../enqueue-request';
+import { readJsonBody } from '../json-body';
+
+export const CreateKeyBody = z
+  .object({
+    name: z.string().max(128).optional().describe('A label for people; not secret'),
+    scopes: z.array(z.enum(SCOPES)).min(1).max(3).describe('enqueue, read, admin (admin covers all)'),
+    config_ids: z.array(z.string().regex(CONFIG_ID)).max(1000).optional().describe('When set, the key reaches only these configs'),
+  })
+  .strict();
+
+export const KeyViewSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  config_ids: z.array(z.string()).nullable(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+
+export const CreatedKeySchema = KeyViewSchema.extend({ key: z.string().describe('The API key; shown once, stored only as a SHA-256 hash') });
+
+export const KEY_ID = /^[0-9a-f]{16}$/;
+
+/** Key management; the auth middleware already required an admin key bound to no config. */
+export const keyRoutes = (d: ApiDeps) => {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  const keys = () => {
+    if (!d.keys) throw new NotConfiguredError('this server has no API key store');
+    return d.keys;
+  };
+  app.post('/keys', async (c) => {
+    const body = await readJsonBody(c, CreateKeyBody);
+    const created = await keys().create({ name: body.name, scopes: body.scopes, config_ids: body.config_ids ?? null });
+    d.log.info('api key created', { key_id: created.id, scopes: created.scopes, by: c.get('apiKey')?.id ?? null });
+    return c.json(created, 201);
+  });
+  app.get('/keys', (c) => c.json({ keys: keys().list() }));
+  app.delete('/keys/:id', async (c) => {
+    const id = c.req.param('id');
+    if (!KEY_ID.test(id)) throw new NotFoundError('API key');
+    const revoked = await keys().revoke(id);
+    d.log.info('api key revoked', { key_id: revoked.id });
+    return c.json(revoked);
+  });
+  return app;
+};

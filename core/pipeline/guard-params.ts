@@ -1,0 +1,16 @@
+import type { Config } from '../config/schema';
+import type { GuardParams } from '../ports/guards';
+
+export const guardParams = (c: Config): GuardParams => ({
+  circuit: { ...c.circuit_breaker },
+  maxInflightPerEndpoint: c.concurrency.max_inflight_per_endpoint,
+  maxInflightPerDomain: (host) => c.concurrency.domain_overrides[host] ?? c.concurrency.max_inflight_per_domain,
+  inflightTtlMs: c.concurrency.inflight_ttl,
+  rate: c.rate_limit.rate,
+  burst: c.rate_limit.burst,
+  circuitTtlMs: c.ttl.circuit_state_ttl,
+});
+
+/** True when no guard needs Redis for this config (skips the admission round trip). */
+export const guardsOff = (p: GuardParams, hasDomainLimits: boolean): boolean =>
+  !p.circuit.enabled && p.maxInflightPerEndpoint === 0 && !hasDomainLimits && p.rate === 0;

@@ -1,0 +1,68 @@
+import type { DeadLetter, DeliveryResult } from '../domain/records';
+import type { AttemptRecord, WebhookState, WebhookStatus } from '../domain/status';
+import { iso } from '../domain/time';
+import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { errorMessage } from '../errors/errors';
+import type { Decision } from '../policy/retry';
+import type { DeliveryResponse } from '../ports/sender';
+import { redactWebhook } from './redact';
+
+// The records one delivery step leaves behind: result, status (+ history entry), dead
+// letter, state snapshot. Pure functions of the step; deliver.ts collects them per batch.
+
+export type Attempted = { webhook: Webhook; response: DeliveryResponse; at: number; decision: Decision };
+
+export const responseError = (r: DeliveryResponse): string | null =>
+  r.kind === 'response' ? (r.status >= 200 && r.status < 300 ? null : `HTTP ${r.status}`) : `${r.kind}: ${r.error}`;
+
+const STATE: Record<Decision['kind'], WebhookState> = { delivered: 'delivered', retry: 'retrying', dead: 'failed' };
+
+export const baseStatus = (w: Webhook, ns: string): Pick<WebhookStatus, 'webhook_id' | 'config_id' | 'endpoint' | 'endpoint_hash' | 'max_attempts' | 'created_at' | 'updated_at_ns' | 'replay_of'> => ({
+  webhook_id: w.id, config_id: w.config_id, endpoint: w.endpoint, endpoint_hash: w.endpoint_hash,
+  max_attempts: w.max_attempts, created_at: w.created_at, updated_at_ns: ns,
+  ...(w.replay_of ? { replay_of: w.replay_of } : {}),
+});
+
+export const attemptRecords = (o: Attempted, ns: string) => {
+  const { webhook: w, response: r, decision } = o;
+  const status_code = r.kind === 'response' ? r.status : null;
+  const error = responseError(r);
+  const next_retry_at = decision.kind === 'retry' ? iso(decision.dueAt) : null;
+  const outcome: AttemptRecord['outcome'] =
+    decision.kind === 'delivered' ? 'delivered' : decision.kind === 'retry' ? (decision.deferred ? 'deferred' : 'retry') : decision.reason_type;
+  const result: DeliveryResult = {
+    webhook_id: w.id, config_id: w.config_id, endpoint: w.endpoint, endpoint_hash: w.endpoint_hash,
+    attempt: w.attempt + 1, outcome, success: decision.kind === 'delivered', status_code, error,
+    duration_ms: r.durationMs, next_retry_at, timestamp: iso(o.at),
+  };
+  const attempts = w.attempt + w.deferrals + 1;
+  const status: WebhookStatus = {
+    ...baseStatus(w, ns),
+    state: decision.kind === 'dead' && decision.reason_type === 'exhausted' ? 'exhausted' : STATE[decision.kind],
+    attempts, last_attempt_at: iso(o.at), last_status_code: status_code, last_error: error, next_retry_at,
+    held: null,
+    ...(decision.kind === 'dead' ? { dead_reason: decision.reason_type } : {}),
+  };
+  const attempt: AttemptRecord = { attempt: attempts, at: iso(o.at), outcome, status_code, error, duration_ms: r.durationMs };
+  return { result, status, attempt };
+};
+
+export const deadLetterValue = (o: Attempted, reason_type: DeadLetter['reason_type'], reason: string): string => {
+  const r = o.response;
+  const dl: Omit<DeadLetter, 'webhook'> = {
+    webhook_id: o.webhook.id, config_id: o.webhook.config_id, reason, reason_type,
+    last_status_code: r.kind === 'response' ? r.status : null, last_error: responseError(r),
+    last_response: r.kind === 'response' ? r.bodySnippet.slice(0, 1024) : null, dead_at: iso(o.at),
+  };
+  // The webhook is spliced in raw so that a replay sends the original bytes.
+  return `${JSON.stringify(dl).slice(0, -1)},"webhook":${encodeWebhook(redactWebhook(o.webhook))}}`;
+};
+
+/** A howk.state snapshot: the recoverable state plus the webhook (raw payload) to resume it. */
+export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<WebhookStatus, 'updated_at_ns'>, nextRetryAt: number, encoded = encodeWebhook(w)): string => {
+  const head = JSON.stringify({ webhook_id: w.id, state: status.held === 'paused' ? 'paused' : status.held ? 'parked' : 'retrying', next_retry_at: iso(nextRetryAt), updated_at_ns: status.updated_at_ns, status });
+  return `${head.slice(0, -1)},"webhook":${encoded}}`;
+};
+
+export const invalidRecordValue = (value: string | null, e: unknown, at: number): string =>
+  JSON.stringify({ reason_type: 'invalid_record', reason: `undecodable record: ${errorMessage(e)}`, dead_at: iso(at), raw: (value ?? '').slice(0, 1024) });

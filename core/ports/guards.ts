@@ -1,0 +1,72 @@
+import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circuit';
+
+// Admission control in front of every delivery attempt (DESIGN.md §5): pause, circuit
+// breaker, rate limit, per-domain and per-endpoint in-flight limits, decided atomically
+// (one Lua script on Redis) so that every worker sees the same counters.
+
+export type GuardParams = {
+  circuit: CircuitParams & { enabled: boolean };
+  maxInflightPerEndpoint: number;
+  maxInflightPerDomain: (host: string) => number;
+  inflightTtlMs: number;
+  rate: number;
+  burst: number;
+  circuitTtlMs: number;
+};
+
+export type AdmitRequest = { endpointHash: string; host: string; configId: string; lane: 'fast' | 'slow'; now: number };
+
+export type Admission =
+  /** Deliver now. `counted` says which in-flight counters were raised (to lower on completion). */
+  | { kind: 'go'; probe: boolean; counted: { endpoint: boolean; domain: boolean } }
+  /** Hold until `until` (open circuit, rate limit): no attempt spent. */
+  | { kind: 'park'; reason: 'circuit_open' | 'rate_limited'; until: number }
+  /** Fast lane is full for this endpoint or host: send to the slow lane. */
+  | { kind: 'divert'; reason: 'endpoint_inflight' | 'domain_inflight' }
+  /** Slow lane only: the endpoint has room again, send it back to the fast lane. */
+  | { kind: 'recovered' }
+  /** Slow lane only: the host is at its limit; wait and ask again. */
+  | { kind: 'wait' }
+  | { kind: 'paused'; scope: 'endpoint' | 'config' };
+
+export type Completion = {
+  endpointHash: string;
+  host: string;
+  now: number;
+  outcome: CircuitOutcome;
+  probe: boolean;
+  counted: { endpoint: boolean; domain: boolean };
+  /** Short error text kept among the endpoint's last errors. */
+  error?: string;
+};
+
+export type EndpointView = {
+  endpoint_hash: string;
+  circuit: { state: CircuitState; failures: number; open_until: number | null; successes: number; opened_count: number };
+  inflight: number;
+  paused: boolean;
+  draining: boolean;
+  parked_while_paused: number;
+  last_errors: { at: string; error: string }[];
+};
+
+export type PauseScope = { kind: 'endpoint' | 'config'; id: string };
+
+export type Guards = {
+  admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]>;
+  complete(done: Completion[], p: GuardParams): Promise<void>;
+  endpoint(endpointHash: string, now: number): Promise<EndpointView>;
+  resetCircuit(endpointHash: string): Promise<void>;
+  pause(scope: PauseScope): Promise<void>;
+  /**
+   * Holds a webhook that met a pause. Returns false when the scope is no longer paused (it
+   * was resumed and fully drained meanwhile): the caller then delivers it normally.
+   */
+  holdPaused(scope: PauseScope, data: string): Promise<boolean>;
+  /** Starts a resume: the scope drains (new arrivals still queue behind the held ones). */
+  resume(scope: PauseScope): Promise<void>;
+  /** Up to `limit` held webhooks in arrival order, without removing them. */
+  peekHeld(scope: PauseScope, limit: number): Promise<string[]>;
+  /** Drops `n` drained webhooks; when none are left, the scope is no longer paused. Returns how many remain. */
+  dropHeld(scope: PauseScope, n: number): Promise<number>;
+};

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { toHex, timingSafeEqual, utf8 } from '../signing/encoding';
+
+// API keys: `howk_<16 hex id>_<43 base64url chars>` (256 random bits). Only the SHA-256 of
+// the whole token is ever stored: the token is random, so a slow password hash would add
+// nothing but latency. The id in the token finds the record without a scan.
+
+export const SCOPES = ['enqueue', 'read', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const ApiKeyRecordSchema = z.object({
+  id: z.string().regex(/^[0-9a-f]{16}$/),
+  name: z.string().max(128),
+  /** hex SHA-256 of the whole token */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  scopes: z.array(z.enum(SCOPES)).min(1),
+  /** null: every config; otherwise the only configs this key reaches */
+  config_ids: z.array(z.string()).nullable(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+export type ApiKeyRecord = z.infer<typeof ApiKeyRecordSchema>;
+
+/** What may be shown about a key: everything but its hash. */
+export type ApiKeyView = Omit<ApiKeyRecord, 'hash'>;
+export const keyView = ({ hash: _h, ...v }: ApiKeyRecord): ApiKeyView => v;
+
+const TOKEN = /^howk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+const base64url = (bytes: Uint8Array): string => {
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+};
+
+export const hashToken = async (token: string): Promise<string> => toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8(token) as BufferSource)));
+
+/** The key id a token claims, or null when it is not shaped like a Howk key. */
+export const tokenId = (token: string): string | null => TOKEN.exec(token)?.[1] ?? null;
+
+export type NewKey = { name?: string; scopes: Scope[]; config_ids?: string[] | null };
+
+/** A fresh key: the token (shown once) and the record to store. */
+export const generateKey = async (k: NewKey, now: Date): Promise<{ token: string; record: ApiKeyRecord }> => {
+  const id = toHex(crypto.getRandomValues(new Uint8Array(8)));
+  const token = `howk_${id}_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
+  const record: ApiKeyRecord = {
+    id,
+    name: k.name ?? '',
+    hash: await hashToken(token),
+    scopes: [...new Set(k.scopes)],
+    config_ids: k.config_ids?.length ? [...new Set(k.config_ids)] : null,
+    created_at: now.toISOString(),
+    revoked_at: null,
+  };
+  return { token, record: ApiKeyRecordSchema.parse(record) };
+};
+
+/** admin covers every scope; enqueue and read are separate. */
+export const grants = (r: Pick<ApiKeyRecord, 'scopes'>, need: Scope): boolean => r.scopes.includes('admin') || r.scopes.includes(need);
+
+/** Whether a key may touch a config (null config: a route that is not about one config). */
+export const reaches = (r: Pick<ApiKeyRecord, 'config_ids'>, configId: string | null): boolean =>
+  r.config_ids === null || (configId !== null && r.config_ids.includes(configId));
+
+/**
+ * The in-memory view of the keys topic on one instance. `apply` takes records in log
+ * order; a revoked record stays (so `list` shows it and nothing can resurrect the id).
+ */
+export class KeyTable {
+  private readonly byId = new Map<string, ApiKeyRecord>();
+
+  apply(id: string, value: string | null): void {
+    if (value === null) {
+      this.byId.delete(id);
+      return;
+    }
+    const parsed = ApiKeyRecordSchema.safeParse(JSON.parse(value));
+    // A malformed record is ignored rather than trusted; the id stays unusable.
+    if (!parsed.success || parsed.data.id !== id) this.byId.delete(id);
+    else this.byId.set(id, parsed.data);
+  }
+
+  get(id: string): ApiKeyRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  list(): ApiKeyRecord[] {
+    return [...this.byId.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  }
+
+  /** The live record a token belongs to, or null (unknown, revoked, or wrong secret). */
+  async verify(token: string): Promise<ApiKeyRecord | null> {
+    const id = tokenId(token);
+    const rec = id ? this.byId.get(id) : undefined;
+    // Hash even on a miss so that an unknown id costs the same time as a wrong secret.
+    const hash = await hashToken(token);
+    if (!rec || rec.revoked_at !== null) return null;
+    return timingSafeEqual(utf8(hash), utf8(rec.hash)) ? rec : null;
+  }
+}

@@ -1,0 +1,91 @@
+import { errorMessage } from '../errors/errors';
+import type { Logger } from '../pipeline/logger';
+import type { Log, LogConsumer, LogProducer } from '../ports/log';
+
+// An in-memory replica of compacted topics (API keys, per-config secrets). Every instance
+// reads them whole from the beginning under a consumer group of its own, then follows
+// them. "Caught up" needs no offsets API: the replica writes a marker (a tombstone with a
+// unique key) to each topic and is synced once it has read all of its markers back, which
+// proves it has applied everything written before it started.
+
+export const SYNC_PREFIX = '__sync__:';
+
+export type Replica = {
+  /** Resolves once every record written before start has been applied. */
+  ready: Promise<void>;
+  synced(): boolean;
+  /** ms timestamp (clock of this process) of the last record applied; for propagation checks. */
+  lastAppliedAt(): number;
+  stop(): Promise<void>;
+};
+
+export type ReplicaOptions = {
+  logStore: Log;
+  producer: LogProducer;
+  topics: string[];
+  /** A unique group per instance (it must read everything, not share partitions). */
+  groupId: string;
+  apply: (topic: string, key: string, value: string | null) => void;
+  log: Logger;
+  /** Wait between start attempts while the log is unreachable. */
+  retryMs?: number;
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const startReplica = (o: ReplicaOptions): Replica => {
+  const nonce = `${SYNC_PREFIX}${o.groupId}:${Date.now().toString(36)}`;
+  const pending = new Set(o.topics);
+  let synced = false;
+  let stopped = false;
+  let lastAt = 0;
+  let consumer: LogConsumer | undefined;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((r) => (markReady = r));
+
+  const handler = async (b: { topic: string; records: { key: string | null; value: string | null }[] }) => {
+    for (const r of b.records) {
+      if (r.key === null) continue;
+      if (r.key.startsWith(SYNC_PREFIX)) {
+        if (r.key === nonce && pending.delete(b.topic) && pending.size === 0 && !synced) {
+          synced = true;
+          markReady();
+        }
+        continue;
+      }
+      try {
+        o.apply(b.topic, r.key, r.value);
+      } catch (e) {
+        o.log.error('replica record not applied', { topic: b.topic, key: r.key, error: errorMessage(e) });
+      }
+      lastAt = Date.now();
+    }
+  };
+
+  const loop = (async () => {
+    for (let attempt = 0; !stopped; attempt++) {
+      try {
+        consumer = o.logStore.consumer({ groupId: o.groupId, topics: o.topics, fromBeginning: true });
+        await consumer.run(handler);
+        await o.producer.send(o.topics.map((topic) => ({ topic, key: nonce, value: null })));
+        return;
+      } catch (e) {
+        o.log.warn('replica cannot start yet; retrying', { topics: o.topics, error: errorMessage(e), attempt });
+        await consumer?.stop().catch(() => {});
+        consumer = undefined;
+        await sleep(o.retryMs ?? 2000);
+      }
+    }
+  })();
+
+  return {
+    ready,
+    synced: () => synced,
+    lastAppliedAt: () => lastAt,
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await consumer?.stop();
+    },
+  };
+};

@@ -1,0 +1,114 @@
+import type { Redis } from 'ioredis';
+import { keys } from '../../core/domain/keys';
+import type { CircuitState } from '../../core/policy/circuit';
+import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, PauseScope } from '../../core/ports/guards';
+import { call, execPipeline } from './exec';
+import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
+
+// Guards on Redis: one admitDelivery / completeDelivery script call per webhook, all the
+// calls of a batch in one pipeline (one round trip).
+
+const toAdmission = (r: unknown): Admission => {
+  const a = r as (string | number)[];
+  switch (a[0]) {
+    case 'go':
+      return { kind: 'go', probe: a[1] === 1, counted: { endpoint: a[2] === 1, domain: a[3] === 1 } };
+    case 'park':
+      return { kind: 'park', reason: a[1] as 'circuit_open' | 'rate_limited', until: Number(a[2]) };
+    case 'divert':
+      return { kind: 'divert', reason: a[1] as 'endpoint_inflight' | 'domain_inflight' };
+    case 'paused':
+      return { kind: 'paused', scope: a[1] as 'endpoint' | 'config' };
+    case 'recovered':
+      return { kind: 'recovered' };
+    default:
+      return { kind: 'wait' };
+  }
+};
+
+export class RedisGuards implements Guards {
+  private readonly redis: ScriptedClient;
+  constructor(redis: Redis) {
+    this.redis = withScripts(redis);
+  }
+
+  async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
+    if (!reqs.length) return [];
+    const pipe = scriptedPipeline(this.redis);
+    for (const r of reqs) {
+      pipe.howk_admitDelivery(
+        keys.pause('endpoint', r.endpointHash), keys.pause('config', r.configId), keys.circuit(r.endpointHash), keys.rateBucket(r.endpointHash),
+        keys.domainConcurrency(r.host), keys.concurrency(r.endpointHash),
+        r.now, r.lane, p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst,
+        p.maxInflightPerDomain(r.host), p.maxInflightPerEndpoint, p.inflightTtlMs,
+      );
+    }
+    return (await execPipeline(pipe)).map(toAdmission);
+  }
+
+  async complete(done: Completion[], p: GuardParams): Promise<void> {
+    if (!done.length) return;
+    const pipe = scriptedPipeline(this.redis);
+    const c = p.circuit;
+    for (const d of done) {
+      pipe.howk_completeDelivery(
+        keys.circuit(d.endpointHash), keys.concurrency(d.endpointHash), keys.domainConcurrency(d.host), keys.endpointErrors(d.endpointHash),
+        d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, c.enabled ? 1 : 0,
+        c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs,
+        (d.error ?? '').slice(0, 200), new Date(d.now).toISOString(),
+      );
+    }
+    await execPipeline(pipe);
+  }
+
+  async endpoint(hash: string, now: number): Promise<EndpointView> {
+    const pipe = this.redis.pipeline();
+    pipe.hgetall(keys.circuit(hash));
+    pipe.get(keys.concurrency(hash));
+    pipe.get(keys.pause('endpoint', hash));
+    pipe.llen(keys.pausedQueue('endpoint', hash));
+    pipe.lrange(keys.endpointErrors(hash), 0, 9);
+    const [c, inflight, pause, held, errors] = (await execPipeline(pipe)) as [Record<string, string>, string | null, string | null, number, string[]];
+    const state = (c.state ?? 'CLOSED') as CircuitState;
+    const openUntil = Number(c.open_until ?? 0);
+    return {
+      endpoint_hash: hash,
+      circuit: {
+        state: state === 'OPEN' && now >= openUntil ? 'HALF_OPEN' : state,
+        failures: Number(c.failures ?? 0),
+        open_until: state === 'CLOSED' ? null : openUntil,
+        successes: Number(c.successes ?? 0),
+        opened_count: Number(c.opened_count ?? 0),
+      },
+      inflight: Number(inflight ?? 0),
+      paused: pause === 'paused',
+      draining: pause === 'draining',
+      parked_while_paused: held,
+      last_errors: errors.map((e) => JSON.parse(e) as { at: string; error: string }),
+    };
+  }
+
+  async resetCircuit(hash: string): Promise<void> {
+    await call(() => this.redis.del(keys.circuit(hash)));
+  }
+
+  async pause(s: PauseScope): Promise<void> {
+    await call(() => this.redis.set(keys.pause(s.kind, s.id), 'paused'));
+  }
+
+  async holdPaused(s: PauseScope, data: string): Promise<boolean> {
+    return (await call(() => this.redis.howk_holdPaused(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), data))) === 1;
+  }
+
+  async resume(s: PauseScope): Promise<void> {
+    await call(() => this.redis.set(keys.pause(s.kind, s.id), 'draining', 'XX'));
+  }
+
+  async peekHeld(s: PauseScope, limit: number): Promise<string[]> {
+    return call(() => this.redis.lrange(keys.pausedQueue(s.kind, s.id), 0, limit - 1));
+  }
+
+  async dropHeld(s: PauseScope, n: number): Promise<number> {
+    return Number(await call(() => this.redis.howk_dropHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), n)));
+  }
+}
