@@ -275,7 +275,7 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
       case 'int':
         return [String((def as number) + 1), (def as number) + 1];
       case 'number':
-        return [String((def as number) / 2), (def as number) / 2];
+        return (def as number) === 0 ? ['2.5', 2.5] : [String((def as number) / 2), (def as number) / 2];
       case 'string':
         return [`x-${l.path.join('-')}`, `x-${l.path.join('-')}`];
       case 'bool':

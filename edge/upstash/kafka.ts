@@ -1,0 +1,80 @@
+import { Kafka } from '@upstash/kafka';
+import { UnavailableError, errorMessage } from '../../core/errors/errors';
+
+// Produce over REST with @upstash/kafka, with the client's own retries bounded. Left to
+// itself the client retries any failure 5 times over ~15 s; a producer waiting for its 202
+// must instead hear 503 + Retry-After within 2 s. So each attempt goes through the client's
+// HTTP layer with `retries: 0` (its Request type has the option; Producer just never passes
+// it), and this adapter retries within one deadline.
+
+export type RestRecord = { topic: string; key: string; value: string };
+export type RestAck = { topic: string; partition: number; offset: number; timestamp: number };
+
+type UpstashRequest = { path: string[]; body?: unknown; retries?: number };
+type UpstashHttp = { post<T>(req: UpstashRequest): Promise<T>; get<T>(req: UpstashRequest): Promise<T> };
+
+export type RestProducerOptions = {
+  url: string;
+  username: string;
+  password: string;
+  /** Total time for one produce, retries included. */
+  deadlineMs: number;
+  retryAfterSec: number;
+  now?: () => number;
+};
+
+export type RestProducer = {
+  /** Resolves once every record is acknowledged (one call, one request when all goes well). */
+  produce(records: RestRecord[]): Promise<RestAck[]>;
+  /** Topics the endpoint serves (readiness). */
+  topics(): Promise<Record<string, number>>;
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+
+/** A retry is worth starting only with this much of the deadline left. */
+const MIN_ATTEMPT_MS = 250;
+
+export const createRestProducer = (o: RestProducerOptions): RestProducer => {
+  const now = o.now ?? Date.now;
+  const kafka = new Kafka({ url: o.url, username: o.username, password: o.password });
+  const http = (kafka as unknown as { client?: UpstashHttp }).client;
+  if (!http || typeof http.post !== 'function') throw new Error('@upstash/kafka has no internal HTTP client: the pinned version (1.3.5) is required');
+
+  const bounded = async <T>(what: string, send: () => Promise<T>): Promise<T> => {
+    const end = now() + o.deadlineMs;
+    let last: unknown;
+    for (let attempt = 0; ; attempt++) {
+      const left = end - now();
+      try {
+        return await within(send(), left);
+      } catch (e) {
+        last = e;
+      }
+      const wait = Math.min(100 * 2 ** attempt, 800);
+      if (end - now() - wait < MIN_ATTEMPT_MS) break;
+      await sleep(wait);
+    }
+    throw new UnavailableError(`kafka REST ${what} failed: ${errorMessage(last)}`, o.retryAfterSec);
+  };
+
+  return {
+    produce: (records) => bounded('produce', () => http.post<RestAck[]>({ path: ['produce'], body: records, retries: 0 })),
+    topics: () => bounded('topics', () => http.get<Record<string, number>>({ path: ['topics'], retries: 0 })),
+  };
+};
