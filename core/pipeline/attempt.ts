@@ -32,6 +32,8 @@ export type AttemptDeps = {
   clock: Clock;
   log: Logger;
   secretBox?: SecretBox;
+  /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
+  configSecrets?: (configId: string, at: number) => Promise<string[]>;
   guards?: Guards;
   random?: () => number;
 };
@@ -61,8 +63,11 @@ export const createAttempter = (d: AttemptDeps) => {
   const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
   const pendingCompletions = new Set<Promise<unknown>>();
 
+  // A per-request secret wins, then the config's secrets (several during a rotation), then the default.
   const secretsOf = async (w: Webhook): Promise<string[]> => {
     if (w.signing_secret && d.secretBox) return [await d.secretBox.open(w.signing_secret)];
+    const own = d.configSecrets ? await d.configSecrets(w.config_id, d.clock.now()) : [];
+    if (own.length) return own;
     return config.signing.default_secret ? [config.signing.default_secret] : [];
   };
 

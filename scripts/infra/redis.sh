@@ -85,7 +85,7 @@ cmd_start() {
   # No config file: everything on the command line; loopback only, no persistence.
   redis-server \
     --port "$REDIS_PORT" --bind 127.0.0.1 --protected-mode yes \
-    --save "" --appendonly no \
+    --save "" --appendonly no --databases 64 \
     --daemonize yes --pidfile "$PID_FILE" --logfile "$LOG_FILE" --dir "$RUN_DIR" \
     --loglevel notice >&2 || die "redis-server failed to start (see $LOG_FILE)"
   local i

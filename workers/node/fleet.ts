@@ -13,6 +13,7 @@ import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';
 import type { Sender } from '../../core/ports/sender';
+import { startSecurityState, type SecurityState } from '../../core/security/runtime';
 import type { SecretBox } from '../../core/signing/secret-box';
 
 export type FleetParts = {
@@ -31,7 +32,7 @@ export type FleetParts = {
   names?: { log: string; hot: string };
 };
 
-export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void> };
+export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState };
 
 /** api + worker + scheduler over the given adapters, in one process (howk-dev, and tests). */
 export const startFleet = async (p: FleetParts): Promise<Fleet> => {
@@ -49,10 +50,17 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const stops: (() => Promise<void>)[] = [];
   let server: ServerType | undefined;
   let baseUrl: string | undefined;
+  // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
+  const security = roles.api || roles.worker
+    ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
+    : undefined;
 
   if (roles.worker) {
+    // Signing with a config's secret needs the secrets loaded before the first delivery.
+    await security!.ready;
+    const configSecrets = security!.configSecrets!;
     const producer = logStore.producer();
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, guards: p.guards });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards });
     stops.push(async () => {
       await w.stop();
       await producer.close();
@@ -75,9 +83,12 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets });
     server = await new Promise<ServerType>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: config.api.port, hostname: config.api.host }, () => resolve(s));
+      // Node's own header parser limit sits above api.max_request_header_bytes, so that the
+      // JSON 431 of core/http/middleware/limits.ts answers first.
+      const serverOptions = { maxHeaderSize: Math.max(16_384, 2 * config.api.max_request_header_bytes + 4096) };
+      const s = serve({ fetch: app.fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
     const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };
@@ -92,9 +103,11 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       await producer.close();
     });
   }
+  if (security) stops.push(() => security.stop());
   return {
     baseUrl,
     server,
+    security,
     stop: async () => {
       for (const s of stops) await s();
     },

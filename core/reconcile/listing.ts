@@ -1,0 +1,90 @@
+import { WebhookState } from '../domain/status';
+import { ValidationError } from '../errors/errors';
+import { CONFIG_ID } from '../http/enqueue-request';
+
+// Rules of the two listings (GET /webhooks, GET /deadletter): query validation, cursors,
+// and the time floors below which index entries are trimmed.
+
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 500;
+
+type Params = Record<string, string | undefined>;
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ID_CURSOR = /^[A-Za-z0-9_]{1,64}$/;
+const DL_CURSOR = /^\d{13}:[A-Za-z0-9_]{1,64}$/;
+const REASON = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * The smallest webhook id made at `ms` ('wh_' + the 10-character ULID time): every id
+ * below it is older. Index entries under it are trimmed once their status has expired.
+ */
+export const idFloor = (ms: number): string => {
+  let out = '';
+  let t = Math.max(0, Math.floor(ms));
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return `wh_${out}`;
+};
+
+/** Dead-letter index member: time first, so lexicographic order is dead_at order. */
+export const deadLetterMember = (deadAtMs: number, webhookId: string): string => `${String(Math.max(0, Math.floor(deadAtMs))).padStart(13, '0')}:${webhookId}`;
+
+/** Members at or after `ms` are >= this bound. */
+export const deadLetterFloor = (ms: number): string => String(Math.max(0, Math.floor(ms))).padStart(13, '0');
+
+export const webhookIdOfMember = (member: string): string => member.slice(member.indexOf(':') + 1);
+
+const limitOf = (v: string | undefined): number => {
+  if (v === undefined || v === '') return LIST_DEFAULT_LIMIT;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > LIST_MAX_LIMIT) throw new ValidationError(`limit must be an integer from 1 to ${LIST_MAX_LIMIT}`, 'limit');
+  return n;
+};
+
+const configOf = (v: string | undefined): string => {
+  if (!v) throw new ValidationError('config_id is required', 'config_id');
+  if (!CONFIG_ID.test(v)) throw new ValidationError('config_id must be 1-128 characters of A-Z a-z 0-9 . _ : -', 'config_id');
+  return v;
+};
+
+export type WebhookListQuery = { configId: string; state?: WebhookState; endpoint?: string; cursor?: string; limit: number };
+
+export const parseWebhookListQuery = (q: Params): WebhookListQuery => {
+  const configId = configOf(q.config_id);
+  let state: WebhookState | undefined;
+  if (q.state) {
+    const s = WebhookState.safeParse(q.state);
+    if (!s.success) throw new ValidationError(`state must be one of ${WebhookState.options.join(', ')}`, 'state');
+    state = s.data;
+  }
+  if (q.endpoint !== undefined && (q.endpoint === '' || q.endpoint.length > 4096)) throw new ValidationError('endpoint must be the webhook endpoint URL', 'endpoint');
+  if (q.cursor && !ID_CURSOR.test(q.cursor)) throw new ValidationError('cursor is not one this listing returned', 'cursor');
+  return { configId, ...(state ? { state } : {}), ...(q.endpoint ? { endpoint: q.endpoint } : {}), ...(q.cursor ? { cursor: q.cursor } : {}), limit: limitOf(q.limit) };
+};
+
+export type DeadLetterListQuery = { configId: string; reasonType?: string; since?: number; cursor?: string; limit: number };
+
+/** `since`: an ISO date or unix milliseconds. */
+const sinceOf = (v: string | undefined): number | undefined => {
+  if (v === undefined || v === '') return undefined;
+  const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(n) || n < 0) throw new ValidationError('since must be an ISO 8601 date or unix milliseconds', 'since');
+  return n;
+};
+
+export const parseDeadLetterListQuery = (q: Params): DeadLetterListQuery => {
+  const configId = configOf(q.config_id);
+  if (q.reason_type && !REASON.test(q.reason_type)) throw new ValidationError('reason_type is not a dead-letter reason', 'reason_type');
+  if (q.cursor && !DL_CURSOR.test(q.cursor)) throw new ValidationError('cursor is not one this listing returned', 'cursor');
+  const since = sinceOf(q.since);
+  return {
+    configId,
+    ...(q.reason_type ? { reasonType: q.reason_type } : {}),
+    ...(since !== undefined ? { since } : {}),
+    ...(q.cursor ? { cursor: q.cursor } : {}),
+    limit: limitOf(q.limit),
+  };
+};

@@ -1,0 +1,162 @@
+import { objectMembers, slice } from '../domain/raw-json';
+import type { WebhookState, WebhookStatus } from '../domain/status';
+import { iso } from '../domain/time';
+import { decodeWebhook, type Webhook } from '../domain/webhook';
+import type { RestoreItem } from '../ports/recovery';
+
+// The replay rules of a rebuild: which howk.state record of a webhook is its state.
+//
+// Records of one webhook share a key, hence a partition, and are folded in offset order:
+//  1. A tombstone (terminal: delivered, exhausted, dead) ends the webhook, whatever came
+//     before it. Nothing older than it can bring the webhook back.
+//  2. A snapshot after a tombstone brings the webhook back only when it records more
+//     progress (attempt + deferrals of the webhook it would resume) than any snapshot seen
+//     before the tombstone: that is a new attempt of the same id (POST /webhooks/:id/retry).
+//     A redelivered, superseded attempt written late by a zombie worker does not qualify,
+//     so a delivered webhook is never resurrected by a rebuild, compacted or not.
+//  3. Between snapshots, more progress wins, then the newer updated_at_ns (the same
+//     last-write-wins as the status in Redis); on a tie the later offset wins.
+//  4. Records without a key and snapshots that do not parse are skipped and counted: one
+//     bad record must not stop a rebuild.
+// Progress, not only the clock, orders snapshots because workers' clocks differ and a
+// parked or paused webhook is re-snapshotted without an attempt (same progress, newer stamp).
+
+/** A parsed howk.state snapshot (core/pipeline/outcome-records.ts writes them). */
+export type Snapshot = {
+  webhookId: string;
+  /** 'retrying', 'parked' or 'paused' (held back without spending an attempt). */
+  kind: string;
+  /** When the webhook is due again (ms). */
+  dueAt: number;
+  updatedAtNs: string;
+  /** As recorded: a full status after an attempt, the changed fields for a held webhook. */
+  status: Partial<WebhookStatus>;
+  webhook: Webhook;
+  /** The webhook exactly as encoded in the record (raw payload): the retry data. */
+  data: string;
+  progress: number;
+};
+
+export const progressOf = (w: Pick<Webhook, 'attempt' | 'deferrals'>): number => w.attempt + w.deferrals;
+
+/** 19-digit ns stamps as text: a longer one is larger; equal lengths compare as text. */
+export const compareStamps = (a: string, b: string): number => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
+
+export const parseSnapshot = (value: string): Snapshot => {
+  const span = objectMembers(value, 0).get('webhook');
+  if (!span) throw new SyntaxError('snapshot has no webhook');
+  const data = slice(value, span);
+  const webhook = decodeWebhook(data);
+  const head = JSON.parse(value) as Record<string, unknown>;
+  const updatedAtNs = head.updated_at_ns;
+  if (typeof updatedAtNs !== 'string' || !/^\d{1,25}$/.test(updatedAtNs)) throw new SyntaxError('snapshot has no updated_at_ns');
+  const due = typeof head.next_retry_at === 'string' ? Date.parse(head.next_retry_at) : NaN;
+  const status = typeof head.status === 'object' && head.status !== null ? (head.status as Partial<WebhookStatus>) : {};
+  return {
+    webhookId: webhook.id,
+    kind: typeof head.state === 'string' ? head.state : 'retrying',
+    // Without a due time it is due at once: an early attempt is better than a lost one.
+    dueAt: Number.isFinite(due) ? due : 0,
+    updatedAtNs,
+    status,
+    webhook,
+    data,
+    progress: progressOf(webhook),
+  };
+};
+
+/** Orders two snapshots of one webhook by rule 3 (without the offset tie-break). */
+export const compareSnapshots = (a: Pick<Snapshot, 'progress' | 'updatedAtNs'>, b: Pick<Snapshot, 'progress' | 'updatedAtNs'>): number =>
+  a.progress !== b.progress ? a.progress - b.progress : compareStamps(a.updatedAtNs, b.updatedAtNs);
+
+export type StateRecord = { key: string | null; value: string | null };
+
+export type FoldStats = { records: number; snapshots: number; tombstones: number; revived: number; superseded: number; skipped: number };
+
+type KeyState = {
+  /** The kept snapshot's raw value (parsed again at restore, to hold less in memory). */
+  live: { raw: string; progress: number; updatedAtNs: string } | null;
+  /** Most progress of any snapshot seen so far (-1: none). */
+  seenProgress: number;
+};
+
+/** Folds howk.state records (each partition in offset order) into the live state per webhook. */
+export const createStateFold = () => {
+  const byKey = new Map<string, KeyState>();
+  const stats: FoldStats = { records: 0, snapshots: 0, tombstones: 0, revived: 0, superseded: 0, skipped: 0 };
+
+  const add = (rec: StateRecord): void => {
+    stats.records++;
+    if (rec.key === null) {
+      stats.skipped++;
+      return;
+    }
+    const k = byKey.get(rec.key);
+    if (rec.value === null) {
+      stats.tombstones++;
+      if (!k) byKey.set(rec.key, { live: null, seenProgress: -1 });
+      else k.live = null;
+      return;
+    }
+    let s: Snapshot;
+    try {
+      s = parseSnapshot(rec.value);
+    } catch {
+      stats.skipped++;
+      return;
+    }
+    stats.snapshots++;
+    const entry = { raw: rec.value, progress: s.progress, updatedAtNs: s.updatedAtNs };
+    if (!k) {
+      byKey.set(rec.key, { live: entry, seenProgress: s.progress });
+      return;
+    }
+    if (k.live === null) {
+      if (s.progress > k.seenProgress) {
+        k.live = entry;
+        stats.revived++;
+      } else stats.superseded++;
+    } else if (compareSnapshots(s, k.live) >= 0) {
+      k.live = entry;
+    } else stats.superseded++;
+    k.seenProgress = Math.max(k.seenProgress, s.progress);
+  };
+
+  /** The webhooks still alive after every record so far, as parsed snapshots. */
+  const live = (): Snapshot[] => {
+    const out: Snapshot[] = [];
+    for (const k of byKey.values()) if (k.live) out.push(parseSnapshot(k.live.raw));
+    return out;
+  };
+
+  return { add, live, stats, size: () => byKey.size };
+};
+
+export type StateFold = ReturnType<typeof createStateFold>;
+
+/**
+ * What a live snapshot restores: the status it recorded (completed from the webhook when
+ * it recorded only the fields a hold changed) and the retry that resumes the webhook.
+ */
+export const restoreItemOf = (s: Snapshot): RestoreItem => {
+  const w = s.webhook;
+  const state: WebhookState = s.progress > 0 ? 'retrying' : 'pending';
+  const status: WebhookStatus = {
+    webhook_id: w.id,
+    config_id: w.config_id,
+    endpoint: w.endpoint,
+    endpoint_hash: w.endpoint_hash,
+    state,
+    attempts: s.progress,
+    max_attempts: w.max_attempts,
+    created_at: w.created_at,
+    last_attempt_at: null,
+    last_status_code: null,
+    last_error: null,
+    next_retry_at: iso(s.dueAt),
+    ...(w.replay_of ? { replay_of: w.replay_of } : {}),
+    ...s.status,
+    updated_at_ns: s.updatedAtNs,
+  };
+  return { status, retry: { id: w.id, dueAt: s.dueAt, data: s.data } };
+};

@@ -1,0 +1,80 @@
+import { Redis } from '@upstash/redis/cloudflare';
+import { keys } from '../../core/domain/keys';
+import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../../core/domain/status';
+import { hourBucket } from '../../core/domain/time';
+import { HowkError, UnavailableError, errorMessage } from '../../core/errors/errors';
+import { STAT_NAMES, type HotState, type StatsWindow } from '../../core/ports/hot-state';
+
+// Hot-state reads at the edge over the Upstash Redis REST dialect (howk-bridge in front of
+// the real Redis): the same keys and shapes as workers/redis/hot-state.ts, one round trip
+// (a pipeline) per call. The edge writes nothing to Redis; every other operation of the
+// port answers a typed error instead of pretending.
+
+const HOUR_MS = 3_600_000;
+
+export type EdgeRedisOptions = { url: string; token: string; timeoutMs: number };
+
+export const createEdgeRedis = (o: EdgeRedisOptions): Redis =>
+  new Redis({
+    url: o.url,
+    token: o.token,
+    automaticDeserialization: false,
+    enableTelemetry: false,
+    // One quick retry of a network failure, and never longer than the deadline in all.
+    retry: { retries: 1, backoff: () => 50 },
+    signal: () => AbortSignal.timeout(o.timeoutMs),
+  });
+
+const unavailable = (e: unknown) => (e instanceof HowkError ? e : new UnavailableError(`redis REST: ${errorMessage(e)}`, 2));
+
+type ReadPart = Pick<HotState, 'getStatus' | 'stats' | 'ping'>;
+
+export const edgeHotState = (redis: Redis): HotState => {
+  const reads: ReadPart = {
+    async getStatus(id: string): Promise<WebhookStatusView | null> {
+      try {
+        const [data, history] = await redis.pipeline().hget<string>(keys.status(id), 'data').lrange<string>(keys.statusHistory(id), 0, -1).exec<[string | null, string[]]>();
+        if (data === null) return null;
+        return { ...(JSON.parse(data) as WebhookStatus), history: history.map((h) => JSON.parse(h) as AttemptRecord) };
+      } catch (e) {
+        throw unavailable(e);
+      }
+    },
+    async stats(now: number, hours: number): Promise<StatsWindow> {
+      const out = Object.fromEntries(STAT_NAMES.map((n) => [n, 0])) as StatsWindow;
+      out.unique_endpoints = 0;
+      if (hours <= 0) return out;
+      const buckets = Array.from({ length: hours }, (_, h) => hourBucket(now - h * HOUR_MS));
+      try {
+        const [counts, unique] = await redis
+          .pipeline()
+          .mget<(string | null)[]>(...buckets.flatMap((b) => STAT_NAMES.map((n) => keys.stats(n, b))))
+          .pfcount(...(buckets.map(keys.endpointsHll) as [string, ...string[]]))
+          .exec<[(string | null)[], number]>();
+        counts.forEach((v, i) => {
+          out[STAT_NAMES[i % STAT_NAMES.length]!] += v === null ? 0 : Number(v);
+        });
+        out.unique_endpoints = unique;
+        return out;
+      } catch (e) {
+        throw unavailable(e);
+      }
+    },
+    async ping() {
+      try {
+        await redis.ping();
+      } catch (e) {
+        throw unavailable(e);
+      }
+    },
+  };
+  // Writes, retries and the reconciler's operations belong to the Node fleet.
+  return new Proxy(reads as HotState, {
+    get: (target, prop) =>
+      prop in target
+        ? target[prop as keyof ReadPart]
+        : prop === 'then'
+          ? undefined
+          : () => Promise.reject(new HowkError('unsupported', `hot state ${String(prop)} is not available at the edge`)),
+  });
+};

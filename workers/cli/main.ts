@@ -1,0 +1,22 @@
+import { errorMessage } from '../../core/errors/errors';
+import { configFromProcess } from '../node/config';
+import { KEYS_USAGE, runKeys } from './keys';
+
+// `howk <command>`: operator commands. Today: `keys`.
+const [command, ...args] = process.argv.slice(2);
+const configFlag = args.indexOf('--config');
+const io = { out: (s: string) => process.stdout.write(`${s}\n`), err: (s: string) => process.stderr.write(`${s}\n`) };
+
+let code = 2;
+try {
+  if (command !== 'keys') {
+    io.err(KEYS_USAGE);
+  } else {
+    const config = configFromProcess(configFlag >= 0 ? { config: args[configFlag + 1] } : {});
+    code = await runKeys(config, args, io);
+  }
+} catch (e) {
+  io.err(`howk ${command ?? ''}: ${errorMessage(e)}`);
+  code = 1;
+}
+process.exit(code);
