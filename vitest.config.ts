@@ -22,6 +22,19 @@ export default defineConfig({
           env: { KAFKAJS_NO_PARTITIONER_WARNING: '1' },
         },
       },
+      {
+        // The edge: the wrangler-built Worker in Miniflare (workerd), howk-bridge and howk-worker
+        // as processes on the real Kafka + Redis (docs/EDGE.md). One file at a time.
+        test: {
+          name: 'edge',
+          include: ['test/edge/**/*.test.ts'],
+          globalSetup: ['test/edge/helpers/build.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          env: { KAFKAJS_NO_PARTITIONER_WARNING: '1', WRANGLER_SEND_METRICS: 'false' },
+        },
+      },
     ],
   },
 });

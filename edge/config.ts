@@ -25,7 +25,7 @@ const shape = {
     .meta({ kind: 'map', description: 'Per-host admission, e.g. {"api.stripe.com": {"rate": 500, "burst": 1000}}' }),
   batch_max_records: int(500, 'A DomainGate flushes its produce buffer at this many records', { min: 1, max: 10_000 }),
   batch_linger: duration('5ms', 'Longest time a record waits in a DomainGate for others to share its produce'),
-  produce_deadline: duration('1800ms', 'Time a produce may take, retries included, before the request answers 503'),
+  produce_deadline: duration('1500ms', 'Time a produce may take, retries included, before the request answers 503'),
   retry_after: int(2, 'Retry-After (seconds) of a 503 when Kafka cannot be reached', { min: 1 }),
   api_keys: optStr('API key records (JSON array, hashes only) the edge accepts; unset with api.auth.enabled refuses every enqueue', { env: 'HOWK_EDGE_API_KEYS', secret: true }),
 };

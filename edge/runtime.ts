@@ -25,4 +25,4 @@ export type DurableObjectNamespace = {
   get(id: DurableObjectId): DurableObjectStub;
 };
 
-export type ExecutionContext = { waitUntil(p: Promise<unknown>): void; passThroughOnException(): void };
+export type ExecutionContext = { waitUntil(p: Promise<unknown>): void; passThroughOnException(): void; props: any };

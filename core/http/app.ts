@@ -10,6 +10,8 @@ import { keyRoutes } from './routes/keys';
 import { openApiRoutes } from './routes/openapi';
 import { secretRoutes } from './routes/secrets';
 import { statusRoutes } from './routes/status';
+import { webhookRoutes } from './routes/webhooks';
+import { deadLetterRoutes } from './routes/deadletter';
 
 export type { ApiDeps, DependencyCheck } from './deps';
 
@@ -24,6 +26,8 @@ export const createApiApp = (d: ApiDeps) => {
   app.route('/', openApiRoutes(d));
   app.route('/', enqueueRoutes(d));
   app.route('/', statusRoutes(d));
+  app.route('/', webhookRoutes(d));
+  app.route('/', deadLetterRoutes(d));
   app.route('/', keyRoutes(d));
   app.route('/', secretRoutes(d));
   app.route('/', endpointRoutes(d));

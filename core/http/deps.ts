@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
 import type { Logger } from '../pipeline/logger';
+import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
 import type { HotState } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
@@ -25,4 +26,6 @@ export type ApiDeps = {
   keys?: KeyService;
   /** Per-config signing secrets: the /configs/:id/secret routes answer 501 without it. */
   configSecrets?: ConfigSecrets;
+  /** POST /webhooks/:id/retry and /deadletter/:id/replay (core/reconcile/redrive.ts); 501 without it. */
+  redrive?: Redriver;
 };

@@ -59,8 +59,9 @@ export class MemoryGuards implements Guards {
       if (endpointMax > 0) {
         const n = this.count(this.endpointCount, r.endpointHash, r.now);
         if (r.lane === 'fast' && n >= endpointMax) return { kind: 'divert', reason: 'endpoint_inflight' };
-        // Hysteresis: back to the fast lane only with room to spare, or traffic would ping-pong.
-        if (r.lane === 'slow' && n <= Math.floor(endpointMax / 2)) return { kind: 'recovered' };
+        // Back to the fast lane only once the endpoint is idle; with any in flight the slow lane
+        // keeps it (returning at "some room" makes traffic ping-pong between the lanes).
+        if (r.lane === 'slow' && n === 0) return { kind: 'recovered' };
       }
       if (domainMax > 0) this.add(this.domainCount, r.host, 1, r.now, p.inflightTtlMs);
       if (endpointMax > 0) this.add(this.endpointCount, r.endpointHash, 1, r.now, p.inflightTtlMs);
@@ -86,7 +87,8 @@ export class MemoryGuards implements Guards {
     const pause = this.pauses.get(scopeKey({ kind: 'endpoint', id: hash }));
     return {
       endpoint_hash: hash,
-      circuit: { state: c.state, failures: c.failures, open_until: c.state === 'CLOSED' ? null : c.open_until, successes: c.successes, opened_count: c.opened_count },
+      // An OPEN circuit past its recovery time lets the next admission probe: HALF_OPEN (as on Redis).
+      circuit: { state: c.state === 'OPEN' && now >= c.open_until ? 'HALF_OPEN' : c.state, failures: c.failures, open_until: c.state === 'CLOSED' ? null : c.open_until, successes: c.successes, opened_count: c.opened_count },
       inflight: this.count(this.endpointCount, hash, now),
       paused: pause?.state === 'paused',
       draining: pause?.state === 'draining',

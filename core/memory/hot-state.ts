@@ -1,6 +1,7 @@
 import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus } from '../domain/status';
 import { hourBucket } from '../domain/time';
 import type { Clock } from '../ports/clock';
+import { MemoryRecovery, type MemoryTables } from './recovery';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../ports/hot-state';
 
 // howk-dev's hot state: the same semantics as the Redis adapter (LWW status, leased
@@ -115,4 +116,30 @@ export class MemoryHotState implements HotState {
 
   async ping(): Promise<void> {}
   async close(): Promise<void> {}
+
+  // Recovery and listing: core/memory/recovery.ts, over this class's status and retry maps.
+  private rec: MemoryRecovery | undefined;
+  private get recovery(): MemoryRecovery {
+    const tables: MemoryTables = {
+      status: (id) => this.live(this.statuses, id)?.status,
+      putStatus: (st) => {
+        const history = this.live(this.statuses, st.webhook_id)?.history ?? [];
+        this.statuses.set(st.webhook_id, { value: { status: st, history }, expiresAt: this.clock.now() + this.ttls.status_ttl });
+      },
+      statuses: () => [...this.statuses.keys()].flatMap((id) => this.live(this.statuses, id)?.status ?? []),
+      hasRetry: (id) => (this.retries.get(id)?.expiresAt ?? 0) > this.clock.now(),
+      putRetry: (r) => void this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: this.clock.now() + this.ttls.retry_data_ttl }),
+    };
+    return (this.rec ??= new MemoryRecovery(tables, this.ttls, this.clock));
+  }
+  restore: HotState['restore'] = (items) => this.recovery.restore(items);
+  listWebhooks: HotState['listWebhooks'] = (q) => this.recovery.listWebhooks(q);
+  putDeadLetters: HotState['putDeadLetters'] = (items) => this.recovery.putDeadLetters(items);
+  getDeadLetter: HotState['getDeadLetter'] = (id) => this.recovery.getDeadLetter(id);
+  listDeadLetters: HotState['listDeadLetters'] = (q) => this.recovery.listDeadLetters(q);
+  isInitialized: HotState['isInitialized'] = () => this.recovery.isInitialized();
+  markInitialized: HotState['markInitialized'] = (note) => this.recovery.markInitialized(note);
+  acquireLock: HotState['acquireLock'] = (owner, ttlMs) => this.recovery.acquireLock(owner, ttlMs);
+  renewLock: HotState['renewLock'] = (owner, ttlMs) => this.recovery.renewLock(owner, ttlMs);
+  releaseLock: HotState['releaseLock'] = (owner) => this.recovery.releaseLock(owner);
 }

@@ -1,13 +1,15 @@
 import type { Config } from '../config/schema';
 import { iso, nowNs } from '../domain/time';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { HotState, RetryEntry, StatName, StatusPatch, StatusWrite } from '../ports/hot-state';
 import type { ConsumedBatch, LogProducer, LogRecord } from '../ports/log';
 import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
-import { runKeyed } from './limiter';
+import { createHandoff, type Flushable, type Leased } from './handoff';
 import type { Logger } from './logger';
 import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
+import { sleep } from './scheduler';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -87,7 +89,48 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     return { statuses, retries, counts };
   };
 
-  return async (batch: ConsumedBatch): Promise<void> => {
+  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log });
+  // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
+  // webhooks of that key queue behind them, so per-key order holds across batches.
+  const tails = new Map<string, Promise<void>>();
+  let stopping = false;
+
+  const runLanes = (hooks: Webhook[], onStep: (w: Webhook, s: Step) => void): Promise<void> => {
+    const groups = new Map<string, Webhook[]>();
+    for (const w of hooks) {
+      const g = groups.get(w.config_id);
+      if (g) g.push(w);
+      else groups.set(w.config_id, [w]);
+    }
+    const lanes = [...groups].map(([key, items]) => {
+      const prev = tails.get(key);
+      const run = (async () => {
+        if (prev) await prev;
+        let next = 0;
+        const worker = async () => {
+          while (next < items.length && !stopping) {
+            const w = items[next++]!;
+            if (d.pace) await d.pace();
+            onStep(w, await attempter.attempt(w, lane));
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(config.kafka.per_key_parallelism, items.length) }, worker));
+      })();
+      const tail = run.catch(() => {});
+      tails.set(key, tail);
+      void tail.then(() => tails.get(key) === tail && tails.delete(key));
+      return run;
+    });
+    return Promise.all(lanes).then(() => undefined);
+  };
+
+  const flushable = (steps: Step[], leases: Leased[]): Flushable => {
+    const records: LogRecord[] = [];
+    const { statuses, retries, counts } = collect(steps, records);
+    return { records, hot: { statuses, retries, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases };
+  };
+
+  const deliver = async (batch: ConsumedBatch): Promise<void> => {
     const records: LogRecord[] = [];
     const hooks: Webhook[] = [];
     for (const rec of batch.records) {
@@ -99,18 +142,49 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       }
     }
     const steps: Step[] = [];
-    await runKeyed(hooks, (w) => w.config_id, config.kafka.per_key_parallelism, async (w) => {
-      if (d.pace) await d.pace();
-      steps.push(await attempter.attempt(w, lane));
+    const finished = new Set<Webhook>();
+    const leased = new Map<Webhook, Leased>();
+    const all = runLanes(hooks, (w, s) => {
+      finished.add(w);
+      const lease = leased.get(w);
+      if (lease) handoff.add(flushable([s], [lease]));
+      else steps.push(s);
     });
-    const { statuses, retries, counts } = collect(steps, records);
-    // Both must succeed before the batch's offsets are committed (at-least-once).
-    await Promise.all([
-      d.producer.send(records),
-      d.hot.apply({ statuses, retries, stats: { at: d.clock.now(), counts, endpoints: [] } }),
-      attempter.settle(),
-    ]);
+    const { straggler_after, handoff_lease, max_handoff } = config.delivery;
+    const timedOut = await Promise.race([all.then(() => false), sleep(straggler_after).then(() => true)]);
+    if (timedOut && handoff.size() < max_handoff) {
+      // Synchronously with the check: from here on, these webhooks report to the handoff.
+      const now = d.clock.now();
+      const rest = hooks.filter((w) => !finished.has(w));
+      const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
+      const written = d.hot.apply({ retries });
+      for (const w of rest) leased.set(w, { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written });
+      handoff.taken(rest.length);
+      // A lane that fails later leaves its leases to the scheduler.
+      all.catch((e) => d.log.warn('background delivery failed; its lease will re-enqueue it', { error: errorMessage(e) }));
+      await written;
+    } else {
+      await all;
+    }
+    // A stop cut some lanes short: leave the batch uncommitted so that it comes again.
+    if (hooks.some((w) => !finished.has(w) && !leased.has(w))) throw new Error('worker stopping: batch left uncommitted');
+    const own = flushable(steps, []);
+    // Both must succeed before the batch's offsets are committed (at-least-once) — except
+    // that status and stats alone are fail-silent (HOWK failure table): a batch with no
+    // retry to schedule commits even when Redis is down, instead of redelivering.
+    const applied = d.hot.apply(own.hot).catch((e) => {
+      if (own.hot.retries?.length) throw e;
+      d.log.warn('status/stats not recorded: hot state unavailable', { error: errorMessage(e) });
+    });
+    await Promise.all([d.producer.send([...records, ...own.records]), applied, attempter.settle()]);
   };
+  /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
+  const drain = async () => {
+    stopping = true;
+    await Promise.all([...tails.values()]);
+    await handoff.drain();
+  };
+  return Object.assign(deliver, { drain });
 };
 
 export type Deliverer = ReturnType<typeof createDeliverer>;

@@ -1,5 +1,5 @@
 import type { Log, LogConsumer } from '../ports/log';
-import { createDeliverer, type DeliverDeps } from './deliver';
+import { createDeliverer, type DeliverDeps, type Deliverer } from './deliver';
 import { createPacer } from './pacer';
 
 export type WorkerDeps = DeliverDeps & { logStore: Log };
@@ -12,15 +12,26 @@ export type WorkerDeps = DeliverDeps & { logStore: Log };
 export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsumer[]; stop: () => Promise<void> }> => {
   const { kafka, worker, concurrency } = d.config;
   const consumers: LogConsumer[] = [];
+  const deliverers: Deliverer[] = [];
   if (worker.lanes !== 'slow') {
     const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true });
-    await fast.run(createDeliverer(d, 'fast'));
+    const deliver = createDeliverer(d, 'fast');
+    await fast.run(deliver);
     consumers.push(fast);
+    deliverers.push(deliver);
   }
   if (worker.lanes !== 'fast') {
     const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true });
-    await slow.run(createDeliverer({ ...d, pace: createPacer(concurrency.slow_lane_rate) }, 'slow'));
+    const deliver = createDeliverer({ ...d, pace: createPacer(concurrency.slow_lane_rate) }, 'slow');
+    await slow.run(deliver);
     consumers.push(slow);
+    deliverers.push(deliver);
   }
-  return { consumers, stop: async () => void (await Promise.all(consumers.map((c) => c.stop()))) };
+  return {
+    consumers,
+    stop: async () => {
+      await Promise.all(consumers.map((c) => c.stop()));
+      await Promise.all(deliverers.map((x) => x.drain()));
+    },
+  };
 };

@@ -23,7 +23,7 @@ export type Admission =
   | { kind: 'park'; reason: 'circuit_open' | 'rate_limited'; until: number }
   /** Fast lane is full for this endpoint or host: send to the slow lane. */
   | { kind: 'divert'; reason: 'endpoint_inflight' | 'domain_inflight' }
-  /** Slow lane only: the endpoint has room again, send it back to the fast lane. */
+  /** Slow lane only: the endpoint is idle again, send it back to the fast lane. */
   | { kind: 'recovered' }
   /** Slow lane only: the host is at its limit; wait and ask again. */
   | { kind: 'wait' }

@@ -74,6 +74,12 @@ export const deadStatusOf = (e: DeadLetterEntry): WebhookStatus | null => {
   };
 };
 
+/** Progress (attempt + deferrals) of the attempt that died, as core/reconcile/replay.ts counts it. */
+export const deadProgress = (e: DeadLetterEntry): number => {
+  const w = parse(e.record)?.webhook;
+  return w ? int(w.attempt, 0) + int(w.deferrals, 0) : 0;
+};
+
 /**
  * A producer that, once dead letters are acknowledged by the log, also indexes them in the
  * hot state, so they are listable at once. Its send fails when either fails: a worker's

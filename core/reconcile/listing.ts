@@ -88,3 +88,43 @@ export const parseDeadLetterListQuery = (q: Params): DeadLetterListQuery => {
     limit: limitOf(q.limit),
   };
 };
+
+/** Index entries examined at most per listing call: a sparse filter returns a partial page and a cursor. */
+export const scanBudget = (limit: number): number => Math.max(1000, limit * 10);
+
+export type Candidate<T> = { key: string; item: T | null };
+
+/**
+ * One page over an ordered index, shared by every adapter so that listings page the same
+ * way everywhere. `fetch(after, n)` returns up to n entries strictly after the cursor
+ * (with their item, or null when it is gone); `keep` filters. `next` is null once the
+ * index is exhausted; a page can be short (or empty) with a cursor when the scan budget
+ * ran out first.
+ */
+export const scanPage = async <T>(
+  q: { cursor?: string; limit: number },
+  fetch: (after: string | undefined, n: number) => Promise<Candidate<T>[]>,
+  keep: (item: T) => boolean,
+): Promise<{ items: T[]; next: string | null }> => {
+  const items: T[] = [];
+  let lastKept: string | undefined;
+  let after = q.cursor;
+  let scanned = 0;
+  const budget = scanBudget(q.limit);
+  for (;;) {
+    const want = q.limit - items.length + 1;
+    const got = await fetch(after, want);
+    for (const c of got) {
+      // One candidate past a full page: there may be more, continue after the last item.
+      if (items.length === q.limit) return { items, next: lastKept ?? after ?? null };
+      after = c.key;
+      scanned++;
+      if (c.item !== null && keep(c.item)) {
+        items.push(c.item);
+        lastKept = c.key;
+      }
+    }
+    if (got.length < want) return { items, next: null };
+    if (scanned >= budget) return { items, next: after ?? null };
+  }
+};

@@ -1,7 +1,7 @@
 import { objectMembers, slice } from '../domain/raw-json';
 import type { WebhookState, WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
-import { decodeWebhook, type Webhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
 import type { RestoreItem } from '../ports/recovery';
 
 // The replay rules of a rebuild: which howk.state record of a webhook is its state.
@@ -129,7 +129,10 @@ export const createStateFold = () => {
     return out;
   };
 
-  return { add, live, stats, size: () => byKey.size };
+  /** Most progress any snapshot of the webhook recorded (-1: none). */
+  const seenProgress = (id: string): number => byKey.get(id)?.seenProgress ?? -1;
+
+  return { add, live, seenProgress, stats, size: () => byKey.size };
 };
 
 export type StateFold = ReturnType<typeof createStateFold>;
@@ -159,4 +162,13 @@ export const restoreItemOf = (s: Snapshot): RestoreItem => {
     updated_at_ns: s.updatedAtNs,
   };
   return { status, retry: { id: w.id, dueAt: s.dueAt, data: s.data } };
+};
+
+/**
+ * A snapshot record in the shape core/pipeline/outcome-records.ts writes (the retry
+ * endpoint writes one when it puts a dead webhook back on its way).
+ */
+export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<WebhookStatus, 'updated_at_ns'>, dueAt: number, kind = 'retrying'): string => {
+  const head = JSON.stringify({ webhook_id: w.id, state: kind, next_retry_at: iso(dueAt), updated_at_ns: status.updated_at_ns, status });
+  return `${head.slice(0, -1)},"webhook":${encodeWebhook(w)}}`;
 };

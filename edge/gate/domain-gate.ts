@@ -65,15 +65,15 @@ export class DomainGate {
     this.alarmAt = null;
     if (this.batcher.buffered) this.batcher.flush();
     const next = this.idem.purge(Date.now());
-    if (next !== null) this.alarmAt_(next);
+    if (next !== null) this.scheduleAlarm(next);
   }
 
   private alarmIn(ms: number): void {
-    this.alarmAt_(Date.now() + ms);
+    this.scheduleAlarm(Date.now() + ms);
   }
 
   /** One alarm serves both jobs: it is only ever moved earlier. */
-  private alarmAt_(at: number): void {
+  private scheduleAlarm(at: number): void {
     if (this.alarmAt !== null && this.alarmAt <= at) return;
     this.alarmAt = at;
     void this.state.storage.setAlarm(at);
@@ -121,7 +121,7 @@ export class DomainGate {
       // Kafka has them: only now do the keys become durable owners.
       const expiresAt = Date.now() + this.cfg.config.ttl.idempotency_ttl;
       this.idem.put([...claims.values()].map((c) => ({ k: c.k, webhookId: c.webhookId, expiresAt })));
-      if (claims.size) this.alarmAt_(expiresAt);
+      if (claims.size) this.scheduleAlarm(expiresAt);
       for (const c of claims.values()) c.resolve(c.webhookId);
     } catch (e) {
       // Nothing of this request was accepted; requests waiting on its keys fail the same way.

@@ -2,7 +2,7 @@ import { Redis } from '@upstash/redis/cloudflare';
 import { keys } from '../../core/domain/keys';
 import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
-import { HowkError, UnavailableError, errorMessage } from '../../core/errors/errors';
+import { HowkError, NotConfiguredError, UnavailableError, errorMessage } from '../../core/errors/errors';
 import { STAT_NAMES, type HotState, type StatsWindow } from '../../core/ports/hot-state';
 
 // Hot-state reads at the edge over the Upstash Redis REST dialect (howk-bridge in front of
@@ -29,9 +29,15 @@ const unavailable = (e: unknown) => (e instanceof HowkError ? e : new Unavailabl
 
 type ReadPart = Pick<HotState, 'getStatus' | 'stats' | 'ping'>;
 
-export const edgeHotState = (redis: Redis): HotState => {
+/** Reads over REST; without a Redis REST endpoint they answer NotConfiguredError (501). */
+export const edgeHotState = (client: Redis | undefined): HotState => {
+  const need = (): Redis => {
+    if (!client) throw new NotConfiguredError('HOWK_REDIS_REST_URL and HOWK_REDIS_REST_TOKEN are not set at the edge');
+    return client;
+  };
   const reads: ReadPart = {
     async getStatus(id: string): Promise<WebhookStatusView | null> {
+      const redis = need();
       try {
         const [data, history] = await redis.pipeline().hget<string>(keys.status(id), 'data').lrange<string>(keys.statusHistory(id), 0, -1).exec<[string | null, string[]]>();
         if (data === null) return null;
@@ -45,6 +51,7 @@ export const edgeHotState = (redis: Redis): HotState => {
       out.unique_endpoints = 0;
       if (hours <= 0) return out;
       const buckets = Array.from({ length: hours }, (_, h) => hourBucket(now - h * HOUR_MS));
+      const redis = need();
       try {
         const [counts, unique] = await redis
           .pipeline()
@@ -61,6 +68,7 @@ export const edgeHotState = (redis: Redis): HotState => {
       }
     },
     async ping() {
+      const redis = need();
       try {
         await redis.ping();
       } catch (e) {

@@ -9,6 +9,7 @@
 // BENCH_ORIGINS (1: receiver ports; config i posts to origin i % ORIGINS),
 // BENCH_RATE (webhooks/s offered, 0 = as fast as the api takes them), BENCH_PAYLOAD_BYTES
 // (~256), BENCH_WARMUP (1000), BENCH_TIMEOUT_S (180), BENCH_REDIS_DB (9),
+// BENCH_PREFILL=1 (enqueue all with the worker stopped, then time the worker's drain),
 // BENCH_PROF (comma list of api,worker,scheduler: run them with --cpu-prof into
 // .tmp/bench-prof/<run>/<service>/; the main thread's file is CPU.*.<pid>.0.*.cpuprofile), BENCH_KEEP_TOPICS=1, BENCH_TARGET (3000). Any HOWK_* variable set
 // in the environment reaches the services (e.g. HOWK_KAFKA_PARTITIONS), except the names
@@ -25,6 +26,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { Agent, request } from 'undici';
+import { loadConfig } from '../../core/config/load';
+import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
@@ -52,6 +55,9 @@ const WARMUP = envInt('BENCH_WARMUP', 1000);
 const TIMEOUT_MS = envInt('BENCH_TIMEOUT_S', 180) * 1000;
 const REDIS_DB = envInt('BENCH_REDIS_DB', 9);
 const TARGET = envInt('BENCH_TARGET', 3000);
+// Prefill: enqueue everything with the worker stopped, then start it and time the drain
+// (separates the api's capacity from the worker's; latency is then meaningless).
+const PREFILL = process.env.BENCH_PREFILL === '1';
 const PROF = new Set((process.env.BENCH_PROF ?? '').split(',').map((s) => s.trim()).filter(Boolean));
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const SAMPLE_EVERY = 100; // verify the signature of every 100th delivery
@@ -73,7 +79,8 @@ const redisUrl = (() => {
 })();
 
 const runId = `bench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const topics = { pending: `${runId}.pending`, slow: `${runId}.slow`, results: `${runId}.results`, deadletter: `${runId}.deadletter`, state: `${runId}.state`, scripts: `${runId}.scripts` };
+// Every topic of the schema gets a name of its own for this run (runs never collide).
+const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
 const logDir = join(tmpdir(), runId);
 const profDir = join(root, '.tmp', 'bench-prof', runId);
 mkdirSync(logDir, { recursive: true });
@@ -289,13 +296,15 @@ type EnqueueStats = { accepted: number; requests: number; retries: number; failu
  * requests in flight, optionally paced at RATE webhooks/s. Records, per accepted id, the
  * start time of the request that carried it.
  */
-const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrls: string[], pathPrefix: string, configPrefix: string, rate: number): Promise<EnqueueStats> => {
+const enqueueAll = async (api: string, agent: Agent, apiKey: string, count: number, receiverUrls: string[], pathPrefix: string, configPrefix: string, rate: number): Promise<EnqueueStats> => {
   const st: EnqueueStats = { accepted: 0, requests: 0, retries: 0, failures: 0, ids: new Map() };
   const chunks = Math.ceil(count / BATCH);
   let next = 0;
   const t0 = performance.now();
+  let fatal = false;
   const lane = async () => {
     for (;;) {
+      if (fatal) return;
       const c = next++;
       if (c >= chunks) return;
       const from = c * BATCH;
@@ -318,7 +327,7 @@ const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrls
         let status = 0;
         let text = '';
         try {
-          const res = await request(`${api}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+          const res = await request(`${api}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, dispatcher: agent });
           status = res.statusCode;
           text = await res.body.text();
         } catch (e) {
@@ -331,8 +340,11 @@ const enqueueAll = async (api: string, agent: Agent, count: number, receiverUrls
           st.accepted += ids.length;
           break;
         }
-        if (attempt >= 4) {
+        // 4xx (but 429) will not get better: stop the run instead of retrying it.
+        const permanent = status >= 400 && status < 500 && status !== 429;
+        if (permanent || attempt >= 4) {
           st.failures++;
+          if (permanent) fatal = true;
           log(`enqueue of chunk ${c} failed for good: ${status} ${text.slice(0, 200)}`);
           break;
         }
@@ -375,6 +387,8 @@ const main = async (): Promise<number> => {
     HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
     HOWK_REDIS_URL: redisUrl,
     HOWK_SIGNING_DEFAULT_SECRET: SECRET,
+    // Auth stays on (its cost is part of the api's); the per-key rate limit is not measured.
+    HOWK_API_AUTH_RATE_LIMIT: process.env.HOWK_API_AUTH_RATE_LIMIT ?? '0',
     // The SSRF guard refuses loopback unless allow-listed; the receiver is on 127.0.0.1.
     HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
     HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
@@ -386,6 +400,13 @@ const main = async (): Promise<number> => {
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000, pipelining: 1 });
   let code = 1;
   try {
+    // An API key with the enqueue scope, written to this run's keys topic before the api
+    // starts (the api replays that topic at start-up).
+    const keyOut: string[] = [];
+    const keyCode = await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read', '--name', 'bench'], { out: (l) => keyOut.push(l), err: () => {} });
+    if (keyCode !== 0) throw new Error(`could not create an API key (exit ${keyCode})`);
+    const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
+
     // The api creates the topics; the others start once it is ready (no create race).
     const apiSvc = startService('api', env);
     svcs.push(apiSvc);
@@ -398,7 +419,7 @@ const main = async (): Promise<number> => {
         return false;
       }
     }, svcs);
-    const workerSvc = startService('worker', env);
+    let workerSvc = startService('worker', env);
     const schedSvc = startService('scheduler', env);
     svcs.push(workerSvc, schedSvc);
     // Each binary logs "howk-<role> started" once its loops run (consumer subscribed).
@@ -409,17 +430,27 @@ const main = async (): Promise<number> => {
     // Warm-up: the consumer group has joined and every code path is compiled before timing.
     if (WARMUP > 0) {
       const t = performance.now();
-      const w = await enqueueAll(api, agent, WARMUP, receiver.urls, '/warm', 'warm', 0);
+      const w = await enqueueAll(api, agent, apiKey, WARMUP, receiver.urls, '/warm', 'warm', 0);
       await waitUntil(`${w.accepted} warm-up deliveries`, 90_000, () => warmArrivals >= w.accepted, svcs);
       log(`warm-up: ${w.accepted} webhooks delivered in ${fmt(performance.now() - t)} ms`);
     }
 
     // ---- measured run
-    const pids = { api: apiSvc.child.pid!, worker: workerSvc.child.pid!, scheduler: schedSvc.child.pid! };
+    if (PREFILL) {
+      await stopService(workerSvc);
+      svcs.splice(svcs.indexOf(workerSvc), 1);
+    }
     const kafkaPid = pidListening(Number(brokers.split(',')[0]!.split(':')[1]));
     const redisPid = pidListening(Number(new URL(redisBase).port || 6379));
-    const cpuPids: [string, number | undefined][] = [['howk-api', pids.api], ['howk-worker', pids.worker], ['howk-scheduler', pids.scheduler], ['kafka broker', kafkaPid], ['redis-server', redisPid]];
-    const cpu0 = cpuPids.map(([, pid]) => (pid ? cpuTicksOf(pid) : undefined));
+    type CpuRow = { name: string; pid: number | undefined; ticks0?: number; t0: number };
+    const cpuRow = (name: string, pid: number | undefined): CpuRow => ({ name, pid, ticks0: pid ? cpuTicksOf(pid) : undefined, t0: performance.now() });
+    const cpuRowsAt: CpuRow[] = [
+      cpuRow('howk-api', apiSvc.child.pid),
+      cpuRow('howk-worker', workerSvc.child.pid),
+      cpuRow('howk-scheduler', schedSvc.child.pid),
+      cpuRow('kafka broker', kafkaPid),
+      cpuRow('redis-server', redisPid),
+    ];
     const self0 = process.cpuUsage();
     const sys0 = systemTicks();
     const all0 = allProcesses();
@@ -430,9 +461,18 @@ const main = async (): Promise<number> => {
       const s = (performance.now() - tStart) / 1000;
       log(`${s.toFixed(1)} s: ${enqueueDone ? 'enqueue done, ' : ''}delivered ${arrivals.size}/${N} (${fmt(arrivals.size / s)}/s)`);
     }, 2000);
-    const enq = await enqueueAll(api, agent, N, receiver.urls, '/bench', 'cfg', RATE);
+    const enq = await enqueueAll(api, agent, apiKey, N, receiver.urls, '/bench', 'cfg', RATE);
     const tEnqEnd = performance.now();
     enqueueDone = true;
+    let tWorker = tStart;
+    if (PREFILL) {
+      log(`prefill: ${fmt(enq.accepted)} webhooks enqueued; starting howk-worker`);
+      workerSvc = startService('worker', env);
+      svcs.push(workerSvc);
+      await waitUntil('howk-worker to start', 90_000, started(workerSvc), svcs);
+      tWorker = performance.now();
+      cpuRowsAt[1] = cpuRow('howk-worker', workerSvc.child.pid);
+    }
     const expected = enq.ids;
     const deliveredAll = () => {
       if (arrivals.size < expected.size) return false;
@@ -448,7 +488,7 @@ const main = async (): Promise<number> => {
     }
     clearInterval(progress);
     const tEnd = performance.now();
-    const cpu1 = cpuPids.map(([, pid]) => (pid ? cpuTicksOf(pid) : undefined));
+    const cpu1 = cpuRowsAt.map((r) => (r.pid ? cpuTicksOf(r.pid) : undefined));
     const self1 = process.cpuUsage(self0);
     const sys1 = systemTicks();
     const all1 = allProcesses();
@@ -457,36 +497,45 @@ const main = async (): Promise<number> => {
     // ---- figures
     const lat: number[] = [];
     let lastArrival = tStart;
+    let firstArrival = Infinity;
     for (const [id, start] of expected) {
       const at = arrivals.get(id);
       if (at === undefined) continue;
       lat.push(at - start);
       if (at > lastArrival) lastArrival = at;
+      if (at < firstArrival) firstArrival = at;
     }
     lat.sort((a, b) => a - b);
     const delivered = lat.length;
     const wallS = (tEnd - tStart) / 1000;
     const enqS = (tEnqEnd - tStart) / 1000;
-    const delS = (lastArrival - tStart) / 1000;
+    // Prefill: the drain, from the worker's first delivery to its last.
+    const delS = ((PREFILL ? lastArrival - Math.min(firstArrival, lastArrival) : lastArrival - tStart) / 1000) || NaN;
     const strangers = [...arrivals.keys()].filter((id) => !expected.has(id)).length;
 
     const rows: [string, string][] = [
-      ['mode', `${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, ${ORIGINS} receiver origin${ORIGINS > 1 ? 's' : ''}, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`],
+      ['mode', `${PREFILL ? 'PREFILL (worker started after the enqueue), ' : ''}${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, ${ORIGINS} receiver origin${ORIGINS > 1 ? 's' : ''}, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`],
       ['webhooks accepted (202)', `${fmt(enq.accepted)} of ${fmt(N)} in ${fmt(enq.requests)} requests (${enq.retries} retried, ${enq.failures} failed)`],
       ['enqueue throughput', `${fmt(enq.accepted / enqS)} webhooks/s (${enqS.toFixed(2)} s)`],
       ['delivered (first, unique)', `${fmt(delivered)} of ${fmt(expected.size)}${strangers ? ` (+${strangers} unknown ids)` : ''}`],
-      ['delivery throughput', `${fmt(delivered / delS)} webhooks/s (first enqueue → last delivery ${delS.toFixed(2)} s)`],
-      ['latency enqueue→receipt', `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`],
+      PREFILL
+        ? ['delivery throughput', `${fmt(delivered / delS)} webhooks/s (drain: first → last delivery ${delS.toFixed(2)} s; first delivery ${fmt(firstArrival - tWorker)} ms after the worker started)`]
+        : ['delivery throughput', `${fmt(delivered / delS)} webhooks/s (first enqueue → last delivery ${delS.toFixed(2)} s)`],
+      PREFILL
+        ? ['latency enqueue→receipt', 'n/a in prefill mode (every webhook waits for the worker to start)']
+        : ['latency enqueue→receipt', `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`],
       ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
       ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
     ];
     const perK = (cpuS: number) => fmt((cpuS * 1e6) / Math.max(1, delivered));
-    const cpuRows: [string, string][] = cpuPids.map(([name], i) => {
-      const a = cpu0[i];
+    const cpuRows: [string, string][] = cpuRowsAt.map((r, i) => {
+      const a = r.ticks0;
       const b = cpu1[i];
-      if (a === undefined || b === undefined) return [name, 'n/a'];
+      if (a === undefined || b === undefined) return [r.name, 'n/a'];
       const s = (b - a) / CLK_TCK;
-      return [name, `${s.toFixed(1)} s  (${fmt((s / wallS) * 100)}% of one core, ${perK(s)} ms per 1,000 webhooks)`];
+      const windowS = (tEnd - r.t0) / 1000;
+      const since = r.t0 > tStart + 1 ? `, over its last ${windowS.toFixed(1)} s` : '';
+      return [r.name, `${s.toFixed(1)} s  (${fmt((s / windowS) * 100)}% of one core${since}, ${perK(s)} ms per 1,000 webhooks)`];
     });
     const selfS = (self1.user + self1.system) / 1e6;
     cpuRows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core, ${perK(selfS)} ms per 1,000 webhooks)`]);
@@ -494,7 +543,7 @@ const main = async (): Promise<number> => {
     const ours = cpuRows.reduce((a, [, v]) => a + (Number.parseFloat(v) || 0), 0);
     const otherS = Math.max(0, ((sys1.busy - sys0.busy) / CLK_TCK) - ours);
     // Name the biggest neighbours (processes that are not part of the run).
-    const mine = new Set<number>([process.pid, ...cpuPids.map(([, pid]) => pid ?? -1)]);
+    const mine = new Set<number>([process.pid, ...svcs.map((x) => x.child.pid ?? -1), ...cpuRowsAt.map((r) => r.pid ?? -1)]);
     const others = [...all1]
       .filter(([pid]) => !mine.has(pid))
       .map(([pid, p]) => ({ name: p.name, s: (p.ticks - (all0.get(pid)?.ticks ?? 0)) / CLK_TCK }))

@@ -3,7 +3,7 @@ import type { Config } from '../../core/config/schema';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
-import { createLogger, silentLogger } from '../../core/pipeline/logger';
+import { createLogger, silentLogger, type Logger } from '../../core/pipeline/logger';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
@@ -63,9 +63,9 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
 };
 
 /** A whole fleet (api + worker + scheduler) in this process, on real Kafka + Redis or on the in-memory adapters. */
-export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<string, unknown>; redisDb?: number; roles?: { api?: boolean; worker?: boolean; scheduler?: boolean }; config?: Config } = {}): Promise<TestFleet> => {
+export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<string, unknown>; redisDb?: number; roles?: { api?: boolean; worker?: boolean; scheduler?: boolean }; config?: Config; log?: Logger } = {}): Promise<TestFleet> => {
   const config = opts.config ?? testConfig(mode, opts.overrides);
-  const log = process.env.HOWK_TEST_LOGS ? createLogger('test', 'debug') : silentLogger;
+  const log = opts.log ?? (process.env.HOWK_TEST_LOGS ? createLogger('test', 'debug') : silentLogger);
   const secretBox = await createSecretBox('k1', { k1: TEST_SECRETS_KEY });
   const sender = createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: 1024, allowedNetworks: config.delivery.allowed_networks });
   let hot: HotState;

@@ -13,7 +13,7 @@ const shape = {
   kafka_password: optStr('Basic-auth password of /kafka (required)', { secret: true }),
   redis_token: optStr('Bearer token of the Upstash Redis dialect (/redis) (required)', { secret: true }),
   topics: list([], 'Topics the edge may produce to (default: the pending and slow topics)'),
-  produce_timeout: duration('1500ms', 'Longest wait for Kafka acks before answering 503 (keep it under the edge deadline)'),
+  produce_timeout: duration('1200ms', 'Longest wait for Kafka acks before answering 503 (keep it under the edge produce_deadline)'),
   max_request_size: int(8 * 1_048_576, 'Largest request body in bytes', { min: 1024 }),
   redis_commands: list(
     ['ping', 'echo', 'get', 'mget', 'set', 'del', 'exists', 'expire', 'pexpire', 'ttl', 'pttl', 'incr', 'incrby', 'decr', 'hget', 'hmget', 'hgetall', 'lrange', 'llen', 'pfcount'],

@@ -35,6 +35,14 @@ const logStore = new MemoryLog();
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
 const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards() });
 
+// With api.auth.enabled, howk-dev makes an admin key for the run (nothing persists, so
+// there is no other way in) and prints it, like the signing secret.
+let adminKey: string | undefined;
+if (config.api.auth.enabled && fleet.security?.keys) {
+  await fleet.security.ready;
+  adminKey = (await fleet.security.keys.create({ name: 'howk-dev', scopes: ['admin'] })).key;
+}
+
 log.info('howk-dev ready', {
   url: fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host),
   mode: config.worker.dry_run ? 'dry-run (no HTTP)' : 'live HTTP delivery',
@@ -42,6 +50,7 @@ log.info('howk-dev ready', {
   allowed_networks: config.delivery.allowed_networks.length
     ? `${config.delivery.allowed_networks.join(',')} reachable besides public addresses (howk-dev allows loopback by default; other binaries refuse it)`
     : 'public addresses only',
+  api_auth: adminKey ? `on; admin key for this run: ${adminKey}` : 'off (howk-dev default; HOWK_API_AUTH_ENABLED=true turns it on)',
   signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (generated for this run; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
 });
 onShutdown(log, async () => {

@@ -105,6 +105,8 @@ export class RedisGuards implements Guards {
   }
 
   async peekHeld(s: PauseScope, limit: number): Promise<string[]> {
+    // LRANGE 0 -1 would be the whole queue.
+    if (limit <= 0) return [];
     return call(() => this.redis.lrange(keys.pausedQueue(s.kind, s.id), 0, limit - 1));
   }
 

@@ -12,6 +12,7 @@ import {
   type StatsWindow,
 } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
+import { RedisRecovery } from './recovery';
 import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 
 // HotState on Redis (DESIGN.md §3 keys). Every method is one round trip: a pipeline or
@@ -51,6 +52,7 @@ export class RedisHotState implements HotState {
       const id = status.webhook_id;
       const attemptJson = attempt ? JSON.stringify(attempt) : '';
       p.howk_setStatus(keys.status(id), keys.statusHistory(id), JSON.stringify(status), status.updated_at_ns, status_ttl, attemptJson, HISTORY_LIMIT, patch ? '1' : '0');
+      this.recovery.indexStatus(p, status);
     }
     for (const r of batch.retries ?? []) {
       p.zadd(keys.retries(), r.dueAt, r.id);
@@ -125,4 +127,20 @@ export class RedisHotState implements HotState {
     if (this.redis.status === 'end') return;
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
+
+  // Recovery and listing: workers/redis/recovery.ts, on the same client (created lazily).
+  private rec: RedisRecovery | undefined;
+  private get recovery(): RedisRecovery {
+    return (this.rec ??= new RedisRecovery(this.redis, this.ttls));
+  }
+  restore: HotState['restore'] = (items) => this.recovery.restore(items);
+  listWebhooks: HotState['listWebhooks'] = (q) => this.recovery.listWebhooks(q);
+  putDeadLetters: HotState['putDeadLetters'] = (items) => this.recovery.putDeadLetters(items);
+  getDeadLetter: HotState['getDeadLetter'] = (id) => this.recovery.getDeadLetter(id);
+  listDeadLetters: HotState['listDeadLetters'] = (q) => this.recovery.listDeadLetters(q);
+  isInitialized: HotState['isInitialized'] = () => this.recovery.isInitialized();
+  markInitialized: HotState['markInitialized'] = (note) => this.recovery.markInitialized(note);
+  acquireLock: HotState['acquireLock'] = (owner, ttlMs) => this.recovery.acquireLock(owner, ttlMs);
+  renewLock: HotState['renewLock'] = (owner, ttlMs) => this.recovery.renewLock(owner, ttlMs);
+  releaseLock: HotState['releaseLock'] = (owner) => this.recovery.releaseLock(owner);
 }

@@ -12,6 +12,12 @@ export const SCRIPTS = {
   claimRetries: { numberOfKeys: 1, lua: lua('claimRetries') },
   ackRetries: { numberOfKeys: 1, lua: lua('ackRetries') },
   releaseIdempotency: { numberOfKeys: 1, lua: lua('releaseIdempotency') },
+  // Recovery and listing (workers/redis/recovery.ts).
+  indexStatus: { numberOfKeys: 3, lua: lua('indexStatus') },
+  restoreState: { numberOfKeys: 3, lua: lua('restoreState') },
+  putDeadLetter: { numberOfKeys: 3, lua: lua('putDeadLetter') },
+  renewLock: { numberOfKeys: 1, lua: lua('renewLock') },
+  releaseLock: { numberOfKeys: 1, lua: lua('releaseLock') },
   admitDelivery: { numberOfKeys: 6, lua: lua('admitDelivery') },
   completeDelivery: { numberOfKeys: 4, lua: lua('completeDelivery') },
   holdPaused: { numberOfKeys: 2, lua: lua('holdPaused') },

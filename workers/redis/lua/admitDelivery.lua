@@ -35,16 +35,18 @@ end
 
 local rate = tonumber(ARGV[6])
 if rate > 0 then
+  -- Tokens are stored with 17 significant digits (tostring keeps 14), so the fraction
+  -- survives the round trip exactly, as in core/policy/token-bucket.ts.
   local burst = tonumber(ARGV[7])
   local b = redis.call('HMGET', KEYS[4], 'tokens', 'at')
   local tokens = tonumber(b[1] or ARGV[7])
   local at = tonumber(b[2] or ARGV[1])
   tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)
   if tokens < 1 then
-    redis.call('HSET', KEYS[4], 'tokens', tostring(tokens), 'at', now)
+    redis.call('HSET', KEYS[4], 'tokens', string.format('%.17g', tokens), 'at', now)
     return {'park', 'rate_limited', tostring(now + math.ceil((1 - tokens) / rate * 1000))}
   end
-  redis.call('HSET', KEYS[4], 'tokens', tostring(tokens - 1), 'at', now)
+  redis.call('HSET', KEYS[4], 'tokens', string.format('%.17g', tokens - 1), 'at', now)
   redis.call('PEXPIRE', KEYS[4], math.ceil(burst / rate * 1000) + 60000)
 end
 
@@ -58,8 +60,9 @@ local endpoint_max = tonumber(ARGV[9])
 if endpoint_max > 0 then
   local n = tonumber(redis.call('GET', KEYS[6]) or '0')
   if lane == 'fast' and n >= endpoint_max then return {'divert', 'endpoint_inflight'} end
-  -- Hysteresis: back to the fast lane only with room to spare, or traffic would ping-pong.
-  if lane == 'slow' and n <= math.floor(endpoint_max / 2) then return {'recovered'} end
+  -- Back to the fast lane only once the endpoint is idle; with any in flight the slow lane
+  -- keeps it (returning at "some room" makes traffic ping-pong between the lanes).
+  if lane == 'slow' and n == 0 then return {'recovered'} end
 end
 
 if domain_max > 0 then

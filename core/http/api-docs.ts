@@ -1,0 +1,74 @@
+import type { Config } from '../config/schema';
+import { buildOpenApi } from './openapi';
+
+// docs/API.md, generated from the OpenAPI document (itself generated from the zod schemas).
+
+type Json = Record<string, any>;
+
+const typeOf = (s: Json | undefined): string => {
+  if (!s) return 'any';
+  if (s.$ref) return String(s.$ref).split('/').pop()!;
+  if (s.enum) return s.enum.map((v: unknown) => JSON.stringify(v)).join(' \\| ');
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  if (s.anyOf) return s.anyOf.map(typeOf).join(' \\| ');
+  if (s.type === 'array') return `${typeOf(s.items)}[]`;
+  if (Array.isArray(s.type)) return s.type.join(' \\| ');
+  return s.type ?? 'any';
+};
+
+const limits = (s: Json): string => {
+  const l: string[] = [];
+  if (s.minLength !== undefined) l.push(`≥${s.minLength} chars`);
+  if (s.maxLength !== undefined) l.push(`≤${s.maxLength} chars`);
+  if (s.minimum !== undefined) l.push(`≥${s.minimum}`);
+  if (s.maximum !== undefined) l.push(`≤${s.maximum}`);
+  if (s.minItems !== undefined) l.push(`≥${s.minItems} items`);
+  if (s.maxItems !== undefined) l.push(`≤${s.maxItems} items`);
+  if (s.maxProperties !== undefined) l.push(`≤${s.maxProperties} entries`);
+  if (s.pattern !== undefined) l.push(`pattern \`${s.pattern}\``);
+  return l.join(', ');
+};
+
+const fields = (s: Json | undefined): string[] => {
+  if (!s?.properties) return [];
+  const req = new Set<string>(s.required ?? []);
+  return Object.entries(s.properties as Record<string, Json>).map(
+    ([k, v]) => `| \`${k}\` | ${typeOf(v)} | ${req.has(k) ? 'yes' : 'no'} | ${[limits(v), v.description].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`,
+  );
+};
+
+export const apiDocsMarkdown = (c: Config): string => {
+  const doc = buildOpenApi(c) as Json;
+  const out: string[] = [
+    '# HTTP API',
+    '',
+    'Generated from `docs/openapi.json` (itself generated from the zod schemas in `core/http/`) by `npm run docs:api`; do not edit by hand.',
+    'The running server serves its own copy, with its configured limits, at `GET /openapi.json`.',
+    '',
+    'Authentication: `Authorization: Bearer howk_<id>_<secret>` on every route whose scope is not "none" (when `api.auth.enabled`, the default outside `howk-dev`). An `admin` key covers every scope; a key bound to configs reaches only routes about those configs. See [SECURITY.md](SECURITY.md).',
+    '',
+    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable (`Retry-After`).',
+    '',
+    '| method | path | scope | summary |',
+    '|---|---|---|---|',
+  ];
+  const details: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const scope = String(op.description).replace(/^Scope: /, '').replace(/\.$/, '');
+      out.push(`| ${method.toUpperCase()} | \`${path}\` | ${scope} | ${op.summary} |`);
+      const body = op.requestBody?.content?.['application/json']?.schema as Json | undefined;
+      const responses = Object.entries(op.responses as Record<string, Json>).filter(([code]) => code !== 'default');
+      details.push('', `### ${method.toUpperCase()} ${path}`, '', `${op.summary}. Scope: ${scope}.`);
+      if (body) {
+        const rows = fields(body);
+        details.push('', `Request body (${op.requestBody.required ? 'required' : 'optional'}):`, '');
+        if (rows.length) details.push('| field | type | required | limits / notes |', '|---|---|---|---|', ...rows);
+        const items = body.properties?.webhooks?.items;
+        if (items) details.push('', 'Each item of `webhooks`:', '', '| field | type | required | limits / notes |', '|---|---|---|---|', ...fields(items));
+      }
+      details.push('', `Responses: ${responses.map(([code, r]) => `\`${code}\` ${r.description}`).join(', ')}; errors as above.`);
+    }
+  }
+  return [...out, '', '## Operations', ...details, ''].join('\n');
+};

@@ -1,0 +1,198 @@
+import { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutError } from './errors';
+import { coreHost, type RunState } from './host';
+import { ioHost } from './host-io';
+import { PRELUDE } from './prelude';
+import { createVm, defaultWasmLoader, LUA_ERRMEM, LUA_OK, LUA_YIELD, T_NUMBER, T_STRING, TIMEOUT_MESSAGE, type Em, type LuaWasmLoader, type Vm } from './runtime';
+import { DEFAULT_LIMITS, type LuaLimits, type LuaServices } from './types';
+
+// One fresh Lua state per run (~40 µs to create; see docs/LUA.md for the figures): no
+// global, metatable or library change can leak between runs or configs, and a killed
+// run leaves nothing behind. Compiled chunks are cached as bytecode keyed by source.
+
+export type LuaEngineOptions = {
+  /** Where the WASM comes from; defaults to wasmoon's own loader (Node). */
+  loadWasm?: LuaWasmLoader;
+  limits?: Partial<LuaLimits>;
+  /** Compiled scripts kept (LRU). */
+  cacheEntries?: number;
+  /** Sum of the memory of all live states; allocations beyond it fail like the per-state cap. */
+  maxTotalMemoryMb?: number;
+};
+
+export type RunSpec = {
+  code: string;
+  mode: RunState['mode'];
+  input: { request: Record<string, unknown>; webhook?: Record<string, unknown> };
+  services?: LuaServices;
+  limits?: Partial<LuaLimits>;
+  emit?: RunState['emit'];
+};
+
+export type RunOutcome = { finished: unknown[] | undefined; cpuMs: number };
+
+export type LuaEngine = {
+  readonly limits: LuaLimits;
+  /** Compiles only (upload-time validation). Throws LuaSyntaxError with Lua's line number. */
+  checkSyntax(code: string): Promise<void>;
+  run(spec: RunSpec): Promise<RunOutcome>;
+};
+
+const MB = 1024 * 1024;
+
+export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
+  const limits: LuaLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const cacheEntries = opts.cacheEntries ?? 256;
+  const cache = new Map<string, Uint8Array>();
+  let vmPromise: Promise<{ vm: Vm; prelude: Uint8Array }> | undefined;
+
+  const getVm = () =>
+    (vmPromise ??= (opts.loadWasm ?? defaultWasmLoader)().then((w) => {
+      const vm = createVm<RunState>(w.module as unknown as Em, { ...coreHost, ...ioHost }, { maxTotalBytes: (opts.maxTotalMemoryMb ?? 1024) * MB });
+      // The prelude is compiled once; every state loads its bytecode.
+      const s = blankState('delivery', {}, limits);
+      const L = vm.newState(s);
+      try {
+        if (vm.load(L, PRELUDE, 't', 'howk') !== LUA_OK) throw new Error(`prelude: ${vm.readString(L, -1)}`);
+        return { vm, prelude: vm.dump(L) };
+      } finally {
+        vm.closeState(s);
+      }
+    }));
+
+  /** Leaves the compiled script on the stack, or throws LuaSyntaxError. */
+  const loadScript = (vm: Vm, s: RunState, code: string): void => {
+    const hit = cache.get(code);
+    if (hit) {
+      cache.delete(code); // LRU: re-inserted as newest
+      cache.set(code, hit);
+      if (vm.load(s.L, hit, 'b') === LUA_OK) return;
+      vm.pop(s.L, 1);
+    }
+    // Mode 't': uploaded scripts are source text only, never (forgeable) bytecode.
+    const status = vm.load(s.L, code, 't');
+    if (status === LUA_ERRMEM) throw new LuaMemoryError(s.memMax);
+    if (status !== LUA_OK) throw new LuaSyntaxError(vm.readString(s.L, -1) ?? 'syntax error');
+    if (cache.size >= cacheEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(code, vm.dump(s.L));
+  };
+
+  const failure = (vm: Vm, s: RunState, status: number): LuaError => {
+    if (s.killed) return new LuaTimeoutError(`${TIMEOUT_MESSAGE} (${s.limits.timeoutMs} ms)`);
+    const t = vm.type(s.L, -1);
+    const message = t === T_STRING || t === T_NUMBER ? vm.readString(s.L, -1)! : `(error object is a ${t === 0 ? 'nil' : 'non-string'} value)`;
+    if (status === LUA_ERRMEM || (s.memHit && message.includes('not enough memory'))) return new LuaMemoryError(s.memMax);
+    // Reporting runs uncapped and killed: it allocates, and a finalizer must not run long meanwhile.
+    s.memMax = Infinity;
+    s.killed = true;
+    const tb = vm.traceback(s);
+    const frames = tb?.split('\n').filter((l) => l.includes('script:')).map((l) => l.trim());
+    return new LuaRuntimeError(message, frames?.length ? frames.join('\n') : undefined);
+  };
+
+  const run = async (spec: RunSpec): Promise<RunOutcome> => {
+    const { vm, prelude } = await getVm();
+    const lim: LuaLimits = { ...limits, ...spec.limits };
+    const s = blankState(spec.mode, spec.services ?? {}, lim);
+    s.input = spec.input;
+    s.emit = spec.emit;
+    const L = vm.newState(s);
+    const wallDeadline = performance.now() + lim.wallTimeoutMs;
+    let cpuMs = 0;
+    // CPU time is counted only while Lua runs; each slice gets what is left of the budget.
+    const slice = <T>(fn: () => T): T => {
+      const t0 = performance.now();
+      s.sliceDeadline = t0 + (lim.timeoutMs - cpuMs);
+      try {
+        return fn();
+      } finally {
+        cpuMs += performance.now() - t0;
+      }
+    };
+    try {
+      if (vm.load(L, prelude, 'b', 'howk') !== LUA_OK) throw new Error('prelude failed to load');
+      // Arguments are pushed before the cap is set: outside a protected call a refused
+      // allocation would be a panic. Everything after this runs protected.
+      vm.pushHostTable(L);
+      vm.pushString(L, spec.mode);
+      vm.em._lua_pushinteger(L, BigInt(lim.maxStringBytes));
+      vm.pushString(L, TIMEOUT_MESSAGE);
+      s.memMax = lim.memoryLimitMb * MB;
+      const ps = slice(() => vm.pcall(s, 4, 1));
+      if (ps !== LUA_OK) throw failure(vm, s, ps);
+      loadScript(vm, s, spec.code);
+      let nargs = 1; // driver(main)
+      for (;;) {
+        const { status, results } = slice(() => vm.resume(s, nargs));
+        if (status === LUA_OK) break;
+        if (status !== LUA_YIELD || s.killed) throw failure(vm, s, status);
+        const id = results === 2 && vm.type(L, -1) === T_NUMBER ? Number(vm.readString(L, -1)) : NaN;
+        vm.pop(L, results);
+        const pending = s.tickets.get(id);
+        if (!pending) throw new LuaRuntimeError('coroutine.yield outside a coroutine is not allowed');
+        s.tickets.delete(id);
+        await untilDeadline(pending, wallDeadline, lim.wallTimeoutMs);
+        nargs = 0;
+      }
+      return { finished: s.finished, cpuMs };
+    } finally {
+      s.abort.abort(new Error('script finished'));
+      vm.closeState(s);
+    }
+  };
+
+  const checkSyntax = async (code: string): Promise<void> => {
+    const { vm } = await getVm();
+    const s = blankState('delivery', {}, limits);
+    vm.newState(s);
+    s.memMax = limits.memoryLimitMb * MB;
+    try {
+      loadScript(vm, s, code);
+    } finally {
+      vm.closeState(s);
+    }
+  };
+
+  return { limits, run, checkSyntax };
+};
+
+const blankState = (mode: RunState['mode'], services: LuaServices, limits: LuaLimits): RunState => ({
+  L: 0,
+  slot: 0,
+  memUsed: 0,
+  memMax: Infinity,
+  sliceDeadline: Infinity,
+  instrLeft: limits.maxInstructions ?? Infinity,
+  killed: false,
+  memHit: false,
+  mode,
+  refs: { null: 0, arrayMt: 0 },
+  input: undefined,
+  services,
+  limits,
+  tickets: new Map(),
+  results: new Map(),
+  nextTicket: 0,
+  hostCalls: 0,
+  logLines: 0,
+  abort: new AbortController(),
+});
+
+/** Awaits a host call, bounded by the run's wall-clock limit. */
+const untilDeadline = async (p: Promise<void>, deadline: number, wallMs: number): Promise<void> => {
+  const left = deadline - performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LuaTimeoutError(`script timeout: wall-clock limit of ${wallMs} ms exceeded while waiting on host calls`)), Math.max(0, left));
+  });
+  try {
+    await Promise.race([p, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+let shared: LuaEngine | undefined;
+/** The process-wide engine with default options (Node). Hosts that need another loader create their own. */
+export const defaultLuaEngine = (): LuaEngine => (shared ??= createLuaEngine());
+
+export const checkSyntax = (code: string, engine: LuaEngine = defaultLuaEngine()): Promise<void> => engine.checkSyntax(code);

@@ -1,0 +1,102 @@
+import type { FetchLike, HttpPolicy } from './types';
+
+// The http module's transport: an injected fetch, a host allowlist checked on the
+// first URL and on every redirect hop, a timeout and a response-size cap.
+
+export const HTTP_DEFAULTS = { timeoutMs: 5_000, maxResponseBytes: 1024 * 1024, maxRedirects: 3 } as const;
+
+/** "example.com" matches exactly; "*.example.com" matches its subdomains (not the apex). */
+export const hostAllowed = (host: string, allow: readonly string[]): boolean => {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return allow.some((a) => {
+    const p = a.toLowerCase();
+    return p.startsWith('*.') ? h.endsWith(p.slice(1)) && h.length > p.length - 1 : h === p;
+  });
+};
+
+/** Parses and checks a URL against the allowlist; the message is what Lua receives. */
+export const checkUrl = (raw: string, allow: readonly string[]): URL => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`invalid URL: ${raw}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`scheme not allowed: ${url.protocol}`);
+  if (url.username || url.password) throw new Error('credentials in URLs are not allowed');
+  // URL.hostname keeps IPv6 brackets; the allowlist is written without them.
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!hostAllowed(host, allow)) throw new Error(`host not allowed: ${host}`);
+  return url;
+};
+
+export type HttpRequest = { method: string; url: string; body?: string; headers: Record<string, string>; timeoutMs?: number };
+export type HttpResponse = { status: number; body: Uint8Array; headers: Record<string, string> };
+
+const readCapped = async (res: Response, cap: number): Promise<Uint8Array> => {
+  const declared = Number(res.headers.get('content-length') ?? '0');
+  if (declared > cap) {
+    await res.body?.cancel();
+    throw new Error(`response body exceeds ${cap} bytes`);
+  }
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > cap) {
+      await reader.cancel();
+      throw new Error(`response body exceeds ${cap} bytes`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
+};
+
+export const httpRequest = async (fetchFn: FetchLike, policy: HttpPolicy, req: HttpRequest, runSignal: AbortSignal): Promise<HttpResponse> => {
+  const timeoutMs = Math.min(req.timeoutMs ?? policy.timeoutMs ?? HTTP_DEFAULTS.timeoutMs, policy.timeoutMs ?? HTTP_DEFAULTS.timeoutMs);
+  const cap = policy.maxResponseBytes ?? HTTP_DEFAULTS.maxResponseBytes;
+  const maxRedirects = policy.maxRedirects ?? HTTP_DEFAULTS.maxRedirects;
+  const ctl = new AbortController();
+  const onRunAbort = (): void => ctl.abort(runSignal.reason);
+  runSignal.addEventListener('abort', onRunAbort, { once: true });
+  const timer = setTimeout(() => ctl.abort(new Error(`http timeout after ${timeoutMs} ms`)), timeoutMs);
+  try {
+    let url = checkUrl(req.url, policy.allow);
+    let method = req.method;
+    let body = req.body;
+    for (let hop = 0; ; hop++) {
+      const res = await fetchFn(url.href, { method, headers: req.headers, body, redirect: 'manual', signal: ctl.signal });
+      const location = res.headers.get('location');
+      if (res.status >= 300 && res.status < 400 && location) {
+        await res.body?.cancel();
+        if (hop >= maxRedirects) throw new Error(`too many redirects (limit ${maxRedirects})`);
+        // Every hop is checked: a redirect must not lead the script to a host it may not call.
+        url = checkUrl(new URL(location, url).href, policy.allow);
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+        }
+        continue;
+      }
+      const headers: Record<string, string> = {};
+      res.headers.forEach((v, k) => (headers[k] = v));
+      return { status: res.status, body: await readCapped(res, cap), headers };
+    }
+  } catch (e) {
+    if (ctl.signal.aborted) throw ctl.signal.reason instanceof Error ? ctl.signal.reason : new Error('http request aborted');
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    runSignal.removeEventListener('abort', onRunAbort);
+  }
+};

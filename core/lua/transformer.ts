@@ -1,0 +1,110 @@
+import type { RunOptions } from './delivery';
+import { defaultLuaEngine } from './engine';
+import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
+import { hostAllowed } from './http';
+import type { LuaServices } from './types';
+import { stringifyJson } from './values';
+
+// Transformers turn one inbound request (/incoming/:script) into N webhooks.
+// howk.post only COLLECTS: nothing is enqueued by the script itself, so the caller
+// enqueues the whole list after a successful run, or nothing when the run fails
+// (an error after the 5th post discards all 5).
+
+export type TransformerInput = {
+  /** The inbound body as received (raw text). */
+  body: string;
+  headers: Record<string, string>;
+  query?: Record<string, string | string[]>;
+  method?: string;
+  path?: string;
+  /** Script name: the default kv namespace. */
+  script?: string;
+};
+
+export type TransformerOptions = RunOptions & {
+  /** Endpoint hosts howk.post accepts ("example.com", "*.example.com"); undefined = any host. */
+  allowedDomains?: readonly string[];
+  /** Most webhooks one run may post. */
+  maxWebhooks?: number;
+};
+
+export type CollectedWebhook = {
+  endpoint: string;
+  /** Raw JSON text, fixed here: these are the bytes enqueued, signed and sent. */
+  payload: string;
+  headers: Record<string, string>;
+  idempotency_key?: string;
+  max_attempts?: number;
+};
+
+export type TransformerResult = { webhooks: CollectedWebhook[]; cpu_ms: number };
+
+const MAX_KEY = 256;
+
+const collect = (args: unknown[], allowed: readonly string[] | undefined): CollectedWebhook => {
+  const [endpoint, payload, opts] = args;
+  if (typeof endpoint !== 'string') throw new Error('endpoint must be a string');
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new Error(`invalid endpoint URL: ${endpoint}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`endpoint scheme not allowed: ${url.protocol}`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (allowed && !hostAllowed(host, allowed)) throw new Error(`endpoint domain not allowed: ${host}`);
+
+  let raw: string;
+  if (payload === undefined) throw new Error('payload is required');
+  if (typeof payload === 'string') {
+    // A string is taken as JSON text, as is: its bytes are what the receiver gets.
+    try {
+      JSON.parse(payload);
+    } catch {
+      throw new Error('payload string is not valid JSON (pass a table to have it encoded)');
+    }
+    raw = payload;
+  } else raw = stringifyJson(payload);
+
+  const o = (opts ?? {}) as Record<string, unknown>;
+  if (typeof o !== 'object' || Array.isArray(o)) throw new Error('opts must be a table');
+  const headers = checkHeaders(o.headers, 'opts.headers');
+  for (const k of Object.keys(headers)) if (RESERVED_HEADERS.has(k)) throw new Error(`opts.headers: ${k} is reserved`);
+  const wh: CollectedWebhook = { endpoint: url.href, payload: raw, headers };
+  if (o.idempotency_key !== undefined) {
+    if (typeof o.idempotency_key !== 'string' || o.idempotency_key.length === 0 || o.idempotency_key.length > MAX_KEY) throw new Error(`opts.idempotency_key must be a string of 1-${MAX_KEY} characters`);
+    wh.idempotency_key = o.idempotency_key;
+  }
+  if (o.max_attempts !== undefined) {
+    const n = Number(o.max_attempts);
+    if (!Number.isInteger(n) || n < 1 || n > 1000) throw new Error('opts.max_attempts must be an integer between 1 and 1000');
+    wh.max_attempts = n;
+  }
+  return wh;
+};
+
+export const runTransformer = async (code: string, input: TransformerInput, opts: TransformerOptions = {}): Promise<TransformerResult> => {
+  const engine = opts.engine ?? defaultLuaEngine();
+  const max = opts.maxWebhooks ?? 100;
+  const webhooks: CollectedWebhook[] = [];
+  const emit = (args: unknown[]): string | undefined => {
+    if (webhooks.length >= max) return `howk.post: too many webhooks (limit ${max})`;
+    try {
+      webhooks.push(collect(args, opts.allowedDomains));
+      return undefined;
+    } catch (e) {
+      return `howk.post: ${(e as Error).message}`;
+    }
+  };
+  const request = {
+    body: input.body,
+    headers: lowerKeys(input.headers),
+    query: input.query ?? {},
+    method: input.method ?? 'POST',
+    path: input.path ?? '',
+  };
+  const services: LuaServices = { ...opts.services, kvNamespace: opts.services?.kvNamespace ?? input.script ?? 'transformer' };
+  // A failure throws here, before `webhooks` is returned: all or nothing.
+  const out = await engine.run({ code, mode: 'transform', input: { request }, services, limits: opts.limits, emit });
+  return { webhooks, cpu_ms: out.cpuMs };
+};

@@ -1,0 +1,78 @@
+import { errorMessage } from '../errors/errors';
+import type { HotBatch, HotState } from '../ports/hot-state';
+import type { LogProducer, LogRecord } from '../ports/log';
+import type { Logger } from './logger';
+import { sleep } from './scheduler';
+
+// Deliveries that outlive their batch (a slow endpoint must not hold back the partition)
+// finish in the background. Before the batch commits, each such webhook is written to
+// the retry schedule under a lease (handoff_lease): if this worker dies, the scheduler
+// re-enqueues it when the lease runs out (at-least-once). When the delivery finishes,
+// its outcome is flushed like a batch's (one produce, one hot-state round trip) and the
+// lease is acked (removed only if still ours, so a new schedule of the outcome survives).
+
+export type Leased = { id: string; leaseDueAt: number; leaseWritten: Promise<void> };
+export type Flushable = { records: LogRecord[]; hot: HotBatch; leases: Leased[] };
+
+export const createHandoff = (d: { hot: HotState; producer: LogProducer; log: Logger; flushMs?: number }) => {
+  let pending: Flushable[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let inFlight = 0;
+  let flushing: Promise<void> = Promise.resolve();
+
+  const flushOnce = async (items: Flushable[]) => {
+    await Promise.all(items.flatMap((i) => i.leases.map((l) => l.leaseWritten)));
+    const records = items.flatMap((i) => i.records);
+    const hot: HotBatch = {
+      statuses: items.flatMap((i) => i.hot.statuses ?? []),
+      retries: items.flatMap((i) => i.hot.retries ?? []),
+      stats: items.reduce<HotBatch['stats']>((acc, i) => {
+        if (!i.hot.stats) return acc;
+        const counts = { ...(acc?.counts ?? {}) };
+        for (const [k, v] of Object.entries(i.hot.stats.counts)) counts[k as keyof typeof counts] = (counts[k as keyof typeof counts] ?? 0) + (v ?? 0);
+        return { at: i.hot.stats.at, counts, endpoints: [] };
+      }, undefined),
+    };
+    // Outcome first, then the lease ack: an ack that ran first could leave a window
+    // in which a crash loses the outcome.
+    await Promise.all([d.producer.send(records), d.hot.apply(hot)]);
+    await d.hot.ackRetries(items.flatMap((i) => i.leases.map((l) => ({ id: l.id, leaseDueAt: l.leaseDueAt }))));
+  };
+
+  const flush = () => {
+    timer = undefined;
+    const items = pending;
+    pending = [];
+    if (!items.length) return;
+    flushing = flushing.then(async () => {
+      for (let wait = 100; ; wait = Math.min(wait * 2, 5000)) {
+        try {
+          await flushOnce(items);
+          inFlight -= items.reduce((n, i) => n + i.leases.length, 0);
+          return;
+        } catch (e) {
+          // The leases still cover these webhooks; keep trying while the process lives.
+          d.log.warn('background outcome flush failed; retrying', { error: errorMessage(e), webhooks: items.length });
+          await sleep(wait);
+        }
+      }
+    });
+  };
+
+  return {
+    /** How many handed-off deliveries have not been flushed yet. */
+    size: () => inFlight,
+    taken: (n: number) => void (inFlight += n),
+    add(item: Flushable) {
+      pending.push(item);
+      timer ??= setTimeout(flush, d.flushMs ?? 20);
+    },
+    async drain() {
+      if (timer) clearTimeout(timer);
+      flush();
+      await flushing;
+    },
+  };
+};
+
+export type Handoff = ReturnType<typeof createHandoff>;

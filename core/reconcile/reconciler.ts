@@ -1,0 +1,163 @@
+import type { Config } from '../config/schema';
+import { iso } from '../domain/time';
+import { UnavailableError, errorMessage } from '../errors/errors';
+import type { Logger } from '../pipeline/logger';
+import { sleep as defaultSleep } from '../pipeline/scheduler';
+import type { Clock } from '../ports/clock';
+import type { HotState } from '../ports/hot-state';
+import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recovery';
+import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
+import { createStateFold, restoreItemOf, type FoldStats } from './replay';
+
+// Rebuilds the hot state from Kafka (DESIGN.md §4 "Redis loss loses nothing"), with the
+// canary + lock protocol of the HOWK seed:
+//   canary present → go on; missing → take the lock; the winner rebuilds, sets the canary
+//   and releases the lock; the others poll until the canary is back (or the lock frees up
+//   because its holder died, and one of them takes over).
+// Nothing is flushed first: restores are last-write-wins and never replace a live retry,
+// so writes the fleet makes during the rebuild survive it, and two rebuilds racing (a lock
+// lost to a stall) only repeat work.
+
+export type RebuildSummary = {
+  state: FoldStats & { live: number; restored: number; idled: number[] };
+  deadletters: { records: number; indexed: number; restored: number; idled: number[] };
+  ms: number;
+};
+
+export type ReconcilerDeps = {
+  config: Config;
+  hot: HotState;
+  reader: TopicReader;
+  log: Logger;
+  clock: Clock;
+  /** This instance's lock token (unique per process). */
+  owner: string;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+};
+
+export type EnsureOutcome = 'present' | 'rebuilt' | 'waited';
+
+export const WAIT_POLL_MS = 500;
+const MAX_BACKOFF_MS = 10_000;
+
+const chunks = <T>(xs: T[], n: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+};
+
+/** Backoff after a failed check or rebuild: 0.5 s doubling to 10 s. */
+export const backoffMs = (failures: number): number => Math.min(MAX_BACKOFF_MS, WAIT_POLL_MS * 2 ** Math.max(0, failures - 1));
+
+export const createReconciler = (d: ReconcilerDeps) => {
+  const { config, hot, log } = d;
+  const rc = config.reconciler;
+  const topics = config.kafka.topics;
+  const sleep = d.sleep ?? defaultSleep;
+
+  const rebuildNow = async (): Promise<RebuildSummary> => {
+    const t0 = d.clock.now();
+    const fold = createStateFold();
+    const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
+    const live = fold.live();
+    let restored = 0;
+    for (const c of chunks(live, rc.restore_batch)) restored += await hot.restore(c.map(restoreItemOf));
+
+    // Dead letters: listable again, and the terminal status of webhooks that died - unless
+    // a snapshot recorded more progress than the death: the webhook was retried since.
+    const dl = { records: 0, indexed: 0, restored: 0, idled: [] as number[] };
+    const dlRead = await d.reader.readToEnd(
+      topics.deadletter,
+      async (b) => {
+        dl.records += b.records.length;
+        const entries = b.records.flatMap((r) => (r.value === null ? [] : [deadLetterEntryOf(r.value)])).filter((e): e is DeadLetterEntry => e !== null);
+        for (const c of chunks(entries, rc.restore_batch)) {
+          await hot.putDeadLetters(c);
+          dl.indexed += c.length;
+          const statuses: RestoreItem[] = [];
+          for (const e of c) {
+            const s = deadStatusOf(e);
+            if (s && fold.seenProgress(e.webhookId) <= deadProgress(e)) statuses.push({ status: s });
+          }
+          dl.restored += await hot.restore(statuses);
+        }
+      },
+      { idleTimeoutMs: rc.read_idle_timeout },
+    );
+    dl.idled = dlRead.idled;
+    const summary = { state: { ...fold.stats, live: live.length, restored, idled: read.idled }, deadletters: dl, ms: d.clock.now() - t0 };
+    if (read.idled.length || dlRead.idled.length) log.warn('rebuild stopped waiting for partitions whose tail was compacted away', { state: read.idled, deadletter: dlRead.idled });
+    return summary;
+  };
+
+  /** Rebuild while holding the lock: heartbeats keep it, a time limit bounds it. */
+  const rebuildLocked = async (): Promise<RebuildSummary> => {
+    const beat = setInterval(() => {
+      hot.renewLock(d.owner, rc.lock_ttl).then(
+        (ok) => ok || log.warn('rebuild lock lost (another instance may rebuild too; restores are idempotent)'),
+        (e) => log.warn('rebuild lock not renewed', { error: errorMessage(e) }),
+      );
+    }, Math.max(100, Math.floor(rc.lock_ttl / 3)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new UnavailableError(`rebuild took longer than ${rc.rebuild_timeout} ms`)), rc.rebuild_timeout);
+    });
+    try {
+      log.warn('hot state rebuild: replaying Kafka', { owner: d.owner });
+      const summary = await Promise.race([rebuildNow(), limit]);
+      await hot.markInitialized(JSON.stringify({ by: d.owner, at: iso(d.clock.now()), restored: summary.state.restored, dead_letters: summary.deadletters.indexed }));
+      log.warn('hot state rebuilt; canary set', { ...summary.state, deadletters: summary.deadletters, ms: summary.ms });
+      return summary;
+    } finally {
+      clearInterval(beat);
+      clearTimeout(timer);
+      await hot.releaseLock(d.owner).catch((e) => log.warn('rebuild lock not released (it expires)', { error: errorMessage(e) }));
+    }
+  };
+
+  /**
+   * Returns once the canary is present: at once, after this instance rebuilt, or after it
+   * waited for another instance's rebuild. Failures (Redis or Kafka unreachable) are
+   * retried with backoff until `signal` aborts.
+   */
+  const ensureInitialized = async (signal?: AbortSignal): Promise<EnsureOutcome> => {
+    let failures = 0;
+    let waited = false;
+    while (!signal?.aborted) {
+      try {
+        if (await hot.isInitialized()) return waited ? 'waited' : 'present';
+        if (await hot.acquireLock(d.owner, rc.lock_ttl)) {
+          // Another instance may have finished between our check and our lock.
+          if (await hot.isInitialized()) {
+            await hot.releaseLock(d.owner);
+            return 'waited';
+          }
+          await rebuildLocked();
+          return 'rebuilt';
+        }
+        if (!waited) log.info('canary missing; another instance is rebuilding: waiting for it');
+        waited = true;
+        failures = 0;
+        await sleep(WAIT_POLL_MS, signal);
+      } catch (e) {
+        failures++;
+        log.warn('hot state check or rebuild failed; trying again', { error: errorMessage(e), in_ms: backoffMs(failures) });
+        await sleep(backoffMs(failures), signal);
+      }
+    }
+    throw new UnavailableError('stopped while waiting for the hot state to be initialized');
+  };
+
+  /** howk-reconciler --force: rebuild even though the canary is there (waits for the lock). */
+  const forceRebuild = async (signal?: AbortSignal): Promise<RebuildSummary> => {
+    while (!signal?.aborted) {
+      if (await hot.acquireLock(d.owner, rc.lock_ttl)) return rebuildLocked();
+      await sleep(WAIT_POLL_MS, signal);
+    }
+    throw new UnavailableError('stopped while waiting for the rebuild lock');
+  };
+
+  return { ensureInitialized, forceRebuild, rebuildNow };
+};
+
+export type Reconciler = ReturnType<typeof createReconciler>;

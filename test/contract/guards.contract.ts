@@ -1,0 +1,671 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { encodeWebhook, decodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { MemoryLog } from '../../core/memory/log';
+import { resumeAndDrain } from '../../core/pipeline/pause';
+import type { CircuitOutcome } from '../../core/policy/circuit';
+import type { Admission, AdmitRequest, Completion, GuardParams, Guards, PauseScope } from '../../core/ports/guards';
+
+// The observable semantics of Guards (core/ports/guards.ts), run against every adapter:
+// memory (guards.memory.test.ts) and Redis (guards.redis.test.ts). Every request carries its
+// own `now` and both adapters take time from it, so no test waits for real time to pass.
+
+export type GuardsHarness = {
+  guards: Guards;
+  /** A second client on the same store (its own connection for Redis), for races. */
+  peer: Guards;
+  cleanup(): Promise<void>;
+};
+
+export type MakeGuards = () => Promise<GuardsHarness>;
+
+export const T0 = 1_750_000_000_000;
+export const EP = 'ep'.repeat(16);
+export const EP2 = 'fe'.repeat(16);
+export const HOST = 'hooks.example.com';
+export const CFG = 'cfg_guards';
+
+export const CB = { failure_threshold: 3, failure_window: 10_000, recovery_timeout: 30_000, probe_interval: 5_000, success_threshold: 2 };
+
+/** Every guard off except the circuit; counters and circuit state live far longer than any test. */
+export const params = (patch: Partial<GuardParams> = {}): GuardParams => ({
+  circuit: { ...CB, enabled: true },
+  maxInflightPerEndpoint: 0,
+  maxInflightPerDomain: () => 0,
+  inflightTtlMs: 3_600_000,
+  rate: 0,
+  burst: 0,
+  circuitTtlMs: 86_400_000,
+  ...patch,
+});
+
+export const req = (patch: Partial<AdmitRequest> = {}): AdmitRequest => ({ endpointHash: EP, host: HOST, configId: CFG, lane: 'fast', now: T0, ...patch });
+
+type Go = Extract<Admission, { kind: 'go' }>;
+
+const NOT_COUNTED = { endpoint: false, domain: false };
+
+export const completion = (patch: Partial<Completion> & { outcome: CircuitOutcome }): Completion => ({
+  endpointHash: EP,
+  host: HOST,
+  now: T0,
+  probe: false,
+  counted: NOT_COUNTED,
+  ...patch,
+});
+
+const webhook = (i: number, configId = CFG): Webhook => ({
+  id: `wh_${String(i).padStart(4, '0')}`,
+  config_id: configId,
+  endpoint: 'https://hooks.example.com/in',
+  endpoint_hash: EP,
+  payload: `{"n":${i}}`,
+  headers: {},
+  attempt: 0,
+  max_attempts: 5,
+  deferrals: 0,
+  created_at: '2025-06-15T14:13:20.000Z',
+  scheduled_at: '2025-06-15T14:13:20.000Z',
+});
+
+export const guardsContract = (name: string, make: MakeGuards): void => {
+  describe(`Guards contract: ${name}`, () => {
+    let h: GuardsHarness;
+    beforeEach(async () => {
+      h = await make();
+    });
+    afterEach(async () => {
+      await h.cleanup();
+    });
+
+    const admit1 = async (patch: Partial<AdmitRequest> = {}, p = params(), g = h.guards): Promise<Admission> => {
+      const [a] = await g.admit([req(patch)], p);
+      if (!a) throw new Error('admit returned no admission');
+      return a;
+    };
+    const go = async (patch: Partial<AdmitRequest> = {}, p = params()): Promise<Go> => {
+      const a = await admit1(patch, p);
+      if (a.kind !== 'go') throw new Error(`expected go, got ${JSON.stringify(a)}`);
+      return a;
+    };
+    const complete = (patch: Partial<Completion> & { outcome: CircuitOutcome }, p = params()) => h.guards.complete([completion(patch)], p);
+    /** `n` non-probe failures at the given times (CLOSED failure counting). */
+    const failAt = async (...times: number[]) => {
+      for (const now of times) await complete({ outcome: 'failure', now });
+    };
+    /** Opens the circuit of EP with failures at `at`; returns open_until. */
+    const openAt = async (at = T0): Promise<number> => {
+      await failAt(...Array.from({ length: CB.failure_threshold }, () => at));
+      const v = await h.guards.endpoint(EP, at);
+      expect(v.circuit.state).toBe('OPEN');
+      return at + CB.recovery_timeout;
+    };
+    const state = async (now: number, hash = EP) => (await h.guards.endpoint(hash, now)).circuit;
+
+    describe('circuit breaker lifecycle', () => {
+      it('admits a closed circuit without a probe, raising no counter when the limits are off', async () => {
+        expect(await admit1()).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+        expect(await state(T0)).toEqual({ state: 'CLOSED', failures: 0, open_until: null, successes: 0, opened_count: 0 });
+      });
+
+      it('opens after failure_threshold failures within failure_window and parks until recovery_timeout', async () => {
+        await failAt(T0, T0 + 4_000);
+        expect(await state(T0 + 4_000)).toMatchObject({ state: 'CLOSED', failures: 2 });
+        expect(await admit1({ now: T0 + 4_000 })).toMatchObject({ kind: 'go', probe: false });
+        await failAt(T0 + 10_000); // exactly failure_window after the first: same window
+        const openUntil = T0 + 10_000 + CB.recovery_timeout;
+        expect(await state(T0 + 10_001)).toEqual({ state: 'OPEN', failures: 3, open_until: openUntil, successes: 0, opened_count: 1 });
+        for (const now of [T0 + 10_001, T0 + 25_000, openUntil - 1]) {
+          expect(await admit1({ now })).toEqual({ kind: 'park', reason: 'circuit_open', until: openUntil });
+        }
+      });
+
+      it('does not open when the failures are spread wider than failure_window', async () => {
+        // Windows start at T0, T0+12000 and T0+24000: never three failures in one.
+        await failAt(T0, T0 + 6_000, T0 + 12_000, T0 + 18_000);
+        expect(await state(T0 + 18_000)).toMatchObject({ state: 'CLOSED', failures: 2 });
+        await failAt(T0 + 24_000);
+        expect(await state(T0 + 24_000)).toMatchObject({ state: 'CLOSED', failures: 1 });
+        expect(await admit1({ now: T0 + 24_000 })).toMatchObject({ kind: 'go', probe: false });
+        // Two more within the window started at T0+24000 open it.
+        await failAt(T0 + 25_000, T0 + 34_000);
+        expect(await state(T0 + 34_000)).toMatchObject({ state: 'OPEN', open_until: T0 + 34_000 + CB.recovery_timeout });
+      });
+
+      it('resets the failure count on a success while closed', async () => {
+        await failAt(T0, T0 + 1);
+        await complete({ outcome: 'success', now: T0 + 2 });
+        expect(await state(T0 + 2)).toMatchObject({ state: 'CLOSED', failures: 0 });
+        await failAt(T0 + 3, T0 + 4);
+        expect(await state(T0 + 4)).toMatchObject({ state: 'CLOSED', failures: 2 });
+        await failAt(T0 + 5);
+        expect(await state(T0 + 5)).toMatchObject({ state: 'OPEN' });
+      });
+
+      it('changes nothing on neutral outcomes (4xx, 429)', async () => {
+        await failAt(T0, T0 + 1);
+        for (let i = 0; i < 5; i++) await complete({ outcome: 'neutral', now: T0 + 2 + i });
+        expect(await state(T0 + 10)).toMatchObject({ state: 'CLOSED', failures: 2 });
+        await failAt(T0 + 11);
+        expect(await state(T0 + 11)).toMatchObject({ state: 'OPEN' });
+      });
+
+      it('turns HALF_OPEN at recovery time with exactly one probe per probe_interval', async () => {
+        const openUntil = await openAt();
+        expect(await admit1({ now: openUntil })).toEqual({ kind: 'go', probe: true, counted: NOT_COUNTED });
+        expect(await state(openUntil)).toMatchObject({ state: 'HALF_OPEN', successes: 0 });
+        const next = openUntil + CB.probe_interval;
+        expect(await admit1({ now: openUntil })).toEqual({ kind: 'park', reason: 'circuit_open', until: next });
+        expect(await admit1({ now: next - 1 })).toEqual({ kind: 'park', reason: 'circuit_open', until: next });
+        // The first probe never answered (lost): the next one goes on the cadence.
+        expect(await admit1({ now: next })).toEqual({ kind: 'go', probe: true, counted: NOT_COUNTED });
+        expect(await admit1({ now: next + 1 })).toEqual({ kind: 'park', reason: 'circuit_open', until: next + CB.probe_interval });
+      });
+
+      it('gives the probe to the first request of a batch only', async () => {
+        const openUntil = await openAt();
+        const got = await h.guards.admit(Array.from({ length: 5 }, () => req({ now: openUntil })), params());
+        expect(got).toEqual([
+          { kind: 'go', probe: true, counted: NOT_COUNTED },
+          ...Array.from({ length: 4 }, () => ({ kind: 'park', reason: 'circuit_open', until: openUntil + CB.probe_interval })),
+        ]);
+      });
+
+      it('lets exactly one probe through across 20 concurrent admissions from two clients', async () => {
+        const openUntil = await openAt();
+        const got = await Promise.all(Array.from({ length: 20 }, (_, i) => admit1({ now: openUntil + (i % 3) }, params(), i % 2 ? h.peer : h.guards)));
+        const probes = got.filter((a) => a.kind === 'go');
+        expect(probes).toHaveLength(1);
+        expect(probes[0]).toMatchObject({ kind: 'go', probe: true });
+        for (const a of got.filter((x) => x.kind !== 'go')) expect(a).toMatchObject({ kind: 'park', reason: 'circuit_open' });
+        expect(await state(openUntil + 3)).toMatchObject({ state: 'HALF_OPEN' });
+      });
+
+      it('closes after success_threshold probe successes, the next probe going at once after a success', async () => {
+        const openUntil = await openAt();
+        const p1 = await go({ now: openUntil });
+        await complete({ outcome: 'success', now: openUntil + 100, probe: p1.probe });
+        expect(await state(openUntil + 100)).toMatchObject({ state: 'HALF_OPEN', successes: 1 });
+        const p2 = await go({ now: openUntil + 101 });
+        expect(p2.probe).toBe(true);
+        expect(await admit1({ now: openUntil + 102 })).toEqual({ kind: 'park', reason: 'circuit_open', until: openUntil + 101 + CB.probe_interval });
+        await complete({ outcome: 'success', now: openUntil + 200, probe: p2.probe });
+        expect(await state(openUntil + 200)).toEqual({ state: 'CLOSED', failures: 0, open_until: null, successes: 0, opened_count: 1 });
+        expect(await admit1({ now: openUntil + 201 })).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+        // Closed again for real: it takes a full threshold of failures to reopen.
+        await failAt(openUntil + 300, openUntil + 301);
+        expect(await state(openUntil + 301)).toMatchObject({ state: 'CLOSED', failures: 2 });
+        await failAt(openUntil + 302);
+        expect(await state(openUntil + 302)).toMatchObject({ state: 'OPEN', opened_count: 2, open_until: openUntil + 302 + CB.recovery_timeout });
+      });
+
+      it('re-opens on a failed probe until now + probe_interval, without counting a new opening', async () => {
+        const openUntil = await openAt();
+        await go({ now: openUntil });
+        const failedAt = openUntil + 700;
+        await complete({ outcome: 'failure', now: failedAt, probe: true, error: 'HTTP 503' });
+        expect(await state(failedAt)).toEqual({ state: 'OPEN', failures: 3, open_until: failedAt + CB.probe_interval, successes: 0, opened_count: 1 });
+        expect(await admit1({ now: failedAt + CB.probe_interval - 1 })).toEqual({ kind: 'park', reason: 'circuit_open', until: failedAt + CB.probe_interval });
+        expect(await admit1({ now: failedAt + CB.probe_interval })).toEqual({ kind: 'go', probe: true, counted: NOT_COUNTED });
+      });
+
+      it('forgets earlier probe successes when a probe fails', async () => {
+        const openUntil = await openAt();
+        await go({ now: openUntil });
+        await complete({ outcome: 'success', now: openUntil + 1, probe: true });
+        await go({ now: openUntil + 2 });
+        await complete({ outcome: 'failure', now: openUntil + 3, probe: true });
+        expect(await state(openUntil + 3)).toMatchObject({ state: 'OPEN', successes: 0 });
+        const reopened = openUntil + 3 + CB.probe_interval;
+        await go({ now: reopened });
+        await complete({ outcome: 'success', now: reopened + 1, probe: true });
+        expect(await state(reopened + 1)).toMatchObject({ state: 'HALF_OPEN', successes: 1 });
+      });
+
+      it('ignores late answers of non-probe attempts while OPEN and HALF_OPEN', async () => {
+        // Three attempts go out while closed; the circuit opens before they answer.
+        const early = [await go(), await go(), await go()];
+        expect(early.every((a) => !a.probe)).toBe(true);
+        const openUntil = await openAt(T0 + 10);
+        await complete({ outcome: 'success', now: T0 + 20 });
+        await complete({ outcome: 'failure', now: T0 + 21 });
+        expect(await state(T0 + 21)).toEqual({ state: 'OPEN', failures: 3, open_until: openUntil, successes: 0, opened_count: 1 });
+        await go({ now: openUntil });
+        await complete({ outcome: 'success', now: openUntil + 1 });
+        await complete({ outcome: 'success', now: openUntil + 2 });
+        await complete({ outcome: 'failure', now: openUntil + 3 });
+        expect(await state(openUntil + 3)).toMatchObject({ state: 'HALF_OPEN', successes: 0 });
+        expect(await admit1({ now: openUntil + 4 })).toEqual({ kind: 'park', reason: 'circuit_open', until: openUntil + CB.probe_interval });
+      });
+
+      it('keeps the probe slot spent on a neutral probe outcome', async () => {
+        const openUntil = await openAt();
+        await go({ now: openUntil });
+        await complete({ outcome: 'neutral', now: openUntil + 10, probe: true });
+        expect(await state(openUntil + 10)).toMatchObject({ state: 'HALF_OPEN', successes: 0 });
+        expect(await admit1({ now: openUntil + 11 })).toEqual({ kind: 'park', reason: 'circuit_open', until: openUntil + CB.probe_interval });
+      });
+
+      it('reports an OPEN circuit whose recovery time has passed as HALF_OPEN', async () => {
+        const openUntil = await openAt();
+        expect(await state(openUntil - 1)).toMatchObject({ state: 'OPEN', open_until: openUntil });
+        expect(await state(openUntil)).toMatchObject({ state: 'HALF_OPEN', open_until: openUntil });
+      });
+
+      it('resetCircuit closes the circuit and forgets its counts', async () => {
+        await openAt();
+        await h.guards.resetCircuit(EP);
+        expect(await state(T0 + 1)).toEqual({ state: 'CLOSED', failures: 0, open_until: null, successes: 0, opened_count: 0 });
+        expect(await admit1({ now: T0 + 1 })).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+        await failAt(T0 + 2, T0 + 3);
+        expect(await state(T0 + 3)).toMatchObject({ state: 'CLOSED', failures: 2 });
+      });
+
+      it('keeps circuits per endpoint', async () => {
+        await openAt();
+        expect(await admit1({ endpointHash: EP2, now: T0 + 1 })).toMatchObject({ kind: 'go', probe: false });
+        expect(await state(T0 + 1, EP2)).toMatchObject({ state: 'CLOSED', failures: 0 });
+      });
+
+      it('neither parks nor counts when the circuit is disabled', async () => {
+        const off = params({ circuit: { ...CB, enabled: false } });
+        for (let i = 0; i < 10; i++) await complete({ outcome: 'failure', now: T0 + i }, off);
+        expect(await state(T0 + 10)).toMatchObject({ state: 'CLOSED', failures: 0 });
+        expect(await admit1({ now: T0 + 10 }, off)).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+        // An OPEN circuit is not consulted while disabled.
+        await openAt(T0 + 20);
+        expect(await admit1({ now: T0 + 21 }, off)).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+      });
+    });
+
+    describe('penalty box and slow lane', () => {
+      const box = (max: number) => params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: max });
+      const inflight = async (hash = EP) => (await h.guards.endpoint(hash, T0)).inflight;
+      const done = (counted = { endpoint: true, domain: false }) => ({ outcome: 'success' as const, counted });
+
+      it('diverts the fast lane at max_inflight_per_endpoint; a divert raises no counter', async () => {
+        const p = box(2);
+        expect(await admit1({}, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
+        expect(await admit1({}, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
+        expect(await inflight()).toBe(2);
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await inflight()).toBe(2);
+        expect(await admit1({ endpointHash: EP2 }, p)).toMatchObject({ kind: 'go' });
+      });
+
+      it('lowers the counter on completion, making room again', async () => {
+        const p = box(2);
+        await go({}, p);
+        await go({}, p);
+        await complete(done(), p);
+        expect(await inflight()).toBe(1);
+        expect(await admit1({}, p)).toMatchObject({ kind: 'go', counted: { endpoint: true } });
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+      });
+
+      it('lowers only the counters the admission raised', async () => {
+        const p = box(2);
+        await go({}, p);
+        await complete(done({ endpoint: false, domain: false }), p);
+        expect(await inflight()).toBe(1);
+      });
+
+      it('never lets a counter go below 0, even with extra completions', async () => {
+        const p = box(2);
+        await go({}, p);
+        for (let i = 0; i < 5; i++) await complete(done(), p);
+        expect(await inflight()).toBe(0);
+        // Had it gone to -4, six admissions would go before a divert.
+        expect(await admit1({}, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({}, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await inflight()).toBe(2);
+        // And completing an endpoint that never counted anything leaves it at 0.
+        await complete({ ...done(), endpointHash: EP2 }, p);
+        expect(await inflight(EP2)).toBe(0);
+      });
+
+      it('sends the slow lane back ("recovered") once in-flight is at most floor(max/2), without counting it', async () => {
+        const p = box(5); // floor(5/2) = 2
+        await go({}, p);
+        await go({}, p);
+        expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'recovered' });
+        expect(await inflight()).toBe(2);
+        await go({}, p); // 3 in flight
+        expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
+        expect(await inflight()).toBe(4);
+        await complete(done(), p);
+        await complete(done(), p);
+        expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'recovered' });
+      });
+
+      it('recovers an idle endpoint at once', async () => {
+        expect(await admit1({ lane: 'slow' }, box(4))).toEqual({ kind: 'recovered' });
+        expect(await inflight()).toBe(0);
+      });
+
+      it('delivers from the slow lane (counted) even at or past the fast-lane limit', async () => {
+        const p = box(2);
+        await go({}, p);
+        await go({}, p);
+        expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
+        expect(await admit1({ lane: 'slow' }, p)).toMatchObject({ kind: 'go' });
+        expect(await inflight()).toBe(4);
+      });
+
+      it('delivers from the slow lane without counting when the endpoint limit is off', async () => {
+        expect(await admit1({ lane: 'slow' }, box(0))).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+        expect(await inflight()).toBe(0);
+      });
+    });
+
+    describe('domain limit', () => {
+      const SHARED = 'shared.example.com';
+      const OTHER = 'other.example.com';
+      // shared.example.com is overridden down to 2; every other host gets 10.
+      const dom = (endpointMax = 0) =>
+        params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: endpointMax, maxInflightPerDomain: (host) => (host === SHARED ? 2 : 10) });
+
+      it('makes two endpoints on one host share the host budget: fast lane diverts, slow lane waits', async () => {
+        const p = dom();
+        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: false, domain: true } });
+        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
+        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ endpointHash: EP2, host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({ endpointHash: EP, host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
+        // Another host is not affected.
+        for (let i = 0; i < 10; i++) expect(await admit1({ endpointHash: EP, host: OTHER }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ endpointHash: EP, host: OTHER }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+      });
+
+      it('frees the host budget on completion, whichever endpoint completes', async () => {
+        const p = dom();
+        await go({ endpointHash: EP, host: SHARED }, p);
+        await go({ endpointHash: EP2, host: SHARED }, p);
+        await complete({ outcome: 'success', endpointHash: EP, host: SHARED, counted: { endpoint: false, domain: true } }, p);
+        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
+        expect(await admit1({ endpointHash: EP, host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
+        // Extra completions never take the host below 0.
+        for (let i = 0; i < 6; i++) await complete({ outcome: 'success', endpointHash: EP, host: SHARED, counted: { endpoint: false, domain: true } }, p);
+        await go({ endpointHash: EP, host: SHARED }, p);
+        await go({ endpointHash: EP, host: SHARED }, p);
+        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+      });
+
+      it('checks the host before the endpoint and counts both', async () => {
+        const p = dom(1);
+        expect(await admit1({ host: SHARED }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: true } });
+        await go({ endpointHash: EP2, host: SHARED }, p);
+        // Both limits are reached for EP: the host is reported.
+        expect(await admit1({ host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        await complete({ outcome: 'success', endpointHash: EP2, host: SHARED, counted: { endpoint: true, domain: true } }, p);
+        expect(await admit1({ host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+      });
+
+      it('counts the host on a slow-lane delivery', async () => {
+        const p = dom(2); // floor(2/2) = 1
+        await go({ host: SHARED }, p);
+        await go({ endpointHash: EP, host: OTHER }, p); // EP: 2 in flight; SHARED: 1
+        expect(await admit1({ host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: true } });
+        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+      });
+    });
+
+    describe('rate limit', () => {
+      // Four tokens per second (one per 250 ms), burst 3: binary-exact figures.
+      const rl = (patch: Partial<GuardParams> = {}) => params({ circuit: { ...CB, enabled: false }, rate: 4, burst: 3, ...patch });
+
+      it('lets a burst through, then parks until the next token', async () => {
+        const p = rl();
+        for (let i = 0; i < 3; i++) expect(await admit1({}, p)).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
+        expect(await admit1({}, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: T0 + 250 });
+        expect(await admit1({ now: T0 + 125 }, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: T0 + 250 });
+        expect(await admit1({ now: T0 + 250 }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: T0 + 250 }, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: T0 + 500 });
+      });
+
+      it('consumes no token for a rate-limited park', async () => {
+        const p = rl();
+        for (let i = 0; i < 3; i++) await go({}, p);
+        for (let i = 0; i < 20; i++) {
+          const a = await admit1({ now: T0 + 10 * i }, p);
+          expect(a).toMatchObject({ kind: 'park', reason: 'rate_limited' });
+          // Had a refusal taken a token, the next one would lie 250 ms further. (Refills of
+          // 10 ms are not exact in binary: the wait may round up by 1 ms.)
+          expect(a.kind === 'park' && a.until >= T0 + 250 && a.until <= T0 + 251).toBe(true);
+        }
+        expect(await admit1({ now: T0 + 250 }, p)).toMatchObject({ kind: 'go' });
+      });
+
+      it('refills to at most burst after a long idle', async () => {
+        const p = rl();
+        for (let i = 0; i < 3; i++) await go({}, p);
+        const later = T0 + 600_000;
+        for (let i = 0; i < 3; i++) expect(await admit1({ now: later }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: later }, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: later + 250 });
+      });
+
+      it('keeps one bucket per endpoint', async () => {
+        const p = rl();
+        for (let i = 0; i < 3; i++) await go({}, p);
+        expect(await admit1({}, p)).toMatchObject({ kind: 'park' });
+        expect(await admit1({ endpointHash: EP2 }, p)).toMatchObject({ kind: 'go' });
+      });
+
+      it('takes no token while the circuit parks or the scope is paused', async () => {
+        const p = rl({ circuit: { ...CB, enabled: true } });
+        await openAt();
+        for (let i = 0; i < 5; i++) expect(await admit1({ now: T0 + i }, p)).toMatchObject({ kind: 'park', reason: 'circuit_open' });
+        await h.guards.resetCircuit(EP);
+        await h.guards.pause({ kind: 'config', id: CFG });
+        for (let i = 0; i < 5; i++) expect(await admit1({ now: T0 + 10 }, p)).toEqual({ kind: 'paused', scope: 'config' });
+        await h.guards.resume({ kind: 'config', id: CFG });
+        expect(await h.guards.dropHeld({ kind: 'config', id: CFG }, 0)).toBe(0);
+        for (let i = 0; i < 3; i++) expect(await admit1({ now: T0 + 20 }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: T0 + 20 }, p)).toMatchObject({ kind: 'park', reason: 'rate_limited' });
+      });
+
+      it('spends the token of an admission the in-flight limits then divert (the bucket is checked first)', async () => {
+        const p = rl({ maxInflightPerEndpoint: 1 });
+        await go({}, p);
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: T0 + 250 });
+      });
+    });
+
+    describe('pause, hold, resume, drain', () => {
+      const EPS: PauseScope = { kind: 'endpoint', id: EP };
+      const CFGS: PauseScope = { kind: 'config', id: CFG };
+
+      it('answers paused for a paused endpoint or config, endpoint first', async () => {
+        await h.guards.pause(CFGS);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
+        expect(await admit1({ configId: 'cfg_other' })).toMatchObject({ kind: 'go' });
+        await h.guards.pause(EPS);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'endpoint' });
+        expect(await admit1({ configId: 'cfg_other' })).toEqual({ kind: 'paused', scope: 'endpoint' });
+        expect(await admit1({ endpointHash: EP2, configId: 'cfg_other' })).toMatchObject({ kind: 'go' });
+      });
+
+      it('pauses before the circuit: a paused scope takes no probe', async () => {
+        const openUntil = await openAt();
+        await h.guards.pause(EPS);
+        expect(await admit1({ now: openUntil })).toEqual({ kind: 'paused', scope: 'endpoint' });
+        expect(await state(openUntil - 1)).toMatchObject({ state: 'OPEN' });
+      });
+
+      it('holds only while paused, in arrival order; peek does not remove', async () => {
+        expect(await h.guards.holdPaused(CFGS, 'early')).toBe(false);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual([]);
+        await h.guards.pause(CFGS);
+        for (const d of ['a', 'b', 'c', 'd']) expect(await h.guards.holdPaused(CFGS, d)).toBe(true);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['a', 'b', 'c', 'd']);
+        expect(await h.guards.peekHeld(CFGS, 2)).toEqual(['a', 'b']);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['a', 'b', 'c', 'd']);
+        expect(await h.guards.peekHeld({ kind: 'endpoint', id: CFG }, 10)).toEqual([]);
+      });
+
+      it('peeks nothing with a limit of 0', async () => {
+        await h.guards.pause(CFGS);
+        await h.guards.holdPaused(CFGS, 'a');
+        expect(await h.guards.peekHeld(CFGS, 0)).toEqual([]);
+      });
+
+      it('keeps queueing arrivals while draining; the pause ends when the drain empties the queue', async () => {
+        await h.guards.pause(CFGS);
+        await h.guards.holdPaused(CFGS, 'a');
+        await h.guards.holdPaused(CFGS, 'b');
+        await h.guards.resume(CFGS);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
+        expect(await h.guards.holdPaused(CFGS, 'c')).toBe(true);
+        expect(await h.guards.dropHeld(CFGS, 1)).toBe(2);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['b', 'c']);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
+        expect(await h.guards.dropHeld(CFGS, 2)).toBe(0);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual([]);
+        expect(await admit1()).toMatchObject({ kind: 'go' });
+        expect(await h.guards.holdPaused(CFGS, 'd')).toBe(false);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual([]);
+      });
+
+      it('stays paused when the queue empties without a resume', async () => {
+        await h.guards.pause(EPS);
+        await h.guards.holdPaused(EPS, 'a');
+        expect(await h.guards.dropHeld(EPS, 5)).toBe(0);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'endpoint' });
+        expect(await h.guards.holdPaused(EPS, 'b')).toBe(true);
+      });
+
+      it('ends a resumed pause with nothing held on the first drop', async () => {
+        await h.guards.pause(EPS);
+        await h.guards.resume(EPS);
+        expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: true });
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'endpoint' });
+        expect(await h.guards.dropHeld(EPS, 0)).toBe(0);
+        expect(await admit1()).toMatchObject({ kind: 'go' });
+        expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false });
+      });
+
+      it('goes back to paused when paused again while draining, keeping what is held', async () => {
+        await h.guards.pause(CFGS);
+        await h.guards.holdPaused(CFGS, 'a');
+        await h.guards.holdPaused(CFGS, 'b');
+        await h.guards.resume(CFGS);
+        await h.guards.pause(CFGS);
+        expect(await h.guards.dropHeld(CFGS, 2)).toBe(0);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
+        expect(await h.guards.holdPaused(CFGS, 'c')).toBe(true);
+        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['c']);
+      });
+
+      it('does nothing on resume or drop of a scope that is not paused', async () => {
+        await h.guards.resume(CFGS);
+        expect(await admit1()).toMatchObject({ kind: 'go' });
+        expect(await h.guards.dropHeld(CFGS, 3)).toBe(0);
+        expect(await h.guards.holdPaused(CFGS, 'a')).toBe(false);
+      });
+
+      it('resumeAndDrain releases every held webhook to the pending topic in order, across batches', async () => {
+        const log = new MemoryLog(4);
+        await h.guards.pause(CFGS);
+        const held = Array.from({ length: 450 }, (_, i) => encodeWebhook(webhook(i)));
+        for (const d of held) expect(await h.guards.holdPaused(CFGS, d)).toBe(true);
+        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
+
+        expect(await resumeAndDrain(h.guards, log.producer(), 'howk.pending', CFGS)).toBe(450);
+        const out = log.records('howk.pending');
+        expect(out.map((r) => r.value)).toEqual(held);
+        expect(out.every((r) => r.key === CFG)).toBe(true);
+        expect(out.map((r) => decodeWebhook(r.value ?? '').id)).toEqual(held.map((_, i) => webhook(i).id));
+        expect(await h.guards.peekHeld(CFGS, 1000)).toEqual([]);
+        expect(await admit1()).toMatchObject({ kind: 'go' });
+        expect(await h.guards.holdPaused(CFGS, encodeWebhook(webhook(999)))).toBe(false);
+      });
+
+      it('resumeAndDrain also releases arrivals that queue during the drain, after the earlier ones', async () => {
+        const log = new MemoryLog(4);
+        await h.guards.pause(EPS);
+        const first = Array.from({ length: 250 }, (_, i) => encodeWebhook(webhook(i)));
+        const late = Array.from({ length: 3 }, (_, i) => encodeWebhook(webhook(1000 + i, 'cfg_late')));
+        for (const d of first) await h.guards.holdPaused(EPS, d);
+        // Webhooks arrive (and meet the draining pause) while the first batch is produced.
+        let arrived = false;
+        const producer = log.producer();
+        const racing = {
+          send: async (records: Parameters<typeof producer.send>[0]) => {
+            await producer.send(records);
+            if (!arrived) {
+              arrived = true;
+              for (const d of late) expect(await h.guards.holdPaused(EPS, d)).toBe(true);
+            }
+          },
+          close: () => producer.close(),
+        };
+        expect(await resumeAndDrain(h.guards, racing, 'howk.pending', EPS)).toBe(253);
+        const values = log.records('howk.pending').map((r) => r.value);
+        expect(values.filter((v) => first.includes(v ?? ''))).toEqual(first);
+        expect(values.filter((v) => late.includes(v ?? ''))).toEqual(late);
+        expect(values).toHaveLength(253);
+        expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false, parked_while_paused: 0 });
+      });
+    });
+
+    describe('endpoint view', () => {
+      it('shows defaults for an unknown endpoint', async () => {
+        expect(await h.guards.endpoint(EP, T0)).toEqual({
+          endpoint_hash: EP,
+          circuit: { state: 'CLOSED', failures: 0, open_until: null, successes: 0, opened_count: 0 },
+          inflight: 0,
+          paused: false,
+          draining: false,
+          parked_while_paused: 0,
+          last_errors: [],
+        });
+      });
+
+      it('shows circuit, in-flight and pause state together', async () => {
+        const p = params({ maxInflightPerEndpoint: 10 });
+        await go({}, p);
+        await go({}, p);
+        await go({}, p);
+        await complete({ outcome: 'failure', now: T0 + 1, counted: { endpoint: true, domain: false }, error: 'HTTP 500' }, p);
+        await h.guards.pause({ kind: 'endpoint', id: EP });
+        await h.guards.holdPaused({ kind: 'endpoint', id: EP }, 'x');
+        await h.guards.holdPaused({ kind: 'endpoint', id: EP }, 'y');
+        // A paused config does not show on the endpoint.
+        await h.guards.pause({ kind: 'config', id: CFG });
+        await h.guards.holdPaused({ kind: 'config', id: CFG }, 'z');
+        expect(await h.guards.endpoint(EP, T0 + 2)).toEqual({
+          endpoint_hash: EP,
+          circuit: { state: 'CLOSED', failures: 1, open_until: null, successes: 0, opened_count: 0 },
+          inflight: 2,
+          paused: true,
+          draining: false,
+          parked_while_paused: 2,
+          last_errors: [{ at: new Date(T0 + 1).toISOString(), error: 'HTTP 500' }],
+        });
+        await h.guards.resume({ kind: 'endpoint', id: EP });
+        expect(await h.guards.endpoint(EP, T0 + 3)).toMatchObject({ paused: false, draining: true, parked_while_paused: 2 });
+      });
+
+      it('keeps the last 10 errors, newest first, of any outcome, and skips completions without one', async () => {
+        for (let i = 0; i < 12; i++) {
+          const outcome: CircuitOutcome = i % 3 === 0 ? 'neutral' : i % 3 === 1 ? 'failure' : 'success';
+          await complete({ outcome, now: T0 + i * 1000, error: `error ${i}` }, params({ circuit: { ...CB, enabled: false } }));
+          await complete({ outcome: 'success', now: T0 + i * 1000 + 1 });
+        }
+        const v = await h.guards.endpoint(EP, T0 + 20_000);
+        expect(v.last_errors).toEqual(Array.from({ length: 10 }, (_, k) => ({ at: new Date(T0 + (11 - k) * 1000).toISOString(), error: `error ${11 - k}` })));
+        expect((await h.guards.endpoint(EP2, T0)).last_errors).toEqual([]);
+      });
+
+      it('cuts an error text to 200 characters', async () => {
+        await complete({ outcome: 'failure', error: 'x'.repeat(500) });
+        const [e] = (await h.guards.endpoint(EP, T0)).last_errors;
+        expect(e?.error).toBe('x'.repeat(200));
+      });
+    });
+  });
+};

@@ -1,0 +1,103 @@
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { keys } from '../../core/domain/keys';
+import { UnavailableError } from '../../core/errors/errors';
+import { createRedis } from '../../workers/redis/client';
+import { RedisGuards } from '../../workers/redis/guards';
+import { CB, EP, HOST, T0, completion, guardsContract, params, req } from './guards.contract';
+
+// Real Redis from REDIS_URL, db 0, flushed before each test (files of the integration
+// project run one at a time, so no other test file shares it meanwhile).
+const url = process.env.REDIS_URL;
+if (!url) throw new Error('REDIS_URL is not set: the Redis Guards contract needs a real Redis (scripts/infra/redis.sh start prints one)');
+const DB = 0;
+
+const flush = async () => {
+  const admin = createRedis(url, { db: DB });
+  try {
+    await admin.flushdb();
+  } finally {
+    await admin.quit();
+  }
+};
+
+guardsContract('redis', async () => {
+  await flush();
+  // Two connections: the race tests really have two clients admitting.
+  const a = createRedis(url, { db: DB });
+  const b = createRedis(url, { db: DB });
+  return {
+    guards: new RedisGuards(a),
+    peer: new RedisGuards(b),
+    cleanup: async () => {
+      await Promise.all([a.quit(), b.quit()]);
+    },
+  };
+});
+
+describe('RedisGuards: keys and TTLs', () => {
+  let redis: Redis;
+  let guards: RedisGuards;
+  beforeAll(() => {
+    redis = createRedis(url, { db: DB });
+    guards = new RedisGuards(redis);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+  beforeEach(flush);
+
+  it('gives the in-flight counters a TTL of inflight_ttl, kept through completions', async () => {
+    const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5, inflightTtlMs: 60_000 });
+    const [a] = await guards.admit([req(), req()], p);
+    expect(a).toMatchObject({ kind: 'go', counted: { endpoint: true, domain: true } });
+    expect(await redis.get(keys.concurrency(EP))).toBe('2');
+    expect(await redis.get(keys.domainConcurrency(HOST))).toBe('2');
+    for (const k of [keys.concurrency(EP), keys.domainConcurrency(HOST)]) {
+      const ttl = await redis.pttl(k);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    }
+    await guards.complete([completion({ outcome: 'success', counted: { endpoint: true, domain: true } })], p);
+    expect(await redis.get(keys.concurrency(EP))).toBe('1');
+    for (const k of [keys.concurrency(EP), keys.domainConcurrency(HOST)]) expect(await redis.pttl(k)).toBeGreaterThan(0);
+  });
+
+  it('forgets a leaked in-flight count once its TTL expires', async () => {
+    const p = params({ maxInflightPerEndpoint: 1, inflightTtlMs: 150 });
+    expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
+    expect(await guards.admit([req()], p)).toEqual([{ kind: 'divert', reason: 'endpoint_inflight' }]);
+    // The completion never comes (a crashed worker): the counter expires.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await redis.exists(keys.concurrency(EP))).toBe(0);
+    expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
+  });
+
+  it('gives circuit state, the rate bucket and the error list a TTL', async () => {
+    const p = params({ rate: 4, burst: 3, circuitTtlMs: 120_000 });
+    await guards.admit([req()], p);
+    await guards.complete(Array.from({ length: CB.failure_threshold }, () => completion({ outcome: 'failure', error: 'HTTP 502' })), p);
+    for (const k of [keys.circuit(EP), keys.endpointErrors(EP)]) {
+      const ttl = await redis.pttl(k);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(120_000);
+    }
+    expect(await redis.pttl(keys.rateBucket(EP))).toBeGreaterThan(0);
+    expect(await redis.hget(keys.circuit(EP), 'state')).toBe('OPEN');
+    expect(await guards.admit([req({ now: T0 + CB.recovery_timeout })], p)).toMatchObject([{ kind: 'go', probe: true }]);
+    expect(await redis.pttl(keys.circuit(EP))).toBeGreaterThan(0);
+  });
+
+  it('fails with UnavailableError when Redis cannot be reached (the caller then fails closed or open)', async () => {
+    const down = createRedis('redis://127.0.0.1:1', { connectTimeoutMs: 200, commandTimeoutMs: 500 });
+    down.on('error', () => {});
+    try {
+      const g = new RedisGuards(down);
+      await expect(g.admit([req()], params())).rejects.toBeInstanceOf(UnavailableError);
+      await expect(g.complete([completion({ outcome: 'failure' })], params())).rejects.toBeInstanceOf(UnavailableError);
+      await expect(g.holdPaused({ kind: 'config', id: 'c' }, 'x')).rejects.toBeInstanceOf(UnavailableError);
+    } finally {
+      down.disconnect();
+    }
+  });
+});

@@ -1,0 +1,107 @@
+import { Kafka as UpstashKafka } from '@upstash/kafka';
+import { Redis as UpstashRedis } from '@upstash/redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KafkaLog } from '../../workers/kafka/log';
+import { uniq, waitFor } from '../helpers/env';
+import { BRIDGE_PASSWORD, BRIDGE_TOKEN, bridgeAuth, collect, configOf, ensureTopics, fleetEnv, startBridge, type Bridge } from './helpers/stack';
+
+// howk-bridge on the real Kafka and Redis, driven by the official Upstash clients: what the
+// edge sends is what these clients send.
+describe('howk-bridge', () => {
+  const env = fleetEnv();
+  const topics = configOf(env).kafka.topics;
+  let bridge: Bridge;
+  let down: Bridge;
+
+  beforeAll(async () => {
+    await ensureTopics(env);
+    [bridge, down] = await Promise.all([
+      startBridge(env),
+      // Same settings, but no broker listens there: what the edge meets when Kafka is down.
+      startBridge({ ...env, HOWK_KAFKA_BROKERS: '127.0.0.1:1' }, undefined, { HOWK_BRIDGE_PRODUCE_TIMEOUT: '1200ms' }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([bridge?.stop(), down?.stop()]);
+  });
+
+  it('produces with @upstash/kafka: acks in order, offsets and partitions as Kafka assigned them', async () => {
+    const kafka = new UpstashKafka({ url: `${bridge.url}/kafka`, username: 'howk', password: BRIDGE_PASSWORD });
+    const c = await collect(env, [topics.pending]);
+    try {
+      const acks = await kafka.producer().produceMany([
+        { topic: topics.pending, key: 'cfg-a', value: '{"n":1}' },
+        { topic: topics.pending, key: 'cfg-a', value: '{"n":2}', headers: [{ key: 'h', value: 'v' }] },
+        { topic: topics.slow, key: 'cfg-b', value: '{"n":3}' },
+      ]);
+      expect(acks.map((a) => a.topic)).toEqual([topics.pending, topics.pending, topics.slow]);
+      expect(acks[1]!.partition).toBe(acks[0]!.partition);
+      expect(acks[1]!.offset).toBe(acks[0]!.offset + 1);
+      // howk-api's kafkajs producer places the same key on the same partition.
+      const native = new KafkaLog({ brokers: env.HOWK_KAFKA_BROKERS!.split(','), clientId: 'edge-native', produceTimeoutMs: 5000, maxWaitMs: 20, maxBytesPerPartition: 1 << 20 });
+      await native.producer().send([{ topic: topics.pending, key: 'cfg-a', value: '{"n":"native"}' }]);
+      await native.close();
+      const got = await waitFor(() => (c.of(topics.pending).length >= 3 ? c.of(topics.pending) : undefined), { what: 'records on the pending topic' });
+      const byValue = new Map(got.map((r) => [r.value, r]));
+      expect(byValue.get('{"n":1}')).toMatchObject({ key: 'cfg-a', partition: acks[0]!.partition, offset: String(acks[0]!.offset) });
+      expect(byValue.get('{"n":2}')).toMatchObject({ partition: acks[1]!.partition, offset: String(acks[1]!.offset) });
+      expect(byValue.get('{"n":"native"}')!.partition).toBe(acks[0]!.partition);
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it('refuses wrong credentials, topics outside its list, and malformed bodies; produces nothing then', async () => {
+    const before = await bridge.stats();
+    const post = (body: unknown, auth = bridgeAuth) => fetch(`${bridge.url}/kafka/produce`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const wrong = await post({ topic: topics.pending, value: 'x' }, `Basic ${Buffer.from('howk:nope').toString('base64')}`);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await fetch(`${bridge.url}/kafka/produce`, { method: 'POST', body: '{}' })).status).toBe(401);
+    const other = await post({ topic: topics.results, value: 'x' });
+    expect(other.status).toBe(403);
+    expect(((await other.json()) as { error: string }).error).toMatch(/not open to the edge/);
+    expect((await post({ topic: topics.pending })).status).toBe(400);
+    expect((await post([])).status).toBe(400);
+    const after = await bridge.stats();
+    expect(after.produce_records).toBe(before.produce_records);
+  });
+
+  it('serves the Redis REST subset to @upstash/redis: commands, pipelines, transactions, base64 replies', async () => {
+    const redis = new UpstashRedis({ url: `${bridge.url}/redis`, token: BRIDGE_TOKEN, enableTelemetry: false });
+    const k = uniq('kv:edge');
+    expect(await redis.set(k, 'héllo ✓ "quoted"', { ex: 60 })).toBe('OK');
+    expect(await redis.get(k)).toBe('héllo ✓ "quoted"');
+    expect(await redis.set(`${k}:obj`, { a: 1, b: [2] })).toBe('OK');
+    expect(await redis.get(`${k}:obj`)).toEqual({ a: 1, b: [2] });
+    const p = redis.pipeline();
+    p.incrby(`${k}:n`, 5);
+    p.ttl(k);
+    p.get(`${k}:missing`);
+    p.mget(k, `${k}:missing`);
+    const [n, ttl, missing, both] = (await p.exec()) as [number, number, null, (string | null)[]];
+    expect(n).toBe(5);
+    expect(ttl).toBeGreaterThan(50);
+    expect(missing).toBeNull();
+    expect(both).toEqual(['héllo ✓ "quoted"', null]);
+    const tx = redis.multi();
+    tx.incr(`${k}:n`);
+    tx.del(`${k}:n`);
+    expect(await tx.exec()).toEqual([6, 1]);
+    await expect(redis.flushdb()).rejects.toThrow(/not allowed/);
+    await expect(redis.keys('*')).rejects.toThrow(/not allowed/);
+    const noAuth = await fetch(`${bridge.url}/redis`, { method: 'POST', headers: { authorization: 'Bearer wrong' }, body: '["get","x"]' });
+    expect(noAuth.status).toBe(401);
+  });
+
+  it('answers 503 with Retry-After within its produce timeout when Kafka is unreachable', async () => {
+    const t0 = Date.now();
+    const res = await fetch(`${down.url}/kafka/produce`, { method: 'POST', headers: { authorization: bridgeAuth, 'content-type': 'application/json' }, body: JSON.stringify({ topic: topics.pending, value: '{}' }) });
+    const took = Date.now() - t0;
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(took).toBeLessThan(1800);
+    expect((await fetch(`${down.url}/ready`)).status).toBe(503);
+    expect((await fetch(`${bridge.url}/ready`)).status).toBe(200);
+  });
+});

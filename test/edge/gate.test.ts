@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/env';
+import { spawnRole, stopProc, type Proc } from '../helpers/procs';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+
+type Reply = { status: number; body: { webhook_id: string; status: string } };
+
+// DomainGate, the Durable Object per destination host, on the real bridge + Kafka: dedupe,
+// admission into the fast or slow lane, and produce batching, each counted where it lands.
+describe('DomainGate', () => {
+  const env = fleetEnv();
+  const topics = configOf(env).kafka.topics;
+  let bridge: Bridge;
+  let worker: Proc;
+  let edge: Edge;
+  let rx: Receiver;
+  let records: Awaited<ReturnType<typeof collect>>;
+
+  const enqueue = async (e: Edge, body: unknown): Promise<Reply> => {
+    const res = await e.post('/webhooks/tenant-gate/enqueue', body);
+    return { status: res.status, body: (await res.json()) as Reply['body'] };
+  };
+
+  beforeAll(async () => {
+    await ensureTopics(env);
+    rx = await startReceiver();
+    bridge = await startBridge(env);
+    worker = spawnRole('worker', { ...env, HOWK_CONCURRENCY_SLOW_LANE_RATE: '200' });
+    // 10/s with a burst of 20 per host; idempotency keys live 1.5 s so that expiry is observable.
+    edge = await startEdge(edgeVars(env, bridge.url, { HOWK_EDGE_ADMISSION_RATE: '10', HOWK_EDGE_ADMISSION_BURST: '20', HOWK_TTL_IDEMPOTENCY_TTL: '1500ms', HOWK_EDGE_DOMAIN_RATES: JSON.stringify({ localhost: { rate: 100_000, burst: 100_000 } }) }));
+    records = await collect(env, [topics.pending, topics.slow]);
+  });
+  afterAll(async () => {
+    await records?.stop();
+    await edge?.stop();
+    await Promise.all([worker && stopProc(worker), bridge?.stop()]);
+    await rx?.close();
+  });
+
+  const onTopics = (needle: string) => [...records.of(topics.pending), ...records.of(topics.slow)].filter((r) => r.value?.includes(needle));
+
+  it('turns 50 concurrent enqueues with one idempotency key into exactly one webhook', async () => {
+    const key = `once-${Date.now()}`;
+    const body = { endpoint: 'http://localhost:9/never', payload: { k: key }, idempotency_key: key };
+    const replies = await Promise.all(Array.from({ length: 50 }, () => enqueue(edge, body)));
+    const ids = new Set(replies.map((r) => r.body.webhook_id));
+    expect(ids.size).toBe(1);
+    expect(replies.filter((r) => r.status === 202 && r.body.status === 'pending')).toHaveLength(1);
+    expect(replies.filter((r) => r.status === 200 && r.body.status === 'duplicate')).toHaveLength(49);
+    // Exactly one record reached Kafka (wait a little longer than it takes the first to appear).
+    await waitFor(() => onTopics(key).length >= 1, { what: 'the record' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(onTopics(key)).toHaveLength(1);
+    expect((await edge.gateStats('localhost')).idempotency_keys).toBeGreaterThanOrEqual(1);
+  });
+
+  it('forgets an idempotency key when its alarm expires it, and takes the key again afterwards', async () => {
+    const key = `expiring-${Date.now()}`;
+    const body = { endpoint: 'http://expiry.localhost:9/never', payload: { k: key }, idempotency_key: key };
+    const first = await enqueue(edge, body);
+    expect(first.status).toBe(202);
+    const stats = await edge.gateStats('expiry.localhost');
+    expect(stats.idempotency_keys).toBe(1);
+    expect(stats.alarm_at).toBeGreaterThan(Date.now());
+    expect((await enqueue(edge, body)).body).toEqual({ webhook_id: first.body.webhook_id, status: 'duplicate' });
+    // The alarm deletes the row from SQLite storage (not just a lookup that ignores it).
+    await waitFor(async () => (await edge.gateStats('expiry.localhost')).idempotency_keys === 0, { timeoutMs: 10_000, what: 'alarm expiry' });
+    const again = await enqueue(edge, body);
+    expect(again.status).toBe(202);
+    expect(again.body.webhook_id).not.toBe(first.body.webhook_id);
+  });
+
+  it('splits a burst over the admission rate between the fast and slow lanes, and all of it is delivered', async () => {
+    const host = '127.0.0.1';
+    const tag = `burst-${Date.now()}`;
+    const t0 = Date.now();
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => enqueue(edge, { endpoint: rx.url(`/burst/${i}`), payload: { tag, i } })));
+    const tookSec = (Date.now() - t0) / 1000;
+    expect(replies.every((r) => r.status === 202)).toBe(true);
+    await waitFor(() => onTopics(tag).length === 100, { what: 'the 100 records' });
+    const fast = records.of(topics.pending).filter((r) => r.value?.includes(tag)).length;
+    const slow = records.of(topics.slow).filter((r) => r.value?.includes(tag)).length;
+    // Burst 20, refilling at 10/s while the burst arrives.
+    expect(fast).toBeGreaterThanOrEqual(20);
+    expect(fast).toBeLessThanOrEqual(20 + Math.ceil(tookSec * 10) + 1);
+    expect(fast + slow).toBe(100);
+    const stats = await edge.gateStats(host);
+    expect(stats.admitted).toEqual({ pending: fast, slow });
+    const ids = new Set(replies.map((r) => r.body.webhook_id));
+    await waitFor(() => [...ids].every((id) => rx.received.some((r) => r.headers['webhook-id'] === id)), { timeoutMs: 60_000, what: `all 100 deliveries (${new Set(rx.received.map((r) => r.headers['webhook-id'])).size})\n${worker.output()}` });
+    console.log(`admission burst: ${fast} fast, ${slow} slow lane, arrived in ${tookSec.toFixed(2)} s; all delivered`);
+  });
+
+  it('carries 200 concurrent enqueues to one host in far fewer produce calls', async () => {
+    const tag = `batching-${Date.now()}`;
+    const before = await bridge.stats();
+    const gateBefore = await edge.gateStats('localhost');
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => enqueue(edge, { endpoint: `http://localhost:9/b/${i}`, payload: { tag, i } })));
+    expect(replies.every((r) => r.status === 202)).toBe(true);
+    const after = await bridge.stats();
+    const gateAfter = await edge.gateStats('localhost');
+    const calls = after.produce_calls - before.produce_calls;
+    expect(after.produce_records - before.produce_records).toBe(200);
+    expect(gateAfter.flushes - gateBefore.flushes).toBe(calls);
+    expect(calls).toBeLessThanOrEqual(20);
+    await waitFor(() => onTopics(tag).length === 200, { what: 'the 200 records' });
+    console.log(`produce batching: 200 enqueues in ${calls} produce calls (${(200 / calls).toFixed(1)} records per call)`);
+  });
+});
