@@ -18,8 +18,8 @@ import { root, withInfra } from './infra.mjs';
 const { values } = parseArgs({ options: { profile: { type: 'string', default: 'ci' }, seed: { type: 'string', default: '20261130' } } });
 const PROFILES = {
   // Bounded for `npm test`: about a minute on a 2-core machine.
-  ci: ['--max-examples', '30', '--max-time', '50', '--phases', 'examples,coverage,fuzzing'],
-  full: ['--max-examples', '300', '--max-time', '600', '--phases', 'examples,coverage,fuzzing,stateful'],
+  ci: ['--workers', '1', '--max-examples', '30', '--max-time', '50', '--phases', 'examples,coverage,fuzzing'],
+  full: ['--workers', '2', '--max-examples', '300', '--max-time', '600', '--phases', 'examples,coverage,fuzzing,stateful'],
 };
 const CHECKS = 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance';
 const profile = PROFILES[values.profile];
@@ -89,7 +89,7 @@ const run = async () => {
     }
     const reportDir = mkdtempSync(join(tmpdir(), 'howk-fuzz-'));
     const t0 = Date.now();
-    const args = ['run', `${base}/openapi.json`, '--checks', CHECKS, '--seed', values.seed, '--workers', '2', '--header', `Authorization: Bearer ${key}`, '--report', 'junit', '--report-junit-path', join(reportDir, 'junit.xml'), ...profile];
+    const args = ['run', `${base}/openapi.json`, '--checks', CHECKS, '--seed', values.seed, '--header', `Authorization: Bearer ${key}`, '--report', 'junit', '--report-junit-path', join(reportDir, 'junit.xml'), ...profile];
     log(`schemathesis ${args.map((a) => (a.startsWith('Authorization') ? 'Authorization: Bearer ***' : a)).join(' ')}`);
     const st = spawnSync('schemathesis', args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', NO_COLOR: '1' } });
     process.stderr.write(st.stdout ?? '');

@@ -1,7 +1,7 @@
-import { defaultLuaEngine, type LuaEngine } from './engine';
+import { defaultLuaEngine, type RunOptions } from './engine';
 import { LuaRuntimeError } from './errors';
 import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
-import type { LuaLimits, LuaServices } from './types';
+import type { LuaServices } from './types';
 import { jsonEqual, stringifyJson } from './values';
 
 // The per-config delivery script: runs before each attempt, may rewrite the body,
@@ -33,12 +33,6 @@ export type DeliveryScriptResult = {
   retry_on_status: number[] | undefined;
   ignored_headers: string[];
   cpu_ms: number;
-};
-
-export type RunOptions = {
-  engine?: LuaEngine;
-  services?: LuaServices;
-  limits?: Partial<LuaLimits>;
 };
 
 const statuses = (v: unknown): number[] | undefined => {

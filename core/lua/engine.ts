@@ -2,7 +2,8 @@ import { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutEr
 import { coreHost, type RunState } from './host';
 import { ioHost } from './host-io';
 import { PRELUDE } from './prelude';
-import { createVm, defaultWasmLoader, LUA_ERRMEM, LUA_OK, LUA_YIELD, T_NUMBER, T_STRING, TIMEOUT_MESSAGE, type Em, type LuaWasmLoader, type Vm } from './runtime';
+import { createVm, defaultWasmLoader, LUA_ERRMEM, LUA_OK, LUA_YIELD, T_NUMBER, T_STRING, TIMEOUT_MESSAGE, type LuaWasmLoader, type Vm } from './runtime';
+import type { Em } from './wasm-api';
 import { DEFAULT_LIMITS, type LuaLimits, type LuaServices } from './types';
 
 // One fresh Lua state per run (~40 µs to create; see docs/LUA.md for the figures): no
@@ -26,6 +27,14 @@ export type RunSpec = {
   services?: LuaServices;
   limits?: Partial<LuaLimits>;
   emit?: RunState['emit'];
+};
+
+/** What the runners (delivery, transformer) accept besides their input. */
+export type RunOptions = {
+  /** Defaults to the process-wide engine (Node loader). */
+  engine?: LuaEngine;
+  services?: LuaServices;
+  limits?: Partial<LuaLimits>;
 };
 
 export type RunOutcome = { finished: unknown[] | undefined; cpuMs: number };

@@ -1,5 +1,4 @@
-import type { RunOptions } from './delivery';
-import { defaultLuaEngine } from './engine';
+import { defaultLuaEngine, type RunOptions } from './engine';
 import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
 import { hostAllowed } from './http';
 import type { LuaServices } from './types';

@@ -36,6 +36,8 @@ export type AttemptDeps = {
   configSecrets?: (configId: string, at: number) => Promise<string[]>;
   guards?: Guards;
   random?: () => number;
+  /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
+  isStopping?: () => boolean;
 };
 
 const circuitOutcome = (c: Classification): CircuitOutcome => {
@@ -78,10 +80,16 @@ export const createAttempter = (d: AttemptDeps) => {
       try {
         a = await admit({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now() });
       } catch (e) {
-        // Circuit fails closed: without Redis nothing is sent (the batch is retried later).
-        if (config.circuit_breaker.enabled) throw e;
-        d.log.warn('guards unavailable; delivering without limits (fail open)', { error: errorMessage(e) });
-        return GO;
+        if (!config.circuit_breaker.enabled) {
+          d.log.warn('guards unavailable; delivering without limits (fail open)', { error: errorMessage(e) });
+          return GO;
+        }
+        // Circuit fails closed: without Redis nothing is sent; the webhook waits here, in
+        // its batch (uncommitted), until the circuit can be read again.
+        if (d.isStopping?.()) throw e;
+        d.log.warn('circuit unavailable; delivery waits (fail closed)', { error: errorMessage(e) });
+        await sleep(500);
+        continue;
       }
       if (a.kind === 'wait') {
         await sleep(50);

@@ -30,7 +30,22 @@ export type DeliverDeps = AttemptDeps & {
 export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const { config } = d;
   const topics = config.kafka.topics;
-  const attempter = createAttempter(d);
+  let stopping = false;
+  const attempter = createAttempter({ ...d, isStopping: () => stopping });
+
+  /** Retries an outcome write until it is durable (Kafka or Redis briefly away), unless stopping. */
+  const durably = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
+    for (let wait = 200; ; wait = Math.min(wait * 2, 3000)) {
+      try {
+        await fn();
+        return;
+      } catch (e) {
+        if (stopping) throw e;
+        d.log.warn(`${what} failed; retrying before the batch commits`, { error: errorMessage(e) });
+        await sleep(wait);
+      }
+    }
+  };
 
   const collect = (steps: Step[], records: LogRecord[]) => {
     const statuses: StatusWrite[] = [];
@@ -51,7 +66,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         records.push({ topic: topics.results, key: w.id, value: JSON.stringify(result) });
         statuses.push({ status, attempt });
         if (!result.success) count('failed');
-        const hadSnapshot = w.attempt > 0 || w.deferrals > 0;
+        // Any terminal outcome ends the webhook on howk.state: a webhook parked or paused at
+        // attempt 0 has a snapshot too, and without a tombstone a rebuild would resurrect it.
+        const hadSnapshot = true;
         if (o.decision.kind === 'delivered') {
           count('delivered');
           if (hadSnapshot) records.push({ topic: topics.state, key: w.id, value: null });
@@ -93,7 +110,6 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
-  let stopping = false;
 
   const runLanes = (hooks: Webhook[], onStep: (w: Webhook, s: Step) => void): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
@@ -157,7 +173,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       const now = d.clock.now();
       const rest = hooks.filter((w) => !finished.has(w));
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
-      const written = d.hot.apply({ retries });
+      const written = durably('lease write', () => d.hot.apply({ retries }));
       for (const w of rest) leased.set(w, { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written });
       handoff.taken(rest.length);
       // A lane that fails later leaves its leases to the scheduler.
@@ -172,11 +188,13 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // Both must succeed before the batch's offsets are committed (at-least-once) — except
     // that status and stats alone are fail-silent (HOWK failure table): a batch with no
     // retry to schedule commits even when Redis is down, instead of redelivering.
-    const applied = d.hot.apply(own.hot).catch((e) => {
-      if (own.hot.retries?.length) throw e;
-      d.log.warn('status/stats not recorded: hot state unavailable', { error: errorMessage(e) });
-    });
-    await Promise.all([d.producer.send([...records, ...own.records]), applied, attempter.settle()]);
+    const apply = () =>
+      d.hot.apply(own.hot).catch((e) => {
+        if (own.hot.retries?.length) throw e;
+        d.log.warn('status/stats not recorded: hot state unavailable', { error: errorMessage(e) });
+      });
+    const out = [...records, ...own.records];
+    await Promise.all([durably('outcome produce', () => d.producer.send(out)), durably('retry scheduling', apply), attempter.settle()]);
   };
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {

@@ -236,7 +236,7 @@ const startReceiver = async (): Promise<Receiver> => {
 // ------------------------------------------------------------------ services ----
 type Svc = { name: string; child: ChildProcess; logFile: string; exited: Promise<number | null>; lines: string[] };
 
-const startService = (name: 'api' | 'worker' | 'scheduler', env: Record<string, string>): Svc => {
+const startService = (name: 'api' | 'worker' | 'scheduler', env: Record<string, string>, logName: string = name): Svc => {
   const args = ['--import', 'tsx'];
   if (PROF.has(name)) {
     // One directory per service: tsx's loader thread writes a profile of its own (tid != 0).
@@ -245,7 +245,7 @@ const startService = (name: 'api' | 'worker' | 'scheduler', env: Record<string, 
   }
   args.push(`workers/${name}/main.ts`);
   const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const logFile = join(logDir, `${name}.log`);
+  const logFile = join(logDir, `${logName}.log`);
   const out = createWriteStream(logFile);
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
@@ -467,7 +467,7 @@ const main = async (): Promise<number> => {
     let tWorker = tStart;
     if (PREFILL) {
       log(`prefill: ${fmt(enq.accepted)} webhooks enqueued; starting howk-worker`);
-      workerSvc = startService('worker', env);
+      workerSvc = startService('worker', env, 'worker-2');
       svcs.push(workerSvc);
       await waitUntil('howk-worker to start', 90_000, started(workerSvc), svcs);
       tWorker = performance.now();
@@ -493,6 +493,15 @@ const main = async (): Promise<number> => {
     const sys1 = systemTicks();
     const all1 = allProcesses();
     await sleep(500); // late duplicates
+    // The platform's own counters (Redis db flushed at start: this run plus the warm-up).
+    let stats = 'n/a';
+    try {
+      const r = await request(`${api}/stats`, { headers: { authorization: `Bearer ${apiKey}` }, dispatcher: agent });
+      const j = (await r.body.json()) as { last_1h?: Record<string, number> };
+      if (r.statusCode === 200 && j.last_1h) stats = Object.entries(j.last_1h).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+    } catch {
+      /* informational only */
+    }
 
     // ---- figures
     const lat: number[] = [];
@@ -526,6 +535,7 @@ const main = async (): Promise<number> => {
         : ['latency enqueue→receipt', `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`],
       ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
       ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
+      ['howk /stats (incl. warm-up)', stats],
     ];
     const perK = (cpuS: number) => fmt((cpuS * 1e6) / Math.max(1, delivered));
     const cpuRows: [string, string][] = cpuRowsAt.map((r, i) => {

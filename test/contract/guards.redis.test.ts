@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
 import { UnavailableError } from '../../core/errors/errors';
 import { createRedis } from '../../workers/redis/client';
@@ -70,6 +70,7 @@ describe('RedisGuards: keys and TTLs', () => {
     // The completion never comes (a crashed worker): the counter expires.
     await new Promise((r) => setTimeout(r, 300));
     expect(await redis.exists(keys.concurrency(EP))).toBe(0);
+    expect(await guards.admit([req({ lane: 'slow' })], p)).toEqual([{ kind: 'recovered' }]);
     expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
   });
 

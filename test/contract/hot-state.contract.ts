@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HISTORY_LIMIT } from '../../core/domain/status';
 import { attemptOf, elapse, ns, statusOf, withHarness, type ContractContext, type HotStateHarness, type MakeHotState } from './hot-state.fixtures';
 import { retriesContract, statsContract } from './hot-state.contract-retries';
+import { recoveryContract } from './hot-state.contract-recovery';
 
 // The observable semantics of HotState (core/ports/hot-state.ts), run against every adapter:
 // memory (hot-state.memory.test.ts) and Redis (hot-state.redis.test.ts).
@@ -20,6 +21,7 @@ export const hotStateContract = (name: string, make: MakeHotState): void => {
     idempotencyContract(ctx);
     retriesContract(ctx);
     statsContract(ctx);
+    recoveryContract(ctx);
 
     it('answers ping', async () => {
       await expect(ctx.h().state.ping()).resolves.toBeUndefined();

@@ -5,7 +5,16 @@ import { freePort } from '../helpers/procs';
 import { postRaw } from '../helpers/receiver';
 import { edgeVars, fleetEnv, startEdge, type Edge } from './helpers/stack';
 
-type Case = { name: string; path: string; body: string; headers?: Record<string, string> };
+type Case = { name: string; path: string; body: string; headers?: Record<string, string>; /** compare only these parts of the error */ loose?: boolean };
+type Reply = { status: number; json: any };
+
+// A request to each; the oversized body goes through node:http (the server answers 413 and
+// closes mid-upload), on a fresh connection so that no kept-alive socket is reused.
+const send = async (url: string, c: Case): Promise<Reply> => {
+  if (c.body.length > 1_000_000) return postRaw(url, c.body, { ...c.headers, connection: 'close' });
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: c.body });
+  return { status: res.status, json: await res.json() };
+};
 
 const item = (o: Record<string, unknown> = {}) => ({ endpoint: 'https://example.com/hook', payload: { a: 1 }, ...o });
 const j = (v: unknown) => JSON.stringify(v);
@@ -29,7 +38,8 @@ const CASES: Case[] = [
   { name: 'batch with bad items', path: '/webhooks/c1/enqueue/batch', body: j({ webhooks: [item(), item(), 'x', item({ endpoint: 'nope' })] }) },
   { name: 'body over max_request_size', path: '/webhooks/c1/enqueue', body: j(item({ payload: 'x'.repeat(1_100_000) })) },
   { name: 'unknown route', path: '/webhooks/c1/enqueue/nope', body: j(item()) },
-  { name: 'too many request headers', path: '/webhooks/c1/enqueue', body: j(item()), headers: Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`x-h${i}`, 'v'])) },
+  // Cloudflare adds headers of its own (cf-*, x-forwarded-*), so the count in the message differs.
+  { name: 'too many request headers', path: '/webhooks/c1/enqueue', body: j(item()), headers: Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`x-h${i}`, 'v'])), loose: true },
 ];
 
 describe('bad input at the edge gets the same 4xx as howk-api', () => {
@@ -58,24 +68,26 @@ describe('bad input at the edge gets the same 4xx as howk-api', () => {
 
   for (const c of CASES) {
     it(c.name, async () => {
-      const [a, e] = await Promise.all([postRaw(api.baseUrl + c.path, c.body, c.headers), postRaw(edge.url + c.path, c.body, c.headers)]);
+      const [a, e] = await Promise.all([send(api.baseUrl + c.path, c), send(edge.url + c.path, c)]);
       expect(a.status).toBeGreaterThanOrEqual(400);
       expect(a.status).toBeLessThan(500);
       expect(e.status).toBe(a.status);
-      expect(e.json).toEqual(a.json);
+      if (c.loose) expect({ code: e.json.error.code, limit: e.json.error.limit }).toEqual({ code: a.json.error.code, limit: a.json.error.limit });
+      else expect(e.json).toEqual(a.json);
     });
   }
 
   it('checks API keys with howk-api’s rules (records from HOWK_EDGE_API_KEYS)', async () => {
     const body = j(item());
-    const none = await postRaw(`${keyed.url}/webhooks/c1/enqueue`, body);
+    const as = (path: string, token?: string) => send(keyed.url + path, { name: '', path, body, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const none = await as('/webhooks/c1/enqueue');
     expect(none.status).toBe(401);
     expect(none.json.error.code).toBe('unauthorized');
-    expect((await postRaw(`${keyed.url}/webhooks/c1/enqueue`, body, { authorization: 'Bearer howk_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).status).toBe(401);
-    expect((await postRaw(`${keyed.url}/webhooks/c1/enqueue`, body, { authorization: `Bearer ${keys.read}` })).status).toBe(403);
-    expect((await postRaw(`${keyed.url}/webhooks/c2/enqueue`, body, { authorization: `Bearer ${keys.enqueue}` })).status).toBe(403);
+    expect((await as('/webhooks/c1/enqueue', 'howk_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(401);
+    expect((await as('/webhooks/c1/enqueue', keys.read)).status).toBe(403);
+    expect((await as('/webhooks/c2/enqueue', keys.enqueue)).status).toBe(403);
     // A good key gets through to the enqueuer, which then finds no bridge: 503, not a 4xx.
-    expect((await postRaw(`${keyed.url}/webhooks/c1/enqueue`, body, { authorization: `Bearer ${keys.enqueue}` })).status).toBe(503);
+    expect((await as('/webhooks/c1/enqueue', keys.enqueue)).status).toBe(503);
     expect((await fetch(`${keyed.url}/health`)).status).toBe(200);
   });
 });

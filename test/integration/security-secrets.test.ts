@@ -112,7 +112,7 @@ describe('per-config signing secrets and secret hygiene (Kafka + Redis)', () => 
     await log.close();
     const redis = createRedis(requireEnv('REDIS_URL'), { db: 8 });
     const redisDump: string[] = [];
-    for (const k of await redis.keys('*')) redisDump.push(k, (await redis.dump(k))?.toString('latin1') ?? '');
+    for (const k of await redis.keys('*')) redisDump.push(k, (await redis.dumpBuffer(k))?.toString('latin1') ?? '');
     await redis.quit();
     const statuses = await Promise.all(ids.map(async (id) => JSON.stringify((await api('GET', `/webhooks/${id}/status`, admin)).json)));
     const places: Record<string, string> = {

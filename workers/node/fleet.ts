@@ -15,6 +15,9 @@ import type { Log } from '../../core/ports/log';
 import type { Sender } from '../../core/ports/sender';
 import { startSecurityState, type SecurityState } from '../../core/security/runtime';
 import type { SecretBox } from '../../core/signing/secret-box';
+import { indexingDeadLetters } from '../../core/reconcile/deadletters';
+import { createRedriver } from '../../core/reconcile/redrive';
+import { embedReconciler } from '../reconciler/embed';
 
 export type FleetParts = {
   config: Config;
@@ -55,12 +58,21 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
     : undefined;
 
+  // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
+  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock }, roles.worker ? 'worker' : 'scheduler') : undefined;
+  if (reconcile) {
+    await reconcile.ready();
+    stops.push(() => reconcile.stop());
+  }
+
   if (roles.worker) {
     // Signing with a config's secret needs the secrets loaded before the first delivery.
     await security!.ready;
     const configSecrets = security!.configSecrets!;
-    const producer = logStore.producer();
+    // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
+    const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
     const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards });
+    reconcile?.track(w.consumers);
     stops.push(async () => {
       await w.stop();
       await producer.close();
@@ -69,7 +81,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   if (roles.scheduler) {
     const producer = logStore.producer();
     const abort = new AbortController();
-    const loop = runScheduler({ config, hot, producer, clock, log }, abort.signal);
+    const loop = runScheduler({ config, hot: reconcile ? reconcile.gateClaims(hot) : hot, producer, clock, log }, abort.signal);
     stops.push(async () => {
       abort.abort();
       await loop;
@@ -83,7 +95,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }) });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
@@ -104,6 +116,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     });
   }
   if (security) stops.push(() => security.stop());
+  reconcile?.start();
   return {
     baseUrl,
     server,

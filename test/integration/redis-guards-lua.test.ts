@@ -1,0 +1,358 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRedis } from '../../workers/redis/client';
+import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
+
+// The four guard scripts against real Redis, called directly by their header contracts
+// (KEYS, ARGV, returns), independent of RedisGuards around them. Db 0, flushed before each
+// test (integration files run one at a time).
+const url = process.env.REDIS_URL;
+if (!url) throw new Error('REDIS_URL is not set: the guard Lua tests need a real Redis (scripts/infra/redis.sh start prints one)');
+
+let redis: Redis;
+beforeAll(() => {
+  redis = createRedis(url, { db: 0 });
+});
+afterAll(async () => {
+  await redis.quit();
+});
+beforeEach(async () => {
+  await redis.flushdb();
+});
+
+const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
+
+const NOW = 1_750_000_000_000;
+
+describe('admitDelivery.lua', () => {
+  const K = { pauseEp: 'paused:endpoint:ep', pauseCfg: 'paused:config:cfg', circuit: 'circuit:ep', rate: 'rate:ep', domain: 'domain_concurrency:h', conc: 'concurrency:ep' };
+  type A = {
+    now?: number;
+    lane?: 'fast' | 'slow';
+    circuit?: 0 | 1;
+    probeInterval?: number;
+    circuitTtl?: number;
+    rate?: number;
+    burst?: number;
+    domainMax?: number;
+    endpointMax?: number;
+    inflightTtl?: number;
+  };
+  const admit = (a: A = {}) =>
+    run('admitDelivery', [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc], [
+      a.now ?? NOW,
+      a.lane ?? 'fast',
+      a.circuit ?? 1,
+      a.probeInterval ?? 5_000,
+      a.circuitTtl ?? 600_000,
+      a.rate ?? 0,
+      a.burst ?? 0,
+      a.domainMax ?? 0,
+      a.endpointMax ?? 0,
+      a.inflightTtl ?? 90_000,
+    ]);
+
+  it("returns {'go', 0, 0, 0} and writes nothing when every guard is idle or off", async () => {
+    expect(await admit()).toEqual(['go', 0, 0, 0]);
+    expect(await redis.dbsize()).toBe(0);
+  });
+
+  it("returns {'paused', scope} when KEYS[1] or KEYS[2] exists (paused or draining), endpoint first", async () => {
+    await redis.set(K.pauseCfg, 'draining');
+    expect(await admit()).toEqual(['paused', 'config']);
+    await redis.set(K.pauseEp, 'paused');
+    expect(await admit()).toEqual(['paused', 'endpoint']);
+    // Nothing else is touched: no counter raised, no token taken.
+    await run('admitDelivery', [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc], [NOW, 'fast', 1, 5_000, 600_000, 4, 3, 5, 5, 90_000]);
+    expect((await redis.keys('*')).sort()).toEqual([K.pauseCfg, K.pauseEp].sort());
+  });
+
+  it('parks on an OPEN circuit before open_until, returning it as text, changing nothing', async () => {
+    await redis.hset(K.circuit, { state: 'OPEN', open_until: NOW + 1_000, failures: 3 });
+    expect(await admit({ now: NOW + 999 })).toEqual(['park', 'circuit_open', String(NOW + 1_000)]);
+    expect(await redis.hgetall(K.circuit)).toEqual({ state: 'OPEN', open_until: String(NOW + 1_000), failures: '3' });
+  });
+
+  it('turns an OPEN circuit HALF_OPEN at open_until and admits a probe (probe_at = now, TTL ARGV[5])', async () => {
+    await redis.hset(K.circuit, { state: 'OPEN', open_until: NOW, successes: 4 });
+    expect(await admit({ circuitTtl: 120_000 })).toEqual(['go', 1, 0, 0]);
+    expect(await redis.hgetall(K.circuit)).toMatchObject({ state: 'HALF_OPEN', successes: '0', probe_at: String(NOW) });
+    const ttl = await redis.pttl(K.circuit);
+    expect(ttl).toBeGreaterThan(110_000);
+    expect(ttl).toBeLessThanOrEqual(120_000);
+  });
+
+  it('admits one HALF_OPEN probe per ARGV[4] ms, parking the rest until probe_at + interval', async () => {
+    await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW });
+    expect(await admit({ now: NOW + 1_999, probeInterval: 2_000 })).toEqual(['park', 'circuit_open', String(NOW + 2_000)]);
+    expect(await admit({ now: NOW + 2_000, probeInterval: 2_000 })).toEqual(['go', 1, 0, 0]);
+    expect(await redis.hget(K.circuit, 'probe_at')).toBe(String(NOW + 2_000));
+    expect(await admit({ now: NOW + 2_000, probeInterval: 2_000 })).toEqual(['park', 'circuit_open', String(NOW + 4_000)]);
+    // probe_at 0 (set after a probe success): the next probe goes at once.
+    await redis.hset(K.circuit, 'probe_at', 0);
+    expect(await admit({ now: NOW + 2_001, probeInterval: 2_000 })).toEqual(['go', 1, 0, 0]);
+  });
+
+  it('ignores the circuit hash when ARGV[3] is 0', async () => {
+    await redis.hset(K.circuit, { state: 'OPEN', open_until: NOW + 60_000 });
+    expect(await admit({ circuit: 0 })).toEqual(['go', 0, 0, 0]);
+    expect(await redis.hget(K.circuit, 'state')).toBe('OPEN');
+  });
+
+  it('starts a bucket full (ARGV[7]) and takes a token per admission, with a TTL of burst/rate + 60 s', async () => {
+    expect(await admit({ rate: 4, burst: 2 })).toEqual(['go', 0, 0, 0]);
+    expect(await redis.hgetall(K.rate)).toEqual({ tokens: '1', at: String(NOW) });
+    const ttl = await redis.pttl(K.rate);
+    expect(ttl).toBeGreaterThan(60_000);
+    expect(ttl).toBeLessThanOrEqual(60_500);
+    expect(await admit({ rate: 4, burst: 2 })).toEqual(['go', 0, 0, 0]);
+    expect(await redis.hget(K.rate, 'tokens')).toBe('0');
+  });
+
+  it("returns {'park', 'rate_limited', until} without taking a token, storing the refill", async () => {
+    await redis.hset(K.rate, { tokens: 0, at: NOW });
+    expect(await admit({ now: NOW + 125, rate: 4, burst: 2 })).toEqual(['park', 'rate_limited', String(NOW + 250)]);
+    expect(await redis.hgetall(K.rate)).toEqual({ tokens: '0.5', at: String(NOW + 125) });
+    expect(await admit({ now: NOW + 250, rate: 4, burst: 2 })).toEqual(['go', 0, 0, 0]);
+    expect(await redis.hget(K.rate, 'tokens')).toBe('0');
+  });
+
+  it('caps the refill at burst and keeps fractional tokens exactly', async () => {
+    await redis.hset(K.rate, { tokens: 0, at: NOW - 3_600_000 });
+    expect(await admit({ rate: 4, burst: 2 })).toEqual(['go', 0, 0, 0]);
+    expect(await redis.hget(K.rate, 'tokens')).toBe('1');
+    // 0.1 + 0.2 is not 0.3 in binary: the stored text must round-trip the double exactly.
+    await redis.hset(K.rate, { tokens: 0.1, at: NOW });
+    await admit({ now: NOW + 20, rate: 10, burst: 5 });
+    expect(Number(await redis.hget(K.rate, 'tokens'))).toBe(0.1 + (20 / 1000) * 10);
+  });
+
+  it("diverts the fast lane (domain first) and makes the slow lane 'wait' at the domain limit, raising nothing", async () => {
+    await redis.set(K.domain, 3);
+    await redis.set(K.conc, 9);
+    expect(await admit({ domainMax: 3, endpointMax: 9 })).toEqual(['divert', 'domain_inflight']);
+    expect(await admit({ domainMax: 3, endpointMax: 9, lane: 'slow' })).toEqual(['wait']);
+    expect(await redis.mget(K.domain, K.conc)).toEqual(['3', '9']);
+    expect(await admit({ domainMax: 4, endpointMax: 9 })).toEqual(['divert', 'endpoint_inflight']);
+    expect(await redis.mget(K.domain, K.conc)).toEqual(['3', '9']);
+  });
+
+  it('counts a go on both counters with the TTL ARGV[10], reporting which it raised', async () => {
+    expect(await admit({ domainMax: 3, endpointMax: 2, inflightTtl: 30_000 })).toEqual(['go', 0, 1, 1]);
+    expect(await admit({ domainMax: 3, endpointMax: 0 })).toEqual(['go', 0, 0, 1]);
+    expect(await admit({ domainMax: 0, endpointMax: 2 })).toEqual(['go', 0, 1, 0]);
+    expect(await redis.mget(K.domain, K.conc)).toEqual(['2', '2']);
+    for (const k of [K.domain, K.conc]) {
+      const ttl = await redis.pttl(k);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(90_000);
+    }
+    expect(await admit({ domainMax: 3, endpointMax: 2 })).toEqual(['divert', 'endpoint_inflight']);
+  });
+
+  it("returns {'recovered'} to the slow lane only when the endpoint counter is 0, else delivers it counted", async () => {
+    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['recovered']);
+    expect(await redis.exists(K.conc)).toBe(0);
+    await redis.set(K.conc, 1);
+    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
+    await redis.set(K.conc, 7);
+    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
+    expect(await redis.get(K.conc)).toBe('8');
+    // Without an endpoint limit the slow lane just delivers.
+    expect(await admit({ lane: 'slow', endpointMax: 0 })).toEqual(['go', 0, 0, 0]);
+  });
+
+  it('takes the probe slot and a token even when the in-flight limits then divert', async () => {
+    await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: 0 });
+    await redis.set(K.conc, 5);
+    expect(await admit({ rate: 4, burst: 2, endpointMax: 5 })).toEqual(['divert', 'endpoint_inflight']);
+    expect(await redis.hget(K.circuit, 'probe_at')).toBe(String(NOW));
+    expect(await redis.hget(K.rate, 'tokens')).toBe('1');
+  });
+});
+
+describe('completeDelivery.lua', () => {
+  const K = { circuit: 'circuit:ep', conc: 'concurrency:ep', domain: 'domain_concurrency:h', errors: 'endpoint_errors:ep' };
+  const CB = { threshold: 3, window: 10_000, recovery: 30_000, probeInterval: 5_000, successes: 2 };
+  type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string };
+  const complete = (c: C = {}) =>
+    run('completeDelivery', [K.circuit, K.conc, K.domain, K.errors], [
+      c.now ?? NOW,
+      c.outcome ?? 'success',
+      c.probe ?? 0,
+      c.ep ?? 0,
+      c.dom ?? 0,
+      c.circuit ?? 1,
+      CB.threshold,
+      CB.window,
+      CB.recovery,
+      CB.probeInterval,
+      CB.successes,
+      c.ttl ?? 600_000,
+      c.error ?? '',
+      new Date(c.now ?? NOW).toISOString(),
+    ]);
+
+  it('lowers only the counters flagged in ARGV[4]/ARGV[5], never below 0, keeping their TTL', async () => {
+    await redis.set(K.conc, 2, 'PX', 60_000);
+    await redis.set(K.domain, 1, 'PX', 60_000);
+    await complete({ ep: 1 });
+    expect(await redis.mget(K.conc, K.domain)).toEqual(['1', '1']);
+    await complete({ ep: 1, dom: 1 });
+    await complete({ ep: 1, dom: 1 });
+    await complete({ ep: 1, dom: 1 });
+    expect(await redis.mget(K.conc, K.domain)).toEqual(['0', '0']);
+    expect(await redis.pttl(K.conc)).toBeGreaterThan(0);
+    // A counter that is gone (expired) is not brought back as -1.
+    await redis.del(K.conc);
+    await complete({ ep: 1 });
+    expect(await redis.get(K.conc)).toBeNull();
+  });
+
+  it('pushes {at, error} to the front of the error list, keeping 10, with the TTL ARGV[12]', async () => {
+    for (let i = 0; i < 12; i++) await complete({ now: NOW + i, outcome: 'neutral', error: `boom ${i}`, ttl: 50_000 });
+    await complete({ now: NOW + 99, error: '' });
+    const list = (await redis.lrange(K.errors, 0, -1)).map((e) => JSON.parse(e) as unknown);
+    expect(list).toEqual(Array.from({ length: 10 }, (_, k) => ({ at: new Date(NOW + 11 - k).toISOString(), error: `boom ${11 - k}` })));
+    const ttl = await redis.pttl(K.errors);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(50_000);
+  });
+
+  it("returns 'CLOSED' and creates no circuit when ARGV[6] is 0", async () => {
+    expect(await complete({ outcome: 'failure', circuit: 0 })).toBe('CLOSED');
+    await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW });
+    expect(await complete({ outcome: 'failure', probe: 1, circuit: 0 })).toBe('CLOSED');
+    expect(await redis.hget(K.circuit, 'state')).toBe('HALF_OPEN');
+  });
+
+  it('counts failures in a window and opens at the threshold (open_until, opened_count, TTL)', async () => {
+    expect(await complete({ outcome: 'failure', now: NOW })).toBe('CLOSED');
+    expect(await redis.hgetall(K.circuit)).toEqual({ state: 'CLOSED', failures: '1', window_start: String(NOW) });
+    expect(await complete({ outcome: 'failure', now: NOW + 5_000 })).toBe('CLOSED');
+    expect(await complete({ outcome: 'failure', now: NOW + 10_000, ttl: 70_000 })).toBe('OPEN');
+    expect(await redis.hgetall(K.circuit)).toEqual({ state: 'OPEN', failures: '3', window_start: String(NOW), open_until: String(NOW + 10_000 + CB.recovery), opened_count: '1' });
+    const ttl = await redis.pttl(K.circuit);
+    expect(ttl).toBeGreaterThan(60_000);
+    expect(ttl).toBeLessThanOrEqual(70_000);
+  });
+
+  it('starts a new window when a failure comes more than failure_window after the window start', async () => {
+    await complete({ outcome: 'failure', now: NOW });
+    await complete({ outcome: 'failure', now: NOW + 1 });
+    expect(await complete({ outcome: 'failure', now: NOW + 10_001 })).toBe('CLOSED');
+    expect(await redis.hgetall(K.circuit)).toMatchObject({ failures: '1', window_start: String(NOW + 10_001) });
+  });
+
+  it('resets the failures on a success while CLOSED, and writes nothing for a success on a fresh circuit', async () => {
+    expect(await complete({ outcome: 'success' })).toBe('CLOSED');
+    expect(await redis.exists(K.circuit)).toBe(0);
+    await complete({ outcome: 'failure' });
+    await complete({ outcome: 'failure' });
+    expect(await complete({ outcome: 'success' })).toBe('CLOSED');
+    expect(await redis.hget(K.circuit, 'failures')).toBe('0');
+  });
+
+  it('changes nothing on a neutral outcome and returns the current state', async () => {
+    await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW, successes: 1 });
+    expect(await complete({ outcome: 'neutral', probe: 1 })).toBe('HALF_OPEN');
+    expect(await redis.hgetall(K.circuit)).toEqual({ state: 'HALF_OPEN', probe_at: String(NOW), successes: '1' });
+    await redis.del(K.circuit);
+    expect(await complete({ outcome: 'neutral' })).toBe('CLOSED');
+    expect(await redis.exists(K.circuit)).toBe(0);
+  });
+
+  it('ignores every outcome while OPEN, probe or not', async () => {
+    const open = { state: 'OPEN', open_until: String(NOW + 30_000), failures: '3', opened_count: '1' };
+    await redis.hset(K.circuit, open);
+    for (const outcome of ['success', 'failure'] as const) {
+      for (const probe of [0, 1] as const) expect(await complete({ outcome, probe })).toBe('OPEN');
+    }
+    expect(await redis.hgetall(K.circuit)).toEqual(open);
+  });
+
+  it('ignores non-probe answers while HALF_OPEN', async () => {
+    const half = { state: 'HALF_OPEN', probe_at: String(NOW), successes: '0' };
+    await redis.hset(K.circuit, half);
+    expect(await complete({ outcome: 'success' })).toBe('HALF_OPEN');
+    expect(await complete({ outcome: 'failure' })).toBe('HALF_OPEN');
+    expect(await redis.hgetall(K.circuit)).toEqual(half);
+  });
+
+  it('re-opens on a failed probe until now + probe_interval, clearing successes', async () => {
+    await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW, successes: 1, opened_count: 2 });
+    expect(await complete({ outcome: 'failure', probe: 1, now: NOW + 300 })).toBe('OPEN');
+    expect(await redis.hgetall(K.circuit)).toMatchObject({ state: 'OPEN', open_until: String(NOW + 300 + CB.probeInterval), successes: '0', opened_count: '2' });
+  });
+
+  it('counts a probe success (probe_at 0: the next probe at once) and closes at success_threshold keeping opened_count', async () => {
+    await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW, successes: 0, failures: 3, window_start: NOW - 5_000, open_until: NOW, opened_count: 2 });
+    expect(await complete({ outcome: 'success', probe: 1 })).toBe('HALF_OPEN');
+    expect(await redis.hgetall(K.circuit)).toMatchObject({ state: 'HALF_OPEN', successes: '1', probe_at: '0' });
+    expect(await complete({ outcome: 'success', probe: 1, ttl: 80_000 })).toBe('CLOSED');
+    expect(await redis.hgetall(K.circuit)).toEqual({ state: 'CLOSED', opened_count: '2' });
+    expect(await redis.pttl(K.circuit)).toBeGreaterThan(70_000);
+  });
+});
+
+describe('holdPaused.lua', () => {
+  const K = ['paused:config:cfg', 'paused_queue:config:cfg'];
+
+  it('returns 0 and queues nothing when the scope is not paused', async () => {
+    expect(await run('holdPaused', K, ['w1'])).toBe(0);
+    expect(await redis.exists(K[1]!)).toBe(0);
+  });
+
+  it('appends in arrival order and returns 1 while paused or draining', async () => {
+    await redis.set(K[0]!, 'paused');
+    expect(await run('holdPaused', K, ['w1'])).toBe(1);
+    expect(await run('holdPaused', K, ['w2'])).toBe(1);
+    await redis.set(K[0]!, 'draining');
+    expect(await run('holdPaused', K, ['w3'])).toBe(1);
+    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['w1', 'w2', 'w3']);
+    await redis.del(K[0]!);
+    expect(await run('holdPaused', K, ['w4'])).toBe(0);
+    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['w1', 'w2', 'w3']);
+  });
+});
+
+describe('dropHeld.lua', () => {
+  const K = ['paused:endpoint:ep', 'paused_queue:endpoint:ep'];
+  const hold = async (...items: string[]) => redis.rpush(K[1]!, ...items);
+
+  it('removes the first n held webhooks and returns how many remain', async () => {
+    await redis.set(K[0]!, 'draining');
+    await hold('a', 'b', 'c', 'd');
+    expect(await run('dropHeld', K, [0])).toBe(4);
+    expect(await run('dropHeld', K, [1])).toBe(3);
+    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['b', 'c', 'd']);
+    expect(await redis.get(K[0]!)).toBe('draining');
+    expect(await run('dropHeld', K, [2])).toBe(1);
+    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['d']);
+  });
+
+  it('ends a draining pause when the queue empties (also when n exceeds it)', async () => {
+    await redis.set(K[0]!, 'draining');
+    await hold('a', 'b');
+    expect(await run('dropHeld', K, [5])).toBe(0);
+    expect(await redis.exists(K[0]!, K[1]!)).toBe(0);
+  });
+
+  it('ends a draining pause with an empty queue on a drop of 0', async () => {
+    await redis.set(K[0]!, 'draining');
+    expect(await run('dropHeld', K, [0])).toBe(0);
+    expect(await redis.exists(K[0]!)).toBe(0);
+  });
+
+  it('keeps a pause that is not draining even when the queue empties', async () => {
+    await redis.set(K[0]!, 'paused');
+    await hold('a');
+    expect(await run('dropHeld', K, [1])).toBe(0);
+    expect(await redis.get(K[0]!)).toBe('paused');
+  });
+
+  it('returns 0 for a scope with no pause and no queue', async () => {
+    expect(await run('dropHeld', K, [3])).toBe(0);
+    expect(await redis.dbsize()).toBe(0);
+  });
+});

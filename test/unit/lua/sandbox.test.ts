@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { LuaError } from '../../../core/lua/errors';
+import { createLuaEngine } from '../../../core/lua/engine';
+import { deliver, engine, logsOf } from './helpers';
+
+const failure = async (p: Promise<unknown>): Promise<LuaError> => {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(LuaError);
+    return e as LuaError;
+  }
+  throw new Error('expected the script to fail');
+};
+
+describe('sandbox: what scripts cannot reach', () => {
+  it.each(['io', 'os', 'debug', 'package', 'require', 'load', 'loadfile', 'dofile', 'loadstring', 'module'])('%s is not a global', async (name) => {
+    expect(await logsOf(`print(type(${name}))`)).toEqual(['nil']);
+  });
+
+  it.each([
+    ['io.open', `io.open('/etc/passwd')`],
+    ['os.execute', `os.execute('true')`],
+    ['os.exit', `os.exit(1)`],
+    ['debug.sethook', `debug.sethook()`],
+    ['require', `require('os')`],
+    ['load', `load('return 1')()`],
+    ['dofile', `dofile('/etc/passwd')`],
+    ['string.dump', `string.dump(print)`],
+  ])('%s fails as a runtime error', async (_name, code) => {
+    expect((await failure(deliver(code))).code).toBe('script_runtime_error');
+  });
+
+  it('only the allowed libraries are present', async () => {
+    const [line] = await logsOf(`local t = {} for _, n in ipairs({'string','table','math','utf8','coroutine'}) do t[#t+1] = type(_G[n]) end print(table.concat(t, ','))`);
+    expect(line).toBe('table,table,table,table,table');
+    expect(await logsOf(`print(utf8.char(72, 228), utf8.len('ä'))`)).toEqual(['Hä\t1']);
+  });
+
+  it('string.rep is capped, and still correct below the cap', async () => {
+    const e = await failure(deliver(`local s = string.rep('x', 1e9)`));
+    expect(e.code).toBe('script_runtime_error');
+    expect(e.message).toMatch(/string\.rep: result too large/);
+    expect((await failure(deliver(`local s = ('ab'):rep(4e5, ',')`))).message).toMatch(/too large/);
+    const [a, b, c, d] = await logsOf(`print(('ab'):rep(3, ',')) print(#('x'):rep(1001)) print(('xy'):rep(17) == ('xy'):rep(16) .. 'xy') print(('x'):rep(0) == '')`);
+    expect([a, b, c, d]).toEqual(['ab,ab,ab', '1001', 'true', 'true']);
+  });
+
+  it('collectgarbage only counts and collects', async () => {
+    expect(await logsOf(`print(type(collectgarbage('count'))) collectgarbage() collectgarbage('step')`)).toEqual(['number']);
+    for (const opt of ['stop', 'incremental', 'generational', 'setpause']) {
+      expect((await failure(deliver(`collectgarbage('${opt}')`))).message).toMatch(/not allowed/);
+    }
+  });
+
+  it('uploaded bytecode is refused (source text only)', async () => {
+    const e = await failure(engine.checkSyntax('\x1bLua\x54\x00'));
+    expect(e.code).toBe('script_syntax_error');
+  });
+
+  it('a top-level coroutine.yield is an error, not a way to pause the host', async () => {
+    expect((await failure(deliver(`coroutine.yield(1)`))).message).toMatch(/outside a coroutine/);
+    // ... while user coroutines work as usual.
+    expect(await logsOf(`local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end) print(co(1), co(10))`)).toEqual(['2\t20']);
+  });
+});
+
+describe('sandbox: CPU deadline inside the VM', () => {
+  it('while true do end stops within the deadline + 50 ms as script_timeout', async () => {
+    const t0 = performance.now();
+    const e = await failure(deliver('while true do end'));
+    const elapsed = performance.now() - t0;
+    expect(e.code).toBe('script_timeout');
+    expect(elapsed).toBeGreaterThanOrEqual(500);
+    expect(elapsed).toBeLessThan(550);
+  });
+
+  it('a timeout cannot be caught by pcall, xpcall or a coroutine', async () => {
+    for (const code of [
+      'while true do pcall(function() while true do end end) end',
+      'while true do xpcall(function() while true do end end, function(m) return m end) end',
+      'while true do coroutine.resume(coroutine.create(function() while true do end end)) end',
+      'while true do pcall(coroutine.wrap(function() while true do end end)) end',
+    ]) {
+      const t0 = performance.now();
+      expect((await failure(deliver(code, { limits: { timeoutMs: 100 } }))).code).toBe('script_timeout');
+      expect(performance.now() - t0).toBeLessThan(150);
+    }
+  });
+
+  it('an instruction budget stops a loop without looking at the clock (for workerd)', async () => {
+    const e = await failure(deliver('local n = 0 while true do n = n + 1 end', { limits: { timeoutMs: 60_000, maxInstructions: 1_000_000 } }));
+    expect(e.code).toBe('script_timeout');
+  });
+
+  it('a looping finalizer does not hang the close of the state', async () => {
+    await deliver(`setmetatable({}, { __gc = function() while true do end end })`, { limits: { timeoutMs: 100 } });
+  });
+});
+
+describe('sandbox: memory cap', () => {
+  it('a memory bomb stops with script_memory_limit', async () => {
+    const bomb = `local t = {} for i=1,1e9 do t[i] = string.rep('x', 1000) .. i end`;
+    const e = await failure(deliver(bomb, { limits: { memoryLimitMb: 8, timeoutMs: 20_000 } }));
+    expect(e.code).toBe('script_memory_limit');
+    // A caught memory error is still reported as one when the script then fails on it.
+    const e2 = await failure(deliver(`local ok, err = pcall(function() ${bomb} end) error(err)`, { limits: { memoryLimitMb: 8, timeoutMs: 20_000 } }));
+    expect(e2.code).toBe('script_memory_limit');
+  });
+
+  it('the engine keeps working after failures (C stack overflow, memory, timeout)', async () => {
+    const e = await failure(deliver(`local t = setmetatable({}, {__index = function(t, k) return t[k .. 'x'] end}) return t.a`));
+    expect(e.message).toMatch(/stack overflow/);
+    expect(await logsOf(`print(1 + 1)`)).toEqual(['2']);
+  });
+});
+
+describe('sandbox: no state shared between runs or configs', () => {
+  it("a global set by one config's script is invisible to another's", async () => {
+    await deliver(`leaked = 'secret'; string.upper = nil; getmetatable('').__index = {}; json.encode = nil`, { input: { config_id: 'cfg_a' } });
+    const seen = await logsOf(`print(leaked, type(string.upper), ('a'):upper(), type(json.encode))`);
+    expect(seen).toEqual(['nil\tfunction\tA\tfunction']);
+  });
+
+  it('two engines never share anything either', async () => {
+    const other = createLuaEngine();
+    await other.run({ code: 'x = 1', mode: 'delivery', input: { request: { body: '{}', headers: {} } } });
+    expect(await logsOf('print(x)')).toEqual(['nil']);
+  });
+});

@@ -1,0 +1,48 @@
+import { parseArgs } from 'node:util';
+import { createLogger } from '../../core/pipeline/logger';
+import { topicSpecs } from '../../core/pipeline/topics';
+import { systemClock } from '../../core/ports/clock';
+import { kafkaLogFrom, redisHotFrom } from '../node/adapters';
+import { configFromProcess, redisUrlOf } from '../node/config';
+import { onShutdown } from '../node/lifecycle';
+import { embedReconciler } from './embed';
+
+// howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter).
+//   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
+//                              instance that is rebuilding), then exit 0
+//   howk-reconciler --force    rebuild even though the canary is present (waits for the lock)
+//   howk-reconciler --watch    after that, keep running the sentinel until SIGTERM
+// Workers and schedulers embed the same code (workers/reconciler/embed.ts); this binary is
+// for a forced rebuild, or a deployment that wants the sentinel outside the workers.
+
+const { values: flags } = parseArgs({
+  args: process.argv.slice(2),
+  options: { config: { type: 'string' }, force: { type: 'boolean' }, watch: { type: 'boolean' } },
+  strict: true,
+});
+const config = configFromProcess({ config: flags.config });
+const log = createLogger('howk-reconciler', config.log.level);
+const logStore = kafkaLogFrom(config, 'reconciler');
+const hot = redisHotFrom(config, redisUrlOf(config));
+await logStore.admin.ensureTopics(topicSpecs(config));
+const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock }, 'reconciler');
+const close = async () => {
+  await embedded.stop();
+  await logStore.close();
+  await hot.close();
+};
+
+if (flags.force) {
+  const summary = await embedded.reconciler.forceRebuild();
+  log.info('forced rebuild done', { restored: summary.state.restored, live: summary.state.live, dead_letters: summary.deadletters.indexed, ms: summary.ms });
+} else {
+  log.info('start-up check done', { outcome: await embedded.ready() });
+}
+if (flags.watch) {
+  embedded.start();
+  log.info('howk-reconciler watching the canary', { every_ms: config.reconciler.sentinel_interval });
+  onShutdown(log, close);
+} else {
+  await close();
+  process.exit(0);
+}
