@@ -9,7 +9,7 @@ const BATCH = 500;
 export class MemoryTopicReader implements TopicReader {
   constructor(private readonly log: MemoryLog) {}
 
-  async readToEnd(topic: string, onBatch: Parameters<TopicReader['readToEnd']>[1]): Promise<ReadSummary> {
+  async readToEnd(topic: string, onBatch: Parameters<TopicReader['readToEnd']>[1], _opts?: { idleTimeoutMs: number }): Promise<ReadSummary> {
     // The high-water marks when the read begins: later appends are not part of it.
     const parts = this.log.topic(topic).map((records) => records.slice());
     let records = 0;

@@ -82,19 +82,26 @@ export const deadProgress = (e: DeadLetterEntry): number => {
 
 /**
  * A producer that, once dead letters are acknowledged by the log, also indexes them in the
- * hot state, so they are listable at once. Its send fails when either fails: a worker's
- * batch is then retried like any batch whose outcome is not yet durable everywhere.
+ * hot state, so they are listable at once. Its send fails when either fails, and the
+ * deliverer retries it in place; a retry of the same records (the same array) skips the
+ * produce that already succeeded, so Redis being away does not duplicate Kafka records.
  */
-export const indexingDeadLetters = (inner: LogProducer, hot: HotState, deadletterTopic: string): LogProducer => ({
-  send: async (records) => {
-    await inner.send(records);
-    const entries: DeadLetterEntry[] = [];
-    for (const r of records) {
-      if (r.topic !== deadletterTopic || r.value === null) continue;
-      const e = deadLetterEntryOf(r.value);
-      if (e) entries.push(e);
-    }
-    if (entries.length) await hot.putDeadLetters(entries);
-  },
-  close: () => inner.close(),
-});
+export const indexingDeadLetters = (inner: LogProducer, hot: HotState, deadletterTopic: string): LogProducer => {
+  const produced = new WeakSet<object>();
+  return {
+    send: async (records) => {
+      if (!produced.has(records)) {
+        await inner.send(records);
+        produced.add(records);
+      }
+      const entries: DeadLetterEntry[] = [];
+      for (const r of records) {
+        if (r.topic !== deadletterTopic || r.value === null) continue;
+        const e = deadLetterEntryOf(r.value);
+        if (e) entries.push(e);
+      }
+      if (entries.length) await hot.putDeadLetters(entries);
+    },
+    close: () => inner.close(),
+  };
+};

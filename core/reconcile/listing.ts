@@ -111,8 +111,9 @@ export const scanPage = async <T>(
   let after = q.cursor;
   let scanned = 0;
   const budget = scanBudget(q.limit);
-  for (;;) {
-    const want = q.limit - items.length + 1;
+  for (let round = 0; ; round++) {
+    // First exactly what a full page needs; after a sparse first round, larger steps.
+    const want = Math.max(q.limit - items.length + 1, round === 0 ? 0 : 100);
     const got = await fetch(after, want);
     for (const c of got) {
       // One candidate past a full page: there may be more, continue after the last item.

@@ -4,16 +4,25 @@
 //   npm run bench                                    # starts Kafka + Redis unless given
 //   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/e2e.bench.ts
 //
-// Knobs (env): BENCH_N (20000), BENCH_MODE (batch|single), BENCH_BATCH (100),
-// BENCH_CONCURRENCY (requests in flight: 4 batch / 64 single), BENCH_CONFIGS (50),
-// BENCH_ORIGINS (1: receiver ports; config i posts to origin i % ORIGINS),
-// BENCH_RATE (webhooks/s offered, 0 = as fast as the api takes them), BENCH_PAYLOAD_BYTES
-// (~256), BENCH_WARMUP (1000), BENCH_TIMEOUT_S (180), BENCH_REDIS_DB (9),
-// BENCH_PREFILL=1 (enqueue all with the worker stopped, then time the worker's drain),
-// BENCH_PROF (comma list of api,worker,scheduler: run them with --cpu-prof into
-// .tmp/bench-prof/<run>/<service>/; the main thread's file is CPU.*.<pid>.0.*.cpuprofile), BENCH_KEEP_TOPICS=1, BENCH_TARGET (3000). Any HOWK_* variable set
-// in the environment reaches the services (e.g. HOWK_KAFKA_PARTITIONS), except the names
-// the bench makes unique per run (topics, consumer group, api port, Redis URL).
+// Knobs (env; docs/BENCHMARKS.md has the table):
+//   BENCH_N (20000)          webhooks in the measured run
+//   BENCH_MODE (batch)       batch: POST /webhooks/:config/enqueue/batch; single: one per request
+//   BENCH_BATCH (100)        webhooks per batch request (max 100)
+//   BENCH_CONCURRENCY        requests in flight (4 in batch mode, 64 in single mode)
+//   BENCH_CONFIGS (50)       config ids the requests rotate over
+//   BENCH_ORIGINS (1)        receiver ports; config i posts to origin i % ORIGINS
+//   BENCH_RATE (0)           webhooks/s offered; 0 = as fast as the api takes them
+//   BENCH_PAYLOAD_BYTES      approximate payload size (256)
+//   BENCH_WARMUP (1000)      webhooks delivered before timing starts
+//   BENCH_PREFILL=1          enqueue everything with the worker stopped, then time its drain
+//   BENCH_TIMEOUT_S (180)    the run fails when not everything is delivered by then
+//   BENCH_REDIS_DB (9)       Redis database of the run (flushed at start)
+//   BENCH_PROF=api,worker    --cpu-prof into .tmp/bench-prof/<run>/<service>/ (main thread:
+//                            CPU.*.<pid>.0.*.cpuprofile; summarise with cpuprofile-top.ts)
+//   BENCH_KEEP_TOPICS=1      keep the run's topics (deleted by default)
+//   BENCH_TARGET (3000)      the delivered/s figure the summary compares with
+// Any HOWK_* variable in the environment reaches the services (e.g. HOWK_KAFKA_PARTITIONS),
+// except the names the bench makes unique per run (topics, group, api port, Redis URL).
 //
 // Exits 1 when not every accepted webhook was delivered within BENCH_TIMEOUT_S, or when
 // a sampled signature does not verify. Only 127.0.0.1 is used.

@@ -74,7 +74,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
   if (mode === 'kafka') {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: opts.redisDb ?? 2 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: opts.redisDb ?? 2, commandTimeoutMs: config.redis.command_timeout });
     if (!opts.config) await redis.flushdb();
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
     guards = new RedisGuards(redis);

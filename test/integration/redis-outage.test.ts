@@ -51,7 +51,9 @@ describe('Redis down for 5 s during traffic', () => {
     process.kill(pid(), 'SIGSTOP');
     const stoppedAt = Date.now();
     for (let n = 5; n < 20; n++) {
+      const t = Date.now();
       await send(n);
+      if (process.env.HOWK_TEST_LOGS) console.log(`send ${n} took ${Date.now() - t} ms`);
       await new Promise((r) => setTimeout(r, 200));
     }
     await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - stoppedAt))));

@@ -1,0 +1,10 @@
+// wasmoon's emscripten glue names two Node modules (`module`, `url`) on its Node path only;
+// workerd never takes that path (the loader sends it down its "shell" path), but the bundler
+// must resolve them: wrangler.toml [alias] points both here. Reaching this is a bug.
+const unreachable = (): never => {
+  throw new Error('wasmoon tried its Node.js path inside workerd');
+};
+export const createRequire = unreachable;
+export const pathToFileURL = unreachable;
+export const fileURLToPath = unreachable;
+export default { createRequire, pathToFileURL, fileURLToPath };

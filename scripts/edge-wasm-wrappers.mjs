@@ -1,0 +1,13 @@
+// Writes the prebuilt addFunction wrapper modules of the edge's Lua loader
+// (edge/lua/wrappers/<sig>.wasm). Run after changing edge/lua/wrappers.ts:
+//   node --import tsx scripts/edge-wasm-wrappers.mjs
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SIGNATURES, wrapperBytes } from '../edge/lua/wrappers.ts';
+import { root } from './infra.mjs';
+
+for (const sig of SIGNATURES) {
+  const file = join(root, 'edge', 'lua', 'wrappers', `${sig}.wasm`);
+  writeFileSync(file, wrapperBytes(sig));
+  console.log(`${file}: ${wrapperBytes(sig).length} bytes`);
+}

@@ -1,0 +1,138 @@
+import { sign as githubSign, verify as githubVerify } from '@octokit/webhooks-methods';
+import { createHmac } from 'node:crypto';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import { describe, expect, it } from 'vitest';
+import { inboundRequest, verifyInbound, type Provider, type VerifyResult } from '../../core/signing/inbound';
+
+// Each provider's events signed by the provider's own npm library where one exists (Stripe,
+// GitHub, Standard Webhooks — Svix uses the same scheme under svix-* names), otherwise by
+// the documented algorithm (Shopify, Hookdeck), checked by core/signing/inbound.
+
+type Signer = {
+  provider: Provider;
+  secrets: [old: string, current: string];
+  /** Headers that sign `body` with `secret` at `nowSec`. */
+  sign(body: string, secret: string, nowSec: number): Promise<Record<string, string>>;
+  signatureHeaders: string[];
+  timestamped: boolean;
+};
+
+const stripe = new Stripe('sk_test_not_used');
+const b64hmac = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('base64');
+const whsec = (seed: number) => `whsec_${Buffer.alloc(24, seed).toString('base64')}`;
+
+const standardHeaders = async (body: string, secret: string, nowSec: number, prefix: 'webhook' | 'svix') => {
+  const id = `msg_${nowSec}`;
+  const sig = new StandardWebhook(secret).sign(id, new Date(nowSec * 1000), body);
+  return { [`${prefix}-id`]: id, [`${prefix}-timestamp`]: String(nowSec), [`${prefix}-signature`]: sig };
+};
+
+const SIGNERS: Signer[] = [
+  {
+    provider: 'stripe',
+    secrets: ['whsec_stripe_old_0123456789', 'whsec_stripe_new_9876543210'],
+    sign: async (body, secret, nowSec) => ({ 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: nowSec }) }),
+    signatureHeaders: ['stripe-signature'],
+    timestamped: true,
+  },
+  {
+    provider: 'github',
+    secrets: ['gh-old-secret', 'gh-new-secret'],
+    sign: async (body, secret) => ({ 'x-hub-signature-256': await githubSign(secret, body) }),
+    signatureHeaders: ['x-hub-signature-256'],
+    timestamped: false,
+  },
+  {
+    provider: 'shopify',
+    secrets: ['shpss_old', 'shpss_new'],
+    sign: async (body, secret) => ({ 'x-shopify-hmac-sha256': b64hmac(secret, body) }),
+    signatureHeaders: ['x-shopify-hmac-sha256'],
+    timestamped: false,
+  },
+  {
+    provider: 'standard',
+    secrets: [whsec(1), whsec(2)],
+    sign: (body, secret, nowSec) => standardHeaders(body, secret, nowSec, 'webhook'),
+    signatureHeaders: ['webhook-signature'],
+    timestamped: true,
+  },
+  {
+    provider: 'svix',
+    secrets: [whsec(3), whsec(4)],
+    sign: (body, secret, nowSec) => standardHeaders(body, secret, nowSec, 'svix'),
+    signatureHeaders: ['svix-signature'],
+    timestamped: true,
+  },
+  {
+    provider: 'hookdeck',
+    secrets: ['hd-old', 'hd-new'],
+    sign: async (body, secret) => ({ 'x-hookdeck-signature': b64hmac(secret, body) }),
+    signatureHeaders: ['x-hookdeck-signature', 'x-hookdeck-signature-2'],
+    timestamped: false,
+  },
+];
+
+const BODY = '{"id":"evt_1","object":"event","type":"charge.succeeded","data":{"amount":1099,"note":"é ✓"}}';
+const NOW = Date.now();
+
+const check = (provider: Provider, secrets: string[], headers: Record<string, string>, body = BODY, now = NOW): Promise<VerifyResult> =>
+  verifyInbound({ provider, secrets, toleranceSec: 300 }, inboundRequest(new Headers(headers), new TextEncoder().encode(body), now));
+
+describe.each(SIGNERS)('$provider inbound signatures', (s) => {
+  const [oldSecret, newSecret] = s.secrets;
+  const nowSec = Math.floor(NOW / 1000);
+
+  it('accepts an event signed by the provider', async () => {
+    expect(await check(s.provider, [newSecret], await s.sign(BODY, newSecret, nowSec))).toEqual({ ok: true });
+  });
+
+  it('accepts events signed with either secret during a rotation', async () => {
+    expect(await check(s.provider, [oldSecret, newSecret], await s.sign(BODY, oldSecret, nowSec))).toEqual({ ok: true });
+    expect(await check(s.provider, [oldSecret, newSecret], await s.sign(BODY, newSecret, nowSec))).toEqual({ ok: true });
+  });
+
+  it('refuses a changed byte', async () => {
+    const headers = await s.sign(BODY, newSecret, nowSec);
+    const r = await check(s.provider, [newSecret], headers, BODY.replace('1099', '1098'));
+    expect(r).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a wrong secret', async () => {
+    const headers = await s.sign(BODY, oldSecret, nowSec);
+    expect(await check(s.provider, [newSecret], headers)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a missing signature header, and refuses everything without a secret', async () => {
+    const headers = await s.sign(BODY, newSecret, nowSec);
+    for (const h of s.signatureHeaders) delete headers[h];
+    expect(await check(s.provider, [newSecret], headers)).toMatchObject({ ok: false, reason: 'missing_header' });
+    expect(await check(s.provider, [], await s.sign(BODY, newSecret, nowSec))).toMatchObject({ ok: false, reason: 'no_secret' });
+  });
+
+});
+
+describe.each(SIGNERS.filter((s) => s.timestamped))('$provider signed timestamps', (s) => {
+  it('refuses a stale timestamp (and one from the future)', async () => {
+    const [, secret] = s.secrets;
+    const nowSec = Math.floor(NOW / 1000);
+    expect(await check(s.provider, [secret], await s.sign(BODY, secret, nowSec - 600))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+    expect(await check(s.provider, [secret], await s.sign(BODY, secret, nowSec + 600))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+    expect(await check(s.provider, [secret], await s.sign(BODY, secret, nowSec - 200))).toEqual({ ok: true });
+  });
+});
+
+describe('the provider libraries agree with the signatures used above', () => {
+  it('stripe, GitHub and Standard Webhooks verify what they signed', async () => {
+    const secret = 'whsec_check';
+    const header = stripe.webhooks.generateTestHeaderString({ payload: BODY, secret });
+    expect(stripe.webhooks.constructEvent(BODY, header, secret).id).toBe('evt_1');
+    expect(await githubVerify('s', BODY, await githubSign('s', BODY))).toBe(true);
+    const h = await standardHeaders(BODY, whsec(9), Math.floor(Date.now() / 1000), 'webhook');
+    expect(new StandardWebhook(whsec(9)).verify(BODY, h)).toMatchObject({ id: 'evt_1' });
+  });
+
+  it('hookdeck: x-hookdeck-signature-2 alone (the rolled secret) passes', async () => {
+    expect(await check('hookdeck', ['hd-old', 'hd-new'], { 'x-hookdeck-signature': b64hmac('hd-x', BODY), 'x-hookdeck-signature-2': b64hmac('hd-old', BODY) })).toEqual({ ok: true });
+  });
+});
