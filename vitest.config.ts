@@ -23,6 +23,19 @@ export default defineConfig({
         },
       },
       {
+        // Chaos (test/chaos, docs/RELIABILITY.md): on a Kafka broker and a Redis of its own
+        // that it stops, kills and flushes. The ci profile runs in `npm test`; `npm run
+        // test:chaos` sets HOWK_CHAOS_PROFILE=full (issue sizes, each scenario 3x).
+        test: {
+          name: 'chaos',
+          include: ['test/chaos/**/*.test.ts'],
+          testTimeout: 3_600_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+          env: { KAFKAJS_NO_PARTITIONER_WARNING: '1' },
+        },
+      },
+      {
         // The edge: the wrangler-built Worker in Miniflare (workerd), howk-bridge and howk-worker
         // as processes on the real Kafka + Redis (docs/EDGE.md). One file at a time.
         test: {

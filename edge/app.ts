@@ -11,7 +11,10 @@ import { systemClock } from '../core/ports/clock';
 import { secretBoxFromConfig } from '../core/signing/secret-box';
 import { edgeConfigFrom } from './config';
 import { createEdgeEnqueuer } from './enqueue';
+import { bundledTransformers } from './incoming/registry';
+import { incomingRoutes } from './incoming/route';
 import { edgeKeyService } from './keys';
+import { restKv } from './lua/engine';
 import type { DurableObjectNamespace } from './runtime';
 import { createRestProducer } from './upstash/kafka';
 import { createEdgeRedis, edgeHotState } from './upstash/redis';
@@ -38,7 +41,7 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     log,
     hot,
     dependencies,
-    enqueue: createEdgeEnqueuer({ config, gates: env.GATE, clock, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
+    enqueue: createEdgeEnqueuer({ config, gates: env.GATE, producer: kafka, clock, log, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
     keys: edgeKeyService(edge.api_keys, clock),
   };
 
@@ -49,5 +52,21 @@ export const createEdgeApp = async (env: EdgeEnv) => {
   app.route('/', healthRoutes(deps));
   app.route('/', enqueueRoutes(deps));
   app.route('/', statusRoutes(deps));
+  app.route(
+    '/',
+    incomingRoutes({
+      config,
+      env,
+      log,
+      enqueue: deps.enqueue,
+      transformers: bundledTransformers,
+      maxInstructions: edge.lua_max_instructions,
+      services: (t) => ({
+        ...(redis ? { kv: restKv(redis) } : {}),
+        log: (level, message, fields) => log[level](message, { transformer: t.name, ...fields }),
+        ...(t.config.http_allow ? { fetch: (url, init) => fetch(url, init), http: { allow: t.config.http_allow } } : {}),
+      }),
+    }),
+  );
   return app;
 };

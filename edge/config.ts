@@ -27,6 +27,7 @@ const shape = {
   batch_linger: duration('5ms', 'Longest time a record waits in a DomainGate for others to share its produce'),
   produce_deadline: duration('1500ms', 'Time a produce may take, retries included, before the request answers 503'),
   retry_after: int(2, 'Retry-After (seconds) of a 503 when Kafka cannot be reached', { min: 1 }),
+  lua_max_instructions: int(20_000_000, 'Lua VM instructions one transformer run may execute (workerd\'s clock stands still during a run, so this is its CPU limit)', { min: 10_000 }),
   api_keys: optStr('API key records (JSON array, hashes only) the edge accepts; unset with api.auth.enabled refuses every enqueue', { env: 'HOWK_EDGE_API_KEYS', secret: true }),
 };
 

@@ -7,14 +7,25 @@ import type { EnqueueItem } from '../core/http/enqueue-request';
 import type { EnqueueResult, Enqueuer } from '../core/pipeline/enqueue';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';
-import { GATE_ORIGIN, type AdmitReply, type AdmitRequest, type GateError } from './gate/protocol';
+import type { Logger } from '../core/pipeline/logger';
+import { GATE_ORIGIN, type AdmitReply, type AdmitRequest, type AdmitResult, type GateError, type ReserveReply } from './gate/protocol';
 import type { DurableObjectNamespace } from './runtime';
+import type { RestProducer, RestRecord } from './upstash/kafka';
 
 // The edge's enqueue: the same Webhook records as core/pipeline/enqueue.ts builds, handed to
 // the DomainGate of each destination host, which dedupes, admits and produces them. The
 // core enqueue routes call this exactly as they call howk-api's enqueuer.
 
-export type EdgeEnqueueDeps = { config: Config; gates: DurableObjectNamespace; clock: Clock; secretBox?: SecretBox; retryAfterSec: number };
+export type EdgeEnqueueDeps = {
+  config: Config;
+  gates: DurableObjectNamespace;
+  /** Produces requests that span several hosts (single-host ones are produced by their gate). */
+  producer: RestProducer;
+  clock: Clock;
+  log: Logger;
+  secretBox?: SecretBox;
+  retryAfterSec: number;
+};
 
 export const hostOf = (endpoint: string): string => new URL(endpoint).hostname.toLowerCase();
 
@@ -42,44 +53,79 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
     };
   };
 
-  const admit = async (req: AdmitRequest): Promise<AdmitReply> => {
-    const stub = d.gates.get(d.gates.idFromName(req.host));
+  const gate = async <T>(host: string, path: string, body: unknown): Promise<T> => {
+    const stub = d.gates.get(d.gates.idFromName(host));
     let res: Response;
     try {
-      res = await stub.fetch(`${GATE_ORIGIN}/admit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(req) });
+      res = await stub.fetch(`${GATE_ORIGIN}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     } catch (e) {
-      throw new UnavailableError(`domain gate ${req.host} unreachable: ${errorMessage(e)}`, d.retryAfterSec);
+      throw new UnavailableError(`domain gate ${host} unreachable: ${errorMessage(e)}`, d.retryAfterSec);
     }
-    const body = (await res.json()) as AdmitReply | GateError;
-    if ('error' in body) {
-      if (res.status === 503) throw new UnavailableError(body.error.message, body.error.retry_after ?? d.retryAfterSec);
-      throw new HowkError(body.error.code, body.error.message);
+    const reply = (await res.json()) as T | GateError;
+    if (reply && typeof reply === 'object' && 'error' in reply) {
+      if (res.status === 503) throw new UnavailableError(reply.error.message, reply.error.retry_after ?? d.retryAfterSec);
+      throw new HowkError(reply.error.code, reply.error.message);
     }
-    return body;
+    return reply as T;
+  };
+
+  /**
+   * Several hosts, one outcome: every gate reserves (dedupe + admission, no produce), the
+   * Worker produces all the records in one call, then every gate settles.
+   */
+  const acrossHosts = async (configId: string, reqs: AdmitRequest[]): Promise<AdmitResult[][]> => {
+    const reserved = await Promise.allSettled(reqs.map((r) => gate<ReserveReply>(r.host, '/reserve', r)));
+    const settle = (ok: boolean) =>
+      Promise.all(
+        reserved.map((r, i) =>
+          r.status === 'fulfilled'
+            ? gate(reqs[i]!.host, '/settle', { reservation: r.value.reservation, ok }).catch((e) => d.log.warn('gate settle failed (its reservation expires)', { host: reqs[i]!.host, error: errorMessage(e) }))
+            : undefined,
+        ),
+      );
+    const failed = reserved.find((r) => r.status === 'rejected');
+    if (failed) {
+      await settle(false);
+      throw failed.reason;
+    }
+    const replies = reserved.map((r) => (r as PromiseFulfilledResult<ReserveReply>).value);
+    const { topics } = d.config.kafka;
+    const records: RestRecord[] = [];
+    replies.forEach((reply, i) =>
+      reply.results.forEach((res, j) => {
+        if (res.status === 'pending') records.push({ topic: res.lane === 'slow' ? topics.slow : topics.pending, key: configId, value: reqs[i]!.items[j]!.value });
+      }),
+    );
+    try {
+      if (records.length) await d.producer.produce(records);
+    } catch (e) {
+      await settle(false);
+      throw e;
+    }
+    await settle(true);
+    return replies.map((r) => r.results);
   };
 
   return async (configId: string, items: EnqueueItem[]): Promise<EnqueueResult[]> => {
     const now = d.clock.now();
     const hooks = await Promise.all(items.map((it) => build(configId, it, now)));
-    // One gate per destination host. A batch that spans hosts is admitted per host: see
-    // docs/EDGE.md for what a failure of one part means.
     const byHost = new Map<string, number[]>();
     hooks.forEach((w, i) => {
       const host = hostOf(w.endpoint);
       byHost.set(host, [...(byHost.get(host) ?? []), i]);
     });
+    const groups = [...byHost];
+    const reqs: AdmitRequest[] = groups.map(([host, idx]) => ({
+      config_id: configId,
+      host,
+      items: idx.map((i) => ({ webhook_id: hooks[i]!.id, ...(hooks[i]!.idempotency_key ? { idempotency_key: hooks[i]!.idempotency_key } : {}), value: encodeWebhook(hooks[i]!) })),
+    }));
+    const outcomes = reqs.length === 1 ? [(await gate<AdmitReply>(reqs[0]!.host, '/admit', reqs[0])).results] : await acrossHosts(configId, reqs);
     const results: EnqueueResult[] = new Array(hooks.length);
-    await Promise.all(
-      [...byHost].map(async ([host, idx]) => {
-        const reply = await admit({
-          config_id: configId,
-          host,
-          items: idx.map((i) => ({ webhook_id: hooks[i]!.id, ...(hooks[i]!.idempotency_key ? { idempotency_key: hooks[i]!.idempotency_key } : {}), value: encodeWebhook(hooks[i]!) })),
-        });
-        reply.results.forEach((r, j) => {
-          const i = idx[j]!;
-          results[i] = { webhook_id: r.webhook_id, status: r.status, endpoint: hooks[i]!.endpoint };
-        });
+    groups.forEach(([, idx], g) =>
+      outcomes[g]!.forEach((r, j) => {
+        const i = idx[j]!;
+        results[i] = { webhook_id: r.webhook_id, status: r.status, endpoint: hooks[i]!.endpoint };
       }),
     );
     return results;

@@ -2,9 +2,10 @@
 // (edge/lua/wrappers/<sig>.wasm). Run after changing edge/lua/wrappers.ts:
 //   node --import tsx scripts/edge-wasm-wrappers.mjs
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SIGNATURES, wrapperBytes } from '../edge/lua/wrappers.ts';
-import { root } from './infra.mjs';
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 for (const sig of SIGNATURES) {
   const file = join(root, 'edge', 'lua', 'wrappers', `${sig}.wasm`);

@@ -91,7 +91,8 @@ const run = async () => {
     const t0 = Date.now();
     const args = ['run', `${base}/openapi.json`, '--checks', CHECKS, '--seed', values.seed, '--header', `Authorization: Bearer ${key}`, '--report', 'junit', '--report-junit-path', join(reportDir, 'junit.xml'), ...profile];
     log(`schemathesis ${args.map((a) => (a.startsWith('Authorization') ? 'Authorization: Bearer ***' : a)).join(' ')}`);
-    const st = spawnSync('schemathesis', args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', NO_COLOR: '1' } });
+    // cwd: the report dir, so that schemathesis' own .schemathesis/ cache stays out of the tree.
+    const st = spawnSync('schemathesis', args, { cwd: reportDir, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', NO_COLOR: '1' } });
     process.stderr.write(st.stdout ?? '');
     const secs = ((Date.now() - t0) / 1000).toFixed(0);
     const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');

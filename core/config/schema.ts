@@ -66,7 +66,7 @@ export const ConfigSchema = z.object({
     user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),
     response_snippet_bytes: int(1024, 'Bytes of a response body kept for status and dead letters'),
     straggler_after: duration('200ms', 'A batch waits this long for slow deliveries, then commits and lets them finish in the background under a lease'),
-    handoff_lease: duration('10m', 'Lease of a delivery finishing in the background: if the worker dies, the scheduler re-enqueues it after this'),
+    handoff_lease: duration('30s', 'Lease of a delivery finishing in the background (renewed while it runs): if the worker dies, the scheduler re-enqueues it after this'),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),
     allowed_networks: list([], 'CIDR ranges deliveries may reach although they are not public (SSRF guard), e.g. 10.1.0.0/16,::1/128; howk-dev defaults to loopback'),
   }),

@@ -2,8 +2,8 @@ import { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutEr
 import { coreHost, type RunState } from './host';
 import { ioHost } from './host-io';
 import { PRELUDE } from './prelude';
-import { createVm, defaultWasmLoader, LUA_ERRMEM, LUA_OK, LUA_YIELD, T_NUMBER, T_STRING, TIMEOUT_MESSAGE, type LuaWasmLoader, type Vm } from './runtime';
-import type { Em } from './wasm-api';
+import { createVm, KILL_MESSAGES, type Vm } from './runtime';
+import { defaultWasmLoader, LUA_ERRMEM, LUA_OK, LUA_YIELD, T_NUMBER, T_STRING, type Em, type LuaWasmLoader } from './wasm-api';
 import { DEFAULT_LIMITS, type LuaLimits, type LuaServices } from './types';
 
 // One fresh Lua state per run (~40 µs to create; see docs/LUA.md for the figures): no
@@ -86,13 +86,15 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
   };
 
   const failure = (vm: Vm, s: RunState, status: number): LuaError => {
-    if (s.killed) return new LuaTimeoutError(`${TIMEOUT_MESSAGE} (${s.limits.timeoutMs} ms)`);
+    if (s.killed === 'timeout') {
+      return new LuaTimeoutError(s.instrLeft < 0 ? `script timeout: instruction budget of ${s.limits.maxInstructions} exceeded` : `${KILL_MESSAGES.timeout} (${s.limits.timeoutMs} ms)`);
+    }
     const t = vm.type(s.L, -1);
     const message = t === T_STRING || t === T_NUMBER ? vm.readString(s.L, -1)! : `(error object is a ${t === 0 ? 'nil' : 'non-string'} value)`;
-    if (status === LUA_ERRMEM || (s.memHit && message.includes('not enough memory'))) return new LuaMemoryError(s.memMax);
-    // Reporting runs uncapped and killed: it allocates, and a finalizer must not run long meanwhile.
+    if (s.killed === 'memory' || status === LUA_ERRMEM || (s.memHit && message.includes(KILL_MESSAGES.memory))) return new LuaMemoryError(s.memMax);
+    // Reporting runs uncapped (it allocates outside a protected call) and killed (no script code may run meanwhile).
     s.memMax = Infinity;
-    s.killed = true;
+    s.killed = 'timeout';
     const tb = vm.traceback(s);
     const frames = tb?.split('\n').filter((l) => l.includes('script:')).map((l) => l.trim());
     return new LuaRuntimeError(message, frames?.length ? frames.join('\n') : undefined);
@@ -124,9 +126,8 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
       vm.pushHostTable(L);
       vm.pushString(L, spec.mode);
       vm.em._lua_pushinteger(L, BigInt(lim.maxStringBytes));
-      vm.pushString(L, TIMEOUT_MESSAGE);
       s.memMax = lim.memoryLimitMb * MB;
-      const ps = slice(() => vm.pcall(s, 4, 1));
+      const ps = slice(() => vm.pcall(s, 3, 1));
       if (ps !== LUA_OK) throw failure(vm, s, ps);
       loadScript(vm, s, spec.code);
       let nargs = 1; // driver(main)
@@ -171,8 +172,9 @@ const blankState = (mode: RunState['mode'], services: LuaServices, limits: LuaLi
   memMax: Infinity,
   sliceDeadline: Infinity,
   instrLeft: limits.maxInstructions ?? Infinity,
-  killed: false,
+  killed: undefined,
   memHit: false,
+  retryPending: false,
   mode,
   refs: { null: 0, arrayMt: 0 },
   input: undefined,

@@ -1,7 +1,8 @@
 import { keys } from '../domain/keys';
-import { argText, pushNilErr, startAsync, type Host } from './host';
+import { argText, pushNilErr, startAsync, type Host, type RunState } from './host';
 import { checkUrl, httpRequest } from './http';
-import { T_NIL, T_STRING, T_TABLE } from './runtime';
+import { type Vm } from './runtime';
+import { T_NIL, T_STRING, T_TABLE } from './wasm-api';
 import { readLua, stringifyJson } from './values';
 
 // Host functions that wait on the outside world (kv, http, credentials). Each checks
@@ -13,9 +14,14 @@ const MAX_VALUE_BYTES = 256 * 1024;
 const MAX_TTL_SECONDS = 366 * 24 * 3600;
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
-const kvKey = (raw: string, ns: string | undefined): string => {
-  if (raw.length === 0 || raw.length > MAX_KEY_BYTES) throw new Error(`kv key must be 1-${MAX_KEY_BYTES} characters`);
-  return keys.kv(ns ?? 'default', raw);
+/** The full key, or undefined after pushing (nil, err) for a bad one. */
+const kvKey = (vm: Vm, L: number, s: RunState, fn: string): string | undefined => {
+  const raw = argText(vm, L, 1, fn);
+  if (raw.length === 0 || raw.length > MAX_KEY_BYTES) {
+    pushNilErr(vm, L, `kv key must be 1-${MAX_KEY_BYTES} characters`);
+    return undefined;
+  }
+  return keys.kv(s.services.kvNamespace ?? 'default', raw);
 };
 
 const stringMap = (v: unknown, what: string): Record<string, string> => {
@@ -33,13 +39,15 @@ export const ioHost: Record<string, Host> = {
   kv_get(vm, L, s) {
     const store = s.services.kv;
     if (!store) return pushNilErr(vm, L, 'kv is not configured');
-    const key = kvKey(argText(vm, L, 1, 'kv.get'), s.services.kvNamespace);
+    const key = kvKey(vm, L, s, 'kv.get');
+    if (key === undefined) return 2;
     return startAsync(vm, L, s, async () => [(await store.get(key)) ?? undefined]);
   },
   kv_set(vm, L, s) {
     const store = s.services.kv;
     if (!store) return pushNilErr(vm, L, 'kv is not configured');
-    const key = kvKey(argText(vm, L, 1, 'kv.set'), s.services.kvNamespace);
+    const key = kvKey(vm, L, s, 'kv.set');
+    if (key === undefined) return 2;
     const value = argText(vm, L, 2, 'kv.set');
     if (value.length > MAX_VALUE_BYTES) return pushNilErr(vm, L, `kv value exceeds ${MAX_VALUE_BYTES} bytes`);
     let ttl: number | undefined;
@@ -55,7 +63,8 @@ export const ioHost: Record<string, Host> = {
   kv_del(vm, L, s) {
     const store = s.services.kv;
     if (!store) return pushNilErr(vm, L, 'kv is not configured');
-    const key = kvKey(argText(vm, L, 1, 'kv.del'), s.services.kvNamespace);
+    const key = kvKey(vm, L, s, 'kv.del');
+    if (key === undefined) return 2;
     return startAsync(vm, L, s, async () => {
       await store.del(key);
       return [true];

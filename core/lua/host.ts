@@ -1,5 +1,6 @@
 import { fromBase64, toBase64, toHex } from '../signing/encoding';
-import { REGISTRY, T_NIL, type HostFn, type Vm, type VmState } from './runtime';
+import { KILL_MESSAGES, type HostFn, type Vm, type VmState } from './runtime';
+import { REGISTRY, T_NIL } from './wasm-api';
 import { hmacSha256Sync, sha256 } from './sha256';
 import { pushJs, readLua, stringifyJson, type Refs } from './values';
 import type { LuaLimits, LuaServices } from './types';
@@ -12,7 +13,6 @@ export type TicketResult = { values?: unknown[]; error?: string };
 
 /** Everything one run owns. A fresh state per run: nothing survives into the next. */
 export type RunState = VmState & {
-  slot: number;
   mode: 'delivery' | 'transform';
   refs: Refs;
   input: unknown;
@@ -84,8 +84,10 @@ export const coreHost: Record<string, Host> = {
     pushJs(vm, L, s.input, s.refs);
     return 1;
   },
+  /** The message to raise again if the run was killed, else nothing. */
   killed(vm, L, s) {
-    vm.em._lua_pushboolean(L, s.killed ? 1 : 0);
+    if (!s.killed) return 0;
+    vm.pushString(L, KILL_MESSAGES[s.killed]);
     return 1;
   },
   take(vm, L, s) {
@@ -130,13 +132,13 @@ export const coreHost: Record<string, Host> = {
   },
   json_decode(vm, L, s) {
     const text = argText(vm, L, 1, 'json.decode');
-    let v: unknown;
     try {
-      v = JSON.parse(text);
+      pushJs(vm, L, JSON.parse(text), s.refs);
     } catch (e) {
+      if (typeof e === 'number') throw e; // a Lua error (memory) unwinding: not ours to catch
+      // Whatever pushJs left on the stack lies below the two results returned.
       return pushNilErr(vm, L, (e as Error).message);
     }
-    pushJs(vm, L, v, s.refs);
     return 1;
   },
   base64_encode(vm, L) {
@@ -151,6 +153,26 @@ export const coreHost: Record<string, Host> = {
       return pushNilErr(vm, L, (e as Error).message);
     }
     vm.pushBytes(L, bytes);
+    return 1;
+  },
+  /** string.rep(s, k, sep) for k > 16, already size-checked by the prelude. */
+  rep(vm, L) {
+    const piece = argBytes(vm, L, 1, 'string.rep');
+    const k = Number(vm.text(L, 2));
+    const sep = vm.type(L, 3) > T_NIL ? argBytes(vm, L, 3, 'string.rep') : new Uint8Array(0);
+    const unit = piece.length + sep.length;
+    const out = new Uint8Array(Math.max(0, k * unit - sep.length));
+    const first = new Uint8Array(unit);
+    first.set(piece);
+    first.set(sep, piece.length);
+    out.set(first.subarray(0, Math.min(unit, out.length)));
+    // The output is periodic in `unit`: copying the filled prefix after itself keeps it so.
+    for (let filled = Math.min(unit, out.length); filled < out.length; ) {
+      const n = Math.min(filled, out.length - filled);
+      out.copyWithin(filled, 0, n);
+      filled += n;
+    }
+    vm.pushBytes(L, out);
     return 1;
   },
   sha256(vm, L) {

@@ -3,7 +3,7 @@
 // there is no debug library), locks down the globals and builds the modules.
 // Returns the driver that runs the compiled script and hands its results to the host.
 export const PRELUDE = String.raw`
-local H, mode, MAX_STR, KILL = ...
+local H, mode, MAX_STR = ...
 local type, error, select, rawget, rawset, setmetatable, tostring, next =
       type, error, select, rawget, rawset, setmetatable, tostring, next
 local lower, concat = string.lower, table.concat
@@ -15,15 +15,27 @@ local co_create, co_resume, co_yield, co_status, co_running, co_isyieldable, co_
 load, loadfile, dofile, loadstring, require, module = nil, nil, nil, nil, nil, nil
 string.dump = nil
 
--- A timeout is final: once the hook has fired, a pcall that caught it raises it again.
+-- A timeout or memory kill is final: a pcall that caught it raises it again.
 local killed = H.killed
 local function recheck(ok, ...)
-  if not ok and killed() then error(KILL, 0) end
+  if not ok then
+    local k = killed()
+    if k then error(k, 0) end
+  end
   return ok, ...
 end
 local _pcall, _xpcall = pcall, xpcall
 function pcall(...) return recheck(_pcall(...)) end
 function xpcall(...) return recheck(_xpcall(...)) end
+
+-- Lua runs __gc metamethods with hooks switched off, so a looping finalizer would be
+-- beyond the deadline. An object is only ever finalized if its metatable has __gc
+-- (any non-nil value) when setmetatable is called, so refusing that here is enough.
+-- (_G.: the name is also a local of this chunk.)
+_G.setmetatable = function(t, mt)
+  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then error('__gc metamethods are not allowed', 2) end
+  return setmetatable(t, mt)
+end
 
 -- Async host calls (kv, http, credentials) yield the whole script to the host with
 -- (MARK, ticket); the host awaits the promise and resumes; H.take returns the answer.
@@ -58,25 +70,21 @@ function coroutine.isyieldable(co)
 end
 
 -- Bounded allocations from a single C call; the memory cap covers the rest.
--- Without a separator the string is built by doubling: the WASM build's memcpy costs
--- ~30 ns a call, so the C loop (one memcpy per piece) spends 30 ms on rep('x', 1e6).
-local s_rep, tointeger = string.rep, math.tointeger
-local function rep(s, n, sep)
+-- Large results are built by the host: the WASM build's memcpy costs ~30 ns a call and
+-- the C loop makes one per piece (30 ms for rep('x', 1e6)); the host copies by doubling.
+local s_rep, tointeger, h_rep = string.rep, math.tointeger, H.rep
+function string.rep(s, n, sep)
   local ts, tsep = type(s), type(sep)
-  if type(n) == 'number' and n > 1 and (ts == 'string' or ts == 'number') then
-    s = tostring(s)
-    local size = #s * n
-    if tsep == 'string' or tsep == 'number' then size = size + #tostring(sep) * (n - 1) end
+  if type(n) == 'number' and n > 1 and (ts == 'string' or ts == 'number')
+     and (sep == nil or tsep == 'string' or tsep == 'number') then
+    local size = #tostring(s) * n
+    if sep ~= nil then size = size + #tostring(sep) * (n - 1) end
     if size > MAX_STR then error('string.rep: result too large (limit ' .. MAX_STR .. ' bytes)', 2) end
     local k = tointeger(n)
-    if k and k > 8 and (sep == nil or sep == '') then
-      local half = rep(s, k // 2)
-      return k % 2 == 0 and half .. half or half .. half .. s
-    end
+    if k and k > 16 then return h_rep(s, k, sep) end
   end
   return s_rep(s, n, sep)
 end
-string.rep = rep
 local gc = collectgarbage
 function collectgarbage(opt, ...)
   if opt == nil or opt == 'collect' or opt == 'count' or opt == 'step' then return gc(opt, ...) end

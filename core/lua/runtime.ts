@@ -1,46 +1,43 @@
-import type { LuaWasm } from 'wasmoon';
-import type { Em } from './wasm-api';
+import { T_NUMBER, T_STRING, type Em } from './wasm-api';
+
+// The loader types lived here first; edge/ imports them from this module.
+export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
 
 // The thin layer over the Lua C API compiled to WASM. wasmoon's high-level classes
 // (LuaEngine, Global, type extensions) are not used: they register a JS wrapper per
 // state (a run-time WASM compile per signature, refused by workerd) and convert values
 // through proxies. Instead one runtime per WASM instance registers a fixed set of
-// callbacks ONCE, with the four signatures workerd needs prebuilt anyway:
+// callbacks ONCE, with three of the four signatures workerd needs prebuilt anyway:
 // 'iiiii' (allocator, dump writer), 'vii' (instruction hook), 'ii' (host functions).
 
-/** Supplies the initialised wasmoon module. The edge passes one built from a precompiled WebAssembly.Module. */
-export type LuaWasmLoader = () => Promise<Pick<LuaWasm, 'module'>>;
-
-// Loaded lazily so that importing core/lua costs nothing where wasmoon's own loader
-// cannot run (workerd): there the caller injects a loader instead.
-export const defaultWasmLoader: LuaWasmLoader = async () => {
-  const { LuaFactory } = await import('wasmoon');
-  return new LuaFactory().getLuaModule();
-};
-
-export const LUA_OK = 0;
-export const LUA_YIELD = 1;
-export const LUA_ERRRUN = 2;
-export const LUA_ERRSYNTAX = 3;
-export const LUA_ERRMEM = 4;
-export const T_NIL = 0, T_BOOLEAN = 1, T_NUMBER = 3, T_STRING = 4, T_TABLE = 5;
-export const REGISTRY = -1001000; // LUA_REGISTRYINDEX for LUAI_MAXSTACK = 1e6
 const MASK_COUNT = 8;
 /** Instructions between two deadline checks: ~10 µs of Lua, so the check costs nothing and fires promptly. */
 export const HOOK_EVERY = 1000;
-export const TIMEOUT_MESSAGE = 'script timeout: CPU deadline exceeded';
+export type KillReason = 'timeout' | 'memory';
+/** What a killed script sees raised (again and again: see the hook and the prelude's pcall wrappers). */
+export const KILL_MESSAGES: Record<KillReason, string> = {
+  timeout: 'script timeout: CPU deadline exceeded',
+  memory: 'not enough memory',
+};
+/** After an emergency GC, a state still above this share of its cap is out of memory for good. */
+const MEMORY_KILL_SHARE = 0.75;
 
 /** What the allocator and the hook need of a state; engine.ts extends it per run. */
 export type VmState = {
   L: number;
+  /** The allocator's `ud`: how it finds this state. */
+  slot: number;
   memUsed: number;
   memMax: number;
   /** Wall time (performance.now) past which the current slice of Lua execution is killed. */
   sliceDeadline: number;
   instrLeft: number;
-  killed: boolean;
+  /** Set once a limit is hit; from then on the script cannot continue, even under pcall. */
+  killed: KillReason | undefined;
   /** The allocator refused memory at least once. */
   memHit: boolean;
+  /** The last growth was refused: the next one is Lua's retry after its emergency full GC. */
+  retryPending: boolean;
 };
 
 /** A host function: reads its arguments from L and returns how many results it pushed. */
@@ -95,9 +92,22 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
     const delta = ptr ? nsize - osize : nsize;
     // An uncapped state (setup, error reporting: unprotected calls) is never refused,
     // because a refusal there would be a Lua panic, which aborts the whole WASM instance.
-    if (delta > 0 && s && s.memMax !== Infinity && (s.memUsed + delta > s.memMax || totalUsed + delta > opts.maxTotalBytes)) {
-      s.memHit = true;
-      return 0;
+    if (delta > 0 && s && s.memMax !== Infinity) {
+      const over = s.memUsed + delta > s.memMax || totalUsed + delta > opts.maxTotalBytes;
+      if (s.retryPending) {
+        // Lua retries a refused allocation after a full GC. If that GC left the state
+        // near its cap, the script is killed now: otherwise a growing table would buy a
+        // few KB per full collection and spend its whole CPU budget collecting.
+        s.retryPending = false;
+        if (over || s.memUsed + delta > s.memMax * MEMORY_KILL_SHARE) {
+          s.killed ??= 'memory';
+          return 0;
+        }
+      } else if (over) {
+        s.memHit = true;
+        s.retryPending = true;
+        return 0;
+      }
     }
     const p = em._realloc(ptr, nsize);
     if (p) {
@@ -116,8 +126,8 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
     if (!s) return;
     s.instrLeft -= HOOK_EVERY;
     if (s.killed || s.instrLeft < 0 || performance.now() > s.sliceDeadline) {
-      s.killed = true;
-      pushString(L, TIMEOUT_MESSAGE);
+      s.killed ??= 'timeout';
+      pushString(L, KILL_MESSAGES[s.killed]);
       em._lua_error(L);
     }
   }, 'vii');
@@ -187,7 +197,7 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
         throw new Error('lua_newstate failed (out of memory)');
       }
       s.L = L;
-      (s as S & { slot: number }).slot = slot;
+      s.slot = slot;
       em._luaopen_base(L);
       vm.pop(L, 1);
       for (const lib of ['string', 'table', 'math', 'utf8', 'coroutine'] as const) {
@@ -199,15 +209,15 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
     },
 
     closeState(s: S): void {
-      // Finalizers (__gc) run inside lua_close: keep the state killed so a looping one stops at the next hook.
-      s.killed = true;
+      // Nothing of the script may run during lua_close (__gc is refused by the prelude; belt and braces).
+      s.killed ??= 'timeout';
       const prev = active;
       active = s;
       try {
         em._lua_close(s.L);
       } finally {
         active = prev;
-        slots[(s as S & { slot: number }).slot] = undefined;
+        slots[s.slot] = undefined;
       }
     },
 

@@ -1,4 +1,5 @@
-import { REGISTRY, T_BOOLEAN, T_NIL, T_NUMBER, T_STRING, T_TABLE, type Vm } from './runtime';
+import { type Vm } from './runtime';
+import { REGISTRY, T_BOOLEAN, T_NIL, T_NUMBER, T_STRING, T_TABLE } from './wasm-api';
 
 // JS <-> Lua value conversion straight through the C API (no proxies): JSON-shaped
 // data only. Tables are read with raw access (lua_next, no metamethods), so a script

@@ -1,5 +1,14 @@
+import type { LuaWasm } from 'wasmoon';
+
 // The part of Lua's C API (as exported by wasmoon's glue.wasm) that runtime.ts calls.
 // Raw exports are used, not wasmoon's cwrap'd ones, to skip ccall's per-call string marshalling.
+
+// Status codes, value types and pseudo-indices of lua.h (Lua 5.4).
+export const LUA_OK = 0;
+export const LUA_YIELD = 1;
+export const LUA_ERRMEM = 4;
+export const T_NIL = 0, T_BOOLEAN = 1, T_NUMBER = 3, T_STRING = 4, T_TABLE = 5;
+export const REGISTRY = -1001000; // LUA_REGISTRYINDEX for LUAI_MAXSTACK = 1e6
 
 type P = number; // a pointer into WASM memory (lua_State*, char*, ...)
 type I = bigint; // lua_Integer is 64-bit: BigInt across the boundary
@@ -50,3 +59,12 @@ export type Em = {
   _lua_setglobal(L: P, name: P): void;
 } & Record<`_luaopen_${'base' | 'string' | 'table' | 'math' | 'utf8' | 'coroutine'}`, (L: P) => number>;
 
+/** Supplies the initialised wasmoon module. The edge passes one built from a precompiled WebAssembly.Module. */
+export type LuaWasmLoader = () => Promise<Pick<LuaWasm, 'module'>>;
+
+// Loaded lazily so that importing core/lua costs nothing where wasmoon's own loader
+// cannot run (workerd): there the caller injects a loader instead.
+export const defaultWasmLoader: LuaWasmLoader = async () => {
+  const { LuaFactory } = await import('wasmoon');
+  return new LuaFactory().getLuaModule();
+};

@@ -92,6 +92,18 @@ export class MemoryHotState implements HotState {
     });
   }
 
+  async renewLeases(items: { id: string; from: number; to: number }[]): Promise<number> {
+    let n = 0;
+    for (const { id, from, to } of items) {
+      const r = this.retries.get(id);
+      if (r && r.dueAt === from) {
+        r.dueAt = to;
+        n++;
+      }
+    }
+    return n;
+  }
+
   async ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void> {
     for (const { id, leaseDueAt } of items) if (this.retries.get(id)?.dueAt === leaseDueAt) this.retries.delete(id);
   }

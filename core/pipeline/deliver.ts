@@ -110,6 +110,19 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
+  // Leases of deliveries still running in the background, renewed every third of a lease
+  // so that a short lease (fast recovery after a crash) never runs out under live work.
+  const open = new Set<Leased>();
+  const renewal = setInterval(() => {
+    const leases = [...open];
+    if (!leases.length) return;
+    const to = d.clock.now() + config.delivery.handoff_lease;
+    Promise.all(leases.map((l) => l.leaseWritten))
+      .then(() => d.hot.renewLeases(leases.map((l) => ({ id: l.id, from: l.leaseDueAt, to }))))
+      .then(() => leases.forEach((l) => (l.leaseDueAt = to)))
+      .catch((e) => d.log.warn('lease renewal failed', { error: errorMessage(e) }));
+  }, Math.max(1000, Math.floor(config.delivery.handoff_lease / 3)));
+  (renewal as { unref?: () => void }).unref?.();
 
   const runLanes = (hooks: Webhook[], onStep: (w: Webhook, s: Step) => void): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
@@ -163,6 +176,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const all = runLanes(hooks, (w, s) => {
       finished.add(w);
       const lease = leased.get(w);
+      if (lease) open.delete(lease);
       if (lease) handoff.add(flushable([s], [lease]));
       else steps.push(s);
     });
@@ -173,8 +187,15 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       const now = d.clock.now();
       const rest = hooks.filter((w) => !finished.has(w));
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
-      const written = durably('lease write', () => d.hot.apply({ retries }));
-      for (const w of rest) leased.set(w, { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written });
+      // The lease is in Redis; a snapshot of it on howk.state lets a rebuild restore it too.
+      const leasedAt = nowNs(now);
+      const snapshots = retries.map((r, i) => ({ topic: topics.state, key: r.id, value: snapshotValue(rest[i]!, { webhook_id: r.id, updated_at_ns: leasedAt }, r.dueAt, r.data) }));
+      const written = Promise.all([durably('lease write', () => d.hot.apply({ retries })), durably('lease snapshot', () => d.producer.send(snapshots))]).then(() => undefined);
+      for (const w of rest) {
+        const lease = { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written };
+        leased.set(w, lease);
+        open.add(lease);
+      }
       handoff.taken(rest.length);
       // A lane that fails later leaves its leases to the scheduler.
       all.catch((e) => d.log.warn('background delivery failed; its lease will re-enqueue it', { error: errorMessage(e) }));
@@ -199,6 +220,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {
     stopping = true;
+    clearInterval(renewal);
     await Promise.all([...tails.values()]);
     await handoff.drain();
   };

@@ -56,6 +56,8 @@ export type HotState = {
   claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]>;
   /** Removes re-enqueued retries (only those whose lease is still `leaseDueAt`, so a newer schedule survives). */
   ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void>;
+  /** Moves leases still at `from` to `to` (work still running); returns how many were renewed. */
+  renewLeases(items: { id: string; from: number; to: number }[]): Promise<number>;
   retryCount(): Promise<number>;
   stats(now: number, hours: number): Promise<StatsWindow>;
 

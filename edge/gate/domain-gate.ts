@@ -4,8 +4,9 @@ import { admissionOf, edgeConfigFrom, type EdgeConfig } from '../config';
 import type { DurableObjectState } from '../runtime';
 import { createRestProducer, type RestRecord } from '../upstash/kafka';
 import { MicroBatcher } from './batcher';
+import { ClaimBook, type Claim, type Prepared } from './claims';
 import { IdempotencyStore } from './idempotency';
-import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, Lane } from './protocol';
+import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, Lane, ReserveReply, SettleRequest } from './protocol';
 
 // DomainGate: one Durable Object per destination host (idFromName(host)), the strongly
 // consistent front of that host's traffic. It dedupes idempotency keys (SQLite, expired by
@@ -15,14 +16,15 @@ import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, Lane 
 
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-type Claim = { k: string; webhookId: string; resolve: (id: string) => void; reject: (e: unknown) => void };
+/** How long a reservation may wait for its settle before its keys are given back. */
+const RESERVATION_TTL_MS = 10_000;
 
 export class DomainGate {
   private readonly cfg: EdgeConfig;
   private readonly idem: IdempotencyStore;
+  private readonly claims: ClaimBook;
   private readonly batcher: MicroBatcher;
-  /** Keys whose first webhook is being produced: later requests wait for its outcome. */
-  private readonly inflight = new Map<string, Promise<string>>();
+  private readonly reservations = new Map<string, { claims: Claim[]; timer: ReturnType<typeof setTimeout> }>();
   private bucket: Bucket | undefined;
   private alarmAt: number | null = null;
   private readonly counters = { flushes: 0, flushed_records: 0, produce_failures: 0, pending: 0, slow: 0, duplicates: 0 };
@@ -31,11 +33,12 @@ export class DomainGate {
     this.cfg = edgeConfigFrom(env);
     const e = this.cfg.edge;
     this.idem = new IdempotencyStore(state.storage.sql);
+    this.claims = new ClaimBook(this.idem, () => this.cfg.config.ttl.idempotency_ttl);
     const producer = createRestProducer({ url: e.kafka_rest_url, username: e.kafka_rest_username, password: e.kafka_rest_password!, deadlineMs: e.produce_deadline, retryAfterSec: e.retry_after });
     this.batcher = new MicroBatcher({
       maxRecords: e.batch_max_records,
       produce: (records) => producer.produce(records),
-      arm: () => this.alarmIn(e.batch_linger),
+      arm: () => this.scheduleAlarm(Date.now() + e.batch_linger),
       onFlush: (n, ok) => {
         this.counters.flushes++;
         if (ok) this.counters.flushed_records += n;
@@ -51,6 +54,8 @@ export class DomainGate {
     const path = new URL(req.url).pathname;
     try {
       if (req.method === 'POST' && path === '/admit') return json({ results: await this.admit((await req.json()) as AdmitRequest) } satisfies AdmitReply);
+      if (req.method === 'POST' && path === '/reserve') return json(await this.reserve((await req.json()) as AdmitRequest));
+      if (req.method === 'POST' && path === '/settle') return json(this.settle((await req.json()) as SettleRequest));
       if (req.method === 'GET' && path === '/stats') return json(this.stats());
       return json({ error: { code: 'not_found', message: `no gate route ${req.method} ${path}` } } satisfies GateError, 404);
     } catch (e) {
@@ -68,11 +73,7 @@ export class DomainGate {
     if (next !== null) this.scheduleAlarm(next);
   }
 
-  private alarmIn(ms: number): void {
-    this.scheduleAlarm(Date.now() + ms);
-  }
-
-  /** One alarm serves both jobs: it is only ever moved earlier. */
+  /** One alarm serves both jobs (flush, expiry): it is only ever moved earlier. */
   private scheduleAlarm(at: number): void {
     if (this.alarmAt !== null && this.alarmAt <= at) return;
     this.alarmAt = at;
@@ -86,55 +87,60 @@ export class DomainGate {
     return takeToken(this.bucket, now, rate, burst).ok ? 'pending' : 'slow';
   }
 
-  private async admit(req: AdmitRequest): Promise<AdmitResult[]> {
+  private prepare(req: AdmitRequest, wait: boolean): Prepared {
     if (!req || typeof req.config_id !== 'string' || typeof req.host !== 'string' || !Array.isArray(req.items)) throw new ValidationError('malformed admit request');
     const now = Date.now();
-    const { topics } = this.cfg.config.kafka;
-    const results: (AdmitResult | Promise<AdmitResult>)[] = [];
-    const claims = new Map<string, Claim>();
-    const fresh: { index: number; lane: Lane }[] = [];
-    req.items.forEach((it, index) => {
-      if (it.idempotency_key !== undefined) {
-        const k = `${req.config_id}\n${it.idempotency_key}`;
-        // The first item with a key wins, within a request and across requests.
-        const owner = claims.get(k)?.webhookId ?? this.idem.owner(k, now);
-        const waiting = owner === null ? this.inflight.get(k) : undefined;
-        if (owner !== null || waiting) {
-          this.counters.duplicates++;
-          results[index] = owner !== null ? { webhook_id: owner, status: 'duplicate' } : waiting!.then((id) => ({ webhook_id: id, status: 'duplicate' }));
-          return;
-        }
-        let claim!: Claim;
-        const p = new Promise<string>((resolve, reject) => (claim = { k, webhookId: it.webhook_id, resolve, reject }));
-        p.catch(() => {});
-        this.inflight.set(k, p);
-        claims.set(k, claim);
-      }
-      fresh.push({ index, lane: this.lane(now, req.host) });
-    });
+    const p = this.claims.prepare(req, now, () => this.lane(now, req.host), wait);
+    this.counters.duplicates += p.duplicates;
+    return p;
+  }
 
+  private accepted(req: AdmitRequest, p: Prepared): Promise<AdmitResult[]> {
+    for (const f of p.fresh) {
+      this.counters[f.lane]++;
+      p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', lane: f.lane };
+    }
+    return Promise.all(p.results);
+  }
+
+  private commit(claims: Claim[]): void {
+    const expiresAt = this.claims.commit(claims);
+    if (expiresAt !== null) this.scheduleAlarm(expiresAt);
+  }
+
+  private async admit(req: AdmitRequest): Promise<AdmitResult[]> {
+    const p = this.prepare(req, true);
+    const { topics } = this.cfg.config.kafka;
     try {
-      if (fresh.length) {
-        const records: RestRecord[] = fresh.map((f) => ({ topic: f.lane === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value }));
+      if (p.fresh.length) {
+        const records: RestRecord[] = p.fresh.map((f) => ({ topic: f.lane === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value }));
         await this.batcher.add(records);
       }
-      // Kafka has them: only now do the keys become durable owners.
-      const expiresAt = Date.now() + this.cfg.config.ttl.idempotency_ttl;
-      this.idem.put([...claims.values()].map((c) => ({ k: c.k, webhookId: c.webhookId, expiresAt })));
-      if (claims.size) this.scheduleAlarm(expiresAt);
-      for (const c of claims.values()) c.resolve(c.webhookId);
     } catch (e) {
       // Nothing of this request was accepted; requests waiting on its keys fail the same way.
-      for (const c of claims.values()) c.reject(e);
+      this.claims.abort(p.claims, e);
       throw e;
-    } finally {
-      for (const c of claims.values()) this.inflight.delete(c.k);
     }
-    for (const f of fresh) {
-      this.counters[f.lane]++;
-      results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', lane: f.lane };
-    }
-    return Promise.all(results);
+    this.commit(p.claims);
+    return this.accepted(req, p);
+  }
+
+  private async reserve(req: AdmitRequest): Promise<ReserveReply> {
+    const p = this.prepare(req, false);
+    const reservation = crypto.randomUUID();
+    const timer = setTimeout(() => this.settle({ reservation, ok: false }), RESERVATION_TTL_MS);
+    this.reservations.set(reservation, { claims: p.claims, timer });
+    return { reservation, results: await this.accepted(req, p) };
+  }
+
+  private settle(s: SettleRequest): { settled: boolean } {
+    const r = this.reservations.get(s.reservation);
+    if (!r) return { settled: false };
+    this.reservations.delete(s.reservation);
+    clearTimeout(r.timer);
+    if (s.ok) this.commit(r.claims);
+    else this.claims.abort(r.claims, undefined);
+    return { settled: true };
   }
 
   private stats(): GateStats {
@@ -147,6 +153,7 @@ export class DomainGate {
       admitted: { pending: c.pending, slow: c.slow },
       duplicates: c.duplicates,
       buffered: this.batcher.buffered,
+      reservations: this.reservations.size,
       alarm_at: this.alarmAt,
     };
   }

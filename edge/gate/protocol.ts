@@ -1,4 +1,10 @@
 // What the Worker and a DomainGate say to each other (JSON over the stub's fetch).
+//
+// /admit   single-host requests: the gate dedupes, admits and produces (micro-batched),
+//          and answers once Kafka acknowledged.
+// /reserve then /settle   requests spanning several hosts: each gate dedupes and admits
+//          without producing; the Worker produces everything in one call, then tells each
+//          gate whether it worked, so that the request is accepted or refused whole.
 
 export type AdmitItem = { webhook_id: string; idempotency_key?: string; /** the encoded webhook record */ value: string };
 export type AdmitRequest = { config_id: string; host: string; items: AdmitItem[] };
@@ -6,6 +12,8 @@ export type AdmitRequest = { config_id: string; host: string; items: AdmitItem[]
 export type Lane = 'pending' | 'slow';
 export type AdmitResult = { webhook_id: string; status: 'pending' | 'duplicate'; lane?: Lane };
 export type AdmitReply = { results: AdmitResult[] };
+export type ReserveReply = { reservation: string; results: AdmitResult[] };
+export type SettleRequest = { reservation: string; ok: boolean };
 
 export type GateError = { error: { code: string; message: string; retry_after?: number } };
 
@@ -17,6 +25,7 @@ export type GateStats = {
   admitted: Record<Lane, number>;
   duplicates: number;
   buffered: number;
+  reservations: number;
   alarm_at: number | null;
 };
 

@@ -1,5 +1,5 @@
 import glue from 'wasmoon/dist/glue.wasm';
-import type { LuaWasmLoader } from '../../core/lua/runtime';
+import type { LuaWasmLoader } from '../../core/lua';
 import { SIGNATURES, wrapperBytes } from './wrappers';
 import ii from './wrappers/ii.wasm';
 import iiii from './wrappers/iiii.wasm';

@@ -569,6 +569,10 @@ const main = async (): Promise<number> => {
       .filter((x) => x.s >= 0.2)
       .sort((a, b) => b.s - a.s)
       .slice(0, 3);
+    // Contention-proof yardstick: the run's own CPU per webhook, and the rate it would allow
+    // if the run had every core to itself (linear scaling assumed; an estimate, not a measurement).
+    const oursPerK = (ours * 1e6) / Math.max(1, delivered);
+    cpuRows.push(['run total', `${fmt(oursPerK)} ms CPU per 1,000 webhooks → at most ~${fmt((cores * 1e6) / Math.max(1, oursPerK), 0)} webhooks/s on ${cores} dedicated cores (estimate)`]);
     cpuRows.push(['other processes', `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core; ${fmt(busyBefore)}% of the machine was busy before the run)`]);
     if (others.length) cpuRows.push(['  of which', others.map((o) => `${o.name} ${o.s.toFixed(1)} s`).join('; ')]);
     cpuRows.push(['whole machine', `${fmt(sysBusy)}% busy over the run (all ${cores} cores)`]);

@@ -1,77 +1,12 @@
 import { sign as githubSign, verify as githubVerify } from '@octokit/webhooks-methods';
-import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { inboundRequest, verifyInbound, type Provider, type VerifyResult } from '../../core/signing/inbound';
+import { b64hmac, SIGNERS, standardHeaders, stripe, whsec } from './fixtures/signers';
 
 // Each provider's events signed by the provider's own npm library where one exists (Stripe,
 // GitHub, Standard Webhooks — Svix uses the same scheme under svix-* names), otherwise by
 // the documented algorithm (Shopify, Hookdeck), checked by core/signing/inbound.
-
-type Signer = {
-  provider: Provider;
-  secrets: [old: string, current: string];
-  /** Headers that sign `body` with `secret` at `nowSec`. */
-  sign(body: string, secret: string, nowSec: number): Promise<Record<string, string>>;
-  signatureHeaders: string[];
-  timestamped: boolean;
-};
-
-const stripe = new Stripe('sk_test_not_used');
-const b64hmac = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('base64');
-const whsec = (seed: number) => `whsec_${Buffer.alloc(24, seed).toString('base64')}`;
-
-const standardHeaders = async (body: string, secret: string, nowSec: number, prefix: 'webhook' | 'svix') => {
-  const id = `msg_${nowSec}`;
-  const sig = new StandardWebhook(secret).sign(id, new Date(nowSec * 1000), body);
-  return { [`${prefix}-id`]: id, [`${prefix}-timestamp`]: String(nowSec), [`${prefix}-signature`]: sig };
-};
-
-const SIGNERS: Signer[] = [
-  {
-    provider: 'stripe',
-    secrets: ['whsec_stripe_old_0123456789', 'whsec_stripe_new_9876543210'],
-    sign: async (body, secret, nowSec) => ({ 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: nowSec }) }),
-    signatureHeaders: ['stripe-signature'],
-    timestamped: true,
-  },
-  {
-    provider: 'github',
-    secrets: ['gh-old-secret', 'gh-new-secret'],
-    sign: async (body, secret) => ({ 'x-hub-signature-256': await githubSign(secret, body) }),
-    signatureHeaders: ['x-hub-signature-256'],
-    timestamped: false,
-  },
-  {
-    provider: 'shopify',
-    secrets: ['shpss_old', 'shpss_new'],
-    sign: async (body, secret) => ({ 'x-shopify-hmac-sha256': b64hmac(secret, body) }),
-    signatureHeaders: ['x-shopify-hmac-sha256'],
-    timestamped: false,
-  },
-  {
-    provider: 'standard',
-    secrets: [whsec(1), whsec(2)],
-    sign: (body, secret, nowSec) => standardHeaders(body, secret, nowSec, 'webhook'),
-    signatureHeaders: ['webhook-signature'],
-    timestamped: true,
-  },
-  {
-    provider: 'svix',
-    secrets: [whsec(3), whsec(4)],
-    sign: (body, secret, nowSec) => standardHeaders(body, secret, nowSec, 'svix'),
-    signatureHeaders: ['svix-signature'],
-    timestamped: true,
-  },
-  {
-    provider: 'hookdeck',
-    secrets: ['hd-old', 'hd-new'],
-    sign: async (body, secret) => ({ 'x-hookdeck-signature': b64hmac(secret, body) }),
-    signatureHeaders: ['x-hookdeck-signature', 'x-hookdeck-signature-2'],
-    timestamped: false,
-  },
-];
 
 const BODY = '{"id":"evt_1","object":"event","type":"charge.succeeded","data":{"amount":1099,"note":"é ✓"}}';
 const NOW = Date.now();

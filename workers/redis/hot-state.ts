@@ -92,6 +92,12 @@ export class RedisHotState implements HotState {
     return out;
   }
 
+  async renewLeases(items: { id: string; from: number; to: number }[]): Promise<number> {
+    if (!items.length) return 0;
+    const args = items.flatMap((i) => [i.id, i.from, i.to]);
+    return Number(await call(() => this.redis.howk_renewLeases(keys.retries(), ...args)));
+  }
+
   async ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void> {
     if (!items.length) return;
     const args = items.flatMap(({ id, leaseDueAt }) => [id, leaseDueAt]);

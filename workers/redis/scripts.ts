@@ -11,6 +11,7 @@ export const SCRIPTS = {
   setStatus: { numberOfKeys: 2, lua: lua('setStatus') },
   claimRetries: { numberOfKeys: 1, lua: lua('claimRetries') },
   ackRetries: { numberOfKeys: 1, lua: lua('ackRetries') },
+  renewLeases: { numberOfKeys: 1, lua: lua('renewLeases') },
   releaseIdempotency: { numberOfKeys: 1, lua: lua('releaseIdempotency') },
   // Recovery and listing (workers/redis/recovery.ts).
   indexStatus: { numberOfKeys: 3, lua: lua('indexStatus') },

@@ -68,7 +68,8 @@ export const startBridge = async (env: Record<string, string>, port?: number, ex
 
 /** Edge vars that point the Worker at a bridge and at the fleet's topics. */
 export const edgeVars = (env: Record<string, string>, bridgeUrl: string, extra: Record<string, string> = {}): Record<string, string> => ({
-  ...Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('HOWK_KAFKA_TOPICS_') || k === 'HOWK_API_AUTH_ENABLED' || k === 'HOWK_LOG_LEVEL')),
+  ...Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('HOWK_KAFKA_TOPICS_') || k === 'HOWK_API_AUTH_ENABLED')),
+  HOWK_LOG_LEVEL: 'error',
   HOWK_KAFKA_REST_URL: `${bridgeUrl}/kafka`,
   HOWK_KAFKA_REST_USERNAME: 'howk',
   HOWK_KAFKA_REST_PASSWORD: BRIDGE_PASSWORD,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LuaError } from '../../../core/lua/errors';
 import { createLuaEngine } from '../../../core/lua/engine';
 import { deliver, engine, logsOf } from './helpers';
@@ -12,6 +12,9 @@ const failure = async (p: Promise<unknown>): Promise<LuaError> => {
   }
   throw new Error('expected the script to fail');
 };
+
+// Load the WASM first, so timings below measure runs, not start-up.
+beforeAll(() => engine.checkSyntax(''));
 
 describe('sandbox: what scripts cannot reach', () => {
   it.each(['io', 'os', 'debug', 'package', 'require', 'load', 'loadfile', 'dofile', 'loadstring', 'module'])('%s is not a global', async (name) => {
@@ -67,12 +70,18 @@ describe('sandbox: what scripts cannot reach', () => {
 
 describe('sandbox: CPU deadline inside the VM', () => {
   it('while true do end stops within the deadline + 50 ms as script_timeout', async () => {
-    const t0 = performance.now();
-    const e = await failure(deliver('while true do end'));
-    const elapsed = performance.now() - t0;
-    expect(e.code).toBe('script_timeout');
-    expect(elapsed).toBeGreaterThanOrEqual(500);
-    expect(elapsed).toBeLessThan(550);
+    // The median of 3 runs: on a busy 2-core machine one run can lose a time slice to another process.
+    const elapsed: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const e = await failure(deliver('while true do end'));
+      elapsed.push(performance.now() - t0);
+      expect(e.code).toBe('script_timeout');
+      expect(e.message).toBe('script timeout: CPU deadline exceeded (500 ms)');
+    }
+    elapsed.sort((a, b) => a - b);
+    expect(elapsed[0]).toBeGreaterThanOrEqual(500);
+    expect(elapsed[1]).toBeLessThan(550);
   });
 
   it('a timeout cannot be caught by pcall, xpcall or a coroutine', async () => {
@@ -93,8 +102,16 @@ describe('sandbox: CPU deadline inside the VM', () => {
     expect(e.code).toBe('script_timeout');
   });
 
-  it('a looping finalizer does not hang the close of the state', async () => {
-    await deliver(`setmetatable({}, { __gc = function() while true do end end })`, { limits: { timeoutMs: 100 } });
+  it('__gc is refused: Lua runs finalizers with hooks off, so a looping one would never stop', async () => {
+    expect((await failure(deliver(`setmetatable({}, { __gc = function() while true do end end })`))).message).toMatch(/__gc metamethods are not allowed/);
+    expect((await failure(deliver(`setmetatable({}, { __gc = true })`))).message).toMatch(/not allowed/);
+    // Adding __gc after setmetatable does not mark the object for finalization (Lua 5.4 rule).
+    await deliver(`local mt = {} setmetatable({}, mt) mt.__gc = function() while true do end end collectgarbage()`, { limits: { timeoutMs: 100 } });
+  });
+
+  it('__close handlers are under the deadline', async () => {
+    const e = await failure(deliver(`do local x <close> = setmetatable({}, { __close = function() while true do end end }) end`, { limits: { timeoutMs: 100 } }));
+    expect(e.code).toBe('script_timeout');
   });
 });
 

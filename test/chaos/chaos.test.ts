@@ -1,0 +1,62 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatFigures, profile, repetitions, type Figures } from './harness';
+import { chaosInfra } from './infra';
+import { flushScenario, kafkaScenario, killScenario, redisScenario, SIZES } from './scenarios';
+
+// The chaos suite (issue 4, docs/RELIABILITY.md "Chaos"): the binaries as processes on a
+// Kafka broker and a Redis server of its own (ports 19192, 16479), which it flushes, kills
+// and stops. `npm test` runs the ci profile once; `npm run test:chaos` the full sizes,
+// each scenario three times in a row.
+
+const results: Figures[] = [];
+
+beforeAll(async () => {
+  await chaosInfra.start();
+}, 180_000);
+
+afterAll(async () => {
+  await chaosInfra.stop();
+  mkdirSync('.tmp', { recursive: true });
+  writeFileSync(`.tmp/chaos-${profile}.json`, JSON.stringify(results, null, 2));
+}, 120_000);
+
+const record = (f: Figures) => {
+  results.push(f);
+  console.log(formatFigures(f));
+  return f;
+};
+
+describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
+  for (let run = 1; run <= repetitions; run++) {
+    it(`1. FLUSHALL mid-stream, a third mid-retry (${SIZES.flush} webhooks) #${run}`, async () => {
+      const f = record(await flushScenario(run));
+      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
+      expect(f.notes.mid_retry_at_flush).toBeGreaterThan(0);
+      // Dead letters stay queryable after the loss: the API lists every one Kafka holds.
+      expect(f.notes.dead_letters_listed_after).toBe(f.dead_lettered);
+    });
+
+    it(`2. kill -9 of workers and schedulers every 3 s (${SIZES.kill} webhooks) #${run}`, async () => {
+      const f = record(await killScenario(run));
+      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
+      expect(f.notes.kills).toBeGreaterThan(2);
+    });
+
+    it(`3. Kafka broker stopped for 10 s (${SIZES.kafka} webhooks) #${run}`, async () => {
+      const f = record(await kafkaScenario(run));
+      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
+      expect(f.notes.probe_during_outage).toMatch(/^503 Retry-After \d+$/);
+      expect(f.notes.refusals_without_503_retry_after).toBe(0);
+    });
+
+    it(`4. Redis stopped for 10 s (${SIZES.redis} webhooks) #${run}`, async () => {
+      const f = record(await redisScenario(run));
+      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
+      // Idempotency fails open; /ready reports the outage; the circuit fails closed.
+      expect(f.notes.enqueue_during_outage).toBe('202,202');
+      expect(f.notes.ready_during_outage).toBe(503);
+      expect(f.notes.requests_sent_during_outage).toBe(0);
+    });
+  }
+});

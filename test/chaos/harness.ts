@@ -1,0 +1,229 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../core/config/load';
+import { KafkaLog } from '../../workers/kafka/log';
+import { uniq, waitFor } from '../helpers/env';
+import { TEST_SECRET } from '../helpers/fleet';
+import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
+import { chaosInfra } from './infra';
+
+// The pieces every chaos scenario is made of: a receiver that records every delivery, the
+// binaries as processes on the chaos servers, a client that enqueues (retrying a refused
+// batch after Retry-After, as a well-behaved producer does), and the books: sent, delivered,
+// dead-lettered, lost, duplicates.
+
+/** How the receiver treats a webhook: its fate without any chaos. */
+export type Kind = 'ok' | 'flaky' | 'bad' | 'exhaust';
+export const OUTCOME: Record<Kind, string> = { ok: 'delivered', flaky: 'delivered', bad: 'unrecoverable', exhaust: 'exhausted' };
+const MAX_ATTEMPTS: Record<Kind, number> = { ok: 10, flaky: 10, bad: 10, exhaust: 3 };
+/** flaky answers 503 to its first attempts, so it is mid-retry for seconds. */
+export const FLAKY_FAILURES = 3;
+
+export const profile = (process.env.HOWK_CHAOS_PROFILE ?? 'ci') === 'full' ? 'full' : 'ci';
+export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 'full' ? 3 : 1));
+
+export type Receiver = Awaited<ReturnType<typeof chaosReceiver>>;
+
+export const chaosReceiver = async () => {
+  const byId = new Map<string, { requests: number; ok: number }>();
+  const times: number[] = [];
+  const okTimes: number[] = [];
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const kind = (req.url ?? '/ok').split('/')[1] as Kind;
+      const attempt = Number(req.headers['x-webhook-attempt'] ?? 1);
+      const status = kind === 'bad' ? 400 : kind === 'exhaust' ? 503 : kind === 'flaky' && attempt <= FLAKY_FAILURES ? 503 : 200;
+      const id = String(req.headers['webhook-id']);
+      const e = byId.get(id) ?? { requests: 0, ok: 0 };
+      e.requests++;
+      const now = Date.now();
+      times.push(now);
+      if (status === 200) {
+        e.ok++;
+        okTimes.push(now);
+      }
+      byId.set(id, e);
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: (kind: Kind, shard: number) => `http://127.0.0.1:${port}/${kind}/${shard}`,
+    byId,
+    /** Requests that reached the receiver in [from, to). */
+    requestsBetween: (from: number, to: number) => times.filter((t) => t >= from && t < to).length,
+    /** First 2xx answered at or after `t`. */
+    firstOkAfter: (t: number) => okTimes.find((x) => x >= t),
+    /** Longest time without a 2xx between two deliveries, from `from` on. */
+    longestStall: (from: number) => {
+      let max = 0;
+      for (let i = 1; i < okTimes.length; i++) if (okTimes[i]! >= from) max = Math.max(max, okTimes[i]! - okTimes[i - 1]!);
+      return max;
+    },
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+};
+
+export type ChaosFleet = Awaited<ReturnType<typeof chaosFleet>>;
+
+/** howk-api, workers and schedulers as processes on the chaos Kafka + Redis; topics of their own. */
+export const chaosFleet = async (name: string, counts: { workers: number; schedulers: number }, extra: Record<string, string> = {}) => {
+  const prefix = uniq(`chaos-${name}`);
+  const port = await freePort();
+  const topics = Object.keys(loadConfig({ env: {} }).kafka.topics);
+  const env: Record<string, string> = {
+    HOWK_API_PORT: String(port),
+    HOWK_API_HOST: '127.0.0.1',
+    HOWK_API_AUTH_ENABLED: 'false',
+    HOWK_KAFKA_BROKERS: chaosInfra.brokers,
+    HOWK_REDIS_URL: `${chaosInfra.redisUrl}/0`,
+    ...Object.fromEntries(topics.map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${prefix}.${t}`])),
+    HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
+    HOWK_KAFKA_PARTITIONS: '6',
+    HOWK_KAFKA_SESSION_TIMEOUT: '6s',
+    HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8',
+    HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
+    HOWK_RETRY_BASE_DELAY: '1s',
+    HOWK_RETRY_MAX_DELAY: '4s',
+    HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
+    HOWK_SCHEDULER_LEASE: '5s',
+    // A killed worker's background deliveries come back after this lease (default 10 min).
+    HOWK_DELIVERY_HANDOFF_LEASE: '15s',
+    // Circuits on (they fail closed without Redis), but not opened by the scripted failures.
+    HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
+    HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
+    HOWK_RECONCILER_LOCK_TTL: '10s',
+    HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS ? 'info' : 'error',
+    ...extra,
+  };
+  const api = spawnRole('api', env);
+  const procs: Proc[] = [];
+  const spawn = (role: 'worker' | 'scheduler') => {
+    const p = spawnRole(role, env);
+    procs.push(p);
+    return p;
+  };
+  for (let i = 0; i < counts.schedulers; i++) spawn('scheduler');
+  for (let i = 0; i < counts.workers; i++) spawn('worker');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 120_000, what: `howk-api ready\n${api.output()}` });
+  return {
+    prefix,
+    env,
+    baseUrl,
+    api,
+    /** Live workers and schedulers. */
+    running: () => procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null),
+    spawn,
+    kill9: async (p: Proc) => {
+      p.child.kill('SIGKILL');
+      await p.exited;
+    },
+    output: () => [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n'),
+    stop: async () => {
+      await Promise.all([api, ...procs].map((p) => stopProc(p)));
+    },
+  };
+};
+
+/** Every record of the fleet's dead-letter topic, read from Kafka (the truth). */
+export const deadLetterCollector = async (fleet: ChaosFleet) => {
+  const reasons = new Map<string, string>();
+  const log = new KafkaLog({ brokers: [chaosInfra.brokers], clientId: 'chaos-dl', produceTimeoutMs: 10_000, maxWaitMs: 100, maxBytesPerPartition: 1 << 20 });
+  const consumer = log.consumer({ groupId: uniq('chaos-dl'), topics: [`${fleet.prefix}.deadletter`], fromBeginning: true });
+  await consumer.run(async (b) => {
+    for (const r of b.records) {
+      const v = JSON.parse(r.value ?? '{}') as { webhook_id?: string; reason_type?: string };
+      if (v.webhook_id) reasons.set(v.webhook_id, v.reason_type ?? '?');
+    }
+  });
+  return { reasons, stop: () => log.close() };
+};
+
+export type Client = ReturnType<typeof startClient>;
+
+/**
+ * Enqueues n webhooks in batches of 100, `parallel` batches in flight. A refused batch
+ * (503 + Retry-After) is sent again after Retry-After: only 202s count as accepted.
+ */
+export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4) => {
+  const accepted = new Map<string, Kind>();
+  const refusals: { at: number; status: number; retryAfter: string | null }[] = [];
+  const kinds = Object.entries(mix).flatMap(([k, w]) => Array<Kind>(w!).fill(k as Kind));
+  const kindOf = (i: number): Kind => kinds[(i * 7919) % kinds.length]!;
+  let next = 0;
+  const sendBatch = async (from: number, to: number) => {
+    const webhooks: { endpoint: string; payload: { i: number; kind: Kind }; max_attempts: number }[] = [];
+    for (let i = from; i < to; i++) {
+      const kind = kindOf(i);
+      webhooks.push({ endpoint: rx.url(kind, i % 8), payload: { i, kind }, max_attempts: MAX_ATTEMPTS[kind] });
+    }
+    const body = JSON.stringify({ webhooks });
+    for (;;) {
+      const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-${i10(from)}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) }).catch(() => null);
+      if (res?.status === 202) {
+        const out = (await res.json()) as { results: { webhook_id: string }[] };
+        out.results.forEach((r, k) => accepted.set(r.webhook_id, webhooks[k]!.payload.kind));
+        return;
+      }
+      const retryAfter = res?.headers.get('retry-after') ?? null;
+      refusals.push({ at: Date.now(), status: res?.status ?? 0, retryAfter });
+      await res?.body?.cancel();
+      await new Promise((r) => setTimeout(r, Math.min(Number(retryAfter ?? 1), 5) * 1000));
+    }
+  };
+  const lane = async () => {
+    while (next < n) {
+      const from = next;
+      next = Math.min(n, next + 100);
+      await sendBatch(from, next);
+    }
+  };
+  const done = Promise.all(Array.from({ length: parallel }, lane)).then(() => undefined);
+  return { accepted, refusals, done };
+};
+
+const i10 = (i: number) => String(Math.floor(i / 100) % 10);
+
+export type Figures = {
+  scenario: string;
+  run: number;
+  sent: number;
+  delivered: number;
+  dead_lettered: number;
+  lost: number;
+  wrong_outcome: number;
+  duplicates: number;
+  recover_ms: number;
+  seconds: number;
+  notes: Record<string, unknown>;
+};
+
+/** Waits until every accepted webhook is delivered or dead-lettered (or the time is up), then counts. */
+export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<string, string> }, timeoutMs: number) => {
+  await client.done;
+  const resolved = (id: string) => (rx.byId.get(id)?.ok ?? 0) > 0 || dl.reasons.has(id);
+  await waitFor(() => [...client.accepted.keys()].every(resolved), { timeoutMs, intervalMs: 500, what: 'every accepted webhook delivered or dead-lettered' }).catch(() => undefined);
+  let delivered = 0;
+  let dead = 0;
+  let lost = 0;
+  let wrong = 0;
+  let duplicates = 0;
+  for (const [id, kind] of client.accepted) {
+    const ok = rx.byId.get(id)?.ok ?? 0;
+    const reason = dl.reasons.get(id);
+    if (ok > 0) delivered++;
+    if (reason) dead++;
+    if (!ok && !reason) lost++;
+    duplicates += Math.max(0, ok - 1);
+    const outcome = ok > 0 ? 'delivered' : reason;
+    if (outcome && outcome !== OUTCOME[kind]) wrong++;
+  }
+  return { sent: client.accepted.size, delivered, dead_lettered: dead, lost, wrong_outcome: wrong, duplicates };
+};
+
+export const formatFigures = (f: Figures): string =>
+  `chaos ${f.scenario} #${f.run}: sent ${f.sent}, delivered ${f.delivered}, dead-lettered ${f.dead_lettered}, lost ${f.lost}, wrong outcome ${f.wrong_outcome}, duplicates ${f.duplicates}, time to recover ${f.recover_ms} ms, run ${f.seconds} s ${JSON.stringify(f.notes)}`;

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTransformer } from '../../core/lua';
+import { decodeWebhook } from '../../core/domain/webhook';
+import { waitFor } from '../helpers/env';
+import { TEST_SECRET } from '../helpers/fleet';
+import { spawnRole, stopProc, type Proc } from '../helpers/procs';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { verifyStandardWebhook } from '../helpers/standard-webhooks';
+import { SIGNERS, stripe } from './fixtures/signers';
+import { TRANSFORMER_CASES, transformerSource, type TransformerCase } from './fixtures/transformer-cases';
+import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+
+// /incoming/:name at the edge: signatures checked on the raw bytes, transformers on the core
+// Lua engine inside workerd, their webhooks produced whole and delivered by howk-worker.
+describe('/incoming at the edge', () => {
+  const env = fleetEnv();
+  const topics = configOf(env).kafka.topics;
+  let bridge: Bridge;
+  let worker: Proc;
+  let edge: Edge;
+  let rx: Receiver;
+  let records: Awaited<ReturnType<typeof collect>>;
+  const secrets = Object.fromEntries(SIGNERS.filter((s) => s.provider !== 'stripe').flatMap((s) => [[`${s.provider.toUpperCase()}_SECRET`, s.secrets[1]], [`${s.provider.toUpperCase()}_SECRET_OLD`, s.secrets[0]]]));
+  const stripeSigner = SIGNERS.find((s) => s.provider === 'stripe')!;
+
+  beforeAll(async () => {
+    await ensureTopics(env);
+    rx = await startReceiver();
+    bridge = await startBridge(env);
+    worker = spawnRole('worker', env);
+    edge = await startEdge(edgeVars(env, bridge.url, { ...secrets, STRIPE_WHSEC: stripeSigner.secrets[1], STRIPE_WHSEC_OLD: stripeSigner.secrets[0], INCOMING_BASIC: 'ops:s3cret' }));
+    records = await collect(env, [topics.pending, topics.slow]);
+  });
+  afterAll(async () => {
+    await records?.stop();
+    await edge?.stop();
+    await Promise.all([worker && stopProc(worker), bridge?.stop()]);
+    await rx?.close();
+  });
+
+  const dest = () => rx.url('').replace(/\/$/, '');
+  const post = (script: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${edge.url}/incoming/${script}?dest=${encodeURIComponent(dest())}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const produced = async () => (await bridge.stats()).produce_records;
+  const webhookOnKafka = (id: string) => [...records.of(topics.pending), ...records.of(topics.slow)].map((r) => decodeWebhook(r.value!)).find((w) => w.id === id);
+  const expected = (c: Extract<TransformerCase, { webhooks: unknown }>) => c.webhooks.map((w) => ({ endpoint: dest() + w.path, payload: w.payload, headers: w.headers ?? {} }));
+
+  describe.each(TRANSFORMER_CASES)('transformer case: $name', (c) => {
+    it('in Node, on the core Lua engine', async () => {
+      const { code, config } = transformerSource(c.script);
+      const run = runTransformer(code, { body: c.body, headers: c.headers ?? {}, query: { dest: dest() }, script: c.script }, { allowedDomains: config.allowed_domains });
+      if ('error' in c) return void (await expect(run).rejects.toMatchObject({ code: c.error }));
+      const { webhooks } = await run;
+      expect(webhooks.map((w) => ({ endpoint: w.endpoint, payload: JSON.parse(w.payload), headers: w.headers }))).toEqual(expected(c));
+    });
+
+    it('in workerd, through /incoming and Kafka', async () => {
+      const before = await produced();
+      const res = await post(c.script, c.body, c.headers);
+      const body = (await res.json()) as any;
+      if ('error' in c) {
+        expect(res.status).toBe(400);
+        expect(body.error.code).toBe(c.error);
+        expect(await produced()).toBe(before);
+        return;
+      }
+      expect(res.status).toBe(c.webhooks.length ? 202 : 200);
+      expect(body.count).toBe(c.webhooks.length);
+      const got = await waitFor(() => {
+        const ws = body.webhooks.map((w: { id: string }) => webhookOnKafka(w.id));
+        return ws.every(Boolean) ? ws : undefined;
+      }, { what: 'the webhooks on Kafka' });
+      expect(got.map((w: any) => ({ endpoint: w.endpoint, payload: JSON.parse(w.payload), headers: w.headers }))).toEqual(expected(c));
+    });
+  });
+
+  it('fans a Stripe event out to 3 webhooks, all delivered and signed', async () => {
+    const event = JSON.stringify({ id: `evt_${Date.now()}`, object: 'event', type: 'charge.succeeded', data: { object: { id: 'ch_1', amount: 1099, currency: 'eur', customer: 'cus_7' } } });
+    const sig = stripe.webhooks.generateTestHeaderString({ payload: event, secret: stripeSigner.secrets[1] });
+    const res = await post('stripe-fanout', event, { 'stripe-signature': sig });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as { count: number; webhooks: { id: string; endpoint: string }[] };
+    expect(body.count).toBe(3);
+    expect(body.webhooks.map((w) => new URL(w.endpoint).pathname)).toEqual(['/billing', '/analytics', '/crm']);
+    const deliveries = await waitFor(() => {
+      const got = body.webhooks.map((w) => rx.received.find((r) => r.headers['webhook-id'] === w.id));
+      return got.every(Boolean) ? got : undefined;
+    }, { timeoutMs: 60_000, what: `the 3 deliveries\n${worker.output()}` });
+    for (const d of deliveries) expect(verifyStandardWebhook(TEST_SECRET, d!.headers as Record<string, string>, d!.body)).toBe(true);
+    expect(deliveries[1]!.body.toString()).toBe(event);
+    expect(deliveries[1]!.headers['x-stripe-event']).toBe('charge.succeeded');
+    expect(JSON.parse(deliveries[0]!.body.toString())).toEqual({ charge: 'ch_1', amount: 1099, currency: 'eur' });
+    // The same event again: its keyed webhooks are duplicates, the unkeyed one is new.
+    const again = (await (await post('stripe-fanout', event, { 'stripe-signature': sig })).json()) as { webhooks: { id: string; status: string }[] };
+    expect(again.webhooks.map((w) => w.status)).toEqual(['duplicate', 'pending', 'duplicate']);
+    expect(again.webhooks[0]!.id).toBe(body.webhooks[0]!.id);
+  });
+
+  describe.each(SIGNERS)('$provider signatures at the edge', (s) => {
+    const script = s.provider === 'stripe' ? 'stripe-fanout' : `verify-${s.provider}`;
+    const event = () => JSON.stringify({ id: `evt_${Math.random().toString(36).slice(2)}`, type: 'charge.succeeded', data: { object: { id: 'ch_2', amount: 5, currency: 'usd', customer: 'cus_1' } } });
+    const now = () => Math.floor(Date.now() / 1000);
+
+    it('accepts events signed with the current or the previous secret', async () => {
+      for (const secret of s.secrets) {
+        const body = event();
+        const res = await post(script, body, await s.sign(body, secret, now()));
+        expect(res.status).toBe(202);
+      }
+    });
+
+    it('refuses a changed byte, a wrong secret, a stale timestamp and a missing header with 401, producing nothing', async () => {
+      const body = event();
+      const good = await s.sign(body, s.secrets[1], now());
+      const attempts: [string, string, Record<string, string>][] = [
+        ['changed byte', body.replace('"amount":5', '"amount":6'), good],
+        ['wrong secret', body, await s.sign(body, s.wrongSecret, now())],
+        ['missing header', body, Object.fromEntries(Object.entries(good).filter(([k]) => !s.signatureHeaders.includes(k)))],
+      ];
+      if (s.timestamped) attempts.push(['stale timestamp', body, await s.sign(body, s.secrets[1], now() - 3600)]);
+      const before = await produced();
+      for (const [what, b, headers] of attempts) {
+        const res = await post(script, b, headers);
+        expect(res.status, what).toBe(401);
+        expect(((await res.json()) as any).error.code, what).toBe('unauthorized');
+      }
+      expect(await produced()).toBe(before);
+    });
+  });
+
+  it('keeps scripts with a .passwd file closed without a credential secret, and checks Basic auth', async () => {
+    const basic = (cred: string) => ({ authorization: `Basic ${Buffer.from(cred).toString('base64')}` });
+    const locked = await post('locked', '{}', basic('ops:anything'));
+    expect(locked.status).toBe(401);
+    expect(locked.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await post('basic', '{}')).status).toBe(401);
+    expect((await post('basic', '{}', basic('ops:wrong'))).status).toBe(401);
+    expect((await post('basic', '{"ok":1}', basic('ops:s3cret'))).status).toBe(202);
+  });
+
+  it('stops a runaway script, answers 404 for an unknown one, and enqueues nothing for either', async () => {
+    const before = await produced();
+    const t0 = Date.now();
+    const spin = await post('spin', '{}');
+    expect(spin.status).toBe(400);
+    expect(((await spin.json()) as any).error.code).toBe('script_timeout');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect((await post('nope', '{}')).status).toBe(404);
+    expect(await produced()).toBe(before);
+  });
+});
