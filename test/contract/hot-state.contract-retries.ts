@@ -9,6 +9,23 @@ const entry = (id: string, dueAt: number, data = `data:${id}`): RetryEntry => ({
 
 export const retriesContract = (ctx: ContractContext) =>
   describe('retries (leased claims)', () => {
+    it('renews only leases still at their expected due time, and never resurrects an acked one', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_run', t + LEASE), entry('wh_moved', t + 5), entry('wh_done', t + LEASE)] });
+      await state.ackRetries([{ id: 'wh_done', leaseDueAt: t + LEASE }]);
+      const n = await state.renewLeases([
+        { id: 'wh_run', from: t + LEASE, to: t + 2 * LEASE },
+        { id: 'wh_moved', from: t + LEASE, to: t + 2 * LEASE },
+        { id: 'wh_done', from: t + LEASE, to: t + 2 * LEASE },
+      ]);
+      expect(n).toBe(1);
+      expect(await state.retryCount()).toBe(2);
+      // Not due at the old lease time any more; due at the renewed one.
+      expect((await state.claimDueRetries(t + LEASE, 10, 10 * LEASE)).map((r) => r.id)).toEqual(['wh_moved']);
+      expect((await state.claimDueRetries(t + 2 * LEASE, 10, LEASE)).map((r) => r.id)).toEqual(['wh_run']);
+    });
+
     it('counts scheduled retries; scheduling an id again replaces it', async () => {
       const { state, clock } = ctx.h();
       const t = clock.now();

@@ -67,7 +67,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
 
   if (roles.worker) {
     // Signing with a config's secret needs the secrets loaded before the first delivery.
-    await Promise.race([security!.ready, new Promise((r) => setTimeout(r, 100))]); log.info('DEBUG past security');
+    await security!.ready;
     const configSecrets = security!.configSecrets!;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
