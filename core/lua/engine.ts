@@ -110,6 +110,8 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
     const wallDeadline = performance.now() + lim.wallTimeoutMs;
     let cpuMs = 0;
     // CPU time is counted only while Lua runs; each slice gets what is left of the budget.
+    // A slice that overran without the hook noticing (a long C call, e.g. a backtracking
+    // pattern, then fewer than 1000 instructions) is a timeout too: the deadline is the contract.
     const slice = <T>(fn: () => T): T => {
       const t0 = performance.now();
       s.sliceDeadline = t0 + (lim.timeoutMs - cpuMs);
@@ -117,6 +119,7 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
         return fn();
       } finally {
         cpuMs += performance.now() - t0;
+        if (cpuMs > lim.timeoutMs) s.killed ??= 'timeout';
       }
     };
     try {
@@ -128,12 +131,12 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
       vm.em._lua_pushinteger(L, BigInt(lim.maxStringBytes));
       s.memMax = lim.memoryLimitMb * MB;
       const ps = slice(() => vm.pcall(s, 3, 1));
-      if (ps !== LUA_OK) throw failure(vm, s, ps);
+      if (ps !== LUA_OK || s.killed) throw failure(vm, s, ps);
       loadScript(vm, s, spec.code);
       let nargs = 1; // driver(main)
       for (;;) {
         const { status, results } = slice(() => vm.resume(s, nargs));
-        if (status === LUA_OK) break;
+        if (status === LUA_OK && !s.killed) break;
         if (status !== LUA_YIELD || s.killed) throw failure(vm, s, status);
         const id = results === 2 && vm.type(L, -1) === T_NUMBER ? Number(vm.readString(L, -1)) : NaN;
         vm.pop(L, results);

@@ -5,7 +5,8 @@ import type { RestAck, RestRecord } from '../upstash/kafka';
 // (`arm`, a few ms ahead) fires. One request's records always travel in the same produce,
 // so a request is accepted or refused whole.
 
-type Waiter = { records: RestRecord[]; resolve: (acks: RestAck[]) => void; reject: (e: unknown) => void };
+export type Flushed = { acks: RestAck[]; /** how long the produce that carried them took */ produceMs: number };
+type Waiter = { records: RestRecord[]; resolve: (f: Flushed) => void; reject: (e: unknown) => void };
 
 export type BatcherOptions = {
   maxRecords: number;
@@ -26,7 +27,7 @@ export class MicroBatcher {
   }
 
   /** Resolves with the records' acks once the produce that carried them is acknowledged. */
-  add(records: RestRecord[]): Promise<RestAck[]> {
+  add(records: RestRecord[]): Promise<Flushed> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ records, resolve, reject });
       this.count += records.length;
@@ -41,12 +42,14 @@ export class MicroBatcher {
     this.count = 0;
     if (!ws.length) return;
     const all = ws.flatMap((w) => w.records);
+    const t0 = Date.now();
     this.o.produce(all).then(
       (acks) => {
+        const produceMs = Date.now() - t0;
         this.o.onFlush?.(all.length, true);
         let i = 0;
         for (const w of ws) {
-          w.resolve(acks.slice(i, i + w.records.length));
+          w.resolve({ acks: acks.slice(i, i + w.records.length), produceMs });
           i += w.records.length;
         }
       },

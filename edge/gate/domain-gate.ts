@@ -6,6 +6,7 @@ import { createRestProducer, type RestRecord } from '../upstash/kafka';
 import { MicroBatcher } from './batcher';
 import { ClaimBook, type Claim, type Prepared } from './claims';
 import { IdempotencyStore } from './idempotency';
+import { Reservoir } from './latency';
 import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, Lane, ReserveReply, SettleRequest } from './protocol';
 
 // DomainGate: one Durable Object per destination host (idFromName(host)), the strongly
@@ -28,6 +29,9 @@ export class DomainGate {
   private bucket: Bucket | undefined;
   private alarmAt: number | null = null;
   private readonly counters = { flushes: 0, flushed_records: 0, produce_failures: 0, pending: 0, slow: 0, duplicates: 0 };
+  /** Per admitted request: time in the gate minus the produce that carried it. */
+  private readonly added = new Reservoir();
+  private readonly produceMs = new Reservoir();
 
   constructor(private readonly state: DurableObjectState, env: Record<string, unknown>) {
     this.cfg = edgeConfigFrom(env);
@@ -57,6 +61,11 @@ export class DomainGate {
       if (req.method === 'POST' && path === '/reserve') return json(await this.reserve((await req.json()) as AdmitRequest));
       if (req.method === 'POST' && path === '/settle') return json(this.settle((await req.json()) as SettleRequest));
       if (req.method === 'GET' && path === '/stats') return json(this.stats());
+      if (req.method === 'POST' && path === '/stats/reset') {
+        this.added.reset();
+        this.produceMs.reset();
+        return json(this.stats());
+      }
       return json({ error: { code: 'not_found', message: `no gate route ${req.method} ${path}` } } satisfies GateError, 404);
     } catch (e) {
       if (e instanceof UnavailableError) return json({ error: { code: e.code, message: e.message, retry_after: e.retryAfterSec } } satisfies GateError, 503);
@@ -109,12 +118,15 @@ export class DomainGate {
   }
 
   private async admit(req: AdmitRequest): Promise<AdmitResult[]> {
+    const t0 = Date.now();
     const p = this.prepare(req, true);
     const { topics } = this.cfg.config.kafka;
     try {
       if (p.fresh.length) {
         const records: RestRecord[] = p.fresh.map((f) => ({ topic: f.lane === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value }));
-        await this.batcher.add(records);
+        const { produceMs } = await this.batcher.add(records);
+        this.added.add(Date.now() - t0 - produceMs);
+        this.produceMs.add(produceMs);
       }
     } catch (e) {
       // Nothing of this request was accepted; requests waiting on its keys fail the same way.
@@ -155,6 +167,8 @@ export class DomainGate {
       buffered: this.batcher.buffered,
       reservations: this.reservations.size,
       alarm_at: this.alarmAt,
+      added_ms: this.added.percentiles(),
+      produce_ms: this.produceMs.percentiles(),
     };
   }
 }

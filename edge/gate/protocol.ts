@@ -27,6 +27,9 @@ export type GateStats = {
   buffered: number;
   reservations: number;
   alarm_at: number | null;
+  /** What the gate adds to an admitted request besides its produce (linger, queueing, storage), ms. */
+  added_ms: { count: number; p50: number | null; p99: number | null };
+  produce_ms: { count: number; p50: number | null; p99: number | null };
 };
 
 export const GATE_ORIGIN = 'https://domain-gate.internal';

@@ -97,6 +97,11 @@ describe('sandbox: CPU deadline inside the VM', () => {
     }
   });
 
+  it('a long C call (a backtracking pattern) cannot be interrupted, but its overrun is still a timeout', async () => {
+    const e = await failure(deliver(`local x = ('a'):rep(300):find('.-.-b') return x`, { limits: { timeoutMs: 5 } }));
+    expect(e.code).toBe('script_timeout');
+  });
+
   it('an instruction budget stops a loop without looking at the clock (for workerd)', async () => {
     const e = await failure(deliver('local n = 0 while true do n = n + 1 end', { limits: { timeoutMs: 60_000, maxInstructions: 1_000_000 } }));
     expect(e.code).toBe('script_timeout');
