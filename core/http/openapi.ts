@@ -42,6 +42,18 @@ const errors = {
 };
 const configParam = { name: 'config', in: 'path', required: true, schema: { type: 'string', pattern: CONFIG_ID.source } };
 
+const hashParam = { name: 'hash', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{32}$' } };
+const EndpointViewSchema = z.object({
+  endpoint_hash: z.string(),
+  circuit: z.object({ state: z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']), failures: z.number(), open_until: z.number().nullable(), successes: z.number(), opened_count: z.number() }),
+  inflight: z.number(),
+  paused: z.boolean(),
+  draining: z.boolean(),
+  parked_while_paused: z.number(),
+  last_errors: z.array(z.object({ at: z.string(), error: z.string() })),
+});
+const PauseResult = z.looseObject({ paused: z.boolean(), released: z.number().optional() });
+
 type Op = { method: 'get' | 'post' | 'put' | 'delete'; path: string; summary: string; params?: Json[]; body?: Json; bodyRequired?: boolean; ok: Record<string, Json>; tag: string };
 
 const ops = (c: Config): Op[] => [
@@ -60,6 +72,12 @@ const ops = (c: Config): Op[] => [
   },
   { method: 'get', path: '/webhooks/{id}/status', tag: 'webhooks', summary: 'State, attempts and the last 20 attempts of a webhook', params: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], ok: { '200': json(schema(StatusView), 'status') } },
   { method: 'get', path: '/stats', tag: 'webhooks', summary: 'Counters of the last hour and the last 24 hours', ok: { '200': json(schema(z.object({ last_1h: StatsWindow, last_24h: StatsWindow })), 'stats') } },
+  { method: 'get', path: '/endpoints/{hash}', tag: 'endpoints', summary: 'Circuit state and counts, in-flight deliveries, pause and last errors of one endpoint', params: [hashParam], ok: { '200': json(schema(EndpointViewSchema), 'endpoint') } },
+  { method: 'post', path: '/endpoints/{hash}/circuit/reset', tag: 'endpoints', summary: 'Close the endpoint\'s circuit now', params: [hashParam], ok: { '200': json(schema(EndpointViewSchema), 'endpoint') } },
+  { method: 'post', path: '/endpoints/{hash}/pause', tag: 'endpoints', summary: 'Hold deliveries to the endpoint (nothing is lost)', params: [hashParam], ok: { '200': json(schema(PauseResult), 'paused') } },
+  { method: 'post', path: '/endpoints/{hash}/resume', tag: 'endpoints', summary: 'Release held deliveries in arrival order', params: [hashParam], ok: { '200': json(schema(PauseResult), 'resumed') } },
+  { method: 'post', path: '/configs/{config}/pause', tag: 'endpoints', summary: 'Hold deliveries of every endpoint of the config', params: [configParam], ok: { '200': json(schema(PauseResult), 'paused') } },
+  { method: 'post', path: '/configs/{config}/resume', tag: 'endpoints', summary: 'Release the config\'s held deliveries in arrival order', params: [configParam], ok: { '200': json(schema(PauseResult), 'resumed') } },
   { method: 'post', path: '/keys', tag: 'keys', summary: 'Create an API key (the key is shown once)', body: schema(CreateKeyBody, 'input'), bodyRequired: true, ok: { '201': json(schema(CreatedKeySchema), 'created') } },
   { method: 'get', path: '/keys', tag: 'keys', summary: 'List API keys (never their secret or hash)', ok: { '200': json(schema(z.object({ keys: z.array(KeyViewSchema) })), 'keys') } },
   { method: 'delete', path: '/keys/{id}', tag: 'keys', summary: 'Revoke an API key: it stops working at once', params: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], ok: { '200': json(schema(KeyViewSchema), 'revoked') } },

@@ -66,6 +66,9 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
       } finally {
         vm.closeState(s);
       }
+    }).catch((e: unknown) => {
+      vmPromise = undefined; // a failed load is retried by the next run, not cached
+      throw e;
     }));
 
   /** Leaves the compiled script on the stack, or throws LuaSyntaxError. */

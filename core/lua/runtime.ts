@@ -159,6 +159,17 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
     return b && dec.decode(b);
   };
 
+  /** "script:<line>: " of the nearest script frame calling a host function (skipping prelude wrappers). */
+  const where = (L: number): string => {
+    for (const level of [1, 2]) {
+      em._luaL_where(L, level);
+      const w = readString(L, -1) ?? '';
+      em._lua_settop(L, -2);
+      if (w.startsWith('script:')) return w;
+    }
+    return '';
+  };
+
   const hostPtrs = new Map<string, number>();
   for (const [name, fn] of Object.entries(hostFns)) {
     hostPtrs.set(name, em.addFunction((L: number) => {
@@ -167,7 +178,7 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
       } catch (e) {
         // A number is emscripten's longjmp (lua_error): let it unwind to Lua.
         if (typeof e === 'number') throw e;
-        pushString(L, e instanceof Error ? e.message : String(e));
+        pushString(L, where(L) + (e instanceof Error ? e.message : String(e)));
         return em._lua_error(L);
       }
     }, 'ii'));

@@ -31,6 +31,7 @@ export type Em = {
   _luaL_loadbufferx(L: P, buf: P, size: number, name: P, mode: P): number;
   _luaL_ref(L: P, t: number): number;
   _luaL_traceback(L: P, L1: P, msg: P, level: number): void;
+  _luaL_where(L: P, level: number): void;
   _lua_gettop(L: P): number;
   _lua_settop(L: P, idx: number): void;
   _lua_absindex(L: P, idx: number): number;

@@ -524,6 +524,22 @@ const main = async (): Promise<number> => {
       if (at < firstArrival) firstArrival = at;
     }
     lat.sort((a, b) => a - b);
+    // Webhooks of one batch request share a config id, so the worker delivers them one after
+    // the other (per-config order): the gaps between their arrivals are its per-webhook step.
+    const byRequest = new Map<number, number[]>();
+    for (const [id, start] of expected) {
+      const at = arrivals.get(id);
+      if (at === undefined) continue;
+      const g = byRequest.get(start);
+      if (g) g.push(at);
+      else byRequest.set(start, [at]);
+    }
+    const gaps: number[] = [];
+    for (const g of byRequest.values()) {
+      g.sort((a, b) => a - b);
+      for (let i = 1; i < g.length; i++) gaps.push(g[i]! - g[i - 1]!);
+    }
+    gaps.sort((a, b) => a - b);
     const delivered = lat.length;
     const wallS = (tEnd - tStart) / 1000;
     const enqS = (tEnqEnd - tStart) / 1000;
@@ -542,6 +558,9 @@ const main = async (): Promise<number> => {
       PREFILL
         ? ['latency enqueue→receipt', 'n/a in prefill mode (every webhook waits for the worker to start)']
         : ['latency enqueue→receipt', `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`],
+      MODE === 'batch' && BATCH > 1
+        ? ['per-config step', `p50 ${fmt(percentile(gaps, 50), 2)} ms   p90 ${fmt(percentile(gaps, 90), 2)} ms   (gap between consecutive deliveries of one batch request: one config, delivered in order)`]
+        : ['per-config step', 'n/a (single mode)'],
       ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
       ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
       ['howk /stats (incl. warm-up)', stats],

@@ -44,13 +44,13 @@ export const endpointRoutes = (d: ApiDeps) => {
     checkHash(c.req.param('hash'));
     return resume(c, { kind: 'endpoint', id: c.req.param('hash') });
   });
-  app.post('/configs/:id/pause', async (c) => {
-    checkConfigId(c.req.param('id'));
-    return pause(c, { kind: 'config', id: c.req.param('id') });
+  app.post('/configs/:config/pause', async (c) => {
+    checkConfigId(c.req.param('config'));
+    return pause(c, { kind: 'config', id: c.req.param('config') });
   });
-  app.post('/configs/:id/resume', async (c) => {
-    checkConfigId(c.req.param('id'));
-    return resume(c, { kind: 'config', id: c.req.param('id') });
+  app.post('/configs/:config/resume', async (c) => {
+    checkConfigId(c.req.param('config'));
+    return resume(c, { kind: 'config', id: c.req.param('config') });
   });
   return app;
 };

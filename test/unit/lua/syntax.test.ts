@@ -36,6 +36,11 @@ describe('syntax and runtime errors', () => {
     expect(err.traceback).not.toMatch(/howk:/);
   });
 
+  it('misusing a module names the script line too', async () => {
+    await expect(deliver(`local x = 1\nlocal v = kv.get({})`)).rejects.toMatchObject({ line: 2, message: "script:2: bad argument #1 to 'kv.get' (string expected)" });
+    await expect(deliver(`\n\njson.decode({})`)).rejects.toMatchObject({ line: 3 });
+  });
+
   it('error() with a table or a custom message', async () => {
     await expect(deliver(`error('custom failure', 0)`)).rejects.toMatchObject({ code: 'script_runtime_error', message: 'custom failure' });
     await expect(deliver(`error({code = 1})`)).rejects.toThrow(/error object is a non-string value/);
