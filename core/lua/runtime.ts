@@ -1,7 +1,9 @@
+import { HOOK_EVERY, KILL_MESSAGES, MEMORY_KILL_SHARE, type VmState } from './state';
 import { T_NUMBER, T_STRING, type Em } from './wasm-api';
 
 // The loader types lived here first; edge/ imports them from this module.
 export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
+export { KILL_MESSAGES, type KillReason, type VmState } from './state';
 
 // The thin layer over the Lua C API compiled to WASM. wasmoon's high-level classes
 // (LuaEngine, Global, type extensions) are not used: they register a JS wrapper per
@@ -11,34 +13,6 @@ export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
 // 'iiiii' (allocator, dump writer), 'vii' (instruction hook), 'ii' (host functions).
 
 const MASK_COUNT = 8;
-/** Instructions between two deadline checks: ~10 µs of Lua, so the check costs nothing and fires promptly. */
-export const HOOK_EVERY = 1000;
-export type KillReason = 'timeout' | 'memory';
-/** What a killed script sees raised (again and again: see the hook and the prelude's pcall wrappers). */
-export const KILL_MESSAGES: Record<KillReason, string> = {
-  timeout: 'script timeout: CPU deadline exceeded',
-  memory: 'not enough memory',
-};
-/** After an emergency GC, a state still above this share of its cap is out of memory for good. */
-const MEMORY_KILL_SHARE = 0.75;
-
-/** What the allocator and the hook need of a state; engine.ts extends it per run. */
-export type VmState = {
-  L: number;
-  /** The allocator's `ud`: how it finds this state. */
-  slot: number;
-  memUsed: number;
-  memMax: number;
-  /** Wall time (performance.now) past which the current slice of Lua execution is killed. */
-  sliceDeadline: number;
-  instrLeft: number;
-  /** Set once a limit is hit; from then on the script cannot continue, even under pcall. */
-  killed: KillReason | undefined;
-  /** The allocator refused memory at least once. */
-  memHit: boolean;
-  /** The last growth was refused: the next one is Lua's retry after its emergency full GC. */
-  retryPending: boolean;
-};
 
 /** A host function: reads its arguments from L and returns how many results it pushed. */
 export type HostFn<S extends VmState> = (vm: Vm, L: number, s: S) => number;
