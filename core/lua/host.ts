@@ -65,19 +65,19 @@ export const startAsync = (vm: Vm, L: number, s: RunState, work: () => Promise<u
   return 1;
 };
 
+/** Standard or URL-safe alphabet, padding optional (webhook secrets come in both). */
 const decodeBase64 = (s: string): Uint8Array => {
-  // Standard or URL-safe alphabet, padding optional.
-  const std = s.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(std) || std.replace(/=+$/, '').length % 4 === 1) throw new Error('invalid base64');
-  return fromBase64(std.replace(/=+$/, '').padEnd(Math.ceil(std.replace(/=+$/, '').length / 4) * 4, '='));
+  const body = s.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
+  if (!/^[A-Za-z0-9+/]*$/.test(body) || body.length % 4 === 1) throw new Error('invalid base64');
+  return fromBase64(body.padEnd(Math.ceil(body.length / 4) * 4, '='));
 };
 
 export const coreHost: Record<string, Host> = {
+  /** The prelude's json.null and json.array_mt, kept in the registry for the value converters. */
   register(vm, L, s) {
-    s.refs = { null: 0, arrayMt: 0 };
     vm.em._lua_settop(L, 2);
-    s.refs.arrayMt = vm.em._luaL_ref(L, REGISTRY);
-    s.refs.null = vm.em._luaL_ref(L, REGISTRY);
+    const arrayMt = vm.em._luaL_ref(L, REGISTRY); // luaL_ref pops the top value
+    s.refs = { null: vm.em._luaL_ref(L, REGISTRY), arrayMt };
     return 0;
   },
   input(vm, L, s) {

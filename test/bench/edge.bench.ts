@@ -9,7 +9,7 @@
 // Knobs (env): BENCH_N (4000) enqueues per scenario, BENCH_CONCURRENCY (64) requests in
 // flight, BENCH_HOSTS (1,20) destination-host counts to run, BENCH_PAYLOAD_BYTES (230).
 // Only 127.0.0.1 is used. Results also go to .tmp/bench-edge.json.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { uniq } from '../helpers/env';
 import build from '../edge/helpers/build';
@@ -100,7 +100,7 @@ const main = async () => {
     await edge.stop();
     await bridge.stop();
   }
-  console.log(`\nedge benchmark: N=${N} per scenario, concurrency ${C}, payload ~${PAYLOAD.length + 40} B, Miniflare ${process.env.npm_package_devDependencies_miniflare ?? ''}`);
+  console.log(`\nedge benchmark: N=${N} per scenario, concurrency ${C}, payload ~${PAYLOAD.length + 40} B, Miniflare ${JSON.parse(readFileSync(join(root, 'node_modules', 'miniflare', 'package.json'), 'utf8')).version}`);
   console.table(results);
   writeFileSync(join(root, '.tmp', 'bench-edge.json'), JSON.stringify({ at: new Date().toISOString(), n: N, concurrency: C, results }, null, 2));
 };

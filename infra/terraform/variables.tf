@@ -1,0 +1,62 @@
+variable "account_id" {
+  description = "Cloudflare account that owns the Worker"
+  type        = string
+}
+
+variable "zone_id" {
+  description = "Zone of the route the edge serves"
+  type        = string
+}
+
+variable "route_pattern" {
+  description = "Route of the edge, e.g. hooks.example.com/*"
+  type        = string
+}
+
+variable "script_name" {
+  description = "Name of the Worker"
+  type        = string
+  default     = "howk-edge"
+}
+
+variable "bundle_dir" {
+  description = "Output of `npm run edge:build` (worker.js and its .wasm modules)"
+  type        = string
+  default     = "../../.tmp/edge-build"
+}
+
+variable "compatibility_date" {
+  description = "Keep equal to wrangler.toml"
+  type        = string
+  default     = "2026-04-26"
+}
+
+variable "vars" {
+  description = "Plain HOWK_* settings of the edge (docs/EDGE.md): REST URLs, topics, admission, batching"
+  type        = map(string)
+  default = {
+    HOWK_KAFKA_REST_USERNAME    = "howk"
+    HOWK_EDGE_ADMISSION_RATE    = "100"
+    HOWK_EDGE_ADMISSION_BURST   = "200"
+    HOWK_EDGE_BATCH_MAX_RECORDS = "500"
+    HOWK_EDGE_BATCH_LINGER      = "5ms"
+    HOWK_EDGE_PRODUCE_DEADLINE  = "1500ms"
+    HOWK_LOG_LEVEL              = "info"
+  }
+}
+
+variable "kafka_rest_url" {
+  description = "howk-bridge's Kafka dialect, e.g. https://bridge.example.com/kafka"
+  type        = string
+}
+
+variable "redis_rest_url" {
+  description = "howk-bridge's Redis dialect, e.g. https://bridge.example.com/redis"
+  type        = string
+}
+
+variable "secrets" {
+  description = "Worker secrets: HOWK_KAFKA_REST_PASSWORD, HOWK_REDIS_REST_TOKEN, HOWK_SECRETS_KEY, HOWK_EDGE_API_KEYS, and the inbound secrets the transformers name"
+  type        = map(string)
+  sensitive   = true
+}
