@@ -1,14 +1,16 @@
-// `npm test`: lint, typecheck, then the whole vitest suite against real Kafka + Redis
-// (started here unless KAFKA_BROKERS / REDIS_URL are given). Ends with one summary line
-// "tests: N passed, N failed, N skipped".
+// `npm test`: lint, typecheck, then every vitest project against real Kafka + Redis
+// (started here unless KAFKA_BROKERS / REDIS_URL are given), one project after another so
+// that timing-sensitive integration tests never share the 2 cores with the chaos or edge
+// runs. Ends with one summary line "tests: N passed, N failed, N skipped".
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, withInfra } from './infra.mjs';
 
 const run = (cmd, args, env = process.env) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
+const PROJECTS = ['unit', 'integration', 'edge', 'chaos'];
 
 const step = (name, fn) => {
   console.log(`\n== ${name}`);
@@ -20,25 +22,35 @@ const step = (name, fn) => {
 let failed = 0;
 failed ||= step('lint (eslint: core/ stays runtime-agnostic)', () => run(bin('eslint'), ['.']));
 failed ||= step('typecheck (tsc --noEmit)', () => run(bin('tsc'), ['--noEmit', '-p', '.']));
+if (existsSync(join(root, 'edge', 'tsconfig.json'))) failed ||= step('typecheck edge (workers types)', () => run(bin('tsc'), ['--noEmit', '-p', 'edge/tsconfig.json']));
 if (failed) process.exit(failed);
 
-const report = join(root, '.tmp', 'vitest.json');
 mkdirSync(join(root, '.tmp'), { recursive: true });
-if (existsSync(report)) rmSync(report);
-
-const code = await withInfra(async () =>
-  step('vitest (unit, contract, integration, e2e) on real Kafka + Redis', () =>
-    run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra]),
-  ),
-);
-
-if (existsSync(report)) {
-  const r = JSON.parse(readFileSync(report, 'utf8'));
-  const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-  console.log(`\ntests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
-  if (r.numTotalTests === 0) {
-    console.log('no test ran');
-    process.exit(1);
+const totals = { passed: 0, failed: 0, skipped: 0, total: 0 };
+let code = 0;
+await withInfra(async () => {
+  for (const project of PROJECTS) {
+    const report = join(root, '.tmp', `vitest-${project}.json`);
+    if (existsSync(report)) rmSync(report);
+    const c = step(`vitest --project ${project}`, () =>
+      run(bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra]),
+    );
+    code ||= c;
+    if (existsSync(report)) {
+      const r = JSON.parse(readFileSync(report, 'utf8'));
+      totals.passed += r.numPassedTests;
+      totals.failed += r.numFailedTests;
+      totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+      totals.total += r.numTotalTests;
+    } else if (c !== 0) {
+      totals.failed += 1;
+    }
   }
+});
+
+console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+if (totals.total === 0) {
+  console.log('no test ran');
+  process.exit(1);
 }
 process.exit(code);

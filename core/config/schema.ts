@@ -130,6 +130,14 @@ export const ConfigSchema = z.object({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
   }),
+  transformer: section({
+    script_dirs: list([], 'Directories of /incoming/:name transformers (name.lua, optional name.json and name.passwd); reloaded on SIGHUP'),
+  }),
+  lua: section({
+    timeout: duration('500ms', 'CPU deadline of one Lua script run'),
+    memory_limit_mb: int(32, 'Memory cap of one Lua script run, in MB', { min: 1, max: 1024 }),
+    max_script_bytes: int(65_536, 'Largest Lua script accepted, in bytes', { min: 64 }),
+  }),
   log: section({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),
   }),

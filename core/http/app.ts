@@ -5,6 +5,7 @@ import { authMiddleware } from './middleware/auth';
 import { headerLimits } from './middleware/limits';
 import { enqueueRoutes } from './routes/enqueue';
 import { healthRoutes } from './routes/health';
+import { incomingRoutes } from './routes/incoming';
 import { endpointRoutes } from './routes/endpoints';
 import { keyRoutes } from './routes/keys';
 import { openApiRoutes } from './routes/openapi';
@@ -31,5 +32,6 @@ export const createApiApp = (d: ApiDeps) => {
   app.route('/', keyRoutes(d));
   app.route('/', secretRoutes(d));
   app.route('/', endpointRoutes(d));
+  app.route('/', incomingRoutes(d));
   return app;
 };

@@ -7,6 +7,7 @@ import type { HotState } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
+import type { TransformerRegistry } from '../transformers/registry';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
@@ -28,4 +29,6 @@ export type ApiDeps = {
   configSecrets?: ConfigSecrets;
   /** POST /webhooks/:id/retry and /deadletter/:id/replay (core/reconcile/redrive.ts); 501 without it. */
   redrive?: Redriver;
+  /** POST /incoming/:name transformers (loaded by the host); 501 without it. */
+  transformers?: TransformerRegistry;
 };

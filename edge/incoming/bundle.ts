@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CONFIG_ID } from '../../core/http/enqueue-request';
 import { PROVIDERS } from '../../core/signing/inbound/types';
+import { TRANSFORMER_NAME } from '../../core/transformers/registry';
 
 // Transformers as the edge bundles them at build time (scripts/edge-transformers.ts)
 // from `name.lua` + optional `name.json` (+ `name.passwd`). Secrets are never bundled: the
@@ -10,7 +11,7 @@ const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const TransformerConfigSchema = z
   .object({
-    /** Config id of the webhooks it makes (default: the script name). */
+    /** Config id of the webhooks it makes (default: incoming:<name>, as howk-api). */
     config_id: z.string().regex(CONFIG_ID).optional(),
     /** Hosts howk.post accepts ("example.com", "*.example.com"); absent = any. */
     allowed_domains: z.array(z.string().min(1)).optional(),
@@ -33,13 +34,11 @@ export type TransformerConfig = z.infer<typeof TransformerConfigSchema>;
 
 export type Transformer = { name: string; code: string; config: TransformerConfig; hasPasswd: boolean };
 
-export const SCRIPT_NAME = /^[A-Za-z0-9._-]{1,128}$/;
-
 /** Validates a bundle (also used by the bundler, so that a bad config fails the build). */
 export const parseBundle = (b: { transformers: { name: string; code: string; config: unknown; has_passwd: boolean }[] }): Map<string, Transformer> =>
   new Map(
     b.transformers.map((t) => {
-      if (!SCRIPT_NAME.test(t.name)) throw new Error(`transformer name ${JSON.stringify(t.name)} is not 1-128 characters of A-Z a-z 0-9 . _ -`);
+      if (!TRANSFORMER_NAME.test(t.name)) throw new Error(`transformer name ${JSON.stringify(t.name)} is not 1-64 characters of A-Z a-z 0-9 _ -`);
       const parsed = TransformerConfigSchema.safeParse(t.config ?? {});
       if (!parsed.success) throw new Error(`transformer ${t.name}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
       return [t.name, { name: t.name, code: t.code, config: parsed.data, hasPasswd: t.has_passwd }];

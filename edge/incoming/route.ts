@@ -1,20 +1,23 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { NotFoundError, TooLargeError } from '../../core/errors/errors';
-import type { EnqueueItem } from '../../core/http/enqueue-request';
+import { NotFoundError, TooLargeError, ValidationError } from '../../core/errors/errors';
+import { checkConfigId, enqueueItemSchema, type EnqueueItem } from '../../core/http/enqueue-request';
 import { errorResponse } from '../../core/http/errors';
-import { runTransformer, type LuaServices } from '../../core/lua';
+import { LuaError, LuaSyntaxError, runTransformer, type LuaServices } from '../../core/lua';
 import type { Enqueuer } from '../../core/pipeline/enqueue';
 import type { Logger } from '../../core/pipeline/logger';
 import { inboundRequest, verifyInbound } from '../../core/signing/inbound';
 import type { Config } from '../../core/config/schema';
+import { TRANSFORMER_NAME } from '../../core/transformers/registry';
 import { edgeLuaEngine } from '../lua/engine';
 import { checkBasicAuth } from './auth';
 import type { Transformer } from './bundle';
 
 // POST /incoming/:name at the edge: Basic auth (when configured), the provider's signature
 // on the raw bytes, then the transformer on the core Lua engine, and its webhooks enqueued
-// together (accepted or refused whole) through the DomainGates.
+// together (accepted or refused whole) through the DomainGates. Answers as howk-api's route
+// (core/http/routes/incoming.ts) does: 200 {webhooks: [{id, endpoint}], count}; a script
+// error is 400 (syntax) or 422 with its reason type; the posted webhooks meet the enqueue limits.
 
 export type IncomingDeps = {
   config: Config;
@@ -40,7 +43,7 @@ export const incomingRoutes = (d: IncomingDeps) => {
     bodyLimit({ maxSize: limit, onError: (c) => errorResponse(c, new TooLargeError('request body', limit)) }),
     async (c) => {
       const name = c.req.param('name');
-      const t = d.transformers().get(name);
+      const t = TRANSFORMER_NAME.test(name) ? d.transformers().get(name) : undefined;
       if (!t) throw new NotFoundError(`transformer ${name}`);
       const auth = checkBasicAuth(t, d.env, c.req.header('authorization'));
       if (auth === 'refused') return unauthorized(c, `transformer ${name} needs valid Basic credentials`, true);
@@ -55,19 +58,41 @@ export const incomingRoutes = (d: IncomingDeps) => {
           return unauthorized(c, `${v.provider} signature verification failed: ${r.detail}`, false);
         }
       }
+      const configId = t.config.config_id ?? `incoming:${name}`;
+      checkConfigId(configId);
+      const headers: Record<string, string> = {};
+      c.req.raw.headers.forEach((v, k) => {
+        // The script's own credentials are not its input.
+        if (k !== 'authorization' || auth === 'open') headers[k] = v;
+      });
       const query: Record<string, string | string[]> = {};
       for (const [k, vs] of Object.entries(c.req.queries())) query[k] = vs.length === 1 ? vs[0]! : vs;
-      const text = new TextDecoder().decode(body);
-      const { webhooks } = await runTransformer(
-        t.code,
-        { body: text, headers: Object.fromEntries(c.req.raw.headers), query, method: c.req.method, path: c.req.path, script: name },
-        { engine: edgeLuaEngine(d.maxInstructions), allowedDomains: t.config.allowed_domains, maxWebhooks: t.config.max_webhooks, services: d.services(t) },
-      );
-      if (!webhooks.length) return c.json({ webhooks: [], count: 0 }, 200);
-      const items: EnqueueItem[] = webhooks.map((w) => ({ endpoint: w.endpoint, payload: w.payload, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts }));
+      let webhooks;
+      try {
+        ({ webhooks } = await runTransformer(
+          t.code,
+          { body: new TextDecoder().decode(body), headers, query, method: c.req.method, path: c.req.path, script: name },
+          { engine: edgeLuaEngine(d.maxInstructions), allowedDomains: t.config.allowed_domains, maxWebhooks: t.config.max_webhooks ?? d.config.api.max_batch_size, services: d.services(t) },
+        ));
+      } catch (e) {
+        if (!(e instanceof LuaError)) throw e;
+        d.log.warn('transformer failed; nothing enqueued', { transformer: name, reason_type: e.code, error: e.message });
+        return c.json({ error: { code: e.code, reason_type: e.code, message: e.message, line: e.line ?? null } }, e instanceof LuaSyntaxError ? 400 : 422);
+      }
+      if (!webhooks.length) return c.json({ webhooks: [], count: 0 });
+      // The same limits as a batch enqueue (header count and sizes, endpoint length).
+      const schema = enqueueItemSchema(d.config.api);
+      const items: EnqueueItem[] = webhooks.map((w, i) => {
+        const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
+        if (!r.success) {
+          const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
+          throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
+        }
+        return { endpoint: w.endpoint, payload: w.payload, headers: w.headers, ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}), ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}) };
+      });
       // All of them or none: one enqueue call, one outcome.
-      const results = await d.enqueue(t.config.config_id ?? name, items);
-      return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint, status: r.status })), count: results.length }, 202);
+      const results = await d.enqueue(configId, items);
+      return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });
     },
   );
   return app;

@@ -10,7 +10,7 @@ import { createSecretBox, randomSecretsKey } from '../../core/signing/secret-box
 import { LOOPBACK_NETWORKS } from '../../core/security/destination';
 import { configFromProcess, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
-import { onShutdown } from '../node/lifecycle';
+import { onReload, onShutdown } from '../node/lifecycle';
 import { createDrySender, createHttpSender } from '../node/sender';
 
 // howk-dev: the whole pipeline in one process, with the in-memory log and hot state.
@@ -33,7 +33,8 @@ const sender = config.worker.dry_run
   : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
 const logStore = new MemoryLog();
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
-const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards() });
+const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
+if (fleet.transformers) onReload(log, fleet.transformers.reload);
 
 // With api.auth.enabled, howk-dev makes an admin key for the run (nothing persists, so
 // there is no other way in) and prints it, like the signing secret.
@@ -51,6 +52,7 @@ log.info('howk-dev ready', {
     ? `${config.delivery.allowed_networks.join(',')} reachable besides public addresses (howk-dev allows loopback by default; other binaries refuse it)`
     : 'public addresses only',
   api_auth: adminKey ? `on; admin key for this run: ${adminKey}` : 'off (howk-dev default; HOWK_API_AUTH_ENABLED=true turns it on)',
+  transformers: fleet.transformers?.names().length ? fleet.transformers.names().map((n) => `/incoming/${n}`).join(', ') : 'none (--scripts-dir DIR or transformer.script_dirs)',
   signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (generated for this run; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
 });
 onShutdown(log, async () => {

@@ -18,6 +18,7 @@ import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { createRedriver } from '../../core/reconcile/redrive';
 import { embedReconciler } from '../reconciler/embed';
+import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
 export type FleetParts = {
   config: Config;
@@ -33,9 +34,11 @@ export type FleetParts = {
   roles?: { api?: boolean; worker?: boolean; scheduler?: boolean };
   /** Names of the two dependencies on /ready and /health/dependencies. */
   names?: { log: string; hot: string };
+  /** Transformer directories besides transformer.script_dirs (howk-dev --scripts-dir). */
+  scriptDirs?: string[];
 };
 
-export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState };
+export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState; /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry };
 
 /** api + worker + scheduler over the given adapters, in one process (howk-dev, and tests). */
 export const startFleet = async (p: FleetParts): Promise<Fleet> => {
@@ -53,6 +56,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const stops: (() => Promise<void>)[] = [];
   let server: ServerType | undefined;
   let baseUrl: string | undefined;
+  let transformers: ReloadableRegistry | undefined;
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
   const security = roles.api || roles.worker
     ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
@@ -95,7 +99,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }) });
+    transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
@@ -121,6 +126,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     baseUrl,
     server,
     security,
+    transformers,
     stop: async () => {
       for (const s of stops) await s();
     },

@@ -20,3 +20,11 @@ export const onShutdown = (log: Logger, stop: () => Promise<void>): void => {
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
 };
+
+/** SIGHUP reloads the transformer scripts (a failed reload keeps the loaded set). */
+export const onReload = (log: Logger, reload: () => Promise<unknown>): void => {
+  process.on('SIGHUP', () => {
+    log.info('SIGHUP: reloading transformers');
+    reload().catch((e) => log.error('transformer reload failed; the previous set stays', { error: String(e) }));
+  });
+};

@@ -3,7 +3,7 @@ import { createLogger } from '../../core/pipeline/logger';
 import { kafkaLogFrom, redisHotFrom, secretBoxFrom } from './adapters';
 import { configFromProcess, parseFlags, redisUrlOf } from './config';
 import { startFleet } from './fleet';
-import { onShutdown } from './lifecycle';
+import { onReload, onShutdown } from './lifecycle';
 import { createDrySender, createHttpSender } from './sender';
 
 export type Role = 'api' | 'worker' | 'scheduler';
@@ -26,6 +26,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     names: { log: 'kafka', hot: 'redis' },
   });
   log.info(`howk-${role} started`, { ...(fleet.baseUrl ? { url: fleet.baseUrl } : {}), brokers: config.kafka.brokers, group: role === 'worker' ? config.kafka.consumer_group : undefined });
+  if (fleet.transformers) onReload(log, fleet.transformers.reload);
   onShutdown(log, async () => {
     await fleet.stop();
     await logStore.close();

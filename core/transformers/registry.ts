@@ -1,0 +1,94 @@
+// Transformers (/incoming/:name): what the HTTP route needs to know about a loaded script.
+// Loading (files, SIGHUP) is the host's business (workers/node/transformers.ts); this file is
+// runtime-agnostic: the script, its settings, and its Basic auth.
+
+export const TRANSFORMER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** name.json */
+export type TransformerSettings = {
+  /** Hosts howk.post may target ("example.com", "*.example.com"); absent = any host. */
+  allowed_domains?: string[];
+  /** The config_id the webhooks are enqueued under (default `incoming:<name>`). */
+  config_id?: string;
+};
+
+export type PasswdEntry = { kind: 'plain'; secret: string } | { kind: 'bcrypt' };
+
+export type TransformerAuth =
+  /** No passwd file: the script is public. */
+  | { kind: 'none' }
+  | { kind: 'passwd'; users: Map<string, PasswdEntry> }
+  /** A passwd file exists but could not be read or parsed: every request is refused. */
+  | { kind: 'refuse'; reason: string };
+
+export type TransformerScript = {
+  name: string;
+  code: string;
+  settings: TransformerSettings;
+  auth: TransformerAuth;
+};
+
+export type TransformerRegistry = {
+  get(name: string): TransformerScript | undefined;
+};
+
+export const staticRegistry = (scripts: Iterable<TransformerScript>): TransformerRegistry => {
+  const m = new Map<string, TransformerScript>();
+  for (const s of scripts) m.set(s.name, s);
+  return { get: (n) => m.get(n) };
+};
+
+export const configIdFor = (s: TransformerScript): string => s.settings.config_id ?? `incoming:${s.name}`;
+
+/** `user:secret` lines; `#` comments and blank lines ignored. A `$2…` secret is a bcrypt hash. */
+export const parsePasswd = (text: string): Map<string, PasswdEntry> => {
+  const users = new Map<string, PasswdEntry>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) return;
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new Error(`line ${i + 1}: expected user:password`);
+    const user = line.slice(0, colon);
+    const secret = line.slice(colon + 1);
+    users.set(user, /^\$2[abxy]?\$/.test(secret) ? { kind: 'bcrypt' } : { kind: 'plain', secret });
+  });
+  return users;
+};
+
+const enc = new TextEncoder();
+
+/** Compares in time that depends on the lengths only, not on where the strings differ. */
+export const constantTimeEqual = (a: string, b: string): boolean => {
+  const x = enc.encode(a);
+  const y = enc.encode(b);
+  const n = Math.max(x.length, y.length);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+};
+
+export type AuthOutcome = { ok: true; user?: string } | { ok: false; message: string };
+
+const BASIC = /^Basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i;
+
+export const checkBasicAuth = (auth: TransformerAuth, header: string | undefined): AuthOutcome => {
+  if (auth.kind === 'none') return { ok: true };
+  if (auth.kind === 'refuse') return { ok: false, message: 'this transformer refuses every request: its passwd file could not be read' };
+  const m = BASIC.exec(header ?? '');
+  if (!m) return { ok: false, message: 'Basic credentials are required' };
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(m[1]!), (ch) => ch.charCodeAt(0)));
+  } catch {
+    return { ok: false, message: 'malformed Basic credentials' };
+  }
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return { ok: false, message: 'malformed Basic credentials' };
+  const user = decoded.slice(0, colon);
+  const password = decoded.slice(colon + 1);
+  const entry = auth.users.get(user);
+  if (entry?.kind === 'bcrypt') return { ok: false, message: 'bcrypt password hashes are not supported on this server yet; use a plaintext entry' };
+  // Compare against something even for an unknown user, so timing does not tell users apart.
+  const ok = constantTimeEqual(password, entry?.kind === 'plain' ? entry.secret : '\u0000unknown-user\u0000') && entry !== undefined;
+  return ok ? { ok: true, user } : { ok: false, message: 'invalid credentials' };
+};
