@@ -78,7 +78,7 @@ export const checkBasicAuth = (auth: TransformerAuth, header: string | undefined
   if (!m) return { ok: false, message: 'Basic credentials are required' };
   let decoded: string;
   try {
-    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(m[1]!), (ch) => ch.charCodeAt(0)));
+    decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(m[1]!), (ch) => ch.charCodeAt(0)));
   } catch {
     return { ok: false, message: 'malformed Basic credentials' };
   }
