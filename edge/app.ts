@@ -24,7 +24,7 @@ export type EdgeEnv = Record<string, unknown> & { GATE: DurableObjectNamespace }
 /**
  * The edge Worker's HTTP surface: howk-api's enqueue routes (same schemas, limits, auth and
  * errors, from core/http) on the edge enqueuer, status reads over the Redis REST dialect,
- * and health. Built once per isolate.
+ * /incoming transformers, and health. Built once per isolate.
  */
 export const createEdgeApp = async (env: EdgeEnv) => {
   const { config, edge } = edgeConfigFrom(env);

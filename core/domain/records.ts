@@ -18,7 +18,11 @@ export const DeliveryResultSchema = z.object({
 });
 export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 
-export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination']);
+/** Script failures (core/lua, HOWK's reason types) dead-letter with the LuaError code. */
+export const ScriptReason = z.enum(['script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit']);
+export type ScriptReason = z.infer<typeof ScriptReason>;
+
+export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination', ...ScriptReason.options]);
 export type DeadReason = z.infer<typeof DeadReason>;
 
 /** Terminal failures on howk.deadletter. The webhook is stored with secret headers redacted and without its secret. */

@@ -9,6 +9,7 @@ import { incomingRoutes } from './routes/incoming';
 import { endpointRoutes } from './routes/endpoints';
 import { keyRoutes } from './routes/keys';
 import { openApiRoutes } from './routes/openapi';
+import { scriptRoutes } from './routes/scripts';
 import { secretRoutes } from './routes/secrets';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
@@ -33,5 +34,6 @@ export const createApiApp = (d: ApiDeps) => {
   app.route('/', secretRoutes(d));
   app.route('/', endpointRoutes(d));
   app.route('/', incomingRoutes(d));
+  app.route('/', scriptRoutes(d));
   return app;
 };

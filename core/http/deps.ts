@@ -7,6 +7,7 @@ import type { HotState } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
+import type { ScriptStore } from '../scripts/store';
 import type { TransformerRegistry } from '../transformers/registry';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
@@ -31,4 +32,6 @@ export type ApiDeps = {
   redrive?: Redriver;
   /** POST /incoming/:name transformers (loaded by the host); 501 without it. */
   transformers?: TransformerRegistry;
+  /** Per-config delivery scripts (/config/:id/script); 501 without it. */
+  scripts?: ScriptStore;
 };

@@ -60,6 +60,7 @@ export class MemoryHotState implements HotState {
       this.statuses.set(id, { value: { status: next, history }, expiresAt: now + this.ttls.status_ttl });
     }
     for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
+    for (const id of batch.ended ?? []) this.retries.delete(id);
     if (batch.stats) {
       const bucket = hourBucket(batch.stats.at);
       for (const [name, n] of Object.entries(batch.stats.counts)) {

@@ -1,6 +1,8 @@
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
+import type { ScriptReason } from '../domain/records';
 import { errorMessage } from '../errors/errors';
+import { LuaError, runDeliveryScript } from '../lua';
 import type { CircuitOutcome } from '../policy/circuit';
 import { classify, type Classification } from '../policy/classify';
 import { decide } from '../policy/retry';
@@ -35,6 +37,8 @@ export type AttemptDeps = {
   /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
   configSecrets?: (configId: string, at: number) => Promise<string[]>;
   guards?: Guards;
+  /** The delivery script of a config (own or namespace), run before signing (docs/LUA.md). */
+  deliveryScript?: (configId: string) => string | undefined;
   random?: () => number;
   /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
   isStopping?: () => boolean;
@@ -104,15 +108,44 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  const send = async (w: Webhook): Promise<DeliveryResponse> => {
+  type Prepared = { body: string; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean };
+  const unscripted = (w: Webhook): Prepared => ({ body: w.payload, headers: w.headers, retryOn: config.retry.retry_on_status, scripted: false });
+
+  /**
+   * Runs the config's delivery script on the ORIGINAL payload and headers of the webhook (a
+   * retry runs it again on them, never on a transformed body); what it returns is only sent,
+   * never stored. A failure is the LuaError's code.
+   */
+  const prepare = async (w: Webhook): Promise<Prepared | { failed: ScriptReason; message: string }> => {
+    const code = d.deliveryScript?.(w.config_id);
+    if (code === undefined) return unscripted(w);
+    try {
+      const r = await runDeliveryScript(
+        code,
+        { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
+        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
+      );
+      const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
+      return { body: r.body, headers: r.headers, retryOn, scripted: true };
+    } catch (e) {
+      if (e instanceof LuaError) return { failed: e.code, message: e.message };
+      return { failed: 'script_runtime_error', message: errorMessage(e) };
+    }
+  };
+
+  const send = async (w: Webhook, p: Prepared): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
-      const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: w.payload, secrets: await secretsOf(w), scheme: config.signing.scheme });
+      const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets: await secretsOf(w), scheme: config.signing.scheme });
+      // A script may set its own content-type; without a script the webhook's headers cannot.
+      const headers = p.scripted
+        ? { 'content-type': 'application/json', ...p.headers, 'user-agent': config.delivery.user_agent, ...sig }
+        : { ...p.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig };
       return await gate(() =>
         d.sender.send({
           url: w.endpoint,
-          headers: { ...w.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig },
-          body: w.payload,
+          headers,
+          body: p.body,
           timeoutMs: config.delivery.timeout,
         }),
       );
@@ -130,9 +163,24 @@ export const createAttempter = (d: AttemptDeps) => {
     if (a.kind === 'divert') return { kind: 'diverted', webhook: w, at: now };
     if (a.kind === 'recovered') return { kind: 'returned', webhook: w, at: now };
     if (a.kind !== 'go') throw new Error(`unexpected admission ${a.kind}`);
-    const response = await send(w);
+    const started = d.clock.now();
+    const p = await prepare(w);
+    if ('failed' in p) {
+      const at = d.clock.now();
+      // Nothing was sent: the endpoint's counters are released without a circuit outcome.
+      if (complete) {
+        const done = complete({ endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed }).catch((e) =>
+          d.log.warn('guard completion not recorded', { error: errorMessage(e) }),
+        );
+        pendingCompletions.add(done);
+        void done.finally(() => pendingCompletions.delete(done));
+      }
+      d.log.warn('delivery script failed; dead-lettered', { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
+      return { kind: 'attempted', o: { webhook: w, response: { kind: 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `delivery script failed: ${p.message}` } } };
+    }
+    const response = await send(w, p);
     const at = d.clock.now();
-    const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, config.retry.retry_on_status);
+    const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
     if (complete) {
       const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
       // Fail silent: counters carry a TTL and a missed circuit record costs little.

@@ -50,6 +50,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const collect = (steps: Step[], records: LogRecord[]) => {
     const statuses: StatusWrite[] = [];
     const retries: RetryEntry[] = [];
+    // Terminal outcomes: a retry still scheduled for them (a stale copy) is removed.
+    const ended: string[] = [];
     const counts: Partial<Record<StatName, number>> = {};
     const count = (n: StatName) => (counts[n] = (counts[n] ?? 0) + 1);
     const hold = (w: Webhook, at: number, fields: Omit<StatusPatch, 'webhook_id' | 'updated_at_ns'>): StatusPatch => {
@@ -71,6 +73,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const hadSnapshot = true;
         if (o.decision.kind === 'delivered') {
           count('delivered');
+          ended.push(w.id);
           if (hadSnapshot) records.push({ topic: topics.state, key: w.id, value: null });
         } else if (o.decision.kind === 'retry') {
           count('retried');
@@ -79,6 +82,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           records.push({ topic: topics.state, key: w.id, value: snapshotValue(o.decision.next, status, o.decision.dueAt, data) });
         } else {
           count('dead_lettered');
+          ended.push(w.id);
           if (o.decision.reason_type === 'exhausted') count('exhausted');
           records.push({ topic: topics.deadletter, key: w.id, value: deadLetterValue(o, o.decision.reason_type, o.decision.reason) });
           if (hadSnapshot) records.push({ topic: topics.state, key: w.id, value: null });
@@ -103,7 +107,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         records.push({ topic: topics.state, key: s.webhook.id, value: snapshotValue(s.webhook, patch, s.at) });
       }
     }
-    return { statuses, retries, counts };
+    return { statuses, retries, ended, counts };
   };
 
   const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log });
@@ -155,8 +159,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
 
   const flushable = (steps: Step[], leases: Leased[]): Flushable => {
     const records: LogRecord[] = [];
-    const { statuses, retries, counts } = collect(steps, records);
-    return { records, hot: { statuses, retries, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases };
+    const { statuses, retries, ended, counts } = collect(steps, records);
+    return { records, hot: { statuses, retries, ended, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases };
   };
 
   const deliver = async (batch: ConsumedBatch): Promise<void> => {

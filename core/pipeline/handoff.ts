@@ -26,6 +26,7 @@ export const createHandoff = (d: { hot: HotState; producer: LogProducer; log: Lo
     const hot: HotBatch = {
       statuses: items.flatMap((i) => i.hot.statuses ?? []),
       retries: items.flatMap((i) => i.hot.retries ?? []),
+      ended: items.flatMap((i) => i.hot.ended ?? []),
       stats: items.reduce<HotBatch['stats']>((acc, i) => {
         if (!i.hot.stats) return acc;
         const counts = { ...(acc?.counts ?? {}) };

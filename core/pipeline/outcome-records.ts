@@ -10,9 +10,12 @@ import { redactWebhook } from './redact';
 // The records one delivery step leaves behind: result, status (+ history entry), dead
 // letter, state snapshot. Pure functions of the step; deliver.ts collects them per batch.
 
-export type Attempted = { webhook: Webhook; response: DeliveryResponse; at: number; decision: Decision };
+/** The delivery script failed: nothing was sent. */
+export type ScriptFailure = { kind: 'script'; error: string; durationMs: number };
 
-export const responseError = (r: DeliveryResponse): string | null =>
+export type Attempted = { webhook: Webhook; response: DeliveryResponse | ScriptFailure; at: number; decision: Decision };
+
+export const responseError = (r: DeliveryResponse | ScriptFailure): string | null =>
   r.kind === 'response' ? (r.status >= 200 && r.status < 300 ? null : `HTTP ${r.status}`) : `${r.kind}: ${r.error}`;
 
 const STATE: Record<Decision['kind'], WebhookState> = { delivered: 'delivered', retry: 'retrying', dead: 'failed' };

@@ -1,3 +1,4 @@
+import type { ScriptReason } from '../domain/records';
 import type { Webhook } from '../domain/webhook';
 import type { Classification } from './classify';
 
@@ -19,7 +20,7 @@ export const backoffDelay = (attempt: number, p: RetryPolicy, rand: number): num
 export type Decision =
   | { kind: 'delivered' }
   | { kind: 'retry'; next: Webhook; dueAt: number; deferred: boolean }
-  | { kind: 'dead'; reason_type: 'unrecoverable' | 'exhausted' | 'blocked_destination'; reason: string };
+  | { kind: 'dead'; reason_type: 'unrecoverable' | 'exhausted' | 'blocked_destination' | ScriptReason; reason: string };
 
 /**
  * What happens to a webhook after one attempt. `webhook.attempt` is the 0-based number

@@ -23,6 +23,12 @@ export type RetryEntry = { id: string; dueAt: number; /** the encoded webhook to
 export type HotBatch = {
   statuses?: StatusWrite[];
   retries?: RetryEntry[];
+  /**
+   * Webhooks that reached a terminal outcome (delivered, dead): a retry still scheduled for
+   * one of them is a stale copy (a redelivered batch, a schedule a rebuild restored while
+   * the webhook was already on its way) and is removed, after `retries` are written.
+   */
+  ended?: string[];
   stats?: { at: number; counts: Partial<Record<StatName, number>>; endpoints?: string[] };
 };
 

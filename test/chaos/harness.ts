@@ -96,6 +96,8 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
     HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
     HOWK_RECONCILER_LOCK_TTL: '10s',
+    // Restored retries that were due wait this long for copies already on their way (default 30 s).
+    HOWK_RECONCILER_RESTORE_DELAY: '10s',
     HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS ? 'info' : 'error',
     ...extra,
   };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedis } from '../../workers/redis/client';
 import { runTransformer } from '../../core/lua';
 import { decodeWebhook } from '../../core/domain/webhook';
 import { waitFor } from '../helpers/env';
@@ -8,7 +9,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 import { SIGNERS, stripe } from './fixtures/signers';
 import { TRANSFORMER_CASES, transformerSource, type TransformerCase } from './fixtures/transformer-cases';
-import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+import { collect, configOf, EDGE_REDIS_DB, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
 
 // /incoming/:name at the edge: signatures checked on the raw bytes, transformers on the core
 // Lua engine inside workerd, their webhooks produced whole and delivered by howk-worker.
@@ -126,6 +127,21 @@ describe('/incoming at the edge', () => {
       }
       expect(await produced()).toBe(before);
     });
+  });
+
+  it('gives the Lua kv module Redis through the bridge (KV dedupe)', async () => {
+    const id = `evt_kv_${Date.now()}`;
+    const body = JSON.stringify({ id });
+    const first = (await (await post('kv-dedupe', body)).json()) as { count: number };
+    const second = (await (await post('kv-dedupe', body)).json()) as { count: number };
+    expect([first.count, second.count]).toEqual([1, 0]);
+    const redis = createRedis(env.HOWK_REDIS_URL!, { db: EDGE_REDIS_DB });
+    try {
+      expect(await redis.get(`kv:kv-dedupe:seen:${id}`)).toBe('1');
+      expect(await redis.ttl(`kv:kv-dedupe:seen:${id}`)).toBeGreaterThan(50);
+    } finally {
+      await redis.quit();
+    }
   });
 
   it('keeps scripts with a .passwd file closed without a credential secret, and checks Basic auth', async () => {

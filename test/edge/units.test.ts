@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LuaFactory } from 'wasmoon';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../core/config/load';
+import { decodeWebhook } from '../../core/domain/webhook';
+import { MemoryHotState } from '../../core/memory/hot-state';
+import { createEnqueuer } from '../../core/pipeline/enqueue';
+import { silentLogger } from '../../core/pipeline/logger';
 import { admissionOf, edgeConfigFrom } from '../../edge/config';
+import { webhookBuilder } from '../../edge/enqueue';
 import { MicroBatcher } from '../../edge/gate/batcher';
 import { SIGNATURES, wrapperBytes } from '../../edge/lua/wrappers';
 import type { RestRecord } from '../../edge/upstash/kafka';
@@ -90,5 +96,26 @@ describe('edge config', () => {
     expect(() => edgeConfigFrom({})).toThrow(/HOWK_KAFKA_REST_URL/);
     expect(() => edgeConfigFrom({ HOWK_KAFKA_REST_URL: 'http://b' })).toThrow(/HOWK_KAFKA_REST_PASSWORD/);
     expect(() => edgeConfigFrom({ ...base, HOWK_EDGE_BATCH_MAX_RECORDS: '0' })).toThrow(/HOWK_EDGE_BATCH_MAX_RECORDS/);
+  });
+});
+
+describe('edge webhook records', () => {
+  it('are built exactly as howk-api builds them', async () => {
+    const config = loadConfig({ env: {} });
+    const now = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const clock = { now: () => now };
+    const sent: string[] = [];
+    const enqueue = createEnqueuer({
+      config,
+      clock,
+      log: silentLogger,
+      hot: new MemoryHotState({ status_ttl: 1000, stats_ttl: 1000, retry_data_ttl: 1000 }, clock),
+      producer: { send: async (rs) => void sent.push(...rs.map((r) => r.value!)), close: async () => {} },
+    });
+    const item = { endpoint: 'https://example.com/h', payload: '{"a": 1.0}', headers: { 'x-a': 'b' }, idempotency_key: 'k', max_attempts: 3 };
+    await enqueue('cfg', [item]);
+    const core = decodeWebhook(sent[0]!);
+    const edge = await webhookBuilder(config, undefined)('cfg', item, now);
+    expect({ ...edge, id: core.id }).toEqual(core);
   });
 });

@@ -6,7 +6,7 @@ import { MemoryTopicReader } from '../../core/memory/topic-reader';
 import { silentLogger } from '../../core/pipeline/logger';
 import type { HotState } from '../../core/ports/hot-state';
 import type { TopicReader } from '../../core/ports/recovery';
-import { createReconciler } from '../../core/reconcile/reconciler';
+import { createReconciler, deferred } from '../../core/reconcile/reconciler';
 import { pausableClaims, sentinelCheck } from '../../core/reconcile/sentinel';
 import { T0, deadLetter, hook, snapshot, stamp, statusFor, tombstone } from '../helpers/reconcile-fixtures';
 
@@ -164,6 +164,23 @@ describe('reconciler: what a rebuild restores', () => {
     await w.reconciler('a').forceRebuild();
     expect(await w.hot.getStatus('wh_r')).toBeNull();
     expect(await w.hot.getDeadLetter('wh_r')).not.toBeNull();
+  });
+});
+
+describe('restored retries that were due already', () => {
+  it('wait restore_delay (copies on their way come first); later ones keep their time', async () => {
+    const item = (dueAt: number) => ({ status: statusFor(hook('wh_x'), stamp(T0)), retry: { id: 'wh_x', dueAt, data: 'd' } });
+    expect(deferred(item(T0 - 5), T0 + 30_000).retry!.dueAt).toBe(T0 + 30_000);
+    expect(deferred(item(T0 + 60_000), T0 + 30_000).retry!.dueAt).toBe(T0 + 60_000);
+    expect(deferred({ status: item(0).status }, T0)).toEqual({ status: item(0).status });
+  });
+
+  it('a rebuild schedules them at now + restore_delay', async () => {
+    const w = world();
+    w.state(snapshot(hook('wh_b'), stamp(T0), T0));
+    await w.reconciler('a').ensureInitialized();
+    expect(await w.hot.claimDueRetries(w.clock.now() + config.reconciler.restore_delay - 1, 10, 1)).toEqual([]);
+    expect((await w.hot.claimDueRetries(w.clock.now() + config.reconciler.restore_delay, 10, 1)).map((r) => r.id)).toEqual(['wh_b']);
   });
 });
 

@@ -78,6 +78,18 @@ export class KafkaLog implements Log {
         ],
       })),
     });
+    // A broker can answer "created" before every partition has a leader in its metadata;
+    // producing or committing then fails with "does not host this topic-partition".
+    const names = missing.map((s) => s.name);
+    for (let i = 0; i < 50; i++) {
+      try {
+        const meta = await admin.fetchTopicMetadata({ topics: names });
+        if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      } catch {
+        // not visible yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   private async ping(): Promise<void> {

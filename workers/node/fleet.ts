@@ -17,6 +17,7 @@ import { startSecurityState, type SecurityState } from '../../core/security/runt
 import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { createRedriver } from '../../core/reconcile/redrive';
+import { startScriptState } from '../../core/scripts/store';
 import { embedReconciler } from '../reconciler/embed';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
@@ -62,6 +63,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
     : undefined;
 
+  // Per-config delivery scripts (api, worker): the compacted howk.scripts topic replayed into memory.
+  const scripts = roles.api || roles.worker ? startScriptState({ config, logStore, log, clock, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') }) : undefined;
+
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
   const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock }, roles.worker ? 'worker' : 'scheduler') : undefined;
   if (reconcile) {
@@ -73,9 +77,12 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     // Signing with a config's secret needs the secrets loaded before the first delivery.
     await security!.ready;
     const configSecrets = security!.configSecrets!;
+    // Likewise the delivery scripts.
+    await scripts!.ready;
+    const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id) });
     reconcile?.track(w.consumers);
     stops.push(async () => {
       await w.stop();
@@ -100,7 +107,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
@@ -121,6 +128,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     });
   }
   if (security) stops.push(() => security.stop());
+  if (scripts) stops.push(() => scripts.stop());
   reconcile?.start();
   return {
     baseUrl,

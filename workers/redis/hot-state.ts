@@ -58,6 +58,7 @@ export class RedisHotState implements HotState {
       p.zadd(keys.retries(), r.dueAt, r.id);
       p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
     }
+    for (const id of batch.ended ?? []) p.zrem(keys.retries(), id).del(keys.retryData(id));
     if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     if (p.length) await execPipeline(p);
   }

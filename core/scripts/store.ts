@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import type { Config } from '../config/schema';
+import { NotFoundError, TooLargeError, UnavailableError } from '../errors/errors';
+import { checkSyntax } from '../lua';
+import type { Logger } from '../pipeline/logger';
+import type { Log, LogProducer } from '../ports/log';
+import { startReplica } from '../security/replica';
+import { toHex } from '../signing/encoding';
+
+// Per-config delivery scripts (docs/LUA.md). One record per config on the compacted
+// howk.scripts topic (key = config id, tombstone = deleted), replayed from the beginning by
+// every api and worker into memory, so that all instances converge on the same version.
+
+export const ScriptRecordSchema = z.object({ config_id: z.string(), code: z.string(), sha256: z.string(), updated_at: z.string() });
+export type ScriptRecord = z.infer<typeof ScriptRecordSchema>;
+
+export class ScriptTable {
+  private readonly byConfig = new Map<string, ScriptRecord>();
+
+  apply(configId: string, value: string | null): void {
+    if (value === null) {
+      this.byConfig.delete(configId);
+      return;
+    }
+    try {
+      const parsed = ScriptRecordSchema.safeParse(JSON.parse(value));
+      if (parsed.success && parsed.data.config_id === configId) this.byConfig.set(configId, parsed.data);
+    } catch {
+      // an undecodable record is ignored, as a missing one
+    }
+  }
+
+  get(configId: string): ScriptRecord | undefined {
+    return this.byConfig.get(configId);
+  }
+
+  /** The config's own script, else its namespace's: `wh:42:6` → `wh:42` → `wh`. */
+  resolve(configId: string): ScriptRecord | undefined {
+    let id = configId;
+    for (;;) {
+      const r = this.byConfig.get(id);
+      if (r) return r;
+      const cut = id.lastIndexOf(':');
+      if (cut <= 0) return undefined;
+      id = id.slice(0, cut);
+    }
+  }
+}
+
+export type ScriptStoreDeps = { table: ScriptTable; producer: LogProducer; topic: string; clock: { now(): number }; maxBytes: number; synced: () => boolean };
+
+export const createScriptStore = (d: ScriptStoreDeps) => {
+  const needSync = () => {
+    if (!d.synced()) throw new UnavailableError('scripts are still loading', 1);
+  };
+  const write = async (configId: string, r: ScriptRecord | null) => {
+    const value = r && JSON.stringify(r);
+    await d.producer.send([{ topic: d.topic, key: configId, value }]);
+    d.table.apply(configId, value);
+  };
+  return {
+    /** Size and syntax are checked before anything is stored (LuaSyntaxError → 400 with the line). */
+    async put(configId: string, code: string): Promise<ScriptRecord> {
+      needSync();
+      const bytes = new TextEncoder().encode(code).length;
+      if (bytes > d.maxBytes) throw new TooLargeError('script', d.maxBytes);
+      await checkSyntax(code);
+      const r: ScriptRecord = { config_id: configId, code, sha256: toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(code)))), updated_at: new Date(d.clock.now()).toISOString() };
+      await write(configId, r);
+      return r;
+    },
+    get(configId: string): ScriptRecord {
+      needSync();
+      const r = d.table.get(configId);
+      if (!r) throw new NotFoundError(`script of config ${configId}`);
+      return r;
+    },
+    async remove(configId: string): Promise<void> {
+      needSync();
+      if (!d.table.get(configId)) throw new NotFoundError(`script of config ${configId}`);
+      await write(configId, null);
+    },
+    /** The script that runs before a delivery of this config (own, else namespace), if any. */
+    scriptFor: (configId: string): string | undefined => d.table.resolve(configId)?.code,
+  };
+};
+
+export type ScriptStore = ReturnType<typeof createScriptStore>;
+
+export type ScriptState = { store: ScriptStore; ready: Promise<void>; stop(): Promise<void> };
+
+/** The scripts of one process: the howk.scripts topic replayed into memory by a replica of its own. */
+export const startScriptState = (o: { config: Config; logStore: Log; log: Logger; clock: { now(): number }; instance: string }): ScriptState => {
+  const table = new ScriptTable();
+  const producer = o.logStore.producer();
+  const topic = o.config.kafka.topics.scripts;
+  const replica = startReplica({
+    logStore: o.logStore,
+    producer,
+    topics: [topic],
+    groupId: `${o.config.kafka.client_id}-scripts-${o.instance}-${crypto.randomUUID().slice(0, 8)}`,
+    log: o.log,
+    apply: (_topic, key, value) => table.apply(key, value),
+  });
+  return {
+    store: createScriptStore({ table, producer, topic, clock: o.clock, maxBytes: o.config.lua.max_script_bytes, synced: () => replica.synced() }),
+    ready: replica.ready,
+    stop: async () => {
+      await replica.stop();
+      await producer.close();
+    },
+  };
+};
