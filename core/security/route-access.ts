@@ -32,7 +32,7 @@ const RULES: Rule[] = [
 ];
 
 // Paths whose first parameter is a config id.
-const CONFIG_PATHS = [/^\/webhooks\/([^/]+)\/enqueue(?:\/batch)?$/, /^\/configs\/([^/]+)(?:\/|$)/, /^\/scripts\/([^/]+)(?:\/|$)/];
+const CONFIG_PATHS = [/^\/config\/([^/]+)\/script(?:\/|$)/, /^\/webhooks\/([^/]+)\/enqueue(?:\/batch)?$/, /^\/configs\/([^/]+)(?:\/|$)/, /^\/scripts\/([^/]+)(?:\/|$)/];
 const STATUS_PATH = /^\/webhooks\/([^/]+)\/status$/;
 
 const decode = (s: string): string => {

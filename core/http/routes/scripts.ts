@@ -26,7 +26,7 @@ const scriptOf = (c: Context, text: string): string => {
   return code;
 };
 
-/** Per-config delivery scripts: PUT/GET/DELETE /config/:id/script and a dry run. */
+/** Per-config delivery scripts: PUT/GET/DELETE /config/:config/script and a dry run. */
 export const scriptRoutes = (d: ApiDeps) => {
   const app = new Hono();
   const limitBody = bodyLimit({
@@ -41,12 +41,12 @@ export const scriptRoutes = (d: ApiDeps) => {
     return d.scripts;
   };
   const id = (c: Context) => {
-    const v = c.req.param('id') ?? '';
+    const v = c.req.param('config') ?? '';
     checkConfigId(v);
     return v;
   };
 
-  app.put('/config/:id/script', limitBody, async (c) => {
+  app.put('/config/:config/script', limitBody, async (c) => {
     const configId = id(c);
     const code = scriptOf(c, await c.req.text());
     try {
@@ -57,11 +57,11 @@ export const scriptRoutes = (d: ApiDeps) => {
       throw e;
     }
   });
-  app.get('/config/:id/script', (c) => {
+  app.get('/config/:config/script', (c) => {
     const r = store().get(id(c));
     return c.json({ config_id: r.config_id, script: r.code, sha256: r.sha256, updated_at: r.updated_at });
   });
-  app.delete('/config/:id/script', async (c) => {
+  app.delete('/config/:config/script', async (c) => {
     const configId = id(c);
     await store().remove(configId);
     return c.json({ config_id: configId, deleted: true });
@@ -71,7 +71,7 @@ export const scriptRoutes = (d: ApiDeps) => {
    * Dry run: `{"payload": <json>, "headers"?: {...}, "script"?: "<lua>", "attempt"?: n, "endpoint"?: url}`.
    * Runs the given script, else the stored one (own or namespace), on the payload's bytes; nothing is sent.
    */
-  app.post('/config/:id/script/test', limitBody, async (c) => {
+  app.post('/config/:config/script/test', limitBody, async (c) => {
     const configId = id(c);
     const text = await c.req.text();
     let v: unknown;
