@@ -7,6 +7,7 @@ import type { HotState } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
+import type { KvStore } from '../lua';
 import type { ScriptStore } from '../scripts/store';
 import type { TransformerRegistry } from '../transformers/registry';
 
@@ -34,4 +35,6 @@ export type ApiDeps = {
   transformers?: TransformerRegistry;
   /** Per-config delivery scripts (/config/:id/script); 501 without it. */
   scripts?: ScriptStore;
+  /** Store of the Lua kv module (Redis in production); without it kv calls answer nil, err. */
+  luaKv?: KvStore;
 };

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { ScriptReason } from '../domain/records';
 import { errorMessage } from '../errors/errors';
-import { LuaError, runDeliveryScript } from '../lua';
+import { LuaError, runDeliveryScript, type KvStore } from '../lua';
 import type { CircuitOutcome } from '../policy/circuit';
 import { classify, type Classification } from '../policy/classify';
 import { decide } from '../policy/retry';
@@ -39,6 +39,8 @@ export type AttemptDeps = {
   guards?: Guards;
   /** The delivery script of a config (own or namespace), run before signing (docs/LUA.md). */
   deliveryScript?: (configId: string) => string | undefined;
+  /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
+  luaKv?: KvStore;
   random?: () => number;
   /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
   isStopping?: () => boolean;
@@ -123,7 +125,7 @@ export const createAttempter = (d: AttemptDeps) => {
       const r = await runDeliveryScript(
         code,
         { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
-        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
+        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
       return { body: r.body, headers: r.headers, retryOn, scripted: true };

@@ -16,6 +16,8 @@ import { createHttpSender } from '../../workers/node/sender';
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
 import { RedisHotState } from '../../workers/redis/hot-state';
+import { redisKv } from '../../workers/redis/lua-kv';
+import type { KvStore } from '../../core/lua';
 import { requireEnv, uniq } from './env';
 
 export const TEST_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -71,6 +73,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
   let hot: HotState;
   let guards: Guards;
   let logStore: Log;
+  let luaKv: KvStore | undefined;
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
   if (mode === 'kafka') {
@@ -78,6 +81,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
     if (!opts.config) await redis.flushdb();
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
     guards = new RedisGuards(redis);
+    luaKv = redisKv(redis);
     logStore = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'test', produceTimeoutMs: config.kafka.produce_timeout, maxWaitMs: 20, maxBytesPerPartition: 1 << 20, partitionsConsumedConcurrently: 4 });
     await logStore.admin.ensureTopics(topicSpecs(config));
     const t = config.kafka.topics;
@@ -91,7 +95,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
     logStore = new MemoryLog();
     guards = new MemoryGuards();
   }
-  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles });
+  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv });
   const baseUrl = fleet.baseUrl ?? '';
   return {
     mode,

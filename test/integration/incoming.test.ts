@@ -26,6 +26,12 @@ const SCRIPTS: Record<string, string> = {
   'locked.lua': `assert(howk.post(request.payload.base .. '/locked', {}))`,
   'broken.lua': 'local x = 1\nlocal y = = 2\n',
   'fenced.lua': `assert(howk.post(request.payload.base .. '/fenced', {}))`,
+  'dedupe.lua': `
+    local id = request.payload.event_id
+    if kv.get('seen:' .. id) then return end
+    assert(kv.set('seen:' .. id, '1', 60))
+    assert(howk.post(request.payload.base .. '/dedupe', { event_id = id }))
+  `,
   'fenced.json': JSON.stringify({ allowed_domains: ['example.com'] }),
 };
 
@@ -133,6 +139,14 @@ const incomingSuite = (mode: Mode, redisDb: number) =>
       expect(res.status).toBe(422);
       expect(((await res.json()) as any).error.message).toMatch(/domain not allowed: 127\.0\.0\.1/);
       expect(pendingFor('incoming:fenced')).toHaveLength(0);
+    });
+
+    it('dedupes with kv across requests', async () => {
+      const ev = `ev-${Date.now()}`;
+      const a = (await (await f.post('/incoming/dedupe', { base: base(), event_id: ev })).json()) as any;
+      const b = (await (await f.post('/incoming/dedupe', { base: base(), event_id: ev })).json()) as any;
+      expect([a.count, b.count]).toEqual([1, 0]);
+      await waitFor(() => rx.received.find((r) => r.path === '/dedupe'), { what: 'deduped delivery' });
     });
 
     it('reloads the directory: a script added later appears, a removed one disappears', async () => {

@@ -18,6 +18,8 @@ import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
+import type { KvStore } from '../../core/lua';
+import { memoryKv } from '../../core/memory/lua-kv';
 import { embedReconciler } from '../reconciler/embed';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
@@ -37,6 +39,8 @@ export type FleetParts = {
   names?: { log: string; hot: string };
   /** Transformer directories besides transformer.script_dirs (howk-dev --scripts-dir). */
   scriptDirs?: string[];
+  /** Store of the Lua kv module; in memory (one process) when not given. */
+  luaKv?: KvStore;
 };
 
 export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState; /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry };
@@ -58,6 +62,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let server: ServerType | undefined;
   let baseUrl: string | undefined;
   let transformers: ReloadableRegistry | undefined;
+  const luaKv = p.luaKv ?? memoryKv();
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
   const security = roles.api || roles.worker
     ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
@@ -82,7 +87,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id) });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv });
     reconcile?.track(w.consumers);
     stops.push(async () => {
       await w.stop();
@@ -107,7 +112,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.

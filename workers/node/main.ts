@@ -21,6 +21,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
   const fleet = await startFleet({
     config, logStore, hot, sender, log,
     guards: hot.guards,
+    luaKv: hot.luaKv,
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },

@@ -59,7 +59,7 @@ export const incomingRoutes = (d: ApiDeps) => {
         allowedDomains: script.settings.allowed_domains,
         maxWebhooks: limits.max_batch_size,
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
-        services: { log: (level, message, fields) => d.log[level](`transformer ${name}: ${message}`, { ...fields, transformer: name }) },
+        services: { kv: d.luaKv, log: (level, message, fields) => d.log[level](`transformer ${name}: ${message}`, { ...fields, transformer: name }) },
       });
     } catch (e) {
       if (!(e instanceof LuaError)) throw e;
