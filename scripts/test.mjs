@@ -10,7 +10,9 @@ import { root, withInfra } from './infra.mjs';
 const run = (cmd, args, env = process.env) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
-const PROJECTS = ['unit', 'integration', 'edge', 'chaos'];
+// The chaos suite (test/chaos) runs with `npm run test:chaos`: see docs/RELIABILITY.md for why it is not
+// part of this run yet.
+const PROJECTS = ['unit', 'integration', 'edge'];
 
 const step = (name, fn) => {
   console.log(`\n== ${name}`);

@@ -25,8 +25,9 @@ export const createHandoff = (d: { hot: HotState; producer: LogProducer; log: Lo
     const records = items.flatMap((i) => i.records);
     const hot: HotBatch = {
       statuses: items.flatMap((i) => i.hot.statuses ?? []),
+      // Never `ended` here: until the outcome is on Kafka, the lease is the webhook's only
+      // copy; the ack below removes it once the produce has succeeded.
       retries: items.flatMap((i) => i.hot.retries ?? []),
-      ended: items.flatMap((i) => i.hot.ended ?? []),
       stats: items.reduce<HotBatch['stats']>((acc, i) => {
         if (!i.hot.stats) return acc;
         const counts = { ...(acc?.counts ?? {}) };

@@ -26,7 +26,7 @@
 //
 // Exits 1 when not every accepted webhook was delivered within BENCH_TIMEOUT_S, or when
 // a sampled signature does not verify. Only 127.0.0.1 is used.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -367,6 +367,17 @@ const enqueueAll = async (api: string, agent: Agent, apiKey: string, count: numb
   return st;
 };
 
+/** The commit the services ran from, and whether the tree had local changes. */
+const gitRevision = (): string => {
+  try {
+    const rev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `commit ${rev}${dirty ? ' + local changes' : ''}`;
+  } catch {
+    return 'commit unknown';
+  }
+};
+
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
 
 // ------------------------------------------------------------------ main ----
@@ -598,7 +609,7 @@ const main = async (): Promise<number> => {
 
     const w = Math.max(...[...rows, ...cpuRows].map(([k]) => k.length));
     const line = (k: string, v: string) => `  ${k.padEnd(w)}  ${v}`;
-    console.log(`\nHowk end-to-end benchmark  (${runId}, ${new Date().toISOString()})`);
+    console.log(`\nHowk end-to-end benchmark  (${runId}, ${new Date().toISOString()}, ${gitRevision()})`);
     console.log(rows.map(([k, v]) => line(k, v)).join('\n'));
     console.log(`  CPU over the measured ${wallS.toFixed(1)} s:`);
     console.log(cpuRows.map(([k, v]) => line(`  ${k}`, v)).join('\n'));

@@ -34,7 +34,7 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
       expect(f.notes.mid_retry_at_flush).toBeGreaterThan(0);
       // Dead letters stay queryable after the loss: the API lists every one Kafka holds.
-      expect(f.notes.dead_letters_listed_after).toBe(f.dead_lettered);
+      expect(f.notes.dead_letters_listed_after).toBe(f.notes.dead_letters_on_topic);
     });
 
     it(`2. kill -9 of workers and schedulers every 3 s (${SIZES.kill} webhooks) #${run}`, async () => {

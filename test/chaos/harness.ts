@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../core/config/load';
+import { keys } from '../../core/domain/keys';
+import { createRedis } from '../../workers/redis/client';
 import { KafkaLog } from '../../workers/kafka/log';
 import { uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
@@ -165,7 +167,9 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
     }
     const body = JSON.stringify({ webhooks });
     for (;;) {
-      const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-${i10(from)}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) }).catch(() => null);
+      // A request that fails without an answer may still have been produced: its webhooks are
+      // not counted as sent (only a 202 is), though they may be delivered or dead-lettered.
+      const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-${i10(from)}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(120_000) }).catch(() => null);
       if (res?.status === 202) {
         const out = (await res.json()) as { results: { webhook_id: string }[] };
         out.results.forEach((r, k) => accepted.set(r.webhook_id, webhooks[k]!.payload.kind));
@@ -204,8 +208,24 @@ export type Figures = {
   notes: Record<string, unknown>;
 };
 
+/** What the fleet knows of webhooks that never arrived (for the report of a failed run). */
+const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, Kind][]) => {
+  const redis = createRedis(`${chaosInfra.redisUrl}/0`, {});
+  try {
+    return await Promise.all(
+      ids.slice(0, 10).map(async ([id, kind]) => {
+        const status = (await fetch(`${fleet.baseUrl}/webhooks/${id}/status`).then((r) => r.json()).catch(() => null)) as { state?: string; attempts?: number; held?: string } | null;
+        const due = await redis.zscore(keys.retries(), id).catch(() => null);
+        return { id, kind, requests: rx.byId.get(id)?.requests ?? 0, state: status?.state ?? null, attempts: status?.attempts ?? null, held: status?.held ?? null, scheduled_in_ms: due === null ? null : Number(due) - Date.now() };
+      }),
+    );
+  } finally {
+    redis.disconnect();
+  }
+};
+
 /** Waits until every accepted webhook is delivered or dead-lettered (or the time is up), then counts. */
-export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<string, string> }, timeoutMs: number) => {
+export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<string, string> }, timeoutMs: number, fleet?: ChaosFleet) => {
   await client.done;
   const resolved = (id: string) => (rx.byId.get(id)?.ok ?? 0) > 0 || dl.reasons.has(id);
   await waitFor(() => [...client.accepted.keys()].every(resolved), { timeoutMs, intervalMs: 500, what: 'every accepted webhook delivered or dead-lettered' }).catch(() => undefined);
@@ -224,7 +244,18 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
     const outcome = ok > 0 ? 'delivered' : reason;
     if (outcome && outcome !== OUTCOME[kind]) wrong++;
   }
-  return { sent: client.accepted.size, delivered, dead_lettered: dead, lost, wrong_outcome: wrong, duplicates };
+  const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
+  return {
+    sent: client.accepted.size,
+    delivered,
+    dead_lettered: dead,
+    lost,
+    wrong_outcome: wrong,
+    duplicates,
+    /** Every dead letter on the topic, also of webhooks whose enqueue answer never came. */
+    dead_letters_on_topic: dl.reasons.size,
+    ...(unresolved.length && fleet ? { unresolved: await diagnose(fleet, rx, unresolved) } : {}),
+  };
 };
 
 export const formatFigures = (f: Figures): string =>

@@ -11,7 +11,7 @@ export const SIZES = {
   full: { flush: 5000, kill: 20_000, kafka: 5000, redis: 5000 },
 }[profile];
 
-const SETTLE_MS = profile === 'full' ? 600_000 : 180_000;
+const SETTLE_MS = profile === 'full' ? 600_000 : 300_000;
 const OUTAGE_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -81,8 +81,8 @@ export const flushScenario = (run: number) =>
     await redis.quit();
     await waitFor(canary, { timeoutMs: 60_000, intervalMs: 50, what: 'the canary, set again by a rebuild' });
     const recover = Date.now() - flushAt;
-    const f = await settle(client, rx, dl, SETTLE_MS);
-    return { ...f, recover_ms: recover, notes: { mid_retry_at_flush: inFlight, dead_letters_listed_after: await listedDeadLetters(fleet) } };
+    const { dead_letters_on_topic, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
+    return { ...f, recover_ms: recover, notes: { mid_retry_at_flush: inFlight, dead_letters_on_topic, dead_letters_listed_after: await listedDeadLetters(fleet), ...(unresolved ? { unresolved } : {}) } };
   }, run);
 
 /** 2. kill -9 of a random worker or scheduler every few seconds. */
@@ -110,8 +110,8 @@ export const killScenario = (run: number) =>
     await waitFor(() => client.accepted.size === n && deliveredOrDead() >= n * 0.97, { timeoutMs: SETTLE_MS, intervalMs: 500, what: 'deliveries under kill -9' }).catch(() => undefined);
     killing = false;
     await killer;
-    const f = await settle(client, rx, dl, SETTLE_MS);
-    return { ...f, recover_ms: rx.longestStall(firstKillAt), notes: { kills, processes: '3 workers + 2 schedulers', recover: 'longest gap between deliveries while killing' } };
+    const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
+    return { ...f, recover_ms: rx.longestStall(firstKillAt), notes: { ...(unresolved ? { unresolved } : {}), kills, processes: '3 workers + 2 schedulers', recover: 'longest gap between deliveries while killing' } };
   }, run);
 
 /** 3. The Kafka broker stopped for 10 s, then started again. */
@@ -131,12 +131,13 @@ export const kafkaScenario = (run: number) =>
     const upAt = Date.now();
     await chaosInfra.startKafka();
     const readyAt = Date.now();
-    const f = await settle(client, rx, dl, SETTLE_MS);
+    const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
     const during = client.refusals.filter((r) => r.at >= stoppedAt && r.at < readyAt);
     return {
       ...f,
       recover_ms: (rx.firstOkAfter(readyAt) ?? Date.now()) - readyAt,
       notes: {
+        ...(unresolved ? { unresolved } : {}),
         broker_down_ms: upAt - downAt,
         broker_restart_ms: readyAt - upAt,
         probe_during_outage: `${probeStatus} Retry-After ${retryAfter}`,
@@ -167,11 +168,12 @@ export const redisScenario = (run: number) =>
     await chaosInfra.startRedis();
     await waitFor(canary, { timeoutMs: 60_000, intervalMs: 50, what: 'the canary, set again by a rebuild' });
     const canaryAt = Date.now();
-    const f = await settle(client, rx, dl, SETTLE_MS);
+    const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
     return {
       ...f,
       recover_ms: canaryAt - upAt,
       notes: {
+        ...(unresolved ? { unresolved } : {}),
         enqueue_during_outage: twice.join(','),
         ready_during_outage: ready,
         // Circuit fails closed: nothing is sent while Redis is away (1 s grace for requests already on the wire).

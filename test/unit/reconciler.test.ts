@@ -3,6 +3,7 @@ import { loadConfig } from '../../core/config/load';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
+import { createHandoff } from '../../core/pipeline/handoff';
 import { silentLogger } from '../../core/pipeline/logger';
 import type { HotState } from '../../core/ports/hot-state';
 import type { TopicReader } from '../../core/ports/recovery';
@@ -181,6 +182,24 @@ describe('restored retries that were due already', () => {
     await w.reconciler('a').ensureInitialized();
     expect(await w.hot.claimDueRetries(w.clock.now() + config.reconciler.restore_delay - 1, 10, 1)).toEqual([]);
     expect((await w.hot.claimDueRetries(w.clock.now() + config.reconciler.restore_delay, 10, 1)).map((r) => r.id)).toEqual(['wh_b']);
+  });
+});
+
+describe('terminal outcomes and leases', () => {
+  it("a finished straggler's lease stays until its outcome is on Kafka, although the outcome ends the webhook", async () => {
+    const w = world();
+    await w.hot.apply({ retries: [{ id: 'wh_s', dueAt: w.clock.now() + 15_000, data: 'lease' }] });
+    let produceOk = false;
+    const producer = { send: async () => (produceOk ? undefined : Promise.reject(new Error('kafka away'))), close: async () => {} };
+    const handoff = createHandoff({ hot: w.hot, producer, log: silentLogger, flushMs: 1 });
+    handoff.taken(1);
+    handoff.add({ records: [{ topic: 'r', key: 'wh_s', value: '{}' }], hot: { statuses: [{ status: statusFor(hook('wh_s'), stamp(T0), { state: 'failed' }) }], ended: ['wh_s'] }, leases: [{ id: 'wh_s', leaseDueAt: w.clock.now() + 15_000, leaseWritten: Promise.resolve() }] });
+    await new Promise((r) => setTimeout(r, 150));
+    // Killed now, the scheduler would re-enqueue it when the lease runs out: nothing lost.
+    expect(await w.hot.retryCount()).toBe(1);
+    produceOk = true;
+    await handoff.drain();
+    expect(await w.hot.retryCount()).toBe(0);
   });
 });
 

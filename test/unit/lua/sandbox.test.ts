@@ -93,7 +93,10 @@ describe('sandbox: CPU deadline inside the VM', () => {
     ]) {
       const t0 = performance.now();
       expect((await failure(deliver(code, { limits: { timeoutMs: 100 } }))).code).toBe('script_timeout');
-      expect(performance.now() - t0).toBeLessThan(150);
+      // The point here is that the timeout is not swallowed (a swallowed one would loop until
+      // the 10 s wall limit). The deadline+50 ms bound itself is asserted on the median of
+      // three runs in the `while true do end` test; parallel test files make single runs noisy.
+      expect(performance.now() - t0).toBeLessThan(1000);
     }
   });
 
