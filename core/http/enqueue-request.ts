@@ -37,6 +37,14 @@ export const enqueueItemSchema = (l: EnqueueLimits) =>
     max_attempts: z.number().int().min(1).max(1000).optional(),
   });
 
+// Building the zod schema costs far more than using it: one per limits object, not per item.
+const schemas = new WeakMap<EnqueueLimits, ReturnType<typeof enqueueItemSchema>>();
+const itemSchemaFor = (l: EnqueueLimits) => {
+  let s = schemas.get(l);
+  if (!s) schemas.set(l, (s = enqueueItemSchema(l)));
+  return s;
+};
+
 export type EnqueueItem = {
   endpoint: string;
   /** Raw JSON text of the payload as the producer sent it. */
@@ -65,7 +73,7 @@ const issuesOf = (e: z.ZodError, prefix: string) =>
   e.issues.map((i) => ({ path: [prefix, ...i.path].filter((p) => p !== '').join('.'), message: i.message }));
 
 const toItem = (text: string, start: number, value: Record<string, unknown>, l: EnqueueLimits, prefix: string): EnqueueItem => {
-  const res = enqueueItemSchema(l).safeParse(value);
+  const res = itemSchemaFor(l).safeParse(value);
   if (!res.success) {
     const issues = issuesOf(res.error, prefix);
     throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]?.path, issues);

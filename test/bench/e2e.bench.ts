@@ -501,7 +501,7 @@ const main = async (): Promise<number> => {
     };
     let timedOut = false;
     try {
-      await waitUntil('every accepted webhook to be delivered', Math.max(0, TIMEOUT_MS - (tEnqEnd - tStart)), deliveredAll, svcs);
+      await waitUntil(`every accepted webhook to be delivered (BENCH_TIMEOUT_S=${TIMEOUT_MS / 1000} counts from the first enqueue)`, Math.max(0, TIMEOUT_MS - (tEnqEnd - tStart)), deliveredAll, svcs);
     } catch (e) {
       timedOut = true;
       log(String((e as Error).message));
