@@ -38,7 +38,10 @@ export const createHandoff = (d: { hot: HotState; producer: LogProducer; log: Lo
     // Outcome first, then the lease ack: an ack that ran first could leave a window
     // in which a crash loses the outcome.
     await Promise.all([d.producer.send(records), d.hot.apply(hot)]);
-    await d.hot.ackRetries(items.flatMap((i) => i.leases.map((l) => ({ id: l.id, leaseDueAt: l.leaseDueAt }))));
+    // With the ack, any other schedule of a webhook that ended goes too (a stale copy, e.g.
+    // one a rebuild restored from the lease's snapshot): only now that the outcome is durable.
+    const ended = items.flatMap((i) => i.hot.ended ?? []);
+    await Promise.all([d.hot.ackRetries(items.flatMap((i) => i.leases.map((l) => ({ id: l.id, leaseDueAt: l.leaseDueAt })))), ended.length ? d.hot.apply({ ended }) : undefined]);
   };
 
   const flush = () => {

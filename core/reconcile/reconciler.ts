@@ -47,14 +47,15 @@ const chunks = <T>(xs: T[], n: number): T[][] => {
 };
 
 /**
- * A restored retry that was due already waits until `notBefore`: the snapshot cannot tell
- * whether the scheduler had re-enqueued the webhook before the loss. If it had, that copy
- * is processed first, and its outcome replaces the restored schedule (a new retry) or
+ * A restored retry that was due already (by `now`) waits `delayMs`: the snapshot cannot
+ * tell whether the scheduler had re-enqueued the webhook before the loss. If it had, that
+ * copy is processed first, and its outcome replaces the restored schedule (a new retry) or
  * removes it (a terminal outcome ends it): no duplicate delivery. If not, the webhook
- * resumes a little later than planned.
+ * resumes a little later than planned. A retry due later keeps its time (nothing can have
+ * re-enqueued it yet), which also keeps a restored lease acknowledgeable by its holder.
  */
-export const deferred = (item: RestoreItem, notBefore: number): RestoreItem =>
-  item.retry && item.retry.dueAt < notBefore ? { ...item, retry: { ...item.retry, dueAt: notBefore } } : item;
+export const deferred = (item: RestoreItem, now: number, delayMs: number): RestoreItem =>
+  item.retry && item.retry.dueAt <= now ? { ...item, retry: { ...item.retry, dueAt: now + delayMs } } : item;
 
 /** Backoff after a failed check or rebuild: 0.5 s doubling to 10 s. */
 export const backoffMs = (failures: number): number => Math.min(MAX_BACKOFF_MS, WAIT_POLL_MS * 2 ** Math.max(0, failures - 1));
@@ -71,8 +72,8 @@ export const createReconciler = (d: ReconcilerDeps) => {
     const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
     const live = fold.live();
     let restored = 0;
-    const notBefore = d.clock.now() + rc.restore_delay;
-    for (const c of chunks(live, rc.restore_batch)) restored += await hot.restore(c.map((s) => deferred(restoreItemOf(s), notBefore)));
+    const now = d.clock.now();
+    for (const c of chunks(live, rc.restore_batch)) restored += await hot.restore(c.map((s) => deferred(restoreItemOf(s), now, rc.restore_delay)));
 
     // Dead letters: listable again, and the terminal status of webhooks that died - unless
     // a snapshot recorded more progress than the death: the webhook was retried since.

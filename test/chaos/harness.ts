@@ -27,7 +27,7 @@ export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 
 export type Receiver = Awaited<ReturnType<typeof chaosReceiver>>;
 
 export const chaosReceiver = async () => {
-  const byId = new Map<string, { requests: number; ok: number }>();
+  const byId = new Map<string, { requests: number; ok: number; log?: string[] }>();
   const times: number[] = [];
   const okTimes: number[] = [];
   const server: Server = createServer((req, res) => {
@@ -45,6 +45,8 @@ export const chaosReceiver = async () => {
         e.ok++;
         okTimes.push(now);
       }
+      // HOWK_CHAOS_TRACE=1: every answer per webhook, to tell where duplicates come from.
+      if (process.env.HOWK_CHAOS_TRACE) (e.log ??= []).push(`${now}:a${attempt}:${status}`);
       byId.set(id, e);
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
     });
@@ -85,15 +87,12 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     ...Object.fromEntries(topics.map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${prefix}.${t}`])),
     HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
     HOWK_KAFKA_PARTITIONS: '6',
-    HOWK_KAFKA_SESSION_TIMEOUT: '6s',
     HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8',
     HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
     HOWK_RETRY_BASE_DELAY: '1s',
     HOWK_RETRY_MAX_DELAY: '4s',
     HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
     HOWK_SCHEDULER_LEASE: '5s',
-    // A killed worker's background deliveries come back after this lease (default 10 min).
-    HOWK_DELIVERY_HANDOFF_LEASE: '15s',
     // Circuits on (they fail closed without Redis), but not opened by the scripted failures.
     HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
     HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
@@ -245,6 +244,7 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
     if (outcome && outcome !== OUTCOME[kind]) wrong++;
   }
   const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
+  if (process.env.HOWK_CHAOS_TRACE) console.log('duplicate sample', JSON.stringify([...rx.byId].filter(([, e]) => e.ok > 1).slice(0, 12).map(([id, e]) => [id, client.accepted.get(id), e.log])));
   return {
     sent: client.accepted.size,
     delivered,

@@ -17,10 +17,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Parts = { rx: Receiver; fleet: ChaosFleet; dl: Awaited<ReturnType<typeof deadLetterCollector>> };
 
-const withParts = async (name: string, counts: { workers: number; schedulers: number }, fn: (p: Parts) => Promise<Omit<Figures, 'scenario' | 'run' | 'seconds'>>, run: number): Promise<Figures> => {
+const withParts = async (name: string, counts: { workers: number; schedulers: number }, fn: (p: Parts) => Promise<Omit<Figures, 'scenario' | 'run' | 'seconds'>>, run: number, env: Record<string, string> = {}): Promise<Figures> => {
   const t0 = Date.now();
   const rx = await chaosReceiver();
-  const fleet = await chaosFleet(name, counts);
+  const fleet = await chaosFleet(name, counts, env);
   const dl = await deadLetterCollector(fleet);
   try {
     const f = await fn({ rx, fleet, dl });
@@ -112,7 +112,7 @@ export const killScenario = (run: number) =>
     await killer;
     const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
     return { ...f, recover_ms: rx.longestStall(firstKillAt), notes: { ...(unresolved ? { unresolved } : {}), kills, processes: '3 workers + 2 schedulers', recover: 'longest gap between deliveries while killing' } };
-  }, run);
+  }, run, { HOWK_KAFKA_SESSION_TIMEOUT: '6s' }); // a killed worker's partitions move after 6 s (default 30 s)
 
 /** 3. The Kafka broker stopped for 10 s, then started again. */
 export const kafkaScenario = (run: number) =>

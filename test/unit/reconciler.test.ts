@@ -171,9 +171,11 @@ describe('reconciler: what a rebuild restores', () => {
 describe('restored retries that were due already', () => {
   it('wait restore_delay (copies on their way come first); later ones keep their time', async () => {
     const item = (dueAt: number) => ({ status: statusFor(hook('wh_x'), stamp(T0)), retry: { id: 'wh_x', dueAt, data: 'd' } });
-    expect(deferred(item(T0 - 5), T0 + 30_000).retry!.dueAt).toBe(T0 + 30_000);
-    expect(deferred(item(T0 + 60_000), T0 + 30_000).retry!.dueAt).toBe(T0 + 60_000);
-    expect(deferred({ status: item(0).status }, T0)).toEqual({ status: item(0).status });
+    expect(deferred(item(T0 - 5), T0, 30_000).retry!.dueAt).toBe(T0 + 30_000);
+    expect(deferred(item(T0), T0, 30_000).retry!.dueAt).toBe(T0 + 30_000);
+    // Due later (e.g. a lease): its time stands.
+    expect(deferred(item(T0 + 10_000), T0, 30_000).retry!.dueAt).toBe(T0 + 10_000);
+    expect(deferred({ status: item(0).status }, T0, 30_000)).toEqual({ status: item(0).status });
   });
 
   it('a rebuild schedules them at now + restore_delay', async () => {
@@ -186,9 +188,11 @@ describe('restored retries that were due already', () => {
 });
 
 describe('terminal outcomes and leases', () => {
-  it("a finished straggler's lease stays until its outcome is on Kafka, although the outcome ends the webhook", async () => {
+  it("a finished straggler's schedule stays until its outcome is on Kafka, then goes even if it is not the lease", async () => {
     const w = world();
+    // The lease, then a schedule a rebuild restored for it at another time (the ack will not match it).
     await w.hot.apply({ retries: [{ id: 'wh_s', dueAt: w.clock.now() + 15_000, data: 'lease' }] });
+    await w.hot.apply({ retries: [{ id: 'wh_s', dueAt: w.clock.now() + 40_000, data: 'restored' }] });
     let produceOk = false;
     const producer = { send: async () => (produceOk ? undefined : Promise.reject(new Error('kafka away'))), close: async () => {} };
     const handoff = createHandoff({ hot: w.hot, producer, log: silentLogger, flushMs: 1 });
