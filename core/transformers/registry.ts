@@ -12,7 +12,13 @@ export type TransformerSettings = {
   config_id?: string;
 };
 
-export type PasswdEntry = { kind: 'plain'; secret: string } | { kind: 'bcrypt' };
+export type PasswdEntry = { kind: 'plain'; secret: string } | { kind: 'bcrypt'; hash: string };
+
+/**
+ * Checks a password against a bcrypt hash. Supplied by the host (workers/node/passwords.ts,
+ * pure-JS bcryptjs): bcrypt is slow on purpose and has no Web API, so core/ only calls it.
+ */
+export type HashVerifier = (password: string, hash: string) => Promise<boolean>;
 
 export type TransformerAuth =
   /** No passwd file: the script is public. */
@@ -30,6 +36,8 @@ export type TransformerScript = {
 
 export type TransformerRegistry = {
   get(name: string): TransformerScript | undefined;
+  /** Verifies bcrypt entries; without it a bcrypt entry is refused (never accepted). */
+  verifyHash?: HashVerifier;
 };
 
 export const staticRegistry = (scripts: Iterable<TransformerScript>): TransformerRegistry => {
@@ -39,6 +47,10 @@ export const staticRegistry = (scripts: Iterable<TransformerScript>): Transforme
 };
 
 export const configIdFor = (s: TransformerScript): string => s.settings.config_id ?? `incoming:${s.name}`;
+
+const BCRYPT_PREFIX = /^\$2[abxy]?\$/;
+/** Modular crypt format: $2b$<cost>$<22 chars salt><31 chars hash>. */
+export const BCRYPT = /^\$2[abxy]?\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
 
 /** `user:secret` lines; `#` comments and blank lines ignored. A `$2…` secret is a bcrypt hash. */
 export const parsePasswd = (text: string): Map<string, PasswdEntry> => {
@@ -50,7 +62,8 @@ export const parsePasswd = (text: string): Map<string, PasswdEntry> => {
     if (colon <= 0) throw new Error(`line ${i + 1}: expected user:password`);
     const user = line.slice(0, colon);
     const secret = line.slice(colon + 1);
-    users.set(user, /^\$2[abxy]?\$/.test(secret) ? { kind: 'bcrypt' } : { kind: 'plain', secret });
+    if (BCRYPT_PREFIX.test(secret) && !BCRYPT.test(secret)) throw new Error(`line ${i + 1}: malformed bcrypt hash for ${user}`);
+    users.set(user, BCRYPT.test(secret) ? { kind: 'bcrypt', hash: secret } : { kind: 'plain', secret });
   });
   return users;
 };
@@ -71,7 +84,12 @@ export type AuthOutcome = { ok: true; user?: string } | { ok: false; message: st
 
 const BASIC = /^Basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i;
 
-export const checkBasicAuth = (auth: TransformerAuth, header: string | undefined): AuthOutcome => {
+/**
+ * Basic auth of a transformer. Plaintext entries compare in constant time; bcrypt entries go
+ * to the host's verifier. An unknown user is compared against a dummy of the same kind, so
+ * the answer time does not tell which users exist.
+ */
+export const checkBasicAuth = async (auth: TransformerAuth, header: string | undefined, verifyHash?: HashVerifier): Promise<AuthOutcome> => {
   if (auth.kind === 'none') return { ok: true };
   if (auth.kind === 'refuse') return { ok: false, message: 'this transformer refuses every request: its passwd file could not be read' };
   const m = BASIC.exec(header ?? '');
@@ -87,8 +105,26 @@ export const checkBasicAuth = (auth: TransformerAuth, header: string | undefined
   const user = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
   const entry = auth.users.get(user);
-  if (entry?.kind === 'bcrypt') return { ok: false, message: 'bcrypt password hashes are not supported on this server yet; use a plaintext entry' };
-  // Compare against something even for an unknown user, so timing does not tell users apart.
-  const ok = constantTimeEqual(password, entry?.kind === 'plain' ? entry.secret : '\u0000unknown-user\u0000') && entry !== undefined;
+  let ok: boolean;
+  if (entry?.kind === 'bcrypt') {
+    if (!verifyHash) return { ok: false, message: 'bcrypt password hashes are not supported on this runtime; use a plaintext entry' };
+    ok = await verifyHash(password, entry.hash).catch(() => false);
+  } else if (entry === undefined && verifyHash && anyBcrypt(auth)) {
+    // A file with bcrypt users: an unknown user costs a bcrypt check too.
+    await verifyHash(password, DUMMY_BCRYPT).catch(() => false);
+    ok = false;
+  } else {
+    ok = constantTimeEqual(password, entry?.kind === 'plain' ? entry.secret : '\u0000unknown-user\u0000') && entry !== undefined;
+  }
   return ok ? { ok: true, user } : { ok: false, message: 'invalid credentials' };
+};
+
+/** A valid cost-10 hash of a random string nobody knows: what an unknown user is checked against. */
+const DUMMY_BCRYPT = '$2b$10$n13SVjy2wgLE3YJS7LGI2u0h6F3hHmneKz3ImrtTffOkfiqMhORdS';
+
+const bcryptFiles = new WeakMap<Map<string, PasswdEntry>, boolean>();
+const anyBcrypt = (auth: { users: Map<string, PasswdEntry> }): boolean => {
+  let v = bcryptFiles.get(auth.users);
+  if (v === undefined) bcryptFiles.set(auth.users, (v = [...auth.users.values()].some((u) => u.kind === 'bcrypt')));
+  return v;
 };

@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from '../../core/pipeline/logger';
 import { checkSyntax } from '../../core/lua';
 import { CONFIG_ID } from '../../core/http/enqueue-request';
+import { bcryptVerifier } from './passwords';
 import { parsePasswd, TRANSFORMER_NAME, type TransformerAuth, type TransformerRegistry, type TransformerScript, type TransformerSettings } from '../../core/transformers/registry';
 
 export type ReloadableRegistry = TransformerRegistry & {
@@ -46,10 +47,7 @@ const readAuth = async (path: string, log: Logger): Promise<TransformerAuth> => 
     return { kind: 'refuse', reason: (e as Error).message };
   }
   try {
-    const users = parsePasswd(text);
-    const bcrypt = [...users].filter(([, u]) => u.kind === 'bcrypt').map(([n]) => n);
-    if (bcrypt.length) log.warn('bcrypt hashes in a transformer passwd file are not supported yet: these users are refused', { path, users: bcrypt });
-    return { kind: 'passwd', users };
+    return { kind: 'passwd', users: parsePasswd(text) };
   } catch (e) {
     log.error('transformer passwd file invalid: the script refuses every request', { path, error: (e as Error).message });
     return { kind: 'refuse', reason: (e as Error).message };
@@ -102,5 +100,5 @@ export const transformerRegistry = async (dirs: readonly string[], maxScriptByte
     return { loaded, skipped };
   };
   await reload();
-  return { get: (n) => current.get(n), reload, names: () => [...current.keys()] };
+  return { get: (n) => current.get(n), reload, names: () => [...current.keys()], verifyHash: bcryptVerifier() };
 };

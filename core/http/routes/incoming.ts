@@ -28,7 +28,7 @@ export const incomingRoutes = (d: ApiDeps) => {
     const script = TRANSFORMER_NAME.test(name) ? d.transformers.get(name) : undefined;
     if (!script) throw new NotFoundError(`transformer ${name}`);
     // Credentials before the body is read: an unauthenticated caller cannot make us buffer it.
-    const auth = checkBasicAuth(script.auth, c.req.header('authorization'));
+    const auth = await checkBasicAuth(script.auth, c.req.header('authorization'), d.transformers.verifyHash);
     if (!auth.ok) {
       c.header('WWW-Authenticate', `Basic realm="howk incoming ${name}", charset="UTF-8"`);
       return c.json({ error: { code: 'unauthorized', message: auth.message } }, 401);
