@@ -9,6 +9,7 @@ import { decide } from '../policy/retry';
 import type { Clock } from '../ports/clock';
 import type { Admission, Completion, Guards } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
+import type { Hmac } from '../signing/hmac';
 import { signatureHeaders } from '../signing/outbound';
 import type { SecretBox } from '../signing/secret-box';
 import { coalesce } from './coalesce';
@@ -34,6 +35,8 @@ export type AttemptDeps = {
   clock: Clock;
   log: Logger;
   secretBox?: SecretBox;
+  /** HMAC-SHA256 used to sign (the runtime's fastest); WebCrypto when not given. */
+  hmac?: Hmac;
   /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
   configSecrets?: (configId: string, at: number) => Promise<string[]>;
   guards?: Guards;
@@ -138,7 +141,7 @@ export const createAttempter = (d: AttemptDeps) => {
   const send = async (w: Webhook, p: Prepared): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
-      const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets: await secretsOf(w), scheme: config.signing.scheme });
+      const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets: await secretsOf(w), scheme: config.signing.scheme, hmac: d.hmac });
       // A script may set its own content-type; without a script the webhook's headers cannot.
       const headers = p.scripted
         ? { 'content-type': 'application/json', ...p.headers, 'user-agent': config.delivery.user_agent, ...sig }

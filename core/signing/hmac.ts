@@ -1,5 +1,13 @@
 import { utf8 } from './encoding';
 
+/**
+ * HMAC-SHA256 of `data` under `keyBytes`. The default below is WebCrypto (any runtime);
+ * a runtime with a synchronous native HMAC passes its own (workers/node/hmac.ts): on Node,
+ * crypto.subtle.sign is a thread-pool job per call and costs several times the HMAC of a
+ * small body, which showed in the worker's CPU profile.
+ */
+export type Hmac = (keyBytes: Uint8Array, data: string) => Uint8Array | Promise<Uint8Array>;
+
 // Imported keys are cached: importKey costs more than the HMAC of a small body.
 const cache = new Map<string, Promise<CryptoKey>>();
 const CACHE_MAX = 1000;

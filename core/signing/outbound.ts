@@ -1,5 +1,5 @@
 import { fromBase64, toBase64, toHex, utf8 } from './encoding';
-import { hmacSha256 } from './hmac';
+import { hmacSha256, type Hmac } from './hmac';
 
 export type SigningScheme = 'standard' | 'howk' | 'both';
 
@@ -10,18 +10,29 @@ export type SigningScheme = 'standard' | 'howk' | 'both';
 export const secretKeyBytes = (secret: string): Uint8Array =>
   secret.startsWith('whsec_') ? fromBase64(secret.slice(6)) : utf8(secret);
 
+// Every delivery signs with one of a few secrets: decode each once (bounded).
+const keyCache = new Map<string, Uint8Array>();
+const keyOf = (secret: string): Uint8Array => {
+  let k = keyCache.get(secret);
+  if (!k) {
+    if (keyCache.size >= 1000) keyCache.delete(keyCache.keys().next().value as string);
+    keyCache.set(secret, (k = secretKeyBytes(secret)));
+  }
+  return k;
+};
+
 /** `webhook-signature` value: one `v1,<base64>` per valid secret, space-separated (rotation). */
-export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string): Promise<string> => {
+export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> => {
   const content = `${id}.${timestamp}.${body}`;
-  const sigs = await Promise.all(secrets.map(async (s) => `v1,${toBase64(await hmacSha256(secretKeyBytes(s), content))}`));
+  const sigs = await Promise.all(secrets.map(async (s) => `v1,${toBase64(await hmac(keyOf(s), content))}`));
   return sigs.join(' ');
 };
 
 /** HOWK's `X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<unix>.<body>")>`. */
-export const howkSignature = async (secret: string, timestamp: number, body: string): Promise<string> =>
-  `t=${timestamp},v1=${toHex(await hmacSha256(secretKeyBytes(secret), `${timestamp}.${body}`))}`;
+export const howkSignature = async (secret: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> =>
+  `t=${timestamp},v1=${toHex(await hmac(keyOf(secret), `${timestamp}.${body}`))}`;
 
-export type SignInput = { id: string; attempt: number; timestamp: number; body: string; secrets: readonly string[]; scheme: SigningScheme };
+export type SignInput = { id: string; attempt: number; timestamp: number; body: string; secrets: readonly string[]; scheme: SigningScheme; hmac?: Hmac };
 
 /** The Howk headers of one outbound attempt (`attempt` is 0-based; the header is 1-based). */
 export const signatureHeaders = async (i: SignInput): Promise<Record<string, string>> => {
@@ -33,7 +44,7 @@ export const signatureHeaders = async (i: SignInput): Promise<Record<string, str
     'x-webhook-timestamp': String(i.timestamp),
   };
   if (i.secrets.length === 0) return h;
-  if (i.scheme !== 'howk') h['webhook-signature'] = await standardSignature(i.secrets, i.id, i.timestamp, i.body);
-  if (i.scheme !== 'standard') h['x-webhook-signature'] = await howkSignature(i.secrets[0]!, i.timestamp, i.body);
+  if (i.scheme !== 'howk') h['webhook-signature'] = await standardSignature(i.secrets, i.id, i.timestamp, i.body, i.hmac);
+  if (i.scheme !== 'standard') h['x-webhook-signature'] = await howkSignature(i.secrets[0]!, i.timestamp, i.body, i.hmac);
   return h;
 };

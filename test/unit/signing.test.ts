@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { howkSignature, signatureHeaders, standardSignature, type SigningScheme } from '../../core/signing/outbound';
+import { nodeHmacSha256 } from '../../workers/node/hmac';
 import { createSecretBox, isSealed, randomSecretsKey, SecretBoxError, secretBoxFromConfig } from '../../core/signing/secret-box';
 
 // A receiver written from the Standard Webhooks specification, with node:crypto only:
@@ -44,6 +45,14 @@ describe('Standard Webhooks signature', () => {
       .update(Buffer.from(`wh_01J000000000000000000000.1700000000.${BODY}`, 'utf8'))
       .digest('base64');
     expect(await standardSignature([secret], 'wh_01J000000000000000000000', 1700000000, BODY)).toBe(`v1,${expected}`);
+  });
+
+  it('the worker\'s Node HMAC gives the same headers as WebCrypto, for both schemes and a rotation', async () => {
+    const secrets = [newSecret(), 'plain-sëcret'];
+    const input = { id: 'wh_01JTEST0000000000000000000', attempt: 2, timestamp: 1_750_000_000, body: BODY, secrets, scheme: 'both' as const };
+    const viaNode = await signatureHeaders({ ...input, hmac: nodeHmacSha256 });
+    expect(viaNode).toEqual(await signatureHeaders(input));
+    expect(verifyStandard(secrets[0]!, viaNode, BODY)).toBe(true);
   });
 
   it('signatureHeaders output verifies with a spec receiver, and not after tampering', async () => {

@@ -21,6 +21,7 @@ import { startScriptState } from '../../core/scripts/store';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { embedReconciler } from '../reconciler/embed';
+import { nodeHmacSha256 } from './hmac';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
 export type FleetParts = {
@@ -87,7 +88,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv });
     reconcile?.track(w.consumers);
     stops.push(async () => {
       await w.stop();
