@@ -46,6 +46,19 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
  */
 export const createEnqueuer = (d: EnqueueDeps) => {
   const { config } = d;
+  // Senders enqueue to a handful of endpoints over and over; crypto.subtle.digest is a
+  // thread-pool job per call, so each endpoint is hashed once (bounded; oldest out first).
+  const hashes = new Map<string, Promise<string>>();
+  const hashOf = (endpoint: string): Promise<string> => {
+    let h = hashes.get(endpoint);
+    if (!h) {
+      if (hashes.size >= 10_000) hashes.delete(hashes.keys().next().value as string);
+      h = endpointHash(endpoint);
+      hashes.set(endpoint, h);
+      h.catch(() => hashes.delete(endpoint));
+    }
+    return h;
+  };
 
   const build = async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
     let sealed: string | undefined;
@@ -57,7 +70,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       id: webhookId(now),
       config_id: configId,
       endpoint: item.endpoint,
-      endpoint_hash: await endpointHash(item.endpoint),
+      endpoint_hash: await hashOf(item.endpoint),
       payload: item.payload,
       headers: item.headers,
       ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
