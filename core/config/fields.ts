@@ -80,3 +80,11 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T,
   meta(z.enum(values).default(def as never), { kind: 'enum', description });
 
 export const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).prefault({} as never);
+
+/** name → list of strings (JSON in the environment: {"wh":["api.example.com"]}). */
+export const listMap = (description: string) =>
+  meta(z.record(z.string(), z.array(z.string())).default({}), { kind: 'map', description });
+
+/** name → string (JSON in the environment). */
+export const strMap = (description: string) =>
+  meta(z.record(z.string(), z.string()).default({}), { kind: 'map', description });

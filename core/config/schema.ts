@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, duration, int, intList, intMap, list, num, oneOf, optStr, section, str } from './fields';
+import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
  * The one configuration schema. Defaults follow the HOWK seed. Every leaf is settable
@@ -65,7 +65,8 @@ export const ConfigSchema = z.object({
     max_concurrency: int(256, 'Deliveries in flight at once per worker process', { min: 1 }),
     user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),
     response_snippet_bytes: int(1024, 'Bytes of a response body kept for status and dead letters'),
-    straggler_after: duration('200ms', 'A batch waits this long for slow deliveries, then commits and lets them finish in the background under a lease'),
+    straggler_after: duration('200ms', 'A config lane of a batch that makes no progress for this long (a slow delivery) is handed off: the batch commits and its unfinished deliveries finish in the background under a lease'),
+    batch_time_limit: duration('2s', 'A batch whose lanes all keep making progress may run this long before its unfinished deliveries are handed off too'),
     handoff_lease: duration('30s', 'Lease of a delivery finishing in the background (renewed while it runs): if the worker dies, the scheduler re-enqueues it after this'),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),
     allowed_networks: list([], 'CIDR ranges deliveries may reach although they are not public (SSRF guard), e.g. 10.1.0.0/16,::1/128; howk-dev defaults to loopback'),
@@ -138,6 +139,11 @@ export const ConfigSchema = z.object({
     timeout: duration('500ms', 'CPU deadline of one Lua script run'),
     memory_limit_mb: int(32, 'Memory cap of one Lua script run, in MB', { min: 1, max: 1024 }),
     max_script_bytes: int(65_536, 'Largest Lua script accepted, in bytes', { min: 64 }),
+    http_allowlist: listMap('Hosts the Lua http module may call, per script namespace: a config id (wh:42 falls back to wh) or incoming:<transformer> (falls back to incoming); "api.example.com" exactly, "*.example.com" for subdomains. Addresses still pass the SSRF guard (delivery.allowed_networks)'),
+    http_timeout: duration('5s', 'Longest Lua http call, redirects included (a script may only lower it)'),
+    http_max_response_bytes: int(1_048_576, 'Largest response body a Lua http call reads', { min: 1024 }),
+    credentials: strMap('Encrypted credentials for crypto.decrypt_credential(name): name → lcred:v1 envelope made by `howk credentials encrypt`; keys come from HOWK_LUA_CRYPTO_<ID>'),
+    secret_env_allowlist: list([], 'Environment variables that ${VAR} templates in _delivery_headers / _delivery_query_params may read at send time; any other name dead-letters the webhook'),
   }),
   log: section({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),

@@ -7,7 +7,7 @@ import type { HotState } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
-import type { KvStore } from '../lua';
+import type { KvStore, LuaHostServices } from '../lua';
 import type { ScriptStore } from '../scripts/store';
 import type { TransformerRegistry } from '../transformers/registry';
 
@@ -37,4 +37,6 @@ export type ApiDeps = {
   scripts?: ScriptStore;
   /** Store of the Lua kv module (Redis in production); without it kv calls answer nil, err. */
   luaKv?: KvStore;
+  /** Lua http (guarded fetch, per-namespace allowlists) and credentials; without it those modules answer nil, err. */
+  lua?: LuaHostServices;
 };

@@ -5,3 +5,5 @@ export { runTransformer, type CollectedWebhook, type TransformerInput, type Tran
 export { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutError, type LuaErrorCode } from './errors';
 export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
 export { DEFAULT_LIMITS, type FetchLike, type HttpPolicy, type KvStore, type LuaLimits, type LuaLogLevel, type LuaLogSink, type LuaServices } from './types';
+export { namespaceChain, type LuaHostServices } from './types';
+export { credentialKeysFromEnv, credentialStore, decryptCredential, encryptCredential, importCredentialKey, CREDENTIAL_KEY_ENV, CREDENTIAL_PREFIX, CredentialError } from './credentials';

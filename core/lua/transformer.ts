@@ -1,5 +1,6 @@
 import { defaultLuaEngine, type RunOptions } from './engine';
 import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
+import { checkTemplates } from '../transformers/secret-templates';
 import { hostAllowed } from './http';
 import type { LuaServices } from './types';
 import { stringifyJson } from './values';
@@ -34,6 +35,9 @@ export type CollectedWebhook = {
   headers: Record<string, string>;
   idempotency_key?: string;
   max_attempts?: number;
+  /** `${VAR}` templates resolved by the worker at send time (docs/LUA.md, secret injection). */
+  delivery_headers?: Record<string, string>;
+  delivery_query_params?: Record<string, string>;
 };
 
 export type TransformerResult = { webhooks: CollectedWebhook[]; cpu_ms: number };
@@ -79,6 +83,8 @@ const collect = (args: unknown[], allowed: readonly string[] | undefined): Colle
     if (!Number.isInteger(n) || n < 1 || n > 1000) throw new Error('opts.max_attempts must be an integer between 1 and 1000');
     wh.max_attempts = n;
   }
+  if (o.delivery_headers !== undefined) wh.delivery_headers = checkTemplates(o.delivery_headers, 'header');
+  if (o.delivery_query_params !== undefined) wh.delivery_query_params = checkTemplates(o.delivery_query_params, 'query');
   return wh;
 };
 

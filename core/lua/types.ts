@@ -64,3 +64,21 @@ export type LuaServices = {
   /** Returns the plaintext of a named credential, or null if there is none. The host holds the keys. */
   decryptCredential?: (name: string) => Promise<string | null>;
 };
+
+/**
+ * What the host process gives every script it runs, per namespace: the guarded fetch with
+ * the namespace's http allowlist (plus a transformer's own `allowed_hosts`), and the
+ * credential decrypter. Built once per process (workers/node/lua-services.ts).
+ */
+export type LuaHostServices = {
+  forNamespace(namespace: string, extraHosts?: readonly string[]): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'>;
+  /** Reads an environment variable for ${VAR} delivery templates (the allowlist is checked by the caller). */
+  env(name: string): string | undefined;
+};
+
+/** Config keys of a namespace with fallback: `wh:42:6` → `wh:42:6`, `wh:42`, `wh`. */
+export const namespaceChain = (ns: string): string[] => {
+  const out = [ns];
+  for (let i = ns.lastIndexOf(':'); i > 0; i = ns.lastIndexOf(':', i - 1)) out.push(ns.slice(0, i));
+  return out;
+};

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { ScriptReason } from '../domain/records';
 import { errorMessage } from '../errors/errors';
-import { LuaError, runDeliveryScript, type KvStore } from '../lua';
+import { LuaError, runDeliveryScript, type KvStore, type LuaHostServices } from '../lua';
 import type { CircuitOutcome } from '../policy/circuit';
 import { classify, type Classification } from '../policy/classify';
 import { decide } from '../policy/retry';
@@ -44,6 +44,8 @@ export type AttemptDeps = {
   deliveryScript?: (configId: string) => string | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
   luaKv?: KvStore;
+  /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
+  lua?: LuaHostServices;
   random?: () => number;
   /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
   isStopping?: () => boolean;
@@ -128,7 +130,7 @@ export const createAttempter = (d: AttemptDeps) => {
       const r = await runDeliveryScript(
         code,
         { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
-        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
+        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...d.lua?.forNamespace(w.config_id), log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
       return { body: r.body, headers: r.headers, retryOn, scripted: true };

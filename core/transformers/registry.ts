@@ -10,6 +10,12 @@ export type TransformerSettings = {
   allowed_domains?: string[];
   /** The config_id the webhooks are enqueued under (default `incoming:<name>`). */
   config_id?: string;
+  /** Hosts the script's `http` module may call, on top of lua.http_allowlist["incoming:<name>"]. */
+  allowed_hosts?: string[];
+  /** `${VAR}` header templates added to every webhook the script posts, resolved by the worker at send time. */
+  delivery_headers?: Record<string, string>;
+  /** `${VAR}` query-parameter templates, likewise. */
+  delivery_query_params?: Record<string, string>;
 };
 
 export type PasswdEntry = { kind: 'plain'; secret: string } | { kind: 'bcrypt'; hash: string };

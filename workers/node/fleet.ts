@@ -22,6 +22,7 @@ import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { embedReconciler } from '../reconciler/embed';
 import { nodeHmacSha256 } from './hmac';
+import { nodeLuaServices } from './lua-services';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
 export type FleetParts = {
@@ -64,6 +65,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let baseUrl: string | undefined;
   let transformers: ReloadableRegistry | undefined;
   const luaKv = p.luaKv ?? memoryKv();
+  // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
+  const lua = roles.api || roles.worker ? await nodeLuaServices(config) : undefined;
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
   const security = roles.api || roles.worker
     ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
@@ -88,7 +91,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua });
     reconcile?.track(w.consumers);
     stops.push(async () => {
       await w.stop();
@@ -113,7 +116,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
@@ -134,6 +137,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     });
   }
   if (security) stops.push(() => security.stop());
+  if (lua) stops.push(() => lua.close());
   if (scripts) stops.push(() => scripts.stop());
   reconcile?.start();
   return {

@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from '../../core/pipeline/logger';
 import { checkSyntax } from '../../core/lua';
 import { CONFIG_ID } from '../../core/http/enqueue-request';
+import { checkTemplates } from '../../core/transformers/secret-templates';
 import { bcryptVerifier } from './passwords';
 import { parsePasswd, TRANSFORMER_NAME, type TransformerAuth, type TransformerRegistry, type TransformerScript, type TransformerSettings } from '../../core/transformers/registry';
 
@@ -28,6 +29,19 @@ const readSettings = async (path: string): Promise<TransformerSettings> => {
   if (v.allowed_domains !== undefined) {
     if (!Array.isArray(v.allowed_domains) || !v.allowed_domains.every((x) => typeof x === 'string')) throw new Error(`${path}: allowed_domains must be a list of host names`);
     s.allowed_domains = v.allowed_domains as string[];
+  }
+  if (v.allowed_hosts !== undefined) {
+    if (!Array.isArray(v.allowed_hosts) || !v.allowed_hosts.every((x) => typeof x === 'string' && x.length > 0)) throw new Error(`${path}: allowed_hosts must be a list of host names`);
+    s.allowed_hosts = v.allowed_hosts as string[];
+  }
+  // HOWK's names: _delivery_headers / _delivery_query_params (templates, not secrets).
+  for (const [key, field] of [['_delivery_headers', 'delivery_headers'], ['_delivery_query_params', 'delivery_query_params']] as const) {
+    if (v[key] === undefined) continue;
+    try {
+      s[field] = checkTemplates(v[key], field === 'delivery_headers' ? 'header' : 'query');
+    } catch (e) {
+      throw new Error(`${path}: ${key}: ${(e as Error).message}`);
+    }
   }
   if (v.config_id !== undefined) {
     if (typeof v.config_id !== 'string' || !CONFIG_ID.test(v.config_id)) throw new Error(`${path}: config_id must be 1-128 characters of A-Z a-z 0-9 . _ : -`);

@@ -59,7 +59,8 @@ export const incomingRoutes = (d: ApiDeps) => {
         allowedDomains: script.settings.allowed_domains,
         maxWebhooks: limits.max_batch_size,
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
-        services: { kv: d.luaKv, log: (level, message, fields) => d.log[level](`transformer ${name}: ${message}`, { ...fields, transformer: name }) },
+        // http namespace incoming:<name> (lua.http_allowlist), plus the script's own allowed_hosts.
+        services: { kv: d.luaKv, ...d.lua?.forNamespace(`incoming:${name}`, script.settings.allowed_hosts), log: (level, message, fields) => d.log[level](`transformer ${name}: ${message}`, { ...fields, transformer: name }) },
       });
     } catch (e) {
       if (!(e instanceof LuaError)) throw e;
