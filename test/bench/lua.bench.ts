@@ -1,0 +1,172 @@
+// Lua benchmark (issue 5), two parts:
+//  (a) per-delivery overhead of a small delivery script: the call the worker makes before
+//      signing (core/pipeline/attempt.ts → runDeliveryScript, same limits), timed one by one
+//      in this process. Without a script the worker makes no call at all, so this is the
+//      whole difference.
+//  (b) throughput of POST /incoming/fanout (test/fixtures/transformers/fanout.lua, 3 webhooks
+//      per request) with howk-api and howk-worker as child processes on real Kafka + Redis,
+//      delivering to a loopback receiver.
+//
+//   npm run bench:lua                                 # starts Kafka + Redis unless given
+//   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/lua.bench.ts
+//
+// Knobs: BENCH_SCRIPT_RUNS (5000) runs per script in (a); BENCH_INCOMING_N (2000) requests
+// in (b); BENCH_CONCURRENCY (16) requests in flight; BENCH_REDIS_DB (39, flushed).
+import { readFileSync } from 'node:fs';
+import { cpuUsage } from 'node:process';
+import { loadavg } from 'node:os';
+import { Kafka, logLevel } from 'kafkajs';
+import { Agent, request } from 'undici';
+import { loadConfig } from '../../core/config/load';
+import { DEFAULT_LIMITS, runDeliveryScript } from '../../core/lua';
+import { createRedis } from '../../workers/redis/client';
+import { installTransformers } from '../fixtures/transformers/install';
+import { requireEnv, uniq, waitFor } from '../helpers/env';
+import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
+import { startReceiver } from '../helpers/receiver';
+
+const envInt = (name: string, def: number) => {
+  const n = Number(process.env[name] ?? def);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
+  return n;
+};
+const RUNS = envInt('BENCH_SCRIPT_RUNS', 5000);
+const N = envInt('BENCH_INCOMING_N', 2000);
+const CONCURRENCY = envInt('BENCH_CONCURRENCY', 16);
+const REDIS_DB = envInt('BENCH_REDIS_DB', 39);
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+// ---------------------------------------------------------------- (a) ----
+const SCRIPTS: [string, string][] = [
+  ['set one header (small delivery script)', "request.headers['X-Custom'] = 'value'"],
+  ['read the payload, set 2 headers', "local p = request.payload\nrequest.headers['X-Order'] = p.order_id\nrequest.headers['X-Amount'] = p.amount"],
+  ['rewrite the payload (re-serialized body)', 'request.payload.amount_cents = request.payload.amount * 100'],
+];
+const PAYLOAD = JSON.stringify({ order_id: 'ord_123', amount: 12.5, currency: 'EUR', customer: { id: 'cus_9', email: 'ada@example.com' }, items: [{ sku: 'book', qty: 2 }, { sku: 'pen', qty: 1 }], note: 'x'.repeat(60) });
+const limits = { timeoutMs: DEFAULT_LIMITS.timeoutMs, memoryLimitMb: DEFAULT_LIMITS.memoryLimitMb };
+
+const scriptOverhead = async () => {
+  const rows: string[] = [];
+  for (const [name, code] of SCRIPTS) {
+    const input = { payload: PAYLOAD, headers: { 'x-tenant': 't1' }, config_id: 'bench', attempt: 0, webhook_id: 'wh_01J0000000000000000000000', endpoint: 'https://example.com/hook', max_attempts: 10, retry_on_status: [429, 503] };
+    for (let i = 0; i < Math.min(500, RUNS); i++) await runDeliveryScript(code, input, { limits });
+    const times: number[] = [];
+    const cpu0 = cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < RUNS; i++) {
+      const s = performance.now();
+      await runDeliveryScript(code, input, { limits });
+      times.push((performance.now() - s) * 1000);
+    }
+    const wall = (performance.now() - t0) * 1000;
+    const cpu = cpuUsage(cpu0);
+    times.sort((a, b) => a - b);
+    rows.push(`| ${name} | ${pct(times, 0.5).toFixed(0)} | ${pct(times, 0.99).toFixed(0)} | ${(wall / RUNS).toFixed(0)} | ${((cpu.user + cpu.system) / RUNS).toFixed(0)} |`);
+  }
+  console.log(`\n(a) delivery script overhead: ${RUNS} runs each after 500 warm-up runs (load average ${load()})\n`);
+  console.log(['| script | median µs | p99 µs | mean µs | CPU µs/run |', '|---|---:|---:|---:|---:|', ...rows].join('\n'));
+};
+
+// ---------------------------------------------------------------- (b) ----
+const incomingThroughput = async () => {
+  const brokers = requireEnv('KAFKA_BROKERS');
+  const redisBase = requireEnv('REDIS_URL').replace(/\/\d*$/, '');
+  const runId = uniq('lua-bench');
+  const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
+  const redis = createRedis(`${redisBase}/${REDIS_DB}`);
+  await redis.flushdb();
+  await redis.quit();
+
+  const rx = await startReceiver();
+  const fx = await installTransformers(rx.url('').replace(/\/$/, ''));
+  const port = await freePort();
+  const api = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    HOWK_API_HOST: '127.0.0.1',
+    HOWK_API_PORT: String(port),
+    HOWK_API_AUTH_ENABLED: 'false',
+    HOWK_KAFKA_BROKERS: brokers,
+    HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
+    HOWK_REDIS_URL: `${redisBase}/${REDIS_DB}`,
+    HOWK_SIGNING_DEFAULT_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.1/32',
+    HOWK_TRANSFORMER_SCRIPT_DIRS: fx.dir,
+    HOWK_LOG_LEVEL: 'warn',
+  };
+  for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
+  const procs: Proc[] = [];
+  const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000 });
+  try {
+    procs.push(spawnRole('api', env));
+    await waitFor(async () => (await fetch(`${api}/ready`).catch(() => undefined))?.ok, { timeoutMs: 90_000, intervalMs: 200, what: `howk-api /ready\n${procs[0]!.output()}` });
+    procs.push(spawnRole('worker', env));
+
+    const send = async (path: string, body: string) => {
+      const s = performance.now();
+      const res = await request(`${api}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+      const out = (await res.body.json()) as { count?: number; results?: unknown[] };
+      if (res.statusCode >= 300 || (out.count ?? out.results?.length) !== 3) throw new Error(`${path} answered ${res.statusCode}: ${JSON.stringify(out)}`);
+      return performance.now() - s;
+    };
+    const order = (i: number) => ({ id: `${runId}-${i}`, amount_cents: 1000 + i, currency: 'EUR', email: 'ada@example.com', items: [{ sku: 'book', qty: 1 }] });
+    const incoming = (i: number) => send('/incoming/fanout', JSON.stringify(order(i)));
+    // The control: the same three webhooks as a plain batch enqueue, no Lua.
+    const plain = (i: number) => {
+      const o = order(i);
+      const base = rx.url('').replace(/\/$/, '');
+      return send('/webhooks/plain/enqueue/batch', JSON.stringify({ webhooks: [
+        { endpoint: `${base}/warehouse`, payload: { order_id: o.id, items: o.items }, headers: { 'X-Destination': 'warehouse' }, idempotency_key: `${o.id}:warehouse` },
+        { endpoint: `${base}/billing`, payload: { order_id: o.id, amount_cents: o.amount_cents, currency: o.currency }, headers: { 'X-Destination': 'billing' }, idempotency_key: `${o.id}:billing` },
+        { endpoint: `${base}/email`, payload: { to: o.email, template: 'order_confirmation', order_id: o.id }, headers: { 'X-Destination': 'email' }, idempotency_key: `${o.id}:email` },
+      ] }));
+    };
+    const unique = () => new Set(rx.received.map((r) => r.headers['webhook-id'])).size;
+    const cpuMs = (p: Proc) => {
+      const f = readFileSync(`/proc/${p.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
+    };
+
+    // Warm-up: the worker has joined its group and both paths are hot before timing starts.
+    for (let i = 0; i < 50; i++) await incoming(-1 - i);
+    for (let i = 0; i < 50; i++) await plain(-100 - i);
+    await waitFor(() => unique() >= 300, { timeoutMs: 120_000, what: 'warm-up deliveries' });
+
+    const phase = async (name: string, call: (i: number) => Promise<number>, offset: number) => {
+      rx.received.length = 0;
+      const latencies: number[] = [];
+      let next = 0;
+      const [api0, worker0] = procs.map(cpuMs);
+      const t0 = Date.now();
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < N) latencies.push(await call(offset + next++));
+        }),
+      );
+      const accepted = Date.now() - t0;
+      await waitFor(() => unique() >= 3 * N, { timeoutMs: 300_000, intervalMs: 20, what: `${3 * N} deliveries` });
+      const delivered = Math.max(...rx.received.map((r) => r.at)) - t0;
+      const [api1, worker1] = procs.map(cpuMs);
+      latencies.sort((a, b) => a - b);
+      return `| ${name} | ${(N / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (delivered / 1000)).toFixed(0)} | ${pct(latencies, 0.5).toFixed(1)} / ${pct(latencies, 0.99).toFixed(1)} | ${((api1! - api0!) / N).toFixed(2)} / ${((worker1! - worker0!) / N).toFixed(2)} | ${rx.received.length - 3 * N} | ${load()} |`;
+    };
+    const rows = [await phase('POST /incoming/fanout (Lua, 3 posts)', incoming, 0), await phase('control: POST /webhooks/plain/enqueue/batch of 3', plain, N)];
+    console.log(`\n(b) ${N} requests of 3 webhooks each, ${CONCURRENCY} in flight; howk-api and howk-worker as processes\n`);
+    console.log(['| requests | requests/s | webhooks/s enqueued | webhooks/s delivered | latency p50 / p99 ms | CPU ms per request: api / worker | duplicates | load average after |', '|---|---:|---:|---:|---|---|---:|---|', ...rows].join('\n'));
+  } finally {
+    for (const p of procs.reverse()) await stopProc(p);
+    await agent.close();
+    await rx.close();
+    await fx.remove();
+    const admin = new Kafka({ clientId: runId, brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
+    await admin.disconnect();
+  }
+};
+
+console.log(`Node ${process.version}; load average at start ${load()}`);
+await scriptOverhead();
+await incomingThroughput();
+process.exit(0);
