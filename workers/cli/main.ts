@@ -1,16 +1,19 @@
 import { errorMessage } from '../../core/errors/errors';
 import { configFromProcess } from '../node/config';
+import { CREDENTIALS_USAGE, readStdin, runCredentials } from './credentials';
 import { KEYS_USAGE, runKeys } from './keys';
 
-// `howk <command>`: operator commands. Today: `keys`.
+// `howk <command>`: operator commands: `keys`, `credentials`.
 const [command, ...args] = process.argv.slice(2);
 const configFlag = args.indexOf('--config');
 const io = { out: (s: string) => process.stdout.write(`${s}\n`), err: (s: string) => process.stderr.write(`${s}\n`) };
 
 let code = 2;
 try {
-  if (command !== 'keys') {
-    io.err(KEYS_USAGE);
+  if (command === 'credentials') {
+    code = await runCredentials(args, io, readStdin, process.env);
+  } else if (command !== 'keys') {
+    io.err(`${KEYS_USAGE}\n${CREDENTIALS_USAGE}`);
   } else {
     const config = configFromProcess(configFlag >= 0 ? { config: args[configFlag + 1] } : {});
     code = await runKeys(config, args, io);
