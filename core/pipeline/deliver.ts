@@ -128,15 +128,22 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   }, Math.max(1000, Math.floor(config.delivery.handoff_lease / 3)));
   (renewal as { unref?: () => void }).unref?.();
 
-  const runLanes = (hooks: Webhook[], onStep: (w: Webhook, s: Step) => void): Promise<void> => {
+  // When each config's lane last finished a step, in any batch: a lane queued behind the
+  // tail of an earlier batch is moving as long as that tail is.
+  const moved = new Map<string, number>();
+
+  /** Runs the batch's lanes (one per config). `progress` holds when each lane not yet done started. */
+  const runLanes = (hooks: Webhook[], progress: Map<string, number>, onStep: (w: Webhook, s: Step) => void): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
     for (const w of hooks) {
       const g = groups.get(w.config_id);
       if (g) g.push(w);
       else groups.set(w.config_id, [w]);
     }
+    const start = d.clock.now();
     const lanes = [...groups].map(([key, items]) => {
       const prev = tails.get(key);
+      progress.set(key, start);
       const run = (async () => {
         if (prev) await prev;
         let next = 0;
@@ -145,16 +152,45 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
             const w = items[next++]!;
             if (d.pace) await d.pace();
             onStep(w, await attempter.attempt(w, lane));
+            moved.set(key, d.clock.now());
           }
         };
         await Promise.all(Array.from({ length: Math.min(config.kafka.per_key_parallelism, items.length) }, worker));
-      })();
+      })().finally(() => progress.delete(key));
       const tail = run.catch(() => {});
       tails.set(key, tail);
-      void tail.then(() => tails.get(key) === tail && tails.delete(key));
+      void tail.then(() => {
+        if (tails.get(key) !== tail) return;
+        tails.delete(key);
+        moved.delete(key);
+      });
       return run;
     });
     return Promise.all(lanes).then(() => undefined);
+  };
+
+  /**
+   * Resolves true once the batch has stragglers: a lane that has not moved for
+   * straggler_after (a slow delivery, an admission that waits, or the tail of an earlier
+   * batch it queues behind), or the batch still running after batch_time_limit. False when
+   * every lane is done first. Lanes that keep finishing steps are not stragglers: handing
+   * off webhooks that are merely queued behind fast deliveries costs a lease, a snapshot and
+   * an ack each, which under a backlog was a quarter of the run's CPU.
+   */
+  const stragglers = async (all: Promise<void>, progress: Map<string, number>): Promise<boolean> => {
+    const { straggler_after, batch_time_limit } = config.delivery;
+    const done = all.then(() => false);
+    const deadline = d.clock.now() + Math.max(straggler_after, batch_time_limit);
+    for (;;) {
+      const now = d.clock.now();
+      if (!progress.size) return done;
+      let next = deadline;
+      for (const [key, started] of progress) next = Math.min(next, Math.max(started, moved.get(key) ?? 0) + straggler_after);
+      if (now >= next) return true;
+      // Checked again when the earliest lane would become a straggler (or the limit is reached).
+      if (!(await Promise.race([done.then(() => true), sleep(Math.max(1, next - now)).then(() => false)]))) continue;
+      return false;
+    }
   };
 
   const flushable = (steps: Step[], leases: Leased[]): Flushable => {
@@ -177,15 +213,16 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const steps: Step[] = [];
     const finished = new Set<Webhook>();
     const leased = new Map<Webhook, Leased>();
-    const all = runLanes(hooks, (w, s) => {
+    const progress = new Map<string, number>();
+    const all = runLanes(hooks, progress, (w, s) => {
       finished.add(w);
       const lease = leased.get(w);
       if (lease) open.delete(lease);
       if (lease) handoff.add(flushable([s], [lease]));
       else steps.push(s);
     });
-    const { straggler_after, handoff_lease, max_handoff } = config.delivery;
-    const timedOut = await Promise.race([all.then(() => false), sleep(straggler_after).then(() => true)]);
+    const { handoff_lease, max_handoff } = config.delivery;
+    const timedOut = await stragglers(all, progress);
     if (timedOut && handoff.size() < max_handoff) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();
