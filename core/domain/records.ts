@@ -18,8 +18,12 @@ export const DeliveryResultSchema = z.object({
 });
 export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 
-/** Script failures (core/lua, HOWK's reason types) dead-letter with the LuaError code. */
-export const ScriptReason = z.enum(['script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit']);
+/**
+ * Failures while preparing the request, before anything is sent: the delivery script (core/lua,
+ * HOWK's reason types, the LuaError code) and the ${VAR} secret templates (a variable outside
+ * lua.secret_env_allowlist, or unset on the worker).
+ */
+export const ScriptReason = z.enum(['script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit', 'secret_not_allowed', 'secret_missing']);
 export type ScriptReason = z.infer<typeof ScriptReason>;
 
 export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination', ...ScriptReason.options]);

@@ -24,6 +24,9 @@ export const WebhookSchema = z.object({
   scheduled_at: z.string(),
   script_hash: z.string().optional(),
   replay_of: z.string().optional(),
+  /** `${VAR}` templates (not values) the worker resolves at send time from allow-listed env variables. */
+  delivery_headers: z.record(z.string(), z.string()).optional(),
+  delivery_query_params: z.record(z.string(), z.string()).optional(),
 });
 export type Webhook = z.infer<typeof WebhookSchema>;
 

@@ -53,6 +53,9 @@ export type EnqueueItem = {
   idempotency_key?: string;
   signing_secret?: string;
   max_attempts?: number;
+  /** Set by transformers only (never read from a request body): `${VAR}` templates resolved at send time. */
+  delivery_headers?: Record<string, string>;
+  delivery_query_params?: Record<string, string>;
 };
 
 export const CONFIG_ID = /^[A-Za-z0-9._:-]{1,128}$/;

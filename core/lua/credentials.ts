@@ -56,7 +56,7 @@ export const encryptCredential = async (keyId: string, key: CryptoKey, name: str
   return `${CREDENTIAL_PREFIX}${keyId}:${toBase64(iv)}:${toBase64(ct)}`;
 };
 
-const dec = new TextDecoder('utf-8', { fatal: true });
+const dec = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 export const decryptCredential = async (keys: ReadonlyMap<string, CryptoKey>, name: string, envelope: string): Promise<string> => {
   if (!envelope.startsWith(CREDENTIAL_PREFIX)) throw new CredentialError(`credential ${name} is not an ${CREDENTIAL_PREFIX} envelope`);

@@ -11,6 +11,7 @@ import type { Admission, Completion, Guards } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
 import type { Hmac } from '../signing/hmac';
 import { signatureHeaders } from '../signing/outbound';
+import { resolveDelivery } from '../transformers/secret-templates';
 import type { SecretBox } from '../signing/secret-box';
 import { coalesce } from './coalesce';
 import { guardParams } from './guard-params';
@@ -140,17 +141,24 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  const send = async (w: Webhook, p: Prepared): Promise<DeliveryResponse> => {
+  // ${VAR} templates of the webhook (transformers' _delivery_headers / _delivery_query_params)
+  // are resolved here, after the script and right before sending: the values live only in
+  // this request, never in the webhook record, so no topic, Redis key or log line has them.
+  const secretAllow: ReadonlySet<string> = new Set(config.lua.secret_env_allowlist);
+  const secretEnv = (name: string): string | undefined => d.lua?.env(name);
+  type Target = { url: string; headers: Record<string, string> };
+
+  const send = async (w: Webhook, p: Prepared, target: Target): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
       const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets: await secretsOf(w), scheme: config.signing.scheme, hmac: d.hmac });
       // A script may set its own content-type; without a script the webhook's headers cannot.
       const headers = p.scripted
-        ? { 'content-type': 'application/json', ...p.headers, 'user-agent': config.delivery.user_agent, ...sig }
-        : { ...p.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig };
+        ? { 'content-type': 'application/json', ...p.headers, ...target.headers, 'user-agent': config.delivery.user_agent, ...sig }
+        : { ...p.headers, ...target.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig };
       return await gate(() =>
         d.sender.send({
-          url: w.endpoint,
+          url: target.url,
           headers,
           body: p.body,
           timeoutMs: config.delivery.timeout,
@@ -171,7 +179,10 @@ export const createAttempter = (d: AttemptDeps) => {
     if (a.kind === 'recovered') return { kind: 'returned', webhook: w, at: now };
     if (a.kind !== 'go') throw new Error(`unexpected admission ${a.kind}`);
     const started = d.clock.now();
-    const p = await prepare(w);
+    const prepared = await prepare(w);
+    const resolved = 'failed' in prepared ? undefined : resolveDelivery(w, secretAllow, secretEnv);
+    const p: Prepared | { failed: ScriptReason; message: string; kind?: 'secret' } =
+      resolved && !resolved.ok ? { failed: resolved.reason_type, message: resolved.message, kind: 'secret' } : prepared;
     if ('failed' in p) {
       const at = d.clock.now();
       // Nothing was sent: the endpoint's counters are released without a circuit outcome.
@@ -182,10 +193,11 @@ export const createAttempter = (d: AttemptDeps) => {
         pendingCompletions.add(done);
         void done.finally(() => pendingCompletions.delete(done));
       }
-      d.log.warn('delivery script failed; dead-lettered', { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
-      return { kind: 'attempted', o: { webhook: w, response: { kind: 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `delivery script failed: ${p.message}` } } };
+      const what = p.kind === 'secret' ? 'secret template not resolved' : 'delivery script failed';
+      d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
+      return { kind: 'attempted', o: { webhook: w, response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` } } };
     }
-    const response = await send(w, p);
+    const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} });
     const at = d.clock.now();
     const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
     if (complete) {

@@ -75,6 +75,8 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       headers: item.headers,
       ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
       ...(sealed ? { signing_secret: sealed } : {}),
+      ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
+      ...(item.delivery_query_params ? { delivery_query_params: item.delivery_query_params } : {}),
       attempt: 0,
       max_attempts: item.max_attempts ?? config.retry.max_attempts,
       deferrals: 0,

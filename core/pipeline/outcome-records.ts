@@ -10,8 +10,8 @@ import { redactWebhook } from './redact';
 // The records one delivery step leaves behind: result, status (+ history entry), dead
 // letter, state snapshot. Pure functions of the step; deliver.ts collects them per batch.
 
-/** The delivery script failed: nothing was sent. */
-export type ScriptFailure = { kind: 'script'; error: string; durationMs: number };
+/** The delivery script failed, or a ${VAR} template could not be resolved: nothing was sent. */
+export type ScriptFailure = { kind: 'script' | 'secret'; error: string; durationMs: number };
 
 export type Attempted = { webhook: Webhook; response: DeliveryResponse | ScriptFailure; at: number; decision: Decision };
 

@@ -29,7 +29,8 @@ if (!config.signing.default_secret) config.signing.default_secret = generatedSec
 const log = createLogger('howk-dev', config.log.level);
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? randomSecretsKey() });
 const sender = config.worker.dry_run
-  ? createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url, payload_bytes: r.body.length }))
+  ? // Without the query string: it may hold ${VAR} secrets resolved for this request.
+    createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url.split('?')[0], payload_bytes: r.body.length }))
   : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
 const logStore = new MemoryLog();
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);

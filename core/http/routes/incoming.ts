@@ -76,7 +76,16 @@ export const incomingRoutes = (d: ApiDeps) => {
         const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
         throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
       }
-      return { endpoint: w.endpoint, payload: w.payload, headers: w.headers, ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}), ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}) };
+      // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
+      const dh = { ...script.settings.delivery_headers, ...w.delivery_headers };
+      const dq = { ...script.settings.delivery_query_params, ...w.delivery_query_params };
+      return {
+        endpoint: w.endpoint, payload: w.payload, headers: w.headers,
+        ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}),
+        ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}),
+        ...(Object.keys(dh).length ? { delivery_headers: dh } : {}),
+        ...(Object.keys(dq).length ? { delivery_query_params: dq } : {}),
+      };
     });
     const results = await d.enqueue(configId, items);
     return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });
