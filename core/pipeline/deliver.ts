@@ -229,9 +229,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       const rest = hooks.filter((w) => !finished.has(w));
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
       // The lease is in Redis; a snapshot of it on howk.state lets a rebuild restore it too.
+      // Snapshot first (see below: a flush must never take what howk.state has not got yet).
       const leasedAt = nowNs(now);
       const snapshots = retries.map((r, i) => ({ topic: topics.state, key: r.id, value: snapshotValue(rest[i]!, { webhook_id: r.id, updated_at_ns: leasedAt }, r.dueAt, r.data) }));
-      const written = Promise.all([durably('lease write', () => d.hot.apply({ retries })), durably('lease snapshot', () => d.producer.send(snapshots))]).then(() => undefined);
+      const written = durably('lease snapshot', () => d.producer.send(snapshots)).then(() => durably('lease write', () => d.hot.apply({ retries })));
       for (const w of rest) {
         const lease = { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written };
         leased.set(w, lease);
@@ -256,7 +257,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         d.log.warn('status/stats not recorded: hot state unavailable', { error: errorMessage(e) });
       });
     const out = [...records, ...own.records];
-    await Promise.all([durably('outcome produce', () => d.producer.send(out)), durably('retry scheduling', apply), attempter.settle()]);
+    // Kafka first, then Redis: a retry in Redis whose snapshot is not yet on howk.state would be
+    // lost to a FLUSHALL landing in between (the rebuild reads howk.state only up to where it
+    // was when it started). test/unit/reconcile-flush-race.test.ts
+    await Promise.all([durably('outcome produce', () => d.producer.send(out)).then(() => durably('retry scheduling', apply)), attempter.settle()]);
   };
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {

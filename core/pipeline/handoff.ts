@@ -35,9 +35,12 @@ export const createHandoff = (d: { hot: HotState; producer: LogProducer; log: Lo
         return { at: i.hot.stats.at, counts, endpoints: [] };
       }, undefined),
     };
-    // Outcome first, then the lease ack: an ack that ran first could leave a window
-    // in which a crash loses the outcome.
-    await Promise.all([d.producer.send(records), d.hot.apply(hot)]);
+    // Kafka first, then Redis, then the lease ack. A retry must never be in Redis before its
+    // snapshot is on howk.state: a FLUSHALL in between would take it, and a rebuild that read
+    // howk.state before the snapshot arrived could not bring it back. An ack that ran before
+    // the outcome was durable would leave a window in which a crash loses it.
+    await d.producer.send(records);
+    await d.hot.apply(hot);
     // With the ack, any other schedule of a webhook that ended goes too (a stale copy, e.g.
     // one a rebuild restored from the lease's snapshot): only now that the outcome is durable.
     const ended = items.flatMap((i) => i.hot.ended ?? []);
