@@ -14,6 +14,9 @@ import { errorResponse } from '../errors';
 export const incomingRoutes = (d: ApiDeps) => {
   const app = new Hono();
   const limits = d.config.api;
+  // The same limits as a batch enqueue (header count and sizes, endpoint length). Built once:
+  // building it costs ~0.8 ms, more than the Lua run (docs/BENCHMARKS.md, "Lua").
+  const itemSchema = enqueueItemSchema(limits);
   const limitBody = bodyLimit({
     maxSize: limits.max_request_size,
     onError: (c) => {
@@ -68,10 +71,8 @@ export const incomingRoutes = (d: ApiDeps) => {
       return c.json({ error: { code: e.code, reason_type: e.code, message: e.message, line: e.line ?? null } }, e instanceof LuaSyntaxError ? 400 : 422);
     }
     if (!result.webhooks.length) return c.json({ webhooks: [], count: 0 });
-    // The same limits as a batch enqueue (header count and sizes, endpoint length).
-    const schema = enqueueItemSchema(limits);
     const items: EnqueueItem[] = result.webhooks.map((w, i) => {
-      const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
+      const r = itemSchema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
       if (!r.success) {
         const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
         throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
