@@ -30,6 +30,8 @@ export const checkUrl = (raw: string, allow: readonly string[]): URL => {
   return url;
 };
 
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
 export type HttpRequest = { method: string; url: string; body?: string; headers: Record<string, string>; timeoutMs?: number };
 export type HttpResponse = { status: number; body: Uint8Array; headers: Record<string, string> };
 
@@ -74,14 +76,18 @@ export const httpRequest = async (fetchFn: FetchLike, policy: HttpPolicy, req: H
     let url = checkUrl(req.url, policy.allow);
     let method = req.method;
     let body = req.body;
+    let sendHeaders = req.headers;
     for (let hop = 0; ; hop++) {
-      const res = await fetchFn(url.href, { method, headers: req.headers, body, redirect: 'manual', signal: ctl.signal });
+      const res = await fetchFn(url.href, { method, headers: sendHeaders, body, redirect: 'manual', signal: ctl.signal });
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
         if (hop >= maxRedirects) throw new Error(`too many redirects (limit ${maxRedirects})`);
         // Every hop is checked: a redirect must not lead the script to a host it may not call.
-        url = checkUrl(new URL(location, url).href, policy.allow);
+        const next = checkUrl(new URL(location, url).href, policy.allow);
+        // As browsers do: credentials meant for one origin are not handed to another.
+        if (next.origin !== url.origin) sendHeaders = Object.fromEntries(Object.entries(sendHeaders).filter(([k]) => !CREDENTIAL_HEADERS.has(k.toLowerCase())));
+        url = next;
         if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;

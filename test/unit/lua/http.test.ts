@@ -7,6 +7,8 @@ import { logsOf } from './helpers';
 // A loopback server (127.0.0.1 only) with a route per behaviour under test.
 let server: Server;
 let base = '';
+let other: Server;
+let otherBase = '';
 const hits: string[] = [];
 
 beforeAll(async () => {
@@ -30,6 +32,9 @@ beforeAll(async () => {
       } else if (url === '/redirect-away') {
         res.writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/echo` });
         res.end();
+      } else if (url === '/redirect-other-origin') {
+        res.writeHead(307, { location: `${otherBase}/echo` });
+        res.end();
       } else if (url === '/loop') {
         res.writeHead(302, { location: '/loop' });
         res.end();
@@ -41,14 +46,28 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Another origin (same host, another port) that echoes what it got.
+  other = createServer((req, res) => res.end(JSON.stringify({ auth: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null, keep: req.headers['x-keep'] ?? null })));
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => Promise.all([server, other].map((s) => new Promise<void>((r) => s.close(() => r())))));
 
 const policy: HttpPolicy = { allow: ['127.0.0.1'], timeoutMs: 2000, maxResponseBytes: 64 * 1024 };
 const fetchFn: FetchLike = (url, init) => fetch(url, init);
 const run = (code: string, p: HttpPolicy = policy) => logsOf(code.replaceAll('BASE', base), { fetch: fetchFn, http: p });
 
 describe('http module', () => {
+  it('keeps credentials on a same-origin redirect and drops them on a cross-origin one', async () => {
+    const lines = await run(`
+      local h = {Authorization = 'Bearer t', Cookie = 'c=1', ['X-Keep'] = 'k'}
+      local same = assert(http.get('BASE/redirect-allowed', {headers = h}))
+      local away = assert(http.get('BASE/redirect-other-origin', {headers = h}))
+      local a = json.decode(away.body)
+      print(json.decode(same.body).auth, tostring(a.auth), tostring(a.cookie), a.keep)`);
+    expect(lines).toEqual(['Bearer t\tnull\tnull\tk']);
+  });
+
   it('GET returns status, body and lower-case headers', async () => {
     const lines = await run(`local r = http.get('BASE/echo') print(r.status, r.headers['x-reply'], json.decode(r.body).method)`);
     expect(lines).toEqual(['201\tyes\tGET']);
