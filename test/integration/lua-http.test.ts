@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { runDeliveryScript } from '../../core/lua';
+import { createLogger } from '../../core/pipeline/logger';
 import { nodeLuaServices } from '../../workers/node/lua-services';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
@@ -223,6 +224,28 @@ describe('Lua http module in the fleet (kafka)', () => {
     expect(JSON.parse(own.body.toString())).toEqual({ status: 200, err: null });
     expect(JSON.parse(none.body.toString())).toEqual({ status: null, err: 'host not allowed: 127.0.0.1' });
     expect(en.seen.some((s) => s.url === '/customers/6')).toBe(false);
+  });
+});
+
+describe('Lua host services (no fleet)', () => {
+  it('warns at start-up about config that can never work, naming no secret', async () => {
+    const lines: string[] = [];
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        'lua.http_allowlist': { wh: ['https://api.example.com', 'api.example.com:8443', 'ok.example.com', '*.fine.example'] },
+        'lua.credentials': { plain: 'not-an-envelope', orphan: 'lcred:v1:K9:aaaa:bbbb' },
+        'lua.secret_env_allowlist': ['HOWK_IT_NEVER_SET'],
+      },
+    });
+    const lua = await nodeLuaServices(config, { HOWK_LUA_CRYPTO_K1: Buffer.alloc(32, 1).toString('base64') }, createLogger('t', 'debug', (l) => lines.push(l)));
+    await lua.close();
+    const warned = lines.map((l) => JSON.parse(l));
+    expect(warned.filter((w) => w.msg.includes('http_allowlist')).map((w) => w.entry)).toEqual(['https://api.example.com', 'api.example.com:8443']);
+    expect(warned.find((w) => w.credential === 'plain')?.msg).toMatch(/not an lcred:v1 envelope/);
+    expect(warned.find((w) => w.credential === 'orphan')?.msg).toMatch(/needs HOWK_LUA_CRYPTO_K9/);
+    expect(warned.find((w) => w.variable === 'HOWK_IT_NEVER_SET')?.msg).toMatch(/secret_missing/);
+    expect(lines.join('\n')).not.toContain(Buffer.alloc(32, 1).toString('base64'));
   });
 });
 

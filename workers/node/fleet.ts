@@ -66,7 +66,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let transformers: ReloadableRegistry | undefined;
   const luaKv = p.luaKv ?? memoryKv();
   // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
-  const lua = roles.api || roles.worker ? await nodeLuaServices(config) : undefined;
+  const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log) : undefined;
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
   const security = roles.api || roles.worker
     ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })

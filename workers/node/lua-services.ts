@@ -1,6 +1,7 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../core/config/schema';
-import { credentialKeysFromEnv, credentialStore, namespaceChain, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
+import { CREDENTIAL_KEY_ENV, CREDENTIAL_PREFIX, credentialKeysFromEnv, credentialStore, namespaceChain, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
+import type { Logger } from '../../core/pipeline/logger';
 import { destinationPolicy } from '../../core/security/destination';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
 
@@ -37,9 +38,28 @@ export const guardedFetch = (allowedNetworks: readonly string[]): { fetch: Fetch
 
 export type NodeLuaServices = LuaHostServices & { close(): Promise<void> };
 
-export const nodeLuaServices = async (config: Config, env: Record<string, string | undefined> = process.env): Promise<NodeLuaServices> => {
-  const { fetch: fetchFn, close } = guardedFetch(config.delivery.allowed_networks);
+/** Mistakes that would otherwise only show when a script runs: said once, at start-up. */
+const checkConfig = (config: Config, env: Record<string, string | undefined>, keyIds: ReadonlySet<string>, log: Logger): void => {
+  for (const [ns, hosts] of Object.entries(config.lua.http_allowlist)) {
+    for (const h of hosts) {
+      // Entries are host names: a scheme, port or path would never match.
+      if (!/^(\*\.)?[A-Za-z0-9._-]+$|^[0-9a-fA-F:]+$/.test(h)) log.warn('lua.http_allowlist entry is not a host name and matches nothing', { namespace: ns, entry: h });
+    }
+  }
+  for (const [name, envelope] of Object.entries(config.lua.credentials)) {
+    const id = envelope.startsWith(CREDENTIAL_PREFIX) ? envelope.slice(CREDENTIAL_PREFIX.length).split(':')[0] : undefined;
+    if (id === undefined) log.warn('lua.credentials entry is not an lcred:v1 envelope', { credential: name });
+    else if (!keyIds.has(id)) log.warn(`lua.credentials entry needs ${CREDENTIAL_KEY_ENV}${id}, which is not set`, { credential: name });
+  }
+  for (const v of config.lua.secret_env_allowlist) {
+    if (!env[v]) log.warn('lua.secret_env_allowlist names a variable that is not set here: webhooks using it dead-letter as secret_missing', { variable: v });
+  }
+};
+
+export const nodeLuaServices = async (config: Config, env: Record<string, string | undefined> = process.env, log?: Logger): Promise<NodeLuaServices> => {
   const keys = await credentialKeysFromEnv(env);
+  if (log) checkConfig(config, env, new Set(keys.keys()), log);
+  const { fetch: fetchFn, close } = guardedFetch(config.delivery.allowed_networks);
   const decrypt = credentialStore(keys, config.lua.credentials);
   const lists = config.lua.http_allowlist;
   const base = { timeoutMs: config.lua.http_timeout, maxResponseBytes: config.lua.http_max_response_bytes };
