@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
-import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
+import { BATCH_SCRIPTS, SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 
 // The four guard scripts against real Redis, called directly by their header contracts
 // (KEYS, ARGV, returns), independent of RedisGuards around them. Db 0, flushed before each
@@ -22,6 +22,13 @@ beforeEach(async () => {
 
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 
+// admitDelivery and completeDelivery take any number of requests per call: shared ARGV
+// first, then each request's keys and arguments in order. `one` sends a single request.
+type Req = { keys: string[]; args: (string | number)[] };
+const runBatch = async (name: keyof typeof BATCH_SCRIPTS, shared: (string | number)[], reqs: Req[]) =>
+  (await redis.eval(BATCH_SCRIPTS[name], reqs.length * reqs[0]!.keys.length, ...reqs.flatMap((r) => r.keys), ...shared, ...reqs.flatMap((r) => r.args))) as unknown[];
+const one = async (name: keyof typeof BATCH_SCRIPTS, shared: (string | number)[], req: Req) => (await runBatch(name, shared, [req]))[0];
+
 const NOW = 1_750_000_000_000;
 
 describe('admitDelivery.lua', () => {
@@ -38,19 +45,9 @@ describe('admitDelivery.lua', () => {
     endpointMax?: number;
     inflightTtl?: number;
   };
-  const admit = (a: A = {}) =>
-    run('admitDelivery', [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc], [
-      a.now ?? NOW,
-      a.lane ?? 'fast',
-      a.circuit ?? 1,
-      a.probeInterval ?? 5_000,
-      a.circuitTtl ?? 600_000,
-      a.rate ?? 0,
-      a.burst ?? 0,
-      a.domainMax ?? 0,
-      a.endpointMax ?? 0,
-      a.inflightTtl ?? 90_000,
-    ]);
+  const shared = (a: A) => [a.circuit ?? 1, a.probeInterval ?? 5_000, a.circuitTtl ?? 600_000, a.rate ?? 0, a.burst ?? 0, a.endpointMax ?? 0, a.inflightTtl ?? 90_000];
+  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc]): Req => ({ keys, args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0] });
+  const admit = (a: A = {}) => one('admitDelivery', shared(a), request(a));
 
   it("returns {'go', 0, 0, 0} and writes nothing when every guard is idle or off", async () => {
     expect(await admit()).toEqual(['go', 0, 0, 0]);
@@ -63,7 +60,7 @@ describe('admitDelivery.lua', () => {
     await redis.set(K.pauseEp, 'paused');
     expect(await admit()).toEqual(['paused', 'endpoint']);
     // Nothing else is touched: no counter raised, no token taken.
-    await run('admitDelivery', [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc], [NOW, 'fast', 1, 5_000, 600_000, 4, 3, 5, 5, 90_000]);
+    await admit({ rate: 4, burst: 3, domainMax: 5, endpointMax: 5 });
     expect((await redis.keys('*')).sort()).toEqual([K.pauseCfg, K.pauseEp].sort());
   });
 
@@ -162,6 +159,19 @@ describe('admitDelivery.lua', () => {
     expect(await admit({ lane: 'slow', endpointMax: 0 })).toEqual(['go', 0, 0, 0]);
   });
 
+  it('decides several requests in one call in order, each seeing what the ones before it counted', async () => {
+    const other = ['paused:endpoint:ep2', 'paused:config:cfg', 'circuit:ep2', 'rate:ep2', K.domain, 'concurrency:ep2'];
+    await redis.set('paused:endpoint:ep2', 'paused');
+    const a: A = { endpointMax: 2, domainMax: 0 };
+    const replies = await runBatch('admitDelivery', shared(a), [request(a), request(a), request(a, other), request(a), request({ ...a, lane: 'slow' })]);
+    expect(replies).toEqual([['go', 0, 1, 0], ['go', 0, 1, 0], ['paused', 'endpoint'], ['divert', 'endpoint_inflight'], ['go', 0, 1, 0]]);
+    expect(await redis.get(K.conc)).toBe('3');
+    // Per-request domain limits: the host's count rises only for requests that name one.
+    const hosts = await runBatch('admitDelivery', shared({}), [request({ domainMax: 1 }), request({ domainMax: 1 }), request({ domainMax: 0 })]);
+    expect(hosts).toEqual([['go', 0, 0, 1], ['divert', 'domain_inflight'], ['go', 0, 0, 0]]);
+    expect(await redis.get(K.domain)).toBe('1');
+  });
+
   it('takes the probe slot and a token even when the in-flight limits then divert', async () => {
     await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: 0 });
     await redis.set(K.conc, 5);
@@ -175,23 +185,26 @@ describe('completeDelivery.lua', () => {
   const K = { circuit: 'circuit:ep', conc: 'concurrency:ep', domain: 'domain_concurrency:h', errors: 'endpoint_errors:ep' };
   const CB = { threshold: 3, window: 10_000, recovery: 30_000, probeInterval: 5_000, successes: 2 };
   type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string };
-  const complete = (c: C = {}) =>
-    run('completeDelivery', [K.circuit, K.conc, K.domain, K.errors], [
-      c.now ?? NOW,
-      c.outcome ?? 'success',
-      c.probe ?? 0,
-      c.ep ?? 0,
-      c.dom ?? 0,
-      c.circuit ?? 1,
-      CB.threshold,
-      CB.window,
-      CB.recovery,
-      CB.probeInterval,
-      CB.successes,
-      c.ttl ?? 600_000,
-      c.error ?? '',
-      new Date(c.now ?? NOW).toISOString(),
+  const shared = (c: C) => [c.circuit ?? 1, CB.threshold, CB.window, CB.recovery, CB.probeInterval, CB.successes, c.ttl ?? 600_000];
+  const request = (c: C): Req => ({
+    keys: [K.circuit, K.conc, K.domain, K.errors],
+    args: [c.now ?? NOW, c.outcome ?? 'success', c.probe ?? 0, c.ep ?? 0, c.dom ?? 0, c.error ?? '', new Date(c.now ?? NOW).toISOString()],
+  });
+  const complete = (c: C = {}) => one('completeDelivery', shared(c), request(c));
+
+  it('applies several completions in one call in order and returns the state after each', async () => {
+    await redis.set(K.conc, 3, 'PX', 60_000);
+    const replies = await runBatch('completeDelivery', shared({}), [
+      request({ outcome: 'failure', ep: 1, now: NOW }),
+      request({ outcome: 'failure', ep: 1, now: NOW + 1 }),
+      request({ outcome: 'failure', ep: 1, now: NOW + 2, error: 'HTTP 503' }),
+      request({ outcome: 'success', now: NOW + 3 }),
     ]);
+    expect(replies).toEqual(['CLOSED', 'CLOSED', 'OPEN', 'OPEN']);
+    expect(await redis.get(K.conc)).toBe('0');
+    expect(await redis.hget(K.circuit, 'open_until')).toBe(String(NOW + 2 + CB.recovery));
+    expect(await redis.llen(K.errors)).toBe(1);
+  });
 
   it('lowers only the counters flagged in ARGV[4]/ARGV[5], never below 0, keeping their TTL', async () => {
     await redis.set(K.conc, 2, 'PX', 60_000);

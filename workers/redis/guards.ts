@@ -3,10 +3,10 @@ import { keys } from '../../core/domain/keys';
 import type { CircuitState } from '../../core/policy/circuit';
 import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, PauseScope } from '../../core/ports/guards';
 import { call, execPipeline } from './exec';
-import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
+import { withScripts, type ScriptedClient } from './scripts';
 
-// Guards on Redis: one admitDelivery / completeDelivery script call per webhook, all the
-// calls of a batch in one pipeline (one round trip).
+// Guards on Redis: every admission (completion) a worker asks for at once goes in one
+// admitDelivery (completeDelivery) script call: one round trip and one script run.
 
 const toAdmission = (r: unknown): Admission => {
   const a = r as (string | number)[];
@@ -34,31 +34,26 @@ export class RedisGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
-    const pipe = scriptedPipeline(this.redis);
+    const keyList: string[] = [];
+    const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightTtlMs];
     for (const r of reqs) {
-      pipe.howk_admitDelivery(
-        keys.pause('endpoint', r.endpointHash), keys.pause('config', r.configId), keys.circuit(r.endpointHash), keys.rateBucket(r.endpointHash),
-        keys.domainConcurrency(r.host), keys.concurrency(r.endpointHash),
-        r.now, r.lane, p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst,
-        p.maxInflightPerDomain(r.host), p.maxInflightPerEndpoint, p.inflightTtlMs,
-      );
+      keyList.push(keys.pause('endpoint', r.endpointHash), keys.pause('config', r.configId), keys.circuit(r.endpointHash), keys.rateBucket(r.endpointHash), keys.domainConcurrency(r.host), keys.concurrency(r.endpointHash));
+      args.push(r.now, r.lane, p.maxInflightPerDomain(r.host));
     }
-    return (await execPipeline(pipe)).map(toAdmission);
+    const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
+    return replies.map(toAdmission);
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<void> {
     if (!done.length) return;
-    const pipe = scriptedPipeline(this.redis);
     const c = p.circuit;
+    const keyList: string[] = [];
+    const args: (string | number)[] = [c.enabled ? 1 : 0, c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs];
     for (const d of done) {
-      pipe.howk_completeDelivery(
-        keys.circuit(d.endpointHash), keys.concurrency(d.endpointHash), keys.domainConcurrency(d.host), keys.endpointErrors(d.endpointHash),
-        d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, c.enabled ? 1 : 0,
-        c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs,
-        (d.error ?? '').slice(0, 200), new Date(d.now).toISOString(),
-      );
+      keyList.push(keys.circuit(d.endpointHash), keys.concurrency(d.endpointHash), keys.domainConcurrency(d.host), keys.endpointErrors(d.endpointHash));
+      args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, (d.error ?? '').slice(0, 200), new Date(d.now).toISOString());
     }
-    await execPipeline(pipe);
+    await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args));
   }
 
   async endpoint(hash: string, now: number): Promise<EndpointView> {

@@ -19,26 +19,34 @@ export const SCRIPTS = {
   putDeadLetter: { numberOfKeys: 3, lua: lua('putDeadLetter') },
   renewLock: { numberOfKeys: 1, lua: lua('renewLock') },
   releaseLock: { numberOfKeys: 1, lua: lua('releaseLock') },
-  admitDelivery: { numberOfKeys: 6, lua: lua('admitDelivery') },
-  completeDelivery: { numberOfKeys: 4, lua: lua('completeDelivery') },
   holdPaused: { numberOfKeys: 2, lua: lua('holdPaused') },
   dropHeld: { numberOfKeys: 2, lua: lua('dropHeld') },
 } as const;
 
+/** Scripts taking any number of requests per call: the key count is each call's first argument. */
+export const BATCH_SCRIPTS = {
+  admitDelivery: lua('admitDelivery'),
+  completeDelivery: lua('completeDelivery'),
+} as const;
+
 export type ScriptName = keyof typeof SCRIPTS;
+export type BatchScriptName = keyof typeof BATCH_SCRIPTS;
 type Arg = string | number;
 
 // Prefixed so they can never shadow a built-in ioredis method.
-const commandName = <N extends ScriptName>(n: N) => `howk_${n}` as const;
+const commandName = <N extends ScriptName | BatchScriptName>(n: N) => `howk_${n}` as const;
 
 /** The script commands defineCommand adds, as seen on a client and on a pipeline. */
-export type ScriptedClient = Redis & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => Promise<unknown> };
-export type ScriptedPipeline = ChainableCommander & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => ScriptedPipeline };
+export type ScriptedClient = Redis & { [N in ScriptName | BatchScriptName as `howk_${N}`]: (...args: Arg[]) => Promise<unknown> };
+export type ScriptedPipeline = ChainableCommander & { [N in ScriptName | BatchScriptName as `howk_${N}`]: (...args: Arg[]) => ScriptedPipeline };
 
 /** Registers every script on the client (idempotent) and returns it typed with them. */
 export const withScripts = (redis: Redis): ScriptedClient => {
   for (const [name, def] of Object.entries(SCRIPTS)) {
     if (!(commandName(name as ScriptName) in redis)) redis.defineCommand(commandName(name as ScriptName), { ...def });
+  }
+  for (const [name, code] of Object.entries(BATCH_SCRIPTS)) {
+    if (!(commandName(name as BatchScriptName) in redis)) redis.defineCommand(commandName(name as BatchScriptName), { lua: code });
   }
   return redis as ScriptedClient;
 };

@@ -1,71 +1,90 @@
--- completeDelivery: an attempt finished. Lowers the in-flight counters it raised (never
--- below 0) and records the outcome in the circuit (mirrors core/policy/circuit.ts).
--- KEYS[1] circuit:{hash}   KEYS[2] concurrency:{hash}   KEYS[3] domain_concurrency:{host}
--- KEYS[4] endpoint_errors:{hash}
--- ARGV[1] now ms   ARGV[2] outcome ('success'|'failure'|'neutral')   ARGV[3] probe 1|0
--- ARGV[4] counted endpoint 1|0   ARGV[5] counted domain 1|0   ARGV[6] circuit enabled 1|0
--- ARGV[7] failure_threshold   ARGV[8] failure_window ms   ARGV[9] recovery_timeout ms
--- ARGV[10] probe_interval ms   ARGV[11] success_threshold   ARGV[12] circuit TTL ms
--- ARGV[13] error text ('' = none)   ARGV[14] now as ISO text
--- Returns the circuit state after the update ('CLOSED' | 'OPEN' | 'HALF_OPEN').
-local now = tonumber(ARGV[1])
+-- completeDelivery: attempts finished. For each, in order: lowers the in-flight counters it
+-- raised (never below 0) and records the outcome in the circuit (mirrors
+-- core/policy/circuit.ts). One call carries every completion a worker has at once.
+-- KEYS: four per completion i (b = 4*i):
+--   KEYS[b+1] circuit:{hash}   KEYS[b+2] concurrency:{hash}   KEYS[b+3] domain_concurrency:{host}
+--   KEYS[b+4] endpoint_errors:{hash}
+-- ARGV[1] circuit enabled 1|0   ARGV[2] failure_threshold   ARGV[3] failure_window ms
+-- ARGV[4] recovery_timeout ms   ARGV[5] probe_interval ms   ARGV[6] success_threshold
+-- ARGV[7] circuit TTL ms
+-- then seven per completion i (a = 7 + 7*i): ARGV[a+1] now ms
+--   ARGV[a+2] outcome ('success'|'failure'|'neutral')   ARGV[a+3] probe 1|0
+--   ARGV[a+4] counted endpoint 1|0   ARGV[a+5] counted domain 1|0
+--   ARGV[a+6] error text ('' = none)   ARGV[a+7] now as ISO text
+-- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN').
+local circuit_on = ARGV[1] == '1'
+local failure_threshold = tonumber(ARGV[2])
+local failure_window = tonumber(ARGV[3])
+local recovery_timeout = tonumber(ARGV[4])
+local probe_interval = tonumber(ARGV[5])
+local success_threshold = tonumber(ARGV[6])
+local ttl = ARGV[7]
 
 local function floor_decr(key)
   local v = tonumber(redis.call('GET', key) or '0')
   if v > 0 then redis.call('DECR', key) end
 end
-if ARGV[4] == '1' then floor_decr(KEYS[2]) end
-if ARGV[5] == '1' then floor_decr(KEYS[3]) end
 
-if ARGV[13] ~= '' then
-  redis.call('LPUSH', KEYS[4], cjson.encode({at = ARGV[14], error = ARGV[13]}))
-  redis.call('LTRIM', KEYS[4], 0, 9)
-  redis.call('PEXPIRE', KEYS[4], ARGV[12])
-end
+local function complete(b, a)
+  local k_circuit, k_conc, k_domain, k_errors = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4]
+  local now = tonumber(ARGV[a + 1])
+  local outcome, is_probe = ARGV[a + 2], ARGV[a + 3] == '1'
+  if ARGV[a + 4] == '1' then floor_decr(k_conc) end
+  if ARGV[a + 5] == '1' then floor_decr(k_domain) end
 
-if ARGV[6] ~= '1' then return 'CLOSED' end
-local outcome = ARGV[2]
-local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'window_start', 'successes')
-local state = c[1] or 'CLOSED'
-if outcome == 'neutral' then return state end
+  if ARGV[a + 6] ~= '' then
+    redis.call('LPUSH', k_errors, cjson.encode({at = ARGV[a + 7], error = ARGV[a + 6]}))
+    redis.call('LTRIM', k_errors, 0, 9)
+    redis.call('PEXPIRE', k_errors, ttl)
+  end
 
-if state == 'CLOSED' then
-  if outcome == 'success' then
-    if tonumber(c[2] or '0') > 0 then redis.call('HSET', KEYS[1], 'failures', 0) end
+  if not circuit_on then return 'CLOSED' end
+  local c = redis.call('HMGET', k_circuit, 'state', 'failures', 'window_start', 'successes')
+  local state = c[1] or 'CLOSED'
+  if outcome == 'neutral' then return state end
+
+  if state == 'CLOSED' then
+    if outcome == 'success' then
+      if tonumber(c[2] or '0') > 0 then redis.call('HSET', k_circuit, 'failures', 0) end
+      return state
+    end
+    local failures = tonumber(c[2] or '0')
+    local window_start = tonumber(c[3] or '0')
+    if now - window_start > failure_window then
+      window_start = now
+      failures = 0
+    end
+    failures = failures + 1
+    if failures >= failure_threshold then
+      redis.call('HSET', k_circuit, 'state', 'OPEN', 'failures', failures, 'window_start', window_start, 'open_until', now + recovery_timeout)
+      redis.call('HINCRBY', k_circuit, 'opened_count', 1)
+      state = 'OPEN'
+    else
+      redis.call('HSET', k_circuit, 'state', 'CLOSED', 'failures', failures, 'window_start', window_start)
+    end
+    redis.call('PEXPIRE', k_circuit, ttl)
     return state
   end
-  local failures = tonumber(c[2] or '0')
-  local window_start = tonumber(c[3] or '0')
-  if now - window_start > tonumber(ARGV[8]) then
-    window_start = now
-    failures = 0
+
+  -- A late answer of a non-probe attempt sent before the circuit opened says nothing new.
+  if state == 'OPEN' or not is_probe then return state end
+  if outcome == 'failure' then
+    redis.call('HSET', k_circuit, 'state', 'OPEN', 'open_until', now + probe_interval, 'successes', 0)
+    redis.call('PEXPIRE', k_circuit, ttl)
+    return 'OPEN'
   end
-  failures = failures + 1
-  if failures >= tonumber(ARGV[7]) then
-    redis.call('HSET', KEYS[1], 'state', 'OPEN', 'failures', failures, 'window_start', window_start, 'open_until', now + tonumber(ARGV[9]))
-    redis.call('HINCRBY', KEYS[1], 'opened_count', 1)
-    state = 'OPEN'
-  else
-    redis.call('HSET', KEYS[1], 'state', 'CLOSED', 'failures', failures, 'window_start', window_start)
+  local successes = tonumber(c[4] or '0') + 1
+  if successes >= success_threshold then
+    local opened = redis.call('HGET', k_circuit, 'opened_count')
+    redis.call('DEL', k_circuit)
+    if opened then redis.call('HSET', k_circuit, 'state', 'CLOSED', 'opened_count', opened) redis.call('PEXPIRE', k_circuit, ttl) end
+    return 'CLOSED'
   end
-  redis.call('PEXPIRE', KEYS[1], ARGV[12])
-  return state
+  -- The next probe may go at once: the endpoint answered.
+  redis.call('HSET', k_circuit, 'successes', successes, 'probe_at', 0)
+  return 'HALF_OPEN'
 end
 
--- A late answer of a non-probe attempt sent before the circuit opened says nothing new.
-if state == 'OPEN' or ARGV[3] ~= '1' then return state end
-if outcome == 'failure' then
-  redis.call('HSET', KEYS[1], 'state', 'OPEN', 'open_until', now + tonumber(ARGV[10]), 'successes', 0)
-  redis.call('PEXPIRE', KEYS[1], ARGV[12])
-  return 'OPEN'
-end
-local successes = tonumber(c[4] or '0') + 1
-if successes >= tonumber(ARGV[11]) then
-  local opened = redis.call('HGET', KEYS[1], 'opened_count')
-  redis.call('DEL', KEYS[1])
-  if opened then redis.call('HSET', KEYS[1], 'state', 'CLOSED', 'opened_count', opened) redis.call('PEXPIRE', KEYS[1], ARGV[12]) end
-  return 'CLOSED'
-end
--- The next probe may go at once: the endpoint answered.
-redis.call('HSET', KEYS[1], 'successes', successes, 'probe_at', 0)
-return 'HALF_OPEN'
+local out = {}
+for i = 0, #KEYS / 4 - 1 do out[i + 1] = complete(4 * i, 7 + 7 * i) end
+return out
