@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
-import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
+import { BATCH_SCRIPTS, SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 
 // Each Lua script against real Redis, called directly by its header contract (KEYS, ARGV,
 // returns), independent of the adapter around it. Db 11, flushed before each test.
@@ -61,6 +61,46 @@ describe('setStatus.lua', () => {
     expect(await redis.exists(K[1]!)).toBe(0);
     for (let i = 0; i < 8; i++) await set('{}', `175000000000000010${i}`, `{"a":${i}}`, 60_000, 5);
     expect(await redis.lrange(K[1]!, 0, -1)).toEqual([3, 4, 5, 6, 7].map((i) => `{"a":${i}}`));
+  });
+});
+
+describe('writeStatuses.lua', () => {
+  const P = 'idx:webhooks:{c}:state:';
+  const status = (id: string, state: string, ts: string) => JSON.stringify({ webhook_id: id, config_id: 'c', endpoint_hash: 'e1', state, updated_at_ns: ts });
+  type W = { id: string; state: string; ts: string; attempt?: string; patch?: '1' | '0'; known?: boolean };
+  const write = (ws: W[], ttl = 60_000, limit = 20, floor = 'wh_0') =>
+    redis.eval(
+      BATCH_SCRIPTS.writeStatuses,
+      ws.length * 4,
+      ...ws.flatMap((w) => [`status:${w.id}`, `status_history:${w.id}`, w.known === false ? '' : 'idx:webhooks:{c}', w.known === false ? '' : 'idx:webhooks:{c}:endpoint:e1']),
+      ttl, limit, floor,
+      ...ws.flatMap((w) => [status(w.id, w.state, w.ts), w.ts, w.attempt ?? '', w.patch ?? '0', w.id, w.known === false ? '' : P]),
+    ) as Promise<number[]>;
+
+  it('stores each status with its history and indexes it, as setStatus then indexStatus would, in request order', async () => {
+    expect(await write([
+      { id: 'wh_1', state: 'pending', ts: '1750000000000000001' },
+      { id: 'wh_2', state: 'pending', ts: '1750000000000000001' },
+      { id: 'wh_1', state: 'delivered', ts: '1750000000000000002', attempt: '{"a":1}' },
+      { id: 'wh_2', state: 'retrying', ts: '1750000000000000000', attempt: '{"a":1}' },
+    ])).toEqual([1, 1, 1, 0]);
+    expect(JSON.parse((await redis.hget('status:wh_1', 'data'))!)).toMatchObject({ state: 'delivered' });
+    // The stale write of wh_2 keeps its status (and index entry) but still appends its attempt.
+    expect(JSON.parse((await redis.hget('status:wh_2', 'data'))!)).toMatchObject({ state: 'pending' });
+    expect(await redis.lrange('status_history:wh_2', 0, -1)).toEqual(['{"a":1}']);
+    expect(await redis.zrange(`${P}delivered`, 0, -1)).toEqual(['wh_1']);
+    expect(await redis.zrange(`${P}pending`, 0, -1)).toEqual(['wh_2']);
+    expect(await redis.zrange('idx:webhooks:{c}', 0, -1)).toEqual(['wh_1', 'wh_2']);
+    expect(await redis.zrange('idx:webhooks:{c}:endpoint:e1', 0, -1)).toEqual(['wh_1', 'wh_2']);
+    for (const k of ['status:wh_1', 'status_history:wh_1']) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
+  });
+
+  it('merges a patch that names no config into the stored status and moves it by the stored prefix', async () => {
+    await write([{ id: 'wh_3', state: 'pending', ts: '1750000000000000001' }]);
+    expect(await write([{ id: 'wh_3', state: 'retrying', ts: '1750000000000000002', patch: '1', known: false }])).toEqual([1]);
+    expect(JSON.parse((await redis.hget('status:wh_3', 'data'))!)).toMatchObject({ state: 'retrying', config_id: 'c' });
+    expect(await redis.zrange(`${P}retrying`, 0, -1)).toEqual(['wh_3']);
+    expect(await redis.zrange(`${P}pending`, 0, -1)).toEqual([]);
   });
 });
 

@@ -48,17 +48,26 @@ export class RedisHotState implements HotState {
   async apply(batch: HotBatch): Promise<void> {
     const p = scriptedPipeline(this.redis);
     const { status_ttl, retry_data_ttl, stats_ttl } = this.ttls;
-    for (const { status, attempt, patch } of batch.statuses ?? []) {
-      const id = status.webhook_id;
-      const attemptJson = attempt ? JSON.stringify(attempt) : '';
-      p.howk_setStatus(keys.status(id), keys.statusHistory(id), JSON.stringify(status), status.updated_at_ns, status_ttl, attemptJson, HISTORY_LIMIT, patch ? '1' : '0');
-      this.recovery.indexStatus(p, status);
+    const statuses = batch.statuses ?? [];
+    if (statuses.length) {
+      // Every status of the batch and its index entries in one script call (writeStatuses.lua).
+      const keyList: string[] = [];
+      const args: (string | number)[] = [status_ttl, HISTORY_LIMIT, this.recovery.indexFloor()];
+      for (const { status, attempt, patch } of statuses) {
+        const id = status.webhook_id;
+        const t = this.recovery.indexTargets(status);
+        keyList.push(keys.status(id), keys.statusHistory(id), t.configIndex, t.endpointIndex);
+        args.push(JSON.stringify(status), status.updated_at_ns, attempt ? JSON.stringify(attempt) : '', patch ? '1' : '0', id, t.prefix);
+      }
+      p.howk_writeStatuses(keyList.length, ...keyList, ...args);
     }
     for (const r of batch.retries ?? []) {
       p.zadd(keys.retries(), r.dueAt, r.id);
       p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
     }
-    for (const id of batch.ended ?? []) p.zrem(keys.retries(), id).del(keys.retryData(id));
+    // One ZREM and one DEL for the whole batch, not two commands per webhook.
+    const ended = batch.ended ?? [];
+    if (ended.length) p.zrem(keys.retries(), ...ended).del(...ended.map(keys.retryData));
     if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     if (p.length) await execPipeline(p);
   }

@@ -19,19 +19,24 @@ export class RedisRecovery {
     return this.ttls.deadletter_ttl ?? this.ttls.status_ttl;
   }
 
+  /** Index keys (config, endpoint) and state-index prefix of a status; '' where a patch of a held webhook names no config (the script then uses the stored prefix). */
+  indexTargets(s: Partial<WebhookStatus>): { configIndex: string; endpointIndex: string; prefix: string } {
+    const known = typeof s.config_id === 'string' && typeof s.endpoint_hash === 'string';
+    return known
+      ? { configIndex: keys.webhookIndex(s.config_id!), endpointIndex: keys.webhookEndpointIndex(s.config_id!, s.endpoint_hash!), prefix: keys.webhookStateIndex(s.config_id!, '') }
+      : { configIndex: '', endpointIndex: '', prefix: '' };
+  }
+
+  /** Index entries older than this are trimmed whenever an index is written. */
+  indexFloor(): string {
+    return idFloor(this.now() - this.ttls.status_ttl);
+  }
+
   /** Queues, on the pipeline that writes a status, the script that brings its index entries in step. */
   indexStatus(p: ScriptedPipeline, s: Partial<WebhookStatus> & Pick<WebhookStatus, 'webhook_id'>): void {
     const id = s.webhook_id;
-    // A patch of a held webhook may not name its config: the script then uses the stored prefix.
-    const known = typeof s.config_id === 'string' && typeof s.endpoint_hash === 'string';
-    p.howk_indexStatus(
-      keys.status(id),
-      known ? keys.webhookIndex(s.config_id!) : '',
-      known ? keys.webhookEndpointIndex(s.config_id!, s.endpoint_hash!) : '',
-      id,
-      known ? keys.webhookStateIndex(s.config_id!, '') : '',
-      idFloor(this.now() - this.ttls.status_ttl),
-    );
+    const t = this.indexTargets(s);
+    p.howk_indexStatus(keys.status(id), t.configIndex, t.endpointIndex, id, t.prefix, this.indexFloor());
   }
 
   async restore(items: RestoreItem[]): Promise<number> {

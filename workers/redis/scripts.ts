@@ -7,6 +7,14 @@ import type { ChainableCommander, Redis } from 'ioredis';
 
 const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
+/**
+ * A script whose `--#include other` lines become `local function other(KEYS, ARGV) <other's
+ * body> end`: the parameters shadow the globals, so the included script runs unchanged on the
+ * keys and arguments it is given (used to run several per-webhook scripts in one call).
+ */
+const composed = (name: string): string =>
+  lua(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${lua(inc)}\nend`);
+
 export const SCRIPTS = {
   setStatus: { numberOfKeys: 2, lua: lua('setStatus') },
   claimRetries: { numberOfKeys: 1, lua: lua('claimRetries') },
@@ -27,6 +35,7 @@ export const SCRIPTS = {
 export const BATCH_SCRIPTS = {
   admitDelivery: lua('admitDelivery'),
   completeDelivery: lua('completeDelivery'),
+  writeStatuses: composed('writeStatuses'),
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
