@@ -1,11 +1,12 @@
 // Lua benchmark (issue 5), two parts:
 //  (a) per-delivery overhead of a small delivery script: the call the worker makes before
 //      signing (core/pipeline/attempt.ts → runDeliveryScript, same limits), timed one by one
-//      in this process. Without a script the worker makes no call at all, so this is the
-//      whole difference.
+//      in this process. Without a script the worker makes no call at all.
 //  (b) throughput of POST /incoming/fanout (test/fixtures/transformers/fanout.lua, 3 webhooks
 //      per request) with howk-api and howk-worker as child processes on real Kafka + Redis,
-//      delivering to a loopback receiver.
+//      delivering to a loopback receiver; then the same 3 webhooks as a plain batch enqueue,
+//      without and with a small delivery script, whose worker CPU difference is the script's
+//      cost inside a running worker.
 //
 //   npm run bench:lua                                 # starts Kafka + Redis unless given
 //   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/lua.bench.ts
@@ -39,8 +40,9 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 // ---------------------------------------------------------------- (a) ----
+const SMALL_SCRIPT = "request.headers['X-Custom'] = 'value'";
 const SCRIPTS: [string, string][] = [
-  ['set one header (small delivery script)', "request.headers['X-Custom'] = 'value'"],
+  ['set one header (small delivery script)', SMALL_SCRIPT],
   ['read the payload, set 2 headers', "local p = request.payload\nrequest.headers['X-Order'] = p.order_id\nrequest.headers['X-Amount'] = p.amount"],
   ['rewrite the payload (re-serialized body)', 'request.payload.amount_cents = request.payload.amount * 100'],
 ];
@@ -118,11 +120,12 @@ const incomingThroughput = async () => {
     };
     const order = (i: number) => ({ id: `${runId}-${i}`, amount_cents: 1000 + i, currency: 'EUR', email: 'ada@example.com', items: [{ sku: 'book', qty: 1 }] });
     const incoming = (i: number) => send('/incoming/fanout', JSON.stringify(order(i)));
-    // The control: the same three webhooks as a plain batch enqueue, no Lua.
-    const plain = (i: number) => {
+    // The control: the same three webhooks as a plain batch enqueue, no Lua in the api; config
+    // `scripted` has a small delivery script (SMALL_SCRIPT), run by the worker for each of them.
+    const batch = (config: string) => (i: number) => {
       const o = order(i);
       const base = rx.url('').replace(/\/$/, '');
-      return send('/webhooks/plain/enqueue/batch', JSON.stringify({ webhooks: [
+      return send(`/webhooks/${config}/enqueue/batch`, JSON.stringify({ webhooks: [
         { endpoint: `${base}/warehouse`, payload: { order_id: o.id, items: o.items }, headers: { 'X-Destination': 'warehouse' }, idempotency_key: `${o.id}:warehouse` },
         { endpoint: `${base}/billing`, payload: { order_id: o.id, amount_cents: o.amount_cents, currency: o.currency }, headers: { 'X-Destination': 'billing' }, idempotency_key: `${o.id}:billing` },
         { endpoint: `${base}/email`, payload: { to: o.email, template: 'order_confirmation', order_id: o.id }, headers: { 'X-Destination': 'email' }, idempotency_key: `${o.id}:email` },
@@ -134,10 +137,15 @@ const incomingThroughput = async () => {
       return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
     };
 
-    // Warm-up: the worker has joined its group and both paths are hot before timing starts.
+    const put = await request(`${api}/config/scripted/script`, { method: 'PUT', body: SMALL_SCRIPT, headers: { 'content-type': 'text/plain' }, dispatcher: agent });
+    if (put.statusCode !== 200) throw new Error(`PUT script answered ${put.statusCode}: ${await put.body.text()}`);
+    await put.body.dump();
+    // Warm-up: the worker has joined its group and every path is hot before timing starts.
     for (let i = 0; i < 50; i++) await incoming(-1 - i);
-    for (let i = 0; i < 50; i++) await plain(-100 - i);
-    await waitFor(() => unique() >= 300, { timeoutMs: 120_000, what: 'warm-up deliveries' });
+    for (let i = 0; i < 50; i++) await batch('plain')(-100 - i);
+    for (let i = 0; i < 50; i++) await batch('scripted')(-200 - i);
+    await waitFor(() => unique() >= 450, { timeoutMs: 120_000, what: 'warm-up deliveries' });
+    if (!rx.received.some((r) => r.headers['x-custom'] === 'value')) throw new Error('the delivery script did not run');
 
     const phase = async (name: string, call: (i: number) => Promise<number>, offset: number) => {
       rx.received.length = 0;
@@ -155,9 +163,19 @@ const incomingThroughput = async () => {
       const delivered = Math.max(...rx.received.map((r) => r.at)) - t0;
       const [api1, worker1] = procs.map(cpuMs);
       latencies.sort((a, b) => a - b);
-      return `| ${name} | ${(N / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (delivered / 1000)).toFixed(0)} | ${pct(latencies, 0.5).toFixed(1)} / ${pct(latencies, 0.99).toFixed(1)} | ${((api1! - api0!) / N).toFixed(2)} / ${((worker1! - worker0!) / N).toFixed(2)} | ${rx.received.length - 3 * N} | ${load()} |`;
+      const workerMsPerRequest = (worker1! - worker0!) / N;
+      return { workerMsPerRequest, row: `| ${name} | ${(N / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (delivered / 1000)).toFixed(0)} | ${pct(latencies, 0.5).toFixed(1)} / ${pct(latencies, 0.99).toFixed(1)} | ${((api1! - api0!) / N).toFixed(2)} / ${((worker1! - worker0!) / N).toFixed(2)} | ${rx.received.length - 3 * N} | ${load()} |` };
     };
-    const rows = [await phase('POST /incoming/fanout (Lua, 3 posts)', incoming, 0), await phase('control: POST /webhooks/plain/enqueue/batch of 3', plain, N)];
+    // The plain batch runs twice, around the scripted one, to show how much the order moves the figures.
+    const phases = [
+      await phase('POST /incoming/fanout (Lua transformer, 3 posts)', incoming, 0),
+      await phase('control: POST /webhooks/plain/enqueue/batch of 3, no script', batch('plain'), N),
+      await phase('POST /webhooks/scripted/enqueue/batch of 3, delivery script', batch('scripted'), 2 * N),
+      await phase('control again: plain batch of 3, no script', batch('plain'), 3 * N),
+    ];
+    const rows = phases.map((p) => p.row);
+    const scriptUs = ((phases[2]!.workerMsPerRequest - (phases[1]!.workerMsPerRequest + phases[3]!.workerMsPerRequest) / 2) / 3) * 1000;
+    console.log(`\nworker CPU per webhook, with the small delivery script minus without (mean of both controls): ${scriptUs.toFixed(0)} µs`);
     console.log(`\n(b) ${N} requests of 3 webhooks each, ${CONCURRENCY} in flight; howk-api and howk-worker as processes\n`);
     console.log(['| requests | requests/s | webhooks/s enqueued | webhooks/s delivered | latency p50 / p99 ms | CPU ms per request: api / worker | duplicates | load average after |', '|---|---:|---:|---:|---|---|---:|---|', ...rows].join('\n'));
   } finally {
