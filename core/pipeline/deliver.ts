@@ -221,8 +221,18 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       if (lease) handoff.add(flushable([s], [lease]));
       else steps.push(s);
     });
+    // A long batch (its lanes all moving) writes the outcomes it has every straggler_after,
+    // so statuses and results do not wait for its end; the offsets still commit only once
+    // every outcome of the batch is durable.
+    const partial: Promise<void>[] = [];
+    const ticker = setInterval(() => {
+      if (!steps.length) return;
+      const p = writeOutcomes(steps.splice(0), []);
+      p.catch(() => {}); // awaited below; a stop before that leaves the batch uncommitted anyway
+      partial.push(p);
+    }, config.delivery.straggler_after);
     const { handoff_lease, max_handoff } = config.delivery;
-    const timedOut = await stragglers(all, progress);
+    const timedOut = await stragglers(all, progress).finally(() => clearInterval(ticker));
     if (timedOut && handoff.size() < max_handoff) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();
@@ -247,7 +257,12 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }
     // A stop cut some lanes short: leave the batch uncommitted so that it comes again.
     if (hooks.some((w) => !finished.has(w) && !leased.has(w))) throw new Error('worker stopping: batch left uncommitted');
-    const own = flushable(steps, []);
+    await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle()]);
+  };
+
+  /** Makes the outcomes of some of a batch's steps durable (plus `records`, e.g. dead letters of undecodable records). */
+  const writeOutcomes = async (part: Step[], records: LogRecord[]): Promise<void> => {
+    const own = flushable(part, []);
     // Both must succeed before the batch's offsets are committed (at-least-once) — except
     // that status and stats alone are fail-silent (HOWK failure table): a batch with no
     // retry to schedule commits even when Redis is down, instead of redelivering.
@@ -260,7 +275,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // Kafka first, then Redis: a retry in Redis whose snapshot is not yet on howk.state would be
     // lost to a FLUSHALL landing in between (the rebuild reads howk.state only up to where it
     // was when it started). test/unit/reconcile-flush-race.test.ts
-    await Promise.all([durably('outcome produce', () => d.producer.send(out)).then(() => durably('retry scheduling', apply)), attempter.settle()]);
+    await durably('outcome produce', () => d.producer.send(out));
+    await durably('retry scheduling', apply);
   };
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {
