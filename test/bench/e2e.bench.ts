@@ -448,9 +448,11 @@ const main = async (): Promise<number> => {
     await waitUntil('howk-scheduler to start', 90_000, started(schedSvc), svcs);
 
     // Warm-up: the consumer group has joined and every code path is compiled before timing.
+    let warmAccepted = 0;
     if (WARMUP > 0) {
       const t = performance.now();
       const w = await enqueueAll(api, agent, apiKey, WARMUP, receiver.urls, '/warm', 'warm', 0);
+      warmAccepted = w.accepted;
       await waitUntil(`${w.accepted} warm-up deliveries`, 90_000, () => warmArrivals >= w.accepted, svcs);
       log(`warm-up: ${w.accepted} webhooks delivered in ${fmt(performance.now() - t)} ms`);
     }
@@ -507,6 +509,24 @@ const main = async (): Promise<number> => {
       log(String((e as Error).message));
     }
     clearInterval(progress);
+    // The measured window closes once howk has recorded every outcome (its /stats count them),
+    // not at the last arrival: writing outcomes is part of the work, and a worker that
+    // delayed it would otherwise look cheaper than it is.
+    const tLast = performance.now();
+    const statsDelivered = async (): Promise<number> => {
+      const r = await request(`${api}/stats`, { headers: { authorization: `Bearer ${apiKey}` }, dispatcher: agent });
+      const j = (await r.body.json()) as { last_1h?: { delivered?: number } };
+      return j.last_1h?.delivered ?? 0;
+    };
+    let outcomesMs: number | undefined;
+    if (!timedOut) {
+      for (const until = tLast + 30_000; performance.now() < until; await sleep(50)) {
+        if ((await statsDelivered().catch(() => 0)) >= warmAccepted + expected.size) {
+          outcomesMs = performance.now() - tLast;
+          break;
+        }
+      }
+    }
     const tEnd = performance.now();
     const cpu1 = cpuRowsAt.map((r) => (r.pid ? cpuTicksOf(r.pid) : undefined));
     const self1 = process.cpuUsage(self0);
@@ -575,6 +595,7 @@ const main = async (): Promise<number> => {
       ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
       ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
       ['howk /stats (incl. warm-up)', stats],
+      ['outcomes recorded', outcomesMs === undefined ? 'not all within 30 s of the last delivery' : `${fmt(outcomesMs)} ms after the last delivery (the CPU window ends here)`],
     ];
     const perK = (cpuS: number) => fmt((cpuS * 1e6) / Math.max(1, delivered));
     const cpuRows: [string, string][] = cpuRowsAt.map((r, i) => {
