@@ -61,9 +61,11 @@ export class RedisHotState implements HotState {
       }
       p.howk_writeStatuses(keyList.length, ...keyList, ...args);
     }
+    // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
+    // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
     for (const r of batch.retries ?? []) {
-      p.zadd(keys.retries(), r.dueAt, r.id);
       p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
+      p.zadd(keys.retries(), r.dueAt, r.id);
     }
     // One ZREM and one DEL for the whole batch, not two commands per webhook.
     const ended = batch.ended ?? [];
