@@ -84,6 +84,9 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
     const dl = await deadLetter(bomb);
     expect(dl.reason_type).toBe('script_memory_limit');
     expect(dl.reason).toMatch(new RegExp(`memory limit of ${LUA_MEMORY_MB} MB`));
+    const r = await result(bomb);
+    expect(r.outcome).toBe('script_memory_limit');
+    console.log(`memory bomb: stopped at the ${LUA_MEMORY_MB} MB cap after ${r.duration_ms} ms`);
     expect((await deliveryOf(big)).headers['x-built']).toBe('3000');
     expect(rx.received.filter((x) => x.path === '/never')).toHaveLength(0);
   });
