@@ -85,13 +85,48 @@ export const createAttempter = (d: AttemptDeps) => {
     return config.signing.default_secret ? [config.signing.default_secret] : [];
   };
 
+  // Admissions asked ahead: while a fast-lane webhook is being signed and sent, the next one
+  // of its config lane is already asked for, so the Redis round trip leaves the lane's serial
+  // path. Its answer is a decision like any other, made one send earlier: whatever it is, the
+  // webhook follows it (counters, tokens and probe slots it took are not taken twice).
+  const early = new Map<Webhook, Promise<Admission>>();
+  const hostOf = (w: Webhook): string => new URL(w.endpoint).hostname;
+  const ask = (w: Webhook, host: string, lane: Lane): Promise<Admission> =>
+    admit!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now() });
+
+  const askAhead = (w: Webhook, lane: Lane): void => {
+    if (!admit || early.has(w)) return;
+    const p = ask(w, hostOf(w), lane);
+    p.catch(() => {}); // a failure is met again (and handled) when the webhook's turn comes
+    early.set(w, p);
+  };
+
+  /** A webhook asked ahead that will not be attempted now (a stop): gives back what a 'go' counted. */
+  const discard = (w: Webhook): void => {
+    const p = early.get(w);
+    if (!p) return;
+    early.delete(w);
+    p.then((a) => {
+      if (a.kind !== 'go' || !complete) return;
+      const done = complete({ endpointHash: w.endpoint_hash, host: hostOf(w), now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted }).catch((e) =>
+        d.log.warn('guard completion not recorded', { error: errorMessage(e) }),
+      );
+      pendingCompletions.add(done);
+      void done.finally(() => pendingCompletions.delete(done));
+    }, () => {});
+  };
+
   const admission = async (w: Webhook, host: string, lane: Lane): Promise<Admission | { kind: 'held' }> => {
     if (!admit || !guards) return GO;
+    let asked = early.get(w);
+    early.delete(w);
     for (;;) {
       let a: Admission;
       try {
-        a = await admit({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now() });
+        a = await (asked ?? ask(w, host, lane));
+        asked = undefined;
       } catch (e) {
+        asked = undefined;
         if (!config.circuit_breaker.enabled) {
           d.log.warn('guards unavailable; delivering without limits (fail open)', { error: errorMessage(e) });
           return GO;
@@ -169,9 +204,12 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  const attempt = async (w: Webhook, lane: Lane): Promise<Step> => {
-    const host = new URL(w.endpoint).hostname;
+  /** One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead). */
+  const attempt = async (w: Webhook, lane: Lane, next?: Webhook): Promise<Step> => {
+    const host = hostOf(w);
     const a = await admission(w, host, lane);
+    // Not after a probe: the next admission must see how the probe went.
+    if (next && lane === 'fast' && a.kind === 'go' && !a.probe) askAhead(next, lane);
     const now = d.clock.now();
     if (a.kind === 'held') return { kind: 'held', webhook: w, at: now };
     if (a.kind === 'park') return { kind: 'parked', webhook: w, until: a.until, reason: a.reason, at: now };
@@ -212,5 +250,5 @@ export const createAttempter = (d: AttemptDeps) => {
     return { kind: 'attempted', o: { webhook: w, response, at, decision: decide(w, c, at, config.retry, rand()) } };
   };
 
-  return { attempt, settle: () => Promise.all([...pendingCompletions]) };
+  return { attempt, discard, settle: () => Promise.all([...pendingCompletions]) };
 };

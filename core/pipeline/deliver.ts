@@ -151,11 +151,16 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
             if (d.pace) await d.pace();
-            onStep(w, await attempter.attempt(w, lane));
+            onStep(w, await attempter.attempt(w, lane, items[next]));
             moved.set(key, d.clock.now());
           }
         };
-        await Promise.all(Array.from({ length: Math.min(config.kafka.per_key_parallelism, items.length) }, worker));
+        try {
+          await Promise.all(Array.from({ length: Math.min(config.kafka.per_key_parallelism, items.length) }, worker));
+        } finally {
+          // Cut short (a stop): what was asked ahead for the first webhook left is given back.
+          if (next < items.length) attempter.discard(items[next]!);
+        }
       })().finally(() => progress.delete(key));
       const tail = run.catch(() => {});
       tails.set(key, tail);
