@@ -21,7 +21,12 @@ const MAX_ATTEMPTS: Record<Kind, number> = { ok: 10, flaky: 10, bad: 10, exhaust
 /** flaky answers 503 to its first attempts, so it is mid-retry for seconds. */
 export const FLAKY_FAILURES = 3;
 
-export const profile = (process.env.HOWK_CHAOS_PROFILE ?? 'ci') === 'full' ? 'full' : 'ci';
+/** HOWK_CHAOS_PROFILE: ci (default; what `npm test` runs) or full (`npm run test:chaos`). */
+export const profile: 'ci' | 'full' = (() => {
+  const p = process.env.HOWK_CHAOS_PROFILE || 'ci';
+  if (p !== 'ci' && p !== 'full') throw new Error(`HOWK_CHAOS_PROFILE must be ci or full, not ${JSON.stringify(p)}`);
+  return p;
+})();
 export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 'full' ? 3 : 1));
 
 export type Receiver = Awaited<ReturnType<typeof chaosReceiver>>;
