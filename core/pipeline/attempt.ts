@@ -50,6 +50,8 @@ export type AttemptDeps = {
   random?: () => number;
   /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
   isStopping?: () => boolean;
+  /** Makes a webhook that met a pause recoverable (its howk.state snapshot) before the pause holds it in Redis. */
+  beforeHold?: (w: Webhook) => Promise<void>;
 };
 
 const circuitOutcome = (c: Classification): CircuitOutcome => {
@@ -144,6 +146,9 @@ export const createAttempter = (d: AttemptDeps) => {
       }
       if (a.kind === 'paused') {
         const scope = { kind: a.scope, id: a.scope === 'endpoint' ? w.endpoint_hash : w.config_id };
+        // Kafka first, then Redis: a FLUSHALL must never take a held webhook whose snapshot
+        // howk.state has not got yet (test/unit/reconcile-flush-race.test.ts).
+        await d.beforeHold?.(w);
         if (await guards.holdPaused(scope, encodeWebhook(w))) return { kind: 'held' };
         continue; // resumed and drained meanwhile: ask again
       }

@@ -31,7 +31,15 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const { config } = d;
   const topics = config.kafka.topics;
   let stopping = false;
-  const attempter = createAttempter({ ...d, isStopping: () => stopping });
+  const attempter = createAttempter({
+    ...d,
+    isStopping: () => stopping,
+    beforeHold: (w) => {
+      const at = d.clock.now();
+      const patch = { webhook_id: w.id, updated_at_ns: nowNs(at), held: 'paused' as const, next_retry_at: null };
+      return durably('hold snapshot', () => d.producer.send([{ topic: topics.state, key: w.id, value: snapshotValue(w, patch, at) }]));
+    },
+  });
 
   /** Retries an outcome write until it is durable (Kafka or Redis briefly away), unless stopping. */
   const durably = async (what: string, fn: () => Promise<unknown>): Promise<void> => {

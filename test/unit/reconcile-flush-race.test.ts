@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { nowNs } from '../../core/domain/time';
 import { encodeWebhook } from '../../core/domain/webhook';
+import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
@@ -10,6 +11,7 @@ import { createHandoff } from '../../core/pipeline/handoff';
 import { silentLogger } from '../../core/pipeline/logger';
 import { snapshotValue } from '../../core/pipeline/outcome-records';
 import { systemClock } from '../../core/ports/clock';
+import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
 import type { LogProducer, LogRecord } from '../../core/ports/log';
 import type { Sender } from '../../core/ports/sender';
@@ -27,16 +29,26 @@ const config = loadConfig({ env: {} });
 const topics = config.kafka.topics;
 const TTLS = { status_ttl: 86_400_000, stats_ttl: 86_400_000, retry_data_ttl: 86_400_000 };
 
-/** A Redis that can be flushed (replaced by an empty one) under the code that uses it. */
+/** A Redis (hot state and guards) that can be flushed - replaced by an empty one - under the code that uses it. */
 const flushable = () => {
   let current = new MemoryHotState(TTLS, systemClock);
-  const hot = new Proxy({} as HotState, {
-    get(_, prop) {
-      const v = Reflect.get(current, prop) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
+  let guards = new MemoryGuards();
+  const swappable = <T extends object>(get: () => T): T =>
+    new Proxy({} as T, {
+      get(_, prop) {
+        const target = get();
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  return {
+    hot: swappable<HotState>(() => current),
+    guards: swappable<Guards>(() => guards),
+    flushall: () => {
+      current = new MemoryHotState(TTLS, systemClock);
+      guards = new MemoryGuards();
     },
-  });
-  return { hot, flushall: () => (current = new MemoryHotState(TTLS, systemClock)), now: () => current };
+  };
 };
 
 /** A log whose snapshots (howk.state records) wait for a gate: a produce that is slow to be acknowledged. */
@@ -107,4 +119,24 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
     await handoff.drain();
     expect(await scheduled(redis.hot)).toEqual(['wh_bg']);
   });
+
+  it('a webhook held by a pause is delivered, held or scheduled afterwards - never nowhere', async () => {
+    const log = new MemoryLog(2);
+    const redis = flushable();
+    const slow = slowSnapshots(log);
+    const sent: string[] = [];
+    const accepting: Sender = { send: async (r) => (sent.push(r.headers['webhook-id'] ?? '?'), { kind: 'response', status: 200, retryAfter: null, bodySnippet: 'ok', durationMs: 1 }), close: async () => {} };
+    const deliver = createDeliverer({ config, hot: redis.hot, guards: redis.guards, producer: slow.producer, clock: systemClock, log: silentLogger, sender: accepting });
+    const w = hook('wh_paused', { attempt: 0 });
+    await redis.guards.pause({ kind: 'config', id: w.config_id });
+    const done = deliver({ topic: topics.pending, partition: 0, records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }] });
+    await slow.holding;
+    await flushAndRebuild(redis, log);
+    slow.release();
+    await done;
+    const held = await redis.guards.peekHeld({ kind: 'config', id: w.config_id }, 10);
+    const where = [...(sent.length ? ['delivered'] : []), ...(held.length ? ['held'] : []), ...((await scheduled(redis.hot)).length ? ['scheduled'] : [])];
+    expect(where).not.toEqual([]);
+  });
 });
+
