@@ -132,7 +132,14 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     },
     output: () => [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n'),
     stop: async () => {
-      await Promise.all([api, ...procs].map((p) => stopProc(p)));
+      await Promise.all(
+        [api, ...procs].map(async (p) => {
+          const t = Date.now();
+          await stopProc(p);
+          // A graceful stop that needed the SIGKILL fallback (10 s) is worth knowing about.
+          if (Date.now() - t > 5000) console.log(`chaos: slow stop of a ${p.role}: ${Date.now() - t} ms, exit ${p.child.exitCode ?? p.child.signalCode}\n${p.output().slice(-1500)}`);
+        }),
+      );
     },
   };
 };
