@@ -1,5 +1,6 @@
 import { Kafka } from '@upstash/kafka';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
+import { settleWithin } from '../../core/domain/deadline';
 
 // Produce over REST with @upstash/kafka, with the client's own retries bounded. Left to
 // itself the client retries any failure 5 times over ~15 s; a producer waiting for its 202
@@ -32,20 +33,7 @@ export type RestProducer = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
+const within = <T>(p: Promise<T>, ms: number): Promise<T> => settleWithin(p, ms, () => new Error(`no answer within ${ms} ms`));
 
 /** A retry is worth starting only with this much of the deadline left. */
 const MIN_ATTEMPT_MS = 250;

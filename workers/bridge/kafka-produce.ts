@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import { NotFoundError, UnavailableError, errorMessage } from '../../core/errors/errors';
+import { settleWithin } from '../../core/domain/deadline';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
 
@@ -17,19 +18,8 @@ export type KafkaRestOptions = { brokers: string[]; clientId: string; produceTim
 const METADATA_TTL_MS = 30_000;
 
 const deadline = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new UnavailableError(`${what} timed out after ${ms} ms`, 2)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e instanceof UnavailableError || e instanceof NotFoundError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`, 2));
-      },
-    );
-  });
+  settleWithin(p, ms, () => new UnavailableError(`${what} timed out after ${ms} ms`, 2), (e) =>
+    e instanceof UnavailableError || e instanceof NotFoundError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`, 2));
 
 export class KafkaRestProducer {
   private readonly kafka: Kafka;

@@ -1,6 +1,7 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { BatchHandler, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
+import { settleWithin } from '../../core/domain/deadline';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
 
@@ -16,19 +17,8 @@ export type KafkaLogOptions = {
 };
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new UnavailableError(`${what} timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e instanceof UnavailableError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`));
-      },
-    );
-  });
+  settleWithin(p, ms, () => new UnavailableError(`${what} timed out after ${ms} ms`), (e) =>
+    e instanceof UnavailableError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`));
 
 /** Most bytes (keys + values, roughly) one merged produce request carries; one send alone may carry more. */
 const MAX_MERGED_BYTES = 512 * 1024;
