@@ -1,13 +1,14 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { NotFoundError, TooLargeError, ValidationError } from '../../core/errors/errors';
-import { checkConfigId, enqueueItemSchema, type EnqueueItem } from '../../core/http/enqueue-request';
+import { NotFoundError, TooLargeError } from '../../core/errors/errors';
+import { checkConfigId, enqueueItemSchema } from '../../core/http/enqueue-request';
 import { errorResponse } from '../../core/http/errors';
 import { LuaError, LuaSyntaxError, runTransformer, type LuaServices } from '../../core/lua';
 import type { Enqueuer } from '../../core/pipeline/enqueue';
 import type { Logger } from '../../core/pipeline/logger';
 import { inboundRequest, verifyInbound } from '../../core/signing/inbound';
 import type { Config } from '../../core/config/schema';
+import { transformerItems } from '../../core/transformers/items';
 import { TRANSFORMER_NAME } from '../../core/transformers/registry';
 import { edgeLuaEngine } from '../lua/engine';
 import { checkBasicAuth } from './auth';
@@ -38,6 +39,7 @@ const unauthorized = (c: Context, message: string, basic: boolean) => {
 export const incomingRoutes = (d: IncomingDeps) => {
   const app = new Hono();
   const limit = d.config.api.max_request_size;
+  const itemSchema = enqueueItemSchema(d.config.api);
   app.post(
     '/incoming/:name',
     bodyLimit({ maxSize: limit, onError: (c) => errorResponse(c, new TooLargeError('request body', limit)) }),
@@ -80,16 +82,9 @@ export const incomingRoutes = (d: IncomingDeps) => {
         return c.json({ error: { code: e.code, reason_type: e.code, message: e.message, line: e.line ?? null } }, e instanceof LuaSyntaxError ? 400 : 422);
       }
       if (!webhooks.length) return c.json({ webhooks: [], count: 0 });
-      // The same limits as a batch enqueue (header count and sizes, endpoint length).
-      const schema = enqueueItemSchema(d.config.api);
-      const items: EnqueueItem[] = webhooks.map((w, i) => {
-        const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
-        if (!r.success) {
-          const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
-          throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
-        }
-        return { endpoint: w.endpoint, payload: w.payload, headers: w.headers, ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}), ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}) };
-      });
+      // The same limits as a batch enqueue; `_delivery_*` templates are not carried by the
+      // edge (docs/LUA.md, "The edge").
+      const items = transformerItems(name, webhooks, itemSchema);
       // All of them or none: one enqueue call, one outcome.
       const results = await d.enqueue(configId, items);
       return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });

@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { NotConfiguredError, NotFoundError, TooLargeError, ValidationError } from '../../errors/errors';
+import { NotConfiguredError, NotFoundError, TooLargeError } from '../../errors/errors';
 import { LuaError, LuaSyntaxError, runTransformer } from '../../lua';
+import { transformerItems } from '../../transformers/items';
 import { checkBasicAuth, configIdFor, TRANSFORMER_NAME } from '../../transformers/registry';
 import type { ApiDeps } from '../deps';
-import { checkConfigId, enqueueItemSchema, type EnqueueItem } from '../enqueue-request';
+import { checkConfigId, enqueueItemSchema } from '../enqueue-request';
 import { errorResponse } from '../errors';
 
 /**
@@ -71,23 +72,8 @@ export const incomingRoutes = (d: ApiDeps) => {
       return c.json({ error: { code: e.code, reason_type: e.code, message: e.message, line: e.line ?? null } }, e instanceof LuaSyntaxError ? 400 : 422);
     }
     if (!result.webhooks.length) return c.json({ webhooks: [], count: 0 });
-    const items: EnqueueItem[] = result.webhooks.map((w, i) => {
-      const r = itemSchema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
-      if (!r.success) {
-        const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
-        throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
-      }
-      // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
-      const dh = { ...script.settings.delivery_headers, ...w.delivery_headers };
-      const dq = { ...script.settings.delivery_query_params, ...w.delivery_query_params };
-      return {
-        endpoint: w.endpoint, payload: w.payload, headers: w.headers,
-        ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}),
-        ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}),
-        ...(Object.keys(dh).length ? { delivery_headers: dh } : {}),
-        ...(Object.keys(dq).length ? { delivery_query_params: dq } : {}),
-      };
-    });
+    // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
+    const items = transformerItems(name, result.webhooks, itemSchema, { delivery_headers: script.settings.delivery_headers, delivery_query_params: script.settings.delivery_query_params });
     const results = await d.enqueue(configId, items);
     return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });
   });

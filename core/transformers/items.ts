@@ -1,0 +1,30 @@
+import { ValidationError } from '../errors/errors';
+import { enqueueItemSchema, type EnqueueItem } from '../http/enqueue-request';
+import type { CollectedWebhook } from '../lua/transformer';
+
+type ItemSchema = ReturnType<typeof enqueueItemSchema>;
+type Templates = { delivery_headers?: Record<string, string>; delivery_query_params?: Record<string, string> };
+
+/**
+ * The webhooks a transformer run posted, as enqueue items: each meets the limits of a batch
+ * enqueue (header count and sizes, endpoint length), or the whole run is refused with the
+ * first problem named. `defaults` are the script's `_delivery_*` templates (name.json);
+ * a `howk.post`'s own ones win. Shared by howk-api's and the edge's /incoming routes.
+ */
+export const transformerItems = (name: string, webhooks: CollectedWebhook[], schema: ItemSchema, defaults: Templates = {}): EnqueueItem[] =>
+  webhooks.map((w, i) => {
+    const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
+    if (!r.success) {
+      const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
+      throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
+    }
+    const dh = { ...defaults.delivery_headers, ...w.delivery_headers };
+    const dq = { ...defaults.delivery_query_params, ...w.delivery_query_params };
+    return {
+      endpoint: w.endpoint, payload: w.payload, headers: w.headers,
+      ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}),
+      ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}),
+      ...(Object.keys(dh).length ? { delivery_headers: dh } : {}),
+      ...(Object.keys(dq).length ? { delivery_query_params: dq } : {}),
+    };
+  });
