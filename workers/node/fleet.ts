@@ -60,7 +60,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     if (roles.worker || roles.scheduler) throw e;
     log.warn('could not ensure topics at start-up', { error: String(e) });
   }
-  const stops: (() => Promise<void>)[] = [];
+  // Named, so that a slow shutdown says which step waits.
+  const stops: { name: string; run: () => Promise<void> }[] = [];
   let server: ServerType | undefined;
   let baseUrl: string | undefined;
   let transformers: ReloadableRegistry | undefined;
@@ -79,7 +80,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock }, roles.worker ? 'worker' : 'scheduler') : undefined;
   if (reconcile) {
     await reconcile.ready();
-    stops.push(() => reconcile.stop());
+    stops.push({ name: 'reconciler', run: () => reconcile.stop() });
   }
 
   if (roles.worker) {
@@ -93,20 +94,13 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
     const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua });
     reconcile?.track(w.consumers);
-    stops.push(async () => {
-      await w.stop();
-      await producer.close();
-    });
+    stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
   }
   if (roles.scheduler) {
     const producer = logStore.producer();
     const abort = new AbortController();
     const loop = runScheduler({ config, hot: reconcile ? reconcile.gateClaims(hot) : hot, producer, clock, log }, abort.signal);
-    stops.push(async () => {
-      abort.abort();
-      await loop;
-      await producer.close();
-    });
+    stops.push({ name: 'scheduler', run: async () => { abort.abort(); await loop; } }, { name: 'scheduler producer', run: () => producer.close() });
   }
   if (roles.api) {
     const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
@@ -131,14 +125,10 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const addr = server.address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${addr.port}`;
     const srv = server;
-    stops.unshift(async () => {
-      await new Promise<void>((r) => srv.close(() => r()));
-      await producer.close();
-    });
+    stops.unshift({ name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) }, { name: 'api producer', run: () => producer.close() });
   }
-  if (security) stops.push(() => security.stop());
-  if (lua) stops.push(() => lua.close());
-  if (scripts) stops.push(() => scripts.stop());
+  // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
+  if (security || lua || scripts) stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop()])) });
   reconcile?.start();
   return {
     baseUrl,
@@ -146,7 +136,15 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     security,
     transformers,
     stop: async () => {
-      for (const s of stops) await s();
+      for (const s of stops) {
+        const t0 = Date.now();
+        const slow = setInterval(() => log.warn('shutdown step still running', { step: s.name, ms: Date.now() - t0 }), 2000);
+        try {
+          await s.run();
+        } finally {
+          clearInterval(slow);
+        }
+      }
     },
   };
 };
