@@ -55,7 +55,9 @@ afterAll(() => Promise.all([server, other].map((s) => new Promise<void>((r) => s
 
 const policy: HttpPolicy = { allow: ['127.0.0.1'], timeoutMs: 2000, maxResponseBytes: 64 * 1024 };
 const fetchFn: FetchLike = (url, init) => fetch(url, init);
-const run = (code: string, p: HttpPolicy = policy) => logsOf(code.replaceAll('BASE', base), { fetch: fetchFn, http: p });
+// A roomy CPU deadline: these tests are about the http module, and a loaded machine can stretch
+// a slice of Lua past the default 500 ms (the deadline has tests of its own).
+const run = (code: string, p: HttpPolicy = policy) => logsOf(code.replaceAll('BASE', base), { fetch: fetchFn, http: p }, { timeoutMs: 5000 });
 
 describe('http module', () => {
   it('keeps credentials on a same-origin redirect and drops them on a cross-origin one', async () => {
