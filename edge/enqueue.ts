@@ -1,10 +1,8 @@
 import type { Config } from '../core/config/schema';
-import { endpointHash, webhookId } from '../core/domain/ids';
-import { iso } from '../core/domain/time';
-import { encodeWebhook, type Webhook } from '../core/domain/webhook';
-import { HowkError, UnavailableError, ValidationError, errorMessage } from '../core/errors/errors';
+import { encodeWebhook } from '../core/domain/webhook';
+import { HowkError, UnavailableError, errorMessage } from '../core/errors/errors';
 import type { EnqueueItem } from '../core/http/enqueue-request';
-import type { EnqueueResult, Enqueuer } from '../core/pipeline/enqueue';
+import { webhookBuilder, type EnqueueResult, type Enqueuer } from '../core/pipeline/enqueue';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';
 import type { Logger } from '../core/pipeline/logger';
@@ -28,30 +26,6 @@ export type EdgeEnqueueDeps = {
 };
 
 export const hostOf = (endpoint: string): string => new URL(endpoint).hostname.toLowerCase();
-
-/** A Webhook record exactly as core/pipeline/enqueue.ts builds it (test/edge/units.test.ts compares them). */
-export const webhookBuilder = (config: Config, secretBox: SecretBox | undefined) => async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
-  let sealed: string | undefined;
-  if (item.signing_secret !== undefined) {
-    if (!secretBox) throw new ValidationError('signing_secret needs HOWK_SECRETS_KEY to be set on the server (secrets never travel in plaintext)', 'signing_secret');
-    sealed = await secretBox.seal(item.signing_secret);
-  }
-  return {
-    id: webhookId(now),
-    config_id: configId,
-    endpoint: item.endpoint,
-    endpoint_hash: await endpointHash(item.endpoint),
-    payload: item.payload,
-    headers: item.headers,
-    ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
-    ...(sealed ? { signing_secret: sealed } : {}),
-    attempt: 0,
-    max_attempts: item.max_attempts ?? config.retry.max_attempts,
-    deferrals: 0,
-    created_at: iso(now),
-    scheduled_at: iso(now),
-  };
-};
 
 export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
   const build = webhookBuilder(d.config, d.secretBox);

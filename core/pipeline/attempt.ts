@@ -78,6 +78,13 @@ export const createAttempter = (d: AttemptDeps) => {
   const admit = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
   const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
   const pendingCompletions = new Set<Promise<unknown>>();
+  /** Records an attempt's end with the guards, in the background. Fail silent: counters carry a TTL and a missed circuit record costs little. */
+  const record = (c: Completion): void => {
+    if (!complete) return;
+    const done = complete(c).catch((e) => d.log.warn('guard completion not recorded', { error: errorMessage(e) }));
+    pendingCompletions.add(done);
+    void done.finally(() => pendingCompletions.delete(done));
+  };
 
   // A per-request secret wins, then the config's secrets (several during a rotation), then the default.
   const secretsOf = async (w: Webhook): Promise<string[]> => {
@@ -109,12 +116,7 @@ export const createAttempter = (d: AttemptDeps) => {
     if (!p) return;
     early.delete(w);
     p.then((a) => {
-      if (a.kind !== 'go' || !complete) return;
-      const done = complete({ endpointHash: w.endpoint_hash, host: hostOf(w), now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted }).catch((e) =>
-        d.log.warn('guard completion not recorded', { error: errorMessage(e) }),
-      );
-      pendingCompletions.add(done);
-      void done.finally(() => pendingCompletions.delete(done));
+      if (a.kind === 'go') record({ endpointHash: w.endpoint_hash, host: hostOf(w), now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
     }, () => {});
   };
 
@@ -229,13 +231,7 @@ export const createAttempter = (d: AttemptDeps) => {
     if ('failed' in p) {
       const at = d.clock.now();
       // Nothing was sent: the endpoint's counters are released without a circuit outcome.
-      if (complete) {
-        const done = complete({ endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed }).catch((e) =>
-          d.log.warn('guard completion not recorded', { error: errorMessage(e) }),
-        );
-        pendingCompletions.add(done);
-        void done.finally(() => pendingCompletions.delete(done));
-      }
+      record({ endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed });
       const what = p.kind === 'secret' ? 'secret template not resolved' : 'delivery script failed';
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
       return { kind: 'attempted', o: { webhook: w, response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` } } };
@@ -243,15 +239,8 @@ export const createAttempter = (d: AttemptDeps) => {
     const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} });
     const at = d.clock.now();
     const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
-    if (complete) {
-      const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
-      // Fail silent: counters carry a TTL and a missed circuit record costs little.
-      const p = complete({ endpointHash: w.endpoint_hash, host, now: at, outcome: circuitOutcome(c), probe: a.probe, counted: a.counted, error }).catch((e) =>
-        d.log.warn('guard completion not recorded', { error: errorMessage(e) }),
-      );
-      pendingCompletions.add(p);
-      void p.finally(() => pendingCompletions.delete(p));
-    }
+    const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
+    record({ endpointHash: w.endpoint_hash, host, now: at, outcome: circuitOutcome(c), probe: a.probe, counted: a.counted, error });
     return { kind: 'attempted', o: { webhook: w, response, at, decision: decide(w, c, at, config.retry, rand()) } };
   };
 

@@ -40,6 +40,36 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
 });
 
 /**
+ * An enqueue item → the Webhook record on the pending topic. Shared by howk-api and the edge
+ * (edge/enqueue.ts), so both write the same record; `hash` lets a caller memoise endpoint hashes.
+ */
+export const webhookBuilder = (config: Config, secretBox: SecretBox | undefined, hash: (endpoint: string) => Promise<string> = endpointHash) =>
+  async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
+    let sealed: string | undefined;
+    if (item.signing_secret !== undefined) {
+      if (!secretBox) throw new ValidationError('signing_secret needs HOWK_SECRETS_KEY to be set on the server (secrets never travel in plaintext)', 'signing_secret');
+      sealed = await secretBox.seal(item.signing_secret);
+    }
+    return {
+      id: webhookId(now),
+      config_id: configId,
+      endpoint: item.endpoint,
+      endpoint_hash: await hash(item.endpoint),
+      payload: item.payload,
+      headers: item.headers,
+      ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
+      ...(sealed ? { signing_secret: sealed } : {}),
+      ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
+      ...(item.delivery_query_params ? { delivery_query_params: item.delivery_query_params } : {}),
+      attempt: 0,
+      max_attempts: item.max_attempts ?? config.retry.max_attempts,
+      deferrals: 0,
+      created_at: iso(now),
+      scheduled_at: iso(now),
+    };
+  };
+
+/**
  * Validated items → webhooks durably on the pending topic. A result comes back only once
  * Kafka acknowledged (acks=all); a failed produce rejects with UnavailableError and gives
  * back the idempotency keys it claimed, so a retry of the request starts clean.
@@ -60,30 +90,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     return h;
   };
 
-  const build = async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
-    let sealed: string | undefined;
-    if (item.signing_secret !== undefined) {
-      if (!d.secretBox) throw new ValidationError('signing_secret needs HOWK_SECRETS_KEY to be set on the server (secrets never travel in plaintext)', 'signing_secret');
-      sealed = await d.secretBox.seal(item.signing_secret);
-    }
-    return {
-      id: webhookId(now),
-      config_id: configId,
-      endpoint: item.endpoint,
-      endpoint_hash: await hashOf(item.endpoint),
-      payload: item.payload,
-      headers: item.headers,
-      ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
-      ...(sealed ? { signing_secret: sealed } : {}),
-      ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
-      ...(item.delivery_query_params ? { delivery_query_params: item.delivery_query_params } : {}),
-      attempt: 0,
-      max_attempts: item.max_attempts ?? config.retry.max_attempts,
-      deferrals: 0,
-      created_at: iso(now),
-      scheduled_at: iso(now),
-    };
-  };
+  const build = webhookBuilder(config, d.secretBox, hashOf);
 
   const claim = async (configId: string, hooks: Webhook[]): Promise<Map<string, string>> => {
     const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));

@@ -8,18 +8,20 @@ type Templates = { delivery_headers?: Record<string, string>; delivery_query_par
 /**
  * The webhooks a transformer run posted, as enqueue items: each meets the limits of a batch
  * enqueue (header count and sizes, endpoint length), or the whole run is refused with the
- * first problem named. `defaults` are the script's `_delivery_*` templates (name.json);
- * a `howk.post`'s own ones win. Shared by howk-api's and the edge's /incoming routes.
+ * first problem named. `templates` are the script's `_delivery_*` templates (name.json), to
+ * which a `howk.post`'s own ones are added (they win); `null` where delivery templates are
+ * not supported (the edge, docs/LUA.md): none at all then. Shared by howk-api's and the
+ * edge's /incoming routes.
  */
-export const transformerItems = (name: string, webhooks: CollectedWebhook[], schema: ItemSchema, defaults: Templates = {}): EnqueueItem[] =>
+export const transformerItems = (name: string, webhooks: CollectedWebhook[], schema: ItemSchema, templates: Templates | null): EnqueueItem[] =>
   webhooks.map((w, i) => {
     const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
     if (!r.success) {
       const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
       throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
     }
-    const dh = { ...defaults.delivery_headers, ...w.delivery_headers };
-    const dq = { ...defaults.delivery_query_params, ...w.delivery_query_params };
+    const dh = templates ? { ...templates.delivery_headers, ...w.delivery_headers } : {};
+    const dq = templates ? { ...templates.delivery_query_params, ...w.delivery_query_params } : {};
     return {
       endpoint: w.endpoint, payload: w.payload, headers: w.headers,
       ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}),

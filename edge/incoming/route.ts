@@ -84,7 +84,7 @@ export const incomingRoutes = (d: IncomingDeps) => {
       if (!webhooks.length) return c.json({ webhooks: [], count: 0 });
       // The same limits as a batch enqueue; `_delivery_*` templates are not carried by the
       // edge (docs/LUA.md, "The edge").
-      const items = transformerItems(name, webhooks, itemSchema);
+      const items = transformerItems(name, webhooks, itemSchema, null);
       // All of them or none: one enqueue call, one outcome.
       const results = await d.enqueue(configId, items);
       return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });

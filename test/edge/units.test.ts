@@ -8,7 +8,7 @@ import { MemoryHotState } from '../../core/memory/hot-state';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
 import { silentLogger } from '../../core/pipeline/logger';
 import { admissionOf, edgeConfigFrom } from '../../edge/config';
-import { webhookBuilder } from '../../edge/enqueue';
+import { webhookBuilder } from '../../core/pipeline/enqueue';
 import { MicroBatcher } from '../../edge/gate/batcher';
 import { SIGNATURES, wrapperBytes } from '../../edge/lua/wrappers';
 import type { RestRecord } from '../../edge/upstash/kafka';
