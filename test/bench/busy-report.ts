@@ -26,8 +26,8 @@ const isMain = (c: string) => c === 'main';
 const isOdd = (c: string) => c === 'odd';
 const count = (p: Phase, cls: (c: string) => boolean) => [...p.enq.ids.values()].filter((s) => cls(s.cls)).length;
 const arrived = (p: Phase, cls: (c: string) => boolean) => [...p.enq.ids].filter(([id, s]) => cls(s.cls) && p.arrivals.has(id)).length;
-/** Delivered/s of a class: its arrivals ÷ (first enqueue → its last arrival). */
-const rateOf = (p: Phase, cls: (c: string) => boolean) => arrived(p, cls) / Math.max(0.001, (lastArrival(p.arrivals, p.enq.ids, cls) - p.t0) / 1000);
+/** Delivered/s of a class: its arrivals ÷ (first enqueue → its last arrival, or the last enqueue when later). */
+const rateOf = (p: Phase, cls: (c: string) => boolean) => arrived(p, cls) / Math.max(0.001, (Math.max(lastArrival(p.arrivals, p.enq.ids, cls), p.enq.tEnd) - p.t0) / 1000);
 const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}×` : 'n/a');
 const lat = (xs: number[]) => `${fmt(percentile(xs, 50))} / ${fmt(percentile(xs, 99))}`;
 const loadOf = (p: Phase) => /load averages?:\s*([\d.]+)/.exec(p.load)?.[1] ?? '?';

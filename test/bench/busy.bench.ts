@@ -26,6 +26,7 @@ const CONFIGS = Math.max(2, envInt('BENCH_BUSY_CONFIGS', 50));
 const UNPACED: LoadShape = { batch: Math.min(100, Math.max(1, envInt('BENCH_BUSY_BATCH', 100))), concurrency: Math.max(1, envInt('BENCH_BUSY_CONCURRENCY', 4)), payloadBytes: envInt('BENCH_BUSY_PAYLOAD_BYTES', 256) };
 // Paced phases (c, d) send smaller batches so the odd endpoint's share arrives spread over the run.
 const PACED: LoadShape = { ...UNPACED, batch: Math.min(100, Math.max(1, envInt('BENCH_BUSY_PACED_BATCH', 10))), concurrency: Math.max(1, envInt('BENCH_BUSY_PACED_CONCURRENCY', 16)) };
+const PER_ENDPOINT = Math.max(1, envInt('BENCH_BUSY_CONFIGS_PER_ENDPOINT', 10));
 const RATE = envInt('BENCH_BUSY_RATE', 0); // 0: half of Howk's delivered/s in (b)
 const SLOW_MS = envInt('BENCH_BUSY_SLOW_MS', 1000);
 const SICK_MS = envInt('BENCH_BUSY_SICK_MS', 800);
@@ -60,7 +61,7 @@ const command = `${[...knobs, `KAFKA_BROKERS=${brokers}`, `REDIS_URL=${redisBase
 const main = async (): Promise<number> => {
   console.log(`Busy endpoint, many endpoints, slow and sick neighbours (${runId}, ${new Date().toISOString()}, commit ${gitRevision()})`);
   console.log(`  command: ${command}`);
-  console.log(`  sizes: (a) ${N.a}, (b) ${N.b}, (c) ${N.c} per run, (d) ${N.d}; ${CONFIGS} config ids; unpaced ${UNPACED.batch}/request, ${UNPACED.concurrency} in flight; paced ${PACED.batch}/request, ${PACED.concurrency} in flight`);
+  console.log(`  sizes: (a) ${N.a}, (b) ${N.b}, (c) ${N.c} per run, (d) ${N.d}; ${CONFIGS} config ids; unpaced ${UNPACED.batch}/request, ${UNPACED.concurrency} in flight; paced ${PACED.batch}/request, ${PACED.concurrency} in flight, ${PER_ENDPOINT} config ids per endpoint`);
   console.log(`  ${uptime()}`);
   log(`service logs in ${logDir}`);
   const redis = createRedis(redisUrl);
@@ -168,7 +169,13 @@ const main = async (): Promise<number> => {
 
     const cfg = (c: number) => c % CONFIGS;
     const fastRoute = (p: string) => (c: number): Route => ({ config: `${p}-${cfg(c)}`, endpoint: `${rx.fast}/ep/${p}-${cfg(c)}`, cls: 'main' });
-    const oddRoute = (p: string) => (c: number): Route => (cfg(c) === 0 ? { config: `${p}-0`, endpoint: `${rx.odd}/odd/${p}`, cls: 'odd' } : fastRoute(p)(c));
+    // (c) and (d): each endpoint is fed by PER_ENDPOINT config ids (config k posts to endpoint
+    // k mod CONFIGS), so that per-config order does not serialise the odd endpoint at 1 s each.
+    const oddRoute = (p: string) => (c: number): Route => {
+      const k = c % (CONFIGS * PER_ENDPOINT);
+      const ep = k % CONFIGS;
+      return ep === 0 ? { config: `${p}-${k}`, endpoint: `${rx.odd}/odd/${p}`, cls: 'odd' } : { config: `${p}-${k}`, endpoint: `${rx.fast}/ep/${p}-${ep}`, cls: 'main' };
+    };
     const results: Parameters<typeof report>[0] = { configs: CONFIGS };
     if (PHASES.has('a')) results.a = await both({ name: '(a) one endpoint', count: N.a, shape: UNPACED, rate: 0, oddDelay: 0, route: (c) => ({ config: `a-${cfg(c)}`, endpoint: `${rx.fast}/busy`, cls: 'main' }), sample: `${rx.fast}/busy` });
     if (PHASES.has('b')) results.b = await both({ name: `(b) ${CONFIGS} endpoints`, count: N.b, shape: UNPACED, rate: 0, oddDelay: 0, route: fastRoute('b') });
