@@ -132,6 +132,7 @@ const main = async (): Promise<number> => {
       rx.reset();
     }
 
+    const missing: string[] = [];
     type Spec = { name: string; count: number; shape: LoadShape; rate: number; route: (c: number) => Route; oddDelay: number; flip?: { atMs: number; delay: number }; sample?: string };
     const runPhase = async (target: 'howk' | 'ceiling', s: Spec): Promise<Phase> => {
       rx.reset();
@@ -155,6 +156,7 @@ const main = async (): Promise<number> => {
       const arrivals = new Map(rx.arrivals);
       const delivered = arrivedCount(arrivals, enq.ids);
       const cpuLines = cpu.stop(delivered);
+      if (delivered < enq.ids.size) missing.push(`${s.name} (${target}): ${enq.ids.size - delivered} of ${enq.ids.size} not delivered in time`);
       const slow = target === 'howk' ? (await endOffsets(admin, topics.slow!)) - slow0 : undefined;
       const stats = target === 'howk' ? await statsLine(api, apiKey, agent) : undefined;
       console.log(`  accepted ${enq.accepted}/${s.count} (${enq.failures} requests failed, ${enq.retries} retried) in ${((enq.tEnd - t0) / 1000).toFixed(1)} s; delivered ${delivered}${mainDone ? '' : ' (main traffic timed out)'}${allDone ? '' : ` (the odd endpoint's tail timed out after ${TAIL_MS / 1000} s)`}; duplicates ${rx.duplicates()}`);
@@ -191,6 +193,7 @@ const main = async (): Promise<number> => {
       results.d = await both({ name: `(d) sick endpoint (1 → ${SICK_MS} ms)`, count: N.d, shape: PACED, rate, oddDelay: 1, flip: { atMs: (N.d / 2 / rate) * 1000, delay: SICK_MS }, route: oddRoute('d'), sample: `${rx.odd}/odd/d` });
     }
     console.log(`\n${report(results)}`);
+    for (const m of missing) log(`WARN: ${m}`);
     code = 0;
   } catch (e) {
     log(`error: ${(e as Error).stack ?? String(e)}`);
