@@ -18,6 +18,8 @@ export type Phase = {
   samples: Sample[];
   flipAt?: number;
   duplicates: number;
+  /** Arrivals during the phase of webhooks sent in earlier phases. */
+  strays: number;
 };
 type Pair = { howk: Phase; ceiling: Phase };
 export type Results = { configs: number; rate?: number; a?: Pair; b?: Pair; c0?: Pair; c1?: Pair; d?: Pair };
@@ -122,6 +124,9 @@ export const report = (r: Results): string => {
     out.push(row(rowD('(d) others, after the jump', isMain, wh.after, wc.after, wh.flip, Infinity, wc.flip, Infinity)));
     out.push(row(rowD('(d) the sick endpoint (latency: sent after the jump)', isOdd, rateOf(d.howk, isOdd), rateOf(d.ceiling, isOdd), wh.flip, Infinity, wc.flip, Infinity)));
     notes.push(`(d) others' delivered/s after ÷ before the jump: **Howk ${ratio(wh.after, wh.before)}**, ceiling ${ratio(wc.after, wc.before)}. Sick endpoint ${limitFigures(d.howk)}.`);
+  }
+  for (const p of [r.a, r.b, r.c0, r.c1, r.d].flatMap((x) => (x ? [x.howk, x.ceiling] : []))) {
+    if (p.strays) notes.push(`${p.name} (${p.target}): ${p.strays} webhooks of earlier phases arrived during it (a backlog still draining).`);
   }
   out.push('', 'Latency is enqueue→delivery: the start of the enqueue request that carried the webhook → its first arrival at the receiver. "to howk.slow" counts the records written to the slow-lane topic during the Howk run (end offsets before/after).');
   return [...out, '', ...notes.map((n) => `- ${n}`)].join('\n');
