@@ -74,7 +74,9 @@ const limitRange = (p: Phase): string => {
   const inf = p.samples.filter((x) => x.inflight !== undefined).map((x) => x.inflight!);
   const range = (xs: number[]) => (xs.length ? `${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}` : 'n/a');
   const path = p.samples.find((x) => x.limitPath)?.limitPath;
-  return `limit${path ? ` (\`${path}\`)` : ''} ${range(lim)}${lim.length ? '' : ' (GET /endpoints/:hash has no limit field)'}, in-flight ${range(inf)} (${p.samples.length} samples)`;
+  const slow = p.samples.at(-1)?.slow ?? [];
+  const counters = slow.length ? `; slow-lane counters at the end: ${slow.map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
+  return `limit${path ? ` (\`${path}\`)` : ''} ${range(lim)}${lim.length ? '' : ' (GET /endpoints/:hash has no limit field)'}, in-flight ${range(inf)} (${p.samples.length} samples)${counters}`;
 };
 
 export const report = (r: Results): string => {
@@ -97,7 +99,8 @@ export const report = (r: Results): string => {
     notes.push(
       `(c) fast endpoints' p99 next to the slow one ÷ alone: **Howk ${ratio(pH, 1)}**, ceiling ${ratio(pC, 1)}. ` +
         `Slow endpoint: Howk delivered ${arrived(r.c1.howk, isOdd)}/${count(r.c1.howk, isOdd)} (last at ${tail(r.c1.howk)} s), ` +
-        `ceiling ${arrived(r.c1.ceiling, isOdd)}/${count(r.c1.ceiling, isOdd)} (last at ${tail(r.c1.ceiling)} s); howk.slow records: ${r.c0.howk.slow ?? 'n/a'} alone, ${r.c1.howk.slow ?? 'n/a'} with it.`,
+        `ceiling ${arrived(r.c1.ceiling, isOdd)}/${count(r.c1.ceiling, isOdd)} (last at ${tail(r.c1.ceiling)} s); howk.slow records: ${r.c0.howk.slow ?? 'n/a'} alone, ${r.c1.howk.slow ?? 'n/a'} with it. ` +
+        `Slow endpoint in Howk: ${limitRange(r.c1.howk)}.`,
     );
   }
   if (r.d && r.d.howk.flipAt !== undefined && r.d.ceiling.flipAt !== undefined) {
@@ -105,7 +108,8 @@ export const report = (r: Results): string => {
     // Windows of equal length either side of the jump, by arrival time.
     const win = (p: Phase) => {
       const flip = p.flipAt!;
-      const w = Math.min(flip - p.t0 - 1000, p.enq.tEnd - flip);
+      // The first second (at most a quarter of the time before the jump) is left out: start-up.
+      const w = Math.min(flip - p.t0 - Math.min(1000, (flip - p.t0) / 4), p.enq.tEnd - flip);
       return { before: arrivalRate(p.arrivals, p.enq.ids, isMain, flip - w, flip), after: arrivalRate(p.arrivals, p.enq.ids, isMain, flip, flip + w), flip };
     };
     const wh = win(d.howk);
