@@ -1,11 +1,32 @@
-// The one Redis key builder (HOWK shapes, DESIGN.md §3). Every Redis key is made here.
+// The one Redis key builder. Every Redis key is made here.
+//
+// A caller-chosen string (config id, transformer name) that is followed by more of the key
+// sits in braces: `idempotency:{tenantA:x}:order-1` and `idempotency:{tenantA}:x:order-1`
+// differ, where joining with ':' made both `idempotency:tenantA:x:order-1`. Config ids and
+// transformer names cannot hold '{', '}' or '%' (CONFIG_ID, TRANSFORMER_NAME), so the tag is
+// the id itself; anything else is percent-encoded, so no input can close the brace early.
+// On Redis Cluster the braces are the hash tag: one config's keys share a slot.
+// Keys that end in a single caller-chosen string (`paused:config:<id>`,
+// `domain_concurrency:<host>`) are unambiguous as they are and keep their shape.
+
+/** `{id}`: the id as a hash tag that no id can break out of. */
+export const tag = (id: string): string => `{${id.replace(/[%{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}}`;
+
+/** Whose kv store a Lua script uses: a transformer's and a config's never meet. */
+export type KvScope = { kind: 'transformer' | 'config'; id: string };
+
 export const keys = {
   status: (id: string) => `status:${id}`,
   /** The attempt history of a webhook (a capped list beside its status hash). */
   statusHistory: (id: string) => `status_history:${id}`,
   retries: () => 'retries',
   retryData: (id: string) => `retry_data:${id}`,
-  idempotency: (configId: string, key: string) => `idempotency:${configId}:${key}`,
+  idempotency: (configId: string, key: string) => `idempotency:${tag(configId)}:${key}`,
+  /**
+   * The shape idempotency keys had before the config id was tagged. Only read (never
+   * written), so that a key claimed just before an upgrade still dedupes until it expires.
+   */
+  legacyIdempotency: (configId: string, key: string) => `idempotency:${configId}:${key}`,
   circuit: (endpointHash: string) => `circuit:${endpointHash}`,
   concurrency: (endpointHash: string) => `concurrency:${endpointHash}`,
   domainConcurrency: (host: string) => `domain_concurrency:${host}`,
@@ -17,21 +38,19 @@ export const keys = {
   pausedQueue: (kind: 'endpoint' | 'config', id: string) => `paused_queue:${kind}:${id}`,
   rateBucket: (endpointHash: string) => `rate:${endpointHash}`,
   endpointErrors: (endpointHash: string) => `endpoint_errors:${endpointHash}`,
-  script: (configId: string) => `script:${configId}`,
-  kv: (ns: string, key: string) => `kv:${ns}:${key}`,
+  /** A Lua kv entry: `kv:t:{transformer}:<key>` or `kv:c:{config}:<key>`. */
+  kv: (scope: KvScope, key: string) => `kv:${scope.kind === 'transformer' ? 't' : 'c'}:${tag(scope.id)}:${key}`,
   canary: () => 'howk:system:initialized',
   reconcilerLock: () => 'howk:reconciler:lock',
   // Listing indexes (rebuildable): lexicographic zsets of webhook ids (ULIDs sort by time).
-  // The config id sits in braces: config ids cannot hold '}', so no two configs share a
-  // key, and on Redis Cluster a config's indexes share a slot.
   /** Every webhook of a config. */
-  webhookIndex: (configId: string) => `idx:webhooks:{${configId}}`,
+  webhookIndex: (configId: string) => `idx:webhooks:${tag(configId)}`,
   /** Webhooks of a config in one state; with state '' the prefix a Lua script completes. */
-  webhookStateIndex: (configId: string, state: string) => `idx:webhooks:{${configId}}:state:${state}`,
-  webhookEndpointIndex: (configId: string, endpointHash: string) => `idx:webhooks:{${configId}}:endpoint:${endpointHash}`,
+  webhookStateIndex: (configId: string, state: string) => `idx:webhooks:${tag(configId)}:state:${state}`,
+  webhookEndpointIndex: (configId: string, endpointHash: string) => `idx:webhooks:${tag(configId)}:endpoint:${endpointHash}`,
   /** The latest dead letter of a webhook (hash: data, at, member, rix). */
   deadLetter: (webhookId: string) => `deadletter:${webhookId}`,
   /** Dead letters of a config: members `<dead_at ms, 13 digits>:<webhook id>`, lexicographic. */
-  deadLetterIndex: (configId: string) => `idx:deadletters:{${configId}}`,
-  deadLetterReasonIndex: (configId: string, reason: string) => `idx:deadletters:{${configId}}:reason:${reason}`,
+  deadLetterIndex: (configId: string) => `idx:deadletters:${tag(configId)}`,
+  deadLetterReasonIndex: (configId: string, reason: string) => `idx:deadletters:${tag(configId)}:reason:${reason}`,
 } as const;

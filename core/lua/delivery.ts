@@ -60,7 +60,7 @@ export const runDeliveryScript = async (code: string, input: DeliveryInput, opts
     attempt: input.attempt,
     max_attempts: input.max_attempts,
   };
-  const services: LuaServices = { ...opts.services, kvNamespace: opts.services?.kvNamespace ?? input.config_id };
+  const services: LuaServices = { ...opts.services, kvScope: opts.services?.kvScope ?? { kind: 'config', id: input.config_id } };
   const out = await engine.run({ code, mode: 'delivery', input: { request, webhook }, services, limits: opts.limits });
   const [changed, newBody, headers, retry, payload] = out.finished ?? [];
   try {

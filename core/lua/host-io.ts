@@ -21,7 +21,7 @@ const kvKey = (vm: Vm, L: number, s: RunState, fn: string): string | undefined =
     pushNilErr(vm, L, `kv key must be 1-${MAX_KEY_BYTES} characters`);
     return undefined;
   }
-  return keys.kv(s.services.kvNamespace ?? 'default', raw);
+  return keys.kv(s.services.kvScope ?? { kind: 'config', id: '' }, raw);
 };
 
 const stringMap = (v: unknown, what: string): Record<string, string> => {

@@ -17,7 +17,7 @@ export type TransformerInput = {
   query?: Record<string, string | string[]>;
   method?: string;
   path?: string;
-  /** Script name: the default kv namespace. */
+  /** Script name: its kv store is the transformer's own (keys.kv). */
   script?: string;
 };
 
@@ -108,7 +108,7 @@ export const runTransformer = async (code: string, input: TransformerInput, opts
     method: input.method ?? 'POST',
     path: input.path ?? '',
   };
-  const services: LuaServices = { ...opts.services, kvNamespace: opts.services?.kvNamespace ?? input.script ?? 'transformer' };
+  const services: LuaServices = { ...opts.services, kvScope: opts.services?.kvScope ?? { kind: 'transformer', id: input.script ?? '' } };
   // A failure throws here, before `webhooks` is returned: all or nothing.
   const out = await engine.run({ code, mode: 'transform', input: { request }, services, limits: opts.limits, emit });
   return { webhooks, cpu_ms: out.cpuMs };

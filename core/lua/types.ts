@@ -1,4 +1,5 @@
 // What the host supplies to scripts, and the limits a run is held to.
+import type { KvScope } from '../domain/keys';
 
 export type LuaLimits = {
   /** CPU deadline in ms, enforced inside the VM by an instruction-count hook. Time spent awaiting host calls is not counted. */
@@ -57,8 +58,8 @@ export type HttpPolicy = {
 export type LuaServices = {
   log?: LuaLogSink;
   kv?: KvStore;
-  /** Namespace of the kv keys: the config id for delivery scripts, the script name for transformers. */
-  kvNamespace?: string;
+  /** Whose kv store the script uses: its config (delivery scripts) or its transformer. */
+  kvScope?: KvScope;
   fetch?: FetchLike;
   http?: HttpPolicy;
   /** Returns the plaintext of a named credential, or null if there is none. The host holds the keys. */

@@ -1,3 +1,4 @@
+import { keys } from '../domain/keys';
 import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus } from '../domain/status';
 import { hourBucket } from '../domain/time';
 import type { Clock } from '../ports/clock';
@@ -33,7 +34,7 @@ export class MemoryHotState implements HotState {
 
   async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
     return items.map(({ configId, key: k, webhookId }) => {
-      const key = `${configId}:${k}`;
+      const key = keys.idempotency(configId, k);
       const held = this.live(this.idem, key);
       if (held) return held;
       this.idem.set(key, { value: webhookId, expiresAt: this.clock.now() + ttlMs });
@@ -42,7 +43,10 @@ export class MemoryHotState implements HotState {
   }
 
   async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
-    for (const { configId, key, webhookId } of items) if (this.live(this.idem, `${configId}:${key}`) === webhookId) this.idem.delete(`${configId}:${key}`);
+    for (const { configId, key: k, webhookId } of items) {
+      const key = keys.idempotency(configId, k);
+      if (this.live(this.idem, key) === webhookId) this.idem.delete(key);
+    }
   }
 
   async apply(batch: HotBatch): Promise<void> {

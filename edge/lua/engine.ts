@@ -9,7 +9,7 @@ import { workerdWasmLoader } from './loader';
 let engine: LuaEngine | undefined;
 export const edgeLuaEngine = (maxInstructions: number): LuaEngine => (engine ??= createLuaEngine({ loadWasm: workerdWasmLoader, limits: { maxInstructions } }));
 
-/** The Lua kv module over the Redis REST dialect (keys arrive built: kv:{ns}:{key}). */
+/** The Lua kv module over the Redis REST dialect (keys arrive built by keys.kv). */
 export const restKv = (redis: Redis): KvStore => ({
   get: (key) => redis.get<string>(key),
   set: async (key, value, ttlSeconds) => {

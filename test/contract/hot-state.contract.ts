@@ -139,6 +139,22 @@ const idempotencyContract = (ctx: ContractContext) =>
       expect(got).toEqual(['wh_1', 'wh_3', 'wh_3', 'wh_5']);
     });
 
+    it('keeps the keys of configs apart when a config id holds ":" (tenantA:x + order-1 vs tenantA + x:order-1)', async () => {
+      const { state } = ctx.h();
+      const pairs = [
+        [{ configId: 'tenantA:x', key: 'order-1', webhookId: 'wh_1' }, { configId: 'tenantA', key: 'x:order-1', webhookId: 'wh_2' }],
+        [{ configId: 'a', key: '}:b', webhookId: 'wh_3' }, { configId: 'a}:', key: 'b', webhookId: 'wh_4' }],
+        [{ configId: 'wh', key: '42:k', webhookId: 'wh_5' }, { configId: 'wh:42', key: 'k', webhookId: 'wh_6' }],
+      ];
+      for (const [first, second] of pairs) {
+        expect(await state.claimIdempotency([first!], TTL)).toEqual([first!.webhookId]);
+        expect(await state.claimIdempotency([second!], TTL)).toEqual([second!.webhookId]);
+        // Releasing one never frees the other.
+        await state.releaseIdempotency([second!]);
+        expect(await state.claimIdempotency([{ ...first!, webhookId: 'wh_late' }], TTL)).toEqual([first!.webhookId]);
+      }
+    });
+
     it('answers an empty batch with an empty list', async () => {
       expect(await ctx.h().state.claimIdempotency([], TTL)).toEqual([]);
       await expect(ctx.h().state.releaseIdempotency([])).resolves.toBeUndefined();

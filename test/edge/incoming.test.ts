@@ -137,8 +137,8 @@ describe('/incoming at the edge', () => {
     expect([first.count, second.count]).toEqual([1, 0]);
     const redis = createRedis(env.HOWK_REDIS_URL!, { db: EDGE_REDIS_DB });
     try {
-      expect(await redis.get(`kv:kv-dedupe:seen:${id}`)).toBe('1');
-      expect(await redis.ttl(`kv:kv-dedupe:seen:${id}`)).toBeGreaterThan(50);
+      expect(await redis.get(`kv:t:{kv-dedupe}:seen:${id}`)).toBe('1');
+      expect(await redis.ttl(`kv:t:{kv-dedupe}:seen:${id}`)).toBeGreaterThan(50);
     } finally {
       await redis.quit();
     }

@@ -161,7 +161,7 @@ describe('transformer patterns (real Kafka + Redis)', () => {
     expect([first.body.count, dup.body.count, other.body.count]).toEqual([1, 0, 1]);
     const got = await delivered([...idsOf(first), ...idsOf(other)]);
     expect(got.map((r) => bodyOf(r))).toEqual([{ kind: 'first' }, { id: `${id}-2` }]);
-    const ttl = await redis.ttl(`kv:dedupe:seen:${id}`);
+    const ttl = await redis.ttl(`kv:t:{dedupe}:seen:${id}`);
     expect(ttl).toBeGreaterThan(23 * 3600);
     expect(ttl).toBeLessThanOrEqual(24 * 3600);
     await waitFor(() => pendingFor('incoming:dedupe').length >= 2, { what: 'the webhooks on the topic' });
@@ -178,8 +178,8 @@ describe('transformer patterns (real Kafka + Redis)', () => {
     expect(neighbour.status).toBe(200);
     const got = await delivered([...answers.slice(0, 3).flatMap(idsOf), ...idsOf(neighbour)]);
     expect(got.map((r) => bodyOf(r).i)).toEqual([0, 1, 2, 0]);
-    expect(await redis.get(`kv:ratelimit:count:${customer}`)).toBe('3');
-    const ttl = await redis.ttl(`kv:ratelimit:window:${customer}`);
+    expect(await redis.get(`kv:t:{ratelimit}:count:${customer}`)).toBe('3');
+    const ttl = await redis.ttl(`kv:t:{ratelimit}:window:${customer}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60);
     await waitFor(() => pendingFor('incoming:ratelimit').length >= 4, { what: 'the webhooks on the topic' });

@@ -45,7 +45,6 @@ describe('RedisHotState key layout', () => {
       retries: [{ id: 'wh_k', dueAt: now + 1_000, data: '{"id":"wh_k"}' }],
       stats: { at: now, counts: { retried: 1 }, endpoints: ['hash1'] },
     });
-    // The enqueue path claims `${config_id}:${idempotency_key}`, which is keys.idempotency's shape.
     await state.claimIdempotency([{ configId: 'cfg_1', key: 'order-7', webhookId: 'wh_k' }], 60_000);
 
     // Besides data and ts, the hash may carry the listing index's bookkeeping fields.
@@ -55,7 +54,8 @@ describe('RedisHotState key layout', () => {
     expect(await admin.get(keys.retryData('wh_k'))).toBe('{"id":"wh_k"}');
     expect(await admin.get(keys.stats('retried', hourBucket(now)))).toBe('1');
     expect(await admin.pfcount(keys.endpointsHll(hourBucket(now)))).toBe(1);
-    expect(await admin.get(keys.idempotency('cfg_1', 'order-7'))).toBe('wh_k');
+    expect(await admin.get('idempotency:{cfg_1}:order-7')).toBe('wh_k');
+    expect(await admin.exists('idempotency:cfg_1:order-7')).toBe(0);
 
     const ttl = async (k: string) => admin.pttl(k);
     const within = (got: number, max: number) => expect(got > max - 60_000 && got <= max).toBe(true);
@@ -66,6 +66,18 @@ describe('RedisHotState key layout', () => {
     within(await ttl(keys.endpointsHll(hourBucket(now))), DEFAULT_TTLS.stats_ttl);
     within(await ttl(keys.idempotency('cfg_1', 'order-7')), 60_000);
     expect(await ttl(keys.retries())).toBe(-1);
+  });
+});
+
+describe('RedisHotState idempotency keys written before the config id was tagged', () => {
+  it('still dedupes a key claimed in the old shape until it expires, and never writes that shape', async () => {
+    // What an api wrote just before the upgrade: `idempotency:<config>:<key>`.
+    await admin.set('idempotency:tenantA:order-1', 'wh_before', 'PX', 60_000);
+    expect(await state.claimIdempotency([{ configId: 'tenantA', key: 'order-1', webhookId: 'wh_after' }], 60_000)).toEqual(['wh_before']);
+    expect(await admin.exists(keys.idempotency('tenantA', 'order-1'))).toBe(0);
+    await admin.del('idempotency:tenantA:order-1');
+    expect(await state.claimIdempotency([{ configId: 'tenantA', key: 'order-1', webhookId: 'wh_after' }], 60_000)).toEqual(['wh_after']);
+    expect(await admin.keys('idempotency:tenantA:*')).toEqual([]);
   });
 });
 

@@ -31,9 +31,8 @@ export class RedisHotState implements HotState {
 
   async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
     if (!items.length) return [];
-    const p = this.redis.pipeline();
-    // SET NX GET (Redis >= 7.0): sets when absent and answers the previous owner, atomically.
-    for (const { configId, key, webhookId } of items) p.set(keys.idempotency(configId, key), webhookId, 'PX', ttlMs, 'NX', 'GET');
+    const p = scriptedPipeline(this.redis);
+    for (const { configId, key, webhookId } of items) p.howk_claimIdempotency(keys.idempotency(configId, key), keys.legacyIdempotency(configId, key), webhookId, ttlMs);
     const prev = await execPipeline(p);
     return items.map((item, i) => (prev[i] as string | null) ?? item.webhookId);
   }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { KvStore } from '../../core/lua';
 
-/** The Lua kv module on Redis (keys arrive built: kv:{ns}:{key}). */
+/** The Lua kv module on Redis (keys arrive built by keys.kv: kv:t:{transformer}:… or kv:c:{config}:…). */
 export const redisKv = (redis: Redis): KvStore => ({
   get: (key) => redis.get(key),
   set: async (key, value, ttlSeconds) => {

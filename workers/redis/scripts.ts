@@ -20,6 +20,7 @@ export const SCRIPTS = {
   claimRetries: { numberOfKeys: 1, lua: lua('claimRetries') },
   ackRetries: { numberOfKeys: 1, lua: lua('ackRetries') },
   renewLeases: { numberOfKeys: 1, lua: lua('renewLeases') },
+  claimIdempotency: { numberOfKeys: 2, lua: lua('claimIdempotency') },
   releaseIdempotency: { numberOfKeys: 1, lua: lua('releaseIdempotency') },
   // Recovery and listing (workers/redis/recovery.ts).
   indexStatus: { numberOfKeys: 3, lua: lua('indexStatus') },

@@ -114,14 +114,14 @@ describe('kv', () => {
       { kv: store },
     );
     expect(lines).toEqual(['nil', 'true', 'yes', 'true', 'true', 'nil']);
-    expect([...data.entries()]).toEqual([['kv:cfg_a:n', { value: '5', ttl: undefined }]]);
+    expect([...data.entries()]).toEqual([['kv:c:{cfg_a}:n', { value: '5', ttl: undefined }]]);
     await deliver(`kv.set('seen', 'b')`, { input: { config_id: 'cfg_b' }, services: { kv: store } });
-    expect(data.get('kv:cfg_b:seen')?.value).toBe('b');
+    expect(data.get('kv:c:{cfg_b}:seen')?.value).toBe('b');
   });
 
   it('works from inside pcall and user coroutines (the yield is forwarded)', async () => {
     const { store } = memoryKv();
-    await store.set('kv:cfg_a:k', 'v');
+    await store.set('kv:c:{cfg_a}:k', 'v');
     const lines = await logsOf(
       `print(pcall(kv.get, 'k'))
        local co = coroutine.wrap(function() local v = kv.get('k') coroutine.yield(v .. '1') return v .. '2' end)
