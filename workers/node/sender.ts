@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
 import { destinationPolicy } from '../../core/security/destination';
+import { findHeaderIssue } from '../../core/security/headers';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
 
 export type SenderOptions = {
@@ -24,6 +25,9 @@ type Target = { origin: string; path: string };
 class DeliveryHandler implements Dispatcher.DispatchHandler {
   private abortFn: ((err: Error) => void) | undefined;
   private done = false;
+  /** True while agent.dispatch runs: an error then was raised building the request, before any connection was used. */
+  dispatching = false;
+  refused: 'invalid_request' | 'local_error' | undefined;
   private status = 0;
   private retryAfter: string | null = null;
   private snippet = '';
@@ -99,6 +103,11 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
 
   onError(e: Error): void {
     if (this.done) return;
+    if (this.dispatching) {
+      const err = e as { code?: string; message?: string };
+      const kind = (this.refused = err.code === 'UND_ERR_INVALID_ARG' || err.code === 'UND_ERR_NOT_SUPPORTED' ? 'invalid_request' : 'local_error');
+      return this.finish({ kind, error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: this.ms() });
+    }
     if (isBlockedError(e)) return this.finish({ kind: 'blocked', error: e.message, durationMs: this.ms() });
     const err = e as { name?: string; code?: string; message?: string };
     const timeout = err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT';
@@ -118,7 +127,8 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
 export const createHttpSender = (o: SenderOptions): Sender => {
   // Every new connection goes through the SSRF guard (workers/node/ssrf-guard.ts).
   const connect = guardedConnector(destinationPolicy(o.allowedNetworks ?? []));
-  const agent = new Agent({ connections: o.connectionsPerOrigin, keepAliveTimeout: o.keepAliveMs ?? 30_000, pipelining: 1, connect });
+  const newAgent = () => new Agent({ connections: o.connectionsPerOrigin, keepAliveTimeout: o.keepAliveMs ?? 30_000, pipelining: 1, connect });
+  let agent = newAgent();
   // Endpoints repeat: parse each URL once (bounded, oldest dropped first).
   const targets = new Map<string, Target>();
   const targetOf = (url: string): Target => {
@@ -143,11 +153,27 @@ export const createHttpSender = (o: SenderOptions): Sender => {
           resolve({ kind: 'network', error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: 0 });
           return;
         }
+        // undici raises a header it refuses inside its pool, where the error leaves that
+        // origin's connection slot waiting forever for a drain: such a request never reaches it.
+        const bad = findHeaderIssue(req.headers);
+        if (bad) {
+          resolve({ kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: 0 });
+          return;
+        }
         const handler = new DeliveryHandler(req.timeoutMs, o.snippetBytes, t0, resolve);
+        handler.dispatching = true;
         agent.dispatch(
           { origin: t.origin, path: t.path, method: 'POST', headers: req.headers, body: req.body, headersTimeout: req.timeoutMs, bodyTimeout: req.timeoutMs },
           handler,
         );
+        handler.dispatching = false;
+        if (handler.refused === 'invalid_request') {
+          // Something the check above missed reached the pool and cost it a slot: new requests
+          // go to a fresh agent; the old one finishes its requests in flight, then closes.
+          const old = agent;
+          agent = newAgent();
+          void old.close().catch(() => {});
+        }
       });
     },
     close: () => agent.close(),
