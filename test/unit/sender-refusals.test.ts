@@ -26,7 +26,7 @@ describe('http sender: requests refused on this side', () => {
 
   it('a header undici refuses is answered invalid_request, sends nothing, and the pool still delivers', async () => {
     const { rx, sender } = await start();
-    const bad = [{ expect: '100-continue' }, { 'x-price': '5 €' }, { 'keep-alive': 'timeout=5' }, { upgrade: 'h2c' }, { 'x-a': 'a\u0001' }, { 'x-a': '\u007f' }, { 'transfer-encoding': 'chunked' }, { connection: 'close' }];
+    const bad: Record<string, string>[] = [{ expect: '100-continue' }, { 'x-price': '5 €' }, { 'keep-alive': 'timeout=5' }, { upgrade: 'h2c' }, { 'x-a': 'a\u0001' }, { 'x-a': '\u007f' }, { 'transfer-encoding': 'chunked' }, { connection: 'close' }];
     for (let i = 0; i < 10 * CONNECTIONS; i++) {
       const r = await sender.send(req(rx.url('/bad'), { headers: bad[i % bad.length]! }));
       expect(r.kind).toBe('invalid_request');
