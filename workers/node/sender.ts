@@ -18,6 +18,17 @@ const RETRY_AFTER = 'retry-after';
 type Target = { origin: string; path: string };
 
 /**
+ * Errors undici raises synchronously inside dispatch that say nothing about the endpoint: the
+ * request could not be built (a header or body it refuses), or the pool is closing.
+ */
+const LOCAL_DISPATCH_ERRORS: Record<string, 'invalid_request' | 'local_error'> = {
+  UND_ERR_INVALID_ARG: 'invalid_request',
+  UND_ERR_NOT_SUPPORTED: 'invalid_request',
+  UND_ERR_CLOSED: 'local_error',
+  UND_ERR_DESTROYED: 'local_error',
+};
+
+/**
  * One delivery on undici's dispatcher interface: no response stream, no AbortSignal, no
  * async iterator per request (they dominated the sender's cost in the benchmark). A plain
  * timer bounds the whole attempt, as AbortSignal.timeout did.
@@ -103,12 +114,12 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
 
   onError(e: Error): void {
     if (this.done) return;
-    if (this.dispatching) {
-      const err = e as { code?: string; message?: string };
-      const kind = (this.refused = err.code === 'UND_ERR_INVALID_ARG' || err.code === 'UND_ERR_NOT_SUPPORTED' ? 'invalid_request' : 'local_error');
-      return this.finish({ kind, error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: this.ms() });
-    }
     if (isBlockedError(e)) return this.finish({ kind: 'blocked', error: e.message, durationMs: this.ms() });
+    const code = (e as { code?: string }).code ?? '';
+    if (this.dispatching && Object.hasOwn(LOCAL_DISPATCH_ERRORS, code)) {
+      const kind = (this.refused = LOCAL_DISPATCH_ERRORS[code]!);
+      return this.finish({ kind, error: `${code}: ${e.message}`, durationMs: this.ms() });
+    }
     const err = e as { name?: string; code?: string; message?: string };
     const timeout = err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT';
     this.finish(timeout ? this.timeoutResult() : { kind: 'network', error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: this.ms() });
