@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ValidationError } from '../errors/errors';
+import { signingSecretProblem } from '../signing/secret-format';
 import { formatDuration, type LeafMeta } from './fields';
 import { ConfigSchema, type Config } from './schema';
 
@@ -74,6 +75,10 @@ export const loadConfig = (input: LoadInput = {}): Config => {
     const issues = res.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
     throw new ValidationError(`invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues[0]?.path, issues);
   }
+  // A default secret that cannot sign would dead-letter every webhook without one of its own.
+  const secret = res.data.signing.default_secret;
+  const problem = secret === undefined ? undefined : signingSecretProblem(secret);
+  if (problem) throw new ValidationError(`invalid config: signing.default_secret: ${problem}`, 'signing.default_secret');
   return res.data;
 };
 

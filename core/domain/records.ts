@@ -26,7 +26,7 @@ export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 export const ScriptReason = z.enum(['script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit', 'secret_not_allowed', 'secret_missing']);
 export type ScriptReason = z.infer<typeof ScriptReason>;
 
-export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination', ...ScriptReason.options]);
+export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination', 'invalid_request', 'invalid_secret', ...ScriptReason.options]);
 export type DeadReason = z.infer<typeof DeadReason>;
 
 /** Terminal failures on howk.deadletter. The webhook is stored with secret headers redacted and without its secret. */

@@ -21,6 +21,13 @@ export class ValidationError extends HowkError {
   }
 }
 
+/** A signing secret that cannot sign (a malformed whsec_ stored before secrets were checked). */
+export class InvalidSecretError extends HowkError {
+  constructor(message: string) {
+    super('invalid_secret', message);
+  }
+}
+
 export class TooLargeError extends HowkError {
   readonly limit: number;
   constructor(what: string, limit: number) {

@@ -2,13 +2,17 @@ import { z } from 'zod';
 import { ValidationError } from '../errors/errors';
 import { arrayElements, objectMembers, slice } from '../domain/raw-json';
 import type { Config } from '../config/schema';
+import { HEADER_NAME, headerProblem, SIGNATURE_HEADERS } from '../security/headers';
+import { signingSecretProblem } from '../signing/secret-format';
 
 // The enqueue request schemas (shared by howk-api and the edge). Validation runs on the
 // parsed body; the payload's bytes are cut from the raw text (see raw-json.ts).
 
 export type EnqueueLimits = Pick<Config['api'], 'max_batch_size' | 'max_endpoint_length' | 'max_headers' | 'max_header_value_length' | 'max_idempotency_key_length'>;
 
-const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-webhook-id', 'x-webhook-attempt', 'x-webhook-timestamp', 'x-webhook-signature']);
+// Besides what the HTTP client refuses (core/security/headers.ts): the body is always JSON,
+// and identity and signatures are made per attempt by the sender.
+const SET_BY_HOWK: ReadonlySet<string> = new Set(['content-type', ...SIGNATURE_HEADERS]);
 
 export const enqueueItemSchema = (l: EnqueueLimits) =>
   z.object({
@@ -25,15 +29,29 @@ export const enqueueItemSchema = (l: EnqueueLimits) =>
       }, 'endpoint must be an absolute http(s) URL'),
     payload: z.unknown().refine((v) => v !== undefined, 'payload is required'),
     headers: z
-      .record(
-        z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'header names must be HTTP tokens'),
-        z.string().max(l.max_header_value_length, `header values are limited to ${l.max_header_value_length} characters`).refine((v) => !/[\r\n\0]/.test(v), 'header values cannot contain CR, LF or NUL'),
-      )
-      .refine((h) => Object.keys(h).length <= l.max_headers, `at most ${l.max_headers} headers`)
-      .refine((h) => Object.keys(h).every((k) => !FORBIDDEN_HEADERS.has(k.toLowerCase())), 'headers may not set transport or signature headers')
+      .record(z.string().regex(HEADER_NAME, 'header names must be HTTP tokens (RFC 9110)'), z.string({ error: 'header values must be strings' }))
+      .superRefine((h, ctx) => {
+        const names = Object.keys(h);
+        if (names.length > l.max_headers) ctx.addIssue({ code: 'custom', message: `at most ${l.max_headers} headers` });
+        for (const name of names) {
+          const value = h[name]!;
+          const message = SET_BY_HOWK.has(name.toLowerCase())
+            ? `${name} is set by Howk and cannot be given`
+            : (headerProblem(name, value) ?? (value.length > l.max_header_value_length ? `header values are limited to ${l.max_header_value_length} characters` : undefined));
+          if (message) ctx.addIssue({ code: 'custom', path: [name], message });
+        }
+      })
       .optional(),
     idempotency_key: z.string().min(1).max(l.max_idempotency_key_length, `idempotency_key is longer than ${l.max_idempotency_key_length} characters`).optional(),
-    signing_secret: z.string().min(8, 'signing_secret must have at least 8 characters').max(512).optional(),
+    signing_secret: z
+      .string()
+      .min(8, 'signing_secret must have at least 8 characters')
+      .max(512)
+      .superRefine((v, ctx) => {
+        const message = signingSecretProblem(v);
+        if (message) ctx.addIssue({ code: 'custom', message });
+      })
+      .optional(),
     max_attempts: z.number().int().min(1).max(1000).optional(),
   });
 

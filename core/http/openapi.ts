@@ -30,7 +30,13 @@ const enqueueBody = (c: Config): Json => {
   const item = schema(enqueueItemSchema(c.api), 'input') as { properties: Record<string, Json> };
   // Refinements zod cannot express in JSON Schema, written out for clients and fuzzers.
   item.properties.endpoint = { ...item.properties.endpoint, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'absolute http(s) URL; delivered only if it resolves to an allowed address' };
-  item.properties.headers = { ...item.properties.headers, maxProperties: c.api.max_headers, description: 'custom headers; transport and signature headers are refused; values without CR, LF or NUL' };
+  item.properties.headers = {
+    ...item.properties.headers,
+    maxProperties: c.api.max_headers,
+    additionalProperties: { type: 'string', maxLength: c.api.max_header_value_length, pattern: '^[\\t\\x20-\\x7e\\x80-\\xff]*$' },
+    description: 'custom headers: names are RFC 9110 tokens; values hold only tab, printable ASCII and U+0080-U+00FF (one byte each); hop-by-hop and client-managed headers (Connection, Keep-Alive, Upgrade, Expect, Transfer-Encoding, TE, Trailer, Proxy-*, Host, Content-Length), Content-Type and the signature headers are refused',
+  };
+  item.properties.signing_secret = { ...item.properties.signing_secret, description: 'whsec_<standard base64 of at least 16 bytes> (Standard Webhooks), or 8-512 characters used as they are' };
   item.properties.payload = { description: 'any JSON value; its bytes are delivered exactly as sent' };
   return item;
 };

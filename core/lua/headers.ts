@@ -1,17 +1,13 @@
-// Header checks shared by the delivery and transformer runners.
+import { CLIENT_MANAGED_HEADERS, headerValueProblem, isHeaderName, SIGNATURE_HEADERS } from '../security/headers';
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-const BAD_VALUE = /[\r\n\0]/;
+// Header checks shared by the delivery and transformer runners; the rules themselves are
+// core/security/headers.ts, the same as the enqueue API's and the sender's.
 
 /**
  * Headers a delivery script cannot set: the signature and webhook identity are made by
- * the sender after the script, and framing headers belong to the HTTP client.
+ * the sender after the script, and framing and hop-by-hop headers belong to the HTTP client.
  */
-export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
-  'webhook-id', 'webhook-timestamp', 'webhook-signature',
-  'x-webhook-id', 'x-webhook-attempt', 'x-webhook-timestamp', 'x-webhook-signature',
-  'host', 'content-length', 'transfer-encoding', 'connection',
-]);
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([...SIGNATURE_HEADERS, ...CLIENT_MANAGED_HEADERS]);
 
 export const lowerKeys = (h: Record<string, string>): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -29,10 +25,11 @@ export const checkHeaders = (v: unknown, what: string): Record<string, string> =
   const out: Record<string, string> = {};
   for (const [rawName, value] of Object.entries(v)) {
     const name = rawName.toLowerCase();
-    if (!TOKEN.test(name)) throw new Error(`${what}: invalid header name ${JSON.stringify(rawName)}`);
+    if (!isHeaderName(name)) throw new Error(`${what}: invalid header name ${JSON.stringify(rawName)}`);
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'bigint') throw new Error(`${what}.${rawName} must be a string`);
     const text = String(value);
-    if (BAD_VALUE.test(text)) throw new Error(`${what}.${rawName} contains a line break or NUL`);
+    const problem = headerValueProblem(text);
+    if (problem) throw new Error(`${what}.${rawName}: ${problem}`);
     out[name] = text;
   }
   return out;

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { ScriptReason } from '../domain/records';
-import { errorMessage } from '../errors/errors';
+import { errorMessage, InvalidSecretError } from '../errors/errors';
 import { LuaError, runDeliveryScript, type KvStore, type LuaHostServices } from '../lua';
 import type { CircuitOutcome } from '../policy/circuit';
 import { classify, type Classification } from '../policy/classify';
@@ -9,6 +9,7 @@ import { decide } from '../policy/retry';
 import type { Clock } from '../ports/clock';
 import type { Admission, Completion, Guards } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
+import { findHeaderIssue } from '../security/headers';
 import type { Hmac } from '../signing/hmac';
 import { signatureHeaders } from '../signing/outbound';
 import { resolveDelivery } from '../transformers/secret-templates';
@@ -198,6 +199,9 @@ export const createAttempter = (d: AttemptDeps) => {
       const headers = p.scripted
         ? { 'content-type': 'application/json', ...p.headers, ...target.headers, 'user-agent': config.delivery.user_agent, ...sig }
         : { ...p.headers, ...target.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig };
+      // Records enqueued before headers were checked, or anything else that slipped through.
+      const bad = findHeaderIssue(headers);
+      if (bad) return { kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: d.clock.now() - sent };
       return await gate(() =>
         d.sender.send({
           url: target.url,
@@ -207,7 +211,8 @@ export const createAttempter = (d: AttemptDeps) => {
         }),
       );
     } catch (e) {
-      return { kind: 'network', error: errorMessage(e), durationMs: d.clock.now() - sent };
+      // Nothing left this process: a secret that cannot sign, or a local fault; never the endpoint's doing.
+      return { kind: e instanceof InvalidSecretError ? 'invalid_secret' : 'local_error', error: errorMessage(e), durationMs: d.clock.now() - sent };
     }
   };
 

@@ -1,8 +1,10 @@
-// Outcome classification of one HTTP attempt (DESIGN.md §5). Pure.
+import type { ClientFailure } from '../ports/sender';
+
+// Outcome classification of one HTTP attempt. Pure.
 
 export type AttemptResponse =
   | { kind: 'response'; status: number; retryAfter?: string | null }
-  | { kind: 'timeout' | 'network' | 'blocked'; error: string };
+  | { kind: 'timeout' | 'network' | 'blocked' | ClientFailure; error: string };
 
 export type Classification =
   | { class: 'delivered' }
@@ -12,7 +14,9 @@ export type Classification =
   | { class: 'defer'; delayMs: number }
   | { class: 'unrecoverable' }
   /** The destination is forbidden (SSRF guard): dead-letter without contacting it. */
-  | { class: 'blocked' };
+  | { class: 'blocked' }
+  /** Refused on this side before anything was sent: the webhook's own fault, so it dead-letters; never the endpoint's. */
+  | { class: 'invalid'; reason_type: 'invalid_request' | 'invalid_secret' };
 
 /** Retry-After as seconds or an HTTP date → ms from now; undefined when absent or unreadable. */
 export const parseRetryAfter = (value: string | null | undefined, nowMs: number): number | undefined => {
@@ -28,6 +32,9 @@ export const parseRetryAfter = (value: string | null | undefined, nowMs: number)
 
 export const classify = (r: AttemptResponse, nowMs: number, retryOnStatus: readonly number[] = []): Classification => {
   if (r.kind === 'blocked') return { class: 'blocked' };
+  if (r.kind === 'invalid_request' || r.kind === 'invalid_secret') return { class: 'invalid', reason_type: r.kind };
+  // A local error may not repeat (the webhook gets its retries) but is not the endpoint's doing.
+  if (r.kind === 'local_error') return { class: 'retry', circuitFailure: false };
   if (r.kind !== 'response') return { class: 'retry', circuitFailure: true };
   const s = r.status;
   if (s >= 200 && s < 300) return { class: 'delivered' };

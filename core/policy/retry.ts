@@ -20,7 +20,7 @@ export const backoffDelay = (attempt: number, p: RetryPolicy, rand: number): num
 export type Decision =
   | { kind: 'delivered' }
   | { kind: 'retry'; next: Webhook; dueAt: number; deferred: boolean }
-  | { kind: 'dead'; reason_type: 'unrecoverable' | 'exhausted' | 'blocked_destination' | ScriptReason; reason: string };
+  | { kind: 'dead'; reason_type: 'unrecoverable' | 'exhausted' | 'blocked_destination' | 'invalid_request' | 'invalid_secret' | ScriptReason; reason: string };
 
 /**
  * What happens to a webhook after one attempt. `webhook.attempt` is the 0-based number
@@ -30,6 +30,10 @@ export type Decision =
 export const decide = (webhook: Webhook, c: Classification, nowMs: number, p: RetryPolicy, rand: number): Decision => {
   if (c.class === 'delivered') return { kind: 'delivered' };
   if (c.class === 'blocked') return { kind: 'dead', reason_type: 'blocked_destination', reason: 'the endpoint resolves to an address that delivery.allowed_networks does not allow' };
+  if (c.class === 'invalid') {
+    const what = c.reason_type === 'invalid_secret' ? 'its signing secret cannot sign' : 'the HTTP client refuses its request (a header it will not send)';
+    return { kind: 'dead', reason_type: c.reason_type, reason: `the webhook cannot be sent: ${what}; nothing was sent to the endpoint` };
+  }
   if (c.class === 'unrecoverable') return { kind: 'dead', reason_type: 'unrecoverable', reason: 'the endpoint refused the webhook with a non-retryable status' };
   if (c.class === 'defer' && webhook.deferrals < p.max_deferrals) {
     const dueAt = nowMs + Math.min(c.delayMs, p.max_retry_after);

@@ -11,7 +11,15 @@ export type DeliveryResponse =
   | { kind: 'response'; status: number; retryAfter: string | null; bodySnippet: string; durationMs: number }
   | { kind: 'timeout' | 'network'; error: string; durationMs: number }
   /** Refused before any connection (SSRF guard): the target resolves to a forbidden address. */
-  | { kind: 'blocked'; error: string; durationMs: number };
+  | { kind: 'blocked'; error: string; durationMs: number }
+  /**
+   * Refused on this side before the request left: a header the HTTP client will not send
+   * (invalid_request), a signing secret that cannot sign (invalid_secret), or any other local
+   * error (local_error). Says nothing about the endpoint.
+   */
+  | { kind: ClientFailure; error: string; durationMs: number };
+
+export type ClientFailure = 'invalid_request' | 'invalid_secret' | 'local_error';
 
 export type Sender = {
   send(req: DeliveryRequest): Promise<DeliveryResponse>;

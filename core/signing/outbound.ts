@@ -1,4 +1,6 @@
-import { fromBase64, toBase64, toHex, utf8 } from './encoding';
+import { InvalidSecretError } from '../errors/errors';
+import { toBase64, toHex, utf8 } from './encoding';
+import { decodeWhsec, WHSEC_PREFIX } from './secret-format';
 import { hmacSha256, type Hmac } from './hmac';
 
 export type SigningScheme = 'standard' | 'howk' | 'both';
@@ -7,8 +9,12 @@ export type SigningScheme = 'standard' | 'howk' | 'both';
  * Key bytes of a signing secret: Standard Webhooks secrets are `whsec_<base64>` and
  * sign with the decoded bytes; any other secret signs with its UTF-8 bytes.
  */
-export const secretKeyBytes = (secret: string): Uint8Array =>
-  secret.startsWith('whsec_') ? fromBase64(secret.slice(6)) : utf8(secret);
+export const secretKeyBytes = (secret: string): Uint8Array => {
+  if (!secret.startsWith(WHSEC_PREFIX)) return utf8(secret);
+  const d = decodeWhsec(secret);
+  if (!d.ok) throw new InvalidSecretError(`signing secret: ${d.message}`);
+  return d.key;
+};
 
 // Every delivery signs with one of a few secrets: decode each once (bounded).
 const keyCache = new Map<string, Uint8Array>();

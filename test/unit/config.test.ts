@@ -351,3 +351,25 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
     expect(row('api.port')).not.toContain('secret');
   });
 });
+
+describe('signing.default_secret', () => {
+  it('refuses a whsec_ secret that cannot sign, naming the field', () => {
+    for (const secret of ['whsec_AA', 'whsec_!!!!']) {
+      const e = (() => {
+        try {
+          loadConfig({ env: { HOWK_SIGNING_DEFAULT_SECRET: secret } });
+        } catch (err) {
+          return err;
+        }
+      })();
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).field).toBe('signing.default_secret');
+      expect((e as Error).message).not.toContain(secret);
+    }
+  });
+
+  it('accepts a 16-byte whsec_ secret and a raw one', () => {
+    expect(loadConfig({ env: { HOWK_SIGNING_DEFAULT_SECRET: `whsec_${Buffer.alloc(16, 3).toString('base64')}` } }).signing.default_secret).toMatch(/^whsec_/);
+    expect(loadConfig({ env: { HOWK_SIGNING_DEFAULT_SECRET: 'a raw secret' } }).signing.default_secret).toBe('a raw secret');
+  });
+});

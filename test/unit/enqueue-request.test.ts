@@ -27,8 +27,8 @@ const body = (fields: Record<string, unknown>, payloadText = '{"a":1}') => {
 describe('parseEnqueueBody: valid bodies', () => {
   it('returns the item with the payload text exactly as sent', () => {
     const payload = '{ "amount" : 1.0, "n": 12345678901234567890123, "e": 1e2, "s": "caf\\u00e9 日本", "t": "}]\\"\\\\" }';
-    const item = parseEnqueueBody(body({ endpoint: EP, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_abcdefgh', max_attempts: 5 }, payload), L);
-    expect(item).toEqual({ endpoint: EP, payload, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_abcdefgh', max_attempts: 5 });
+    const item = parseEnqueueBody(body({ endpoint: EP, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', max_attempts: 5 }, payload), L);
+    expect(item).toEqual({ endpoint: EP, payload, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', max_attempts: 5 });
   });
 
   it.each(['"a string"', '-1.50', 'null', 'false', '[1, 2.0, "3"]', '{}', '[]'])('accepts the payload %s as is', (payload) => {
@@ -90,6 +90,15 @@ describe('parseEnqueueBody: invalid bodies name the problem', () => {
     ['an empty idempotency_key', body({ endpoint: EP, idempotency_key: '' }), 'idempotency_key'],
     ['an oversized idempotency_key', body({ endpoint: EP, idempotency_key: 'k'.repeat(L.max_idempotency_key_length + 1) }), 'idempotency_key'],
     ['a short signing_secret', body({ endpoint: EP, signing_secret: 'short' }), 'signing_secret'],
+    ['a whsec_ secret of 1 byte', body({ endpoint: EP, signing_secret: 'whsec_AAAAAAAA' }), 'signing_secret'],
+    ['a whsec_ secret that is not base64', body({ endpoint: EP, signing_secret: 'whsec_!!!!!!!!!!!!!!!!!!!!!!!!' }), 'signing_secret'],
+    ['an Expect header', body({ endpoint: EP, headers: { Expect: '100-continue' } }), 'headers.Expect'],
+    ['a Keep-Alive header', body({ endpoint: EP, headers: { 'Keep-Alive': 'timeout=5' } }), 'headers.Keep-Alive'],
+    ['an Upgrade header', body({ endpoint: EP, headers: { Upgrade: 'websocket' } }), 'headers.Upgrade'],
+    ['a TE header', body({ endpoint: EP, headers: { te: 'trailers' } }), 'headers.te'],
+    ['a € in a header value', body({ endpoint: EP, headers: { 'X-Price': '5 €' } }), 'headers.X-Price'],
+    ['a \\x01 in a header value', body({ endpoint: EP, headers: { 'X-A': 'a\u0001b' } }), 'headers.X-A'],
+    ['a \\x7f in a header value', body({ endpoint: EP, headers: { 'X-A': 'a\u007fb' } }), 'headers.X-A'],
     ['max_attempts 0', body({ endpoint: EP, max_attempts: 0 }), 'max_attempts'],
     ['max_attempts 1.5', body({ endpoint: EP, max_attempts: 1.5 }), 'max_attempts'],
     ['a later duplicate endpoint that is invalid', `{"endpoint":"${EP}","payload":1,"endpoint":"ftp://x"}`, 'endpoint'],
@@ -130,6 +139,9 @@ describe('parseBatchBody', () => {
     ['an array item', `{"webhooks":[${item(0)},[${item(1)}]]}`, 'webhooks.1'],
     ['an item without an endpoint', `{"webhooks":[${item(0)},{"payload":1}]}`, 'webhooks.1.endpoint'],
     ['an item with a forbidden header', `{"webhooks":[{"endpoint":"${EP}","payload":1,"headers":{"Webhook-Signature":"x"}}]}`, 'webhooks.0.headers'],
+    ['an item with an Expect header', `{"webhooks":[${item(0)},${item(1)},${item(2)},{"endpoint":"${EP}","payload":1,"headers":{"x":"ok","Expect":"100-continue"}}]}`, 'webhooks.3.headers.Expect'],
+    ['an item with a € in a header value', `{"webhooks":[${item(0)},${item(1)},${item(2)},{"endpoint":"${EP}","payload":1,"headers":{"x":"\u20ac"}}]}`, 'webhooks.3.headers.x'],
+    ['an item with a 1-byte whsec_ secret', `{"webhooks":[${item(0)},{"endpoint":"${EP}","payload":1,"signing_secret":"whsec_AAAAAAAA"}]}`, 'webhooks.1.signing_secret'],
     ['an item without a payload', `{"webhooks":[${item(0)},${item(1)},{"endpoint":"${EP}"}]}`, 'webhooks.2.payload'],
   ])('%s → %s', (_name, text, field) => {
     const e = validationError(() => parseBatchBody(text, L));

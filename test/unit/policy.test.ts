@@ -19,6 +19,14 @@ describe('classify: the outcome table', () => {
     expect(classify({ kind, error: 'boom' }, NOW)).toEqual({ class: 'retry', circuitFailure: true });
   });
 
+  it.each(['invalid_request', 'invalid_secret'] as const)('%s (refused on this side, nothing sent) → dead-lettered, not an endpoint outcome', (kind) => {
+    expect(classify({ kind, error: 'x' }, NOW)).toEqual({ class: 'invalid', reason_type: kind });
+  });
+
+  it('a local error before the request left → retry, not a circuit failure', () => {
+    expect(classify({ kind: 'local_error', error: 'x' }, NOW)).toEqual({ class: 'retry', circuitFailure: false });
+  });
+
   it.each([undefined, null, '', '   ', 'soon', '12abc'])('429 with Retry-After %j → retry, not a circuit failure', (ra) => {
     expect(classify(res(429, ra), NOW)).toEqual({ class: 'retry', circuitFailure: false });
   });
@@ -135,6 +143,10 @@ describe('decide', () => {
 
   it('delivered → delivered', () => {
     expect(decide(hook(), { class: 'delivered' }, NOW, P, 0.5)).toEqual({ kind: 'delivered' });
+  });
+
+  it.each(['invalid_request', 'invalid_secret'] as const)('invalid (%s) → dead at once with that reason type', (reason_type) => {
+    expect(decide(hook({ attempt: 0, max_attempts: 20 }), { class: 'invalid', reason_type }, NOW, P, 0.5)).toMatchObject({ kind: 'dead', reason_type, reason: expect.stringContaining('nothing was sent') });
   });
 
   it('unrecoverable → dead at once, whatever attempts remain', () => {

@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
 import { destinationPolicy } from '../../core/security/destination';
+import { findHeaderIssue } from '../../core/security/headers';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
 
 export type SenderOptions = {
@@ -17,6 +18,17 @@ const RETRY_AFTER = 'retry-after';
 type Target = { origin: string; path: string };
 
 /**
+ * Errors undici raises synchronously inside dispatch that say nothing about the endpoint: the
+ * request could not be built (a header or body it refuses), or the pool is closing.
+ */
+const LOCAL_DISPATCH_ERRORS: Record<string, 'invalid_request' | 'local_error'> = {
+  UND_ERR_INVALID_ARG: 'invalid_request',
+  UND_ERR_NOT_SUPPORTED: 'invalid_request',
+  UND_ERR_CLOSED: 'local_error',
+  UND_ERR_DESTROYED: 'local_error',
+};
+
+/**
  * One delivery on undici's dispatcher interface: no response stream, no AbortSignal, no
  * async iterator per request (they dominated the sender's cost in the benchmark). A plain
  * timer bounds the whole attempt, as AbortSignal.timeout did.
@@ -24,6 +36,9 @@ type Target = { origin: string; path: string };
 class DeliveryHandler implements Dispatcher.DispatchHandler {
   private abortFn: ((err: Error) => void) | undefined;
   private done = false;
+  /** True while agent.dispatch runs: an error then was raised building the request, before any connection was used. */
+  dispatching = false;
+  refused: 'invalid_request' | 'local_error' | undefined;
   private status = 0;
   private retryAfter: string | null = null;
   private snippet = '';
@@ -100,6 +115,11 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
   onError(e: Error): void {
     if (this.done) return;
     if (isBlockedError(e)) return this.finish({ kind: 'blocked', error: e.message, durationMs: this.ms() });
+    const code = (e as { code?: string }).code ?? '';
+    if (this.dispatching && Object.hasOwn(LOCAL_DISPATCH_ERRORS, code)) {
+      const kind = (this.refused = LOCAL_DISPATCH_ERRORS[code]!);
+      return this.finish({ kind, error: `${code}: ${e.message}`, durationMs: this.ms() });
+    }
     const err = e as { name?: string; code?: string; message?: string };
     const timeout = err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT';
     this.finish(timeout ? this.timeoutResult() : { kind: 'network', error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: this.ms() });
@@ -118,7 +138,8 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
 export const createHttpSender = (o: SenderOptions): Sender => {
   // Every new connection goes through the SSRF guard (workers/node/ssrf-guard.ts).
   const connect = guardedConnector(destinationPolicy(o.allowedNetworks ?? []));
-  const agent = new Agent({ connections: o.connectionsPerOrigin, keepAliveTimeout: o.keepAliveMs ?? 30_000, pipelining: 1, connect });
+  const newAgent = () => new Agent({ connections: o.connectionsPerOrigin, keepAliveTimeout: o.keepAliveMs ?? 30_000, pipelining: 1, connect });
+  let agent = newAgent();
   // Endpoints repeat: parse each URL once (bounded, oldest dropped first).
   const targets = new Map<string, Target>();
   const targetOf = (url: string): Target => {
@@ -143,11 +164,27 @@ export const createHttpSender = (o: SenderOptions): Sender => {
           resolve({ kind: 'network', error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: 0 });
           return;
         }
+        // undici raises a header it refuses inside its pool, where the error leaves that
+        // origin's connection slot waiting forever for a drain: such a request never reaches it.
+        const bad = findHeaderIssue(req.headers);
+        if (bad) {
+          resolve({ kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: 0 });
+          return;
+        }
         const handler = new DeliveryHandler(req.timeoutMs, o.snippetBytes, t0, resolve);
+        handler.dispatching = true;
         agent.dispatch(
           { origin: t.origin, path: t.path, method: 'POST', headers: req.headers, body: req.body, headersTimeout: req.timeoutMs, bodyTimeout: req.timeoutMs },
           handler,
         );
+        handler.dispatching = false;
+        if (handler.refused === 'invalid_request') {
+          // Something the check above missed reached the pool and cost it a slot: new requests
+          // go to a fresh agent; the old one finishes its requests in flight, then closes.
+          const old = agent;
+          agent = newAgent();
+          void old.close().catch(() => {});
+        }
       });
     },
     close: () => agent.close(),

@@ -4,16 +4,18 @@ import { NotConfiguredError } from '../../errors/errors';
 import type { ApiDeps } from '../deps';
 import { checkConfigId } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
+import { signingSecretProblem } from '../../signing/secret-format';
 
-const WHSEC = /^whsec_([A-Za-z0-9+/]{4}){4,128}([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** `whsec_<base64 of at least 12 bytes>`, or 16-512 printable ASCII characters used as they are. */
+/** `whsec_<base64 of at least 16 bytes>`, or 16-512 printable ASCII characters used as they are. */
 export const SigningSecretSchema = z
   .string()
   .min(16)
   .max(512)
   .regex(/^[!-~]+$/, 'a secret is printable ASCII without spaces')
-  .refine((s) => !s.startsWith('whsec_') || WHSEC.test(s), 'a whsec_ secret must be whsec_ + base64 of at least 12 bytes')
+  .superRefine((s, ctx) => {
+    const message = signingSecretProblem(s);
+    if (message) ctx.addIssue({ code: 'custom', message });
+  })
   .describe('whsec_<base64> (Standard Webhooks) or 16-512 printable ASCII characters');
 
 export const PutSecretBody = z.object({ secret: SigningSecretSchema }).strict();

@@ -47,6 +47,18 @@ describe('delivery script', () => {
     expect(r.ignored_headers.sort()).toEqual(['host', 'webhook-signature', 'x-webhook-attempt']);
   });
 
+  it('drops hop-by-hop headers the HTTP client manages (Expect, Keep-Alive, Upgrade, TE, ...)', async () => {
+    const r = await deliver(`request.headers['Expect'] = '100-continue' request.headers['Keep-Alive'] = 'timeout=5' request.headers['Upgrade'] = 'h2c' request.headers['TE'] = 'trailers' request.headers['Connection'] = 'close' request.headers['X-Ok'] = '1'`);
+    expect(r.headers).toEqual({ 'x-custom': 'a', 'x-ok': '1' });
+    expect(r.ignored_headers.sort()).toEqual(['connection', 'expect', 'keep-alive', 'te', 'upgrade']);
+  });
+
+  it('refuses header values the HTTP client cannot send (a € or a control character)', async () => {
+    await expect(deliver(`request.headers['x-price'] = '5 €'`)).rejects.toThrow(/x-price: .*not one byte/);
+    await expect(deliver(`request.headers['x-a'] = 'a\\1b'`)).rejects.toThrow(/control character U\+0001/);
+    await expect(deliver(`request.headers['x-a'] = 'a\\127b'`)).rejects.toThrow(/control character U\+007F/);
+  });
+
   it('adds retry_on_status', async () => {
     expect((await deliver(`request.retry_on_status = {409, 423, 409}`)).retry_on_status).toEqual([409, 423]);
     const r = await deliver(`table.insert(request.retry_on_status, 410)`, { input: { retry_on_status: [409] } });
@@ -68,7 +80,7 @@ describe('delivery script', () => {
   it('bad results are script_runtime_error', async () => {
     await expect(deliver(`request.body = 42`)).rejects.toThrow(/request.body must be a string/);
     await expect(deliver(`request.headers['bad name'] = 'x'`)).rejects.toThrow(/invalid header name/);
-    await expect(deliver(`request.headers['x-a'] = 'a\\r\\nb: c'`)).rejects.toThrow(/line break/);
+    await expect(deliver(`request.headers['x-a'] = 'a\\r\\nb: c'`)).rejects.toThrow(/control character U\+000D/);
     await expect(deliver(`request = 'gone'`)).rejects.toThrow(/request must remain a table/);
   });
 

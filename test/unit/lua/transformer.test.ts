@@ -64,7 +64,11 @@ describe('transformer', () => {
        print(howk.post('https://x.internal/', 'not json'))
        print(howk.post('https://x.internal/'))
        print(howk.post('https://x.internal/', {}, {max_attempts = 0}))
-       print(howk.post('https://x.internal/', {}, {headers = {['Webhook-Signature'] = 'x'}}))`,
+       print(howk.post('https://x.internal/', {}, {headers = {['Webhook-Signature'] = 'x'}}))
+       print(howk.post('https://x.internal/', {}, {headers = {['Expect'] = '100-continue'}}))
+       print(howk.post('https://x.internal/', {}, {headers = {['Keep-Alive'] = 'timeout=5'}}))
+       print(howk.post('https://x.internal/', {}, {headers = {['X-Price'] = '5 €'}}))
+       print(howk.post('https://x.internal/', {}, {headers = {['X-A'] = 'a\\1'}}))`,
       { services: log },
     );
     expect(lines.map((l) => l.replace(/^nil\thowk\.post: /, ''))).toEqual([
@@ -74,6 +78,10 @@ describe('transformer', () => {
       'payload is required',
       'opts.max_attempts must be an integer between 1 and 1000',
       'opts.headers: webhook-signature is reserved',
+      'opts.headers: expect is reserved',
+      'opts.headers: keep-alive is reserved',
+      'opts.headers.X-Price: header values may hold only tab, printable ASCII and bytes 0x80-0xFF (found U+20AC at index 2, which is not one byte)',
+      'opts.headers.X-A: header values may hold only tab, printable ASCII and bytes 0x80-0xFF (found control character U+0001 at index 1)',
     ]);
     const r = await transform(`for i = 1, 5 do howk.post('https://x.internal/', {i = i}) end`, { maxWebhooks: 3 });
     expect(r.webhooks).toHaveLength(3);
