@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/pipeline/logger';
 import { runCredentials } from '../../workers/cli/credentials';
@@ -17,7 +20,8 @@ const rand = () => Math.random().toString(36).slice(2, 10);
 const A_SECRET = `a-secret-${rand()}${rand()}`;
 const B_SECRET = `b-secret-${rand()}${rand()}`;
 const WH_SECRET = `wh-secret-${rand()}${rand()}`;
-const SECRETS = [A_SECRET, B_SECRET, WH_SECRET];
+const T_SECRET = `t-secret-${rand()}${rand()}`;
+const SECRETS = [A_SECRET, B_SECRET, WH_SECRET, T_SECRET];
 const REDIS_DB = 52;
 
 const cli = async (argv: string[], stdin: string, env: Record<string, string>) => {
@@ -30,6 +34,7 @@ const cli = async (argv: string[], stdin: string, env: Record<string, string>) =
 describe('Lua credentials against config-bound keys (kafka)', () => {
   let f: TestFleet;
   let rx: Receiver;
+  let dir: string;
   const logs: string[] = [];
   const keys: Record<string, string> = {};
   const bearer = (k: string) => ({ authorization: `Bearer ${keys[k]}` });
@@ -46,13 +51,18 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
       b_token: await enc('b_token', B_SECRET, 'tenant-b', 'api.partner.invalid'),
       // The parent's, usable by wh and its children, for the parent's partner only.
       wh_token: await enc('wh_token', WH_SECRET, 'wh,wh:*', 'api.partner.invalid'),
+      // A transformer's, for its partner only.
+      t_token: await enc('t_token', T_SECRET, 'incoming:leak', 'api.partner.invalid'),
     };
+    dir = await mkdtemp(join(tmpdir(), 'howk-cred-scope-'));
+    await writeFile(join(dir, 'leak.lua'), `local t = assert(crypto.decrypt_credential('t_token'))
+      assert(howk.post(request.payload.to, { n = 1 }, { headers = { ['X-T'] = t } }))`);
     process.env.HOWK_LUA_CRYPTO_SC1 = key;
     rx = await startReceiver();
     f = await startTestFleet('kafka', {
       redisDb: REDIS_DB,
       log: createLogger('test', 'debug', (l) => logs.push(l)),
-      overrides: { 'api.auth.enabled': true, 'lua.credentials': credentials },
+      overrides: { 'api.auth.enabled': true, 'lua.credentials': credentials, 'lua.http_allowlist': { 'tenant-b': ['127.0.0.1'] }, 'transformer.script_dirs': [dir] },
     });
     await f.fleet.security!.ready;
     const make = async (name: string, scopes: ('enqueue' | 'read' | 'admin')[], config_ids: string[] | null) => {
@@ -68,6 +78,7 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     await f?.stop();
     await rx?.close();
     delete process.env.HOWK_LUA_CRYPTO_SC1;
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const put = (key: string, config: string, script: string, children = false) =>
@@ -169,6 +180,28 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
       expect(t).not.toContain(B_SECRET);
       expect(t).not.toContain(Buffer.from(`user:${B_SECRET}`).toString('base64'));
     }
+  });
+
+  it('once a run opened a credential, its http calls and a transformer\'s posts only reach that credential\'s hosts', async () => {
+    const script = `
+      local before = assert(http.get('${rx.url('/b-http-before')}'))
+      local t = assert(crypto.decrypt_credential('b_token'))
+      local r, err = http.get('${rx.url('/b-http-after')}', { headers = { authorization = 'Bearer ' .. t } })
+      request.headers['X-Before'] = before.status
+      request.headers['X-After'] = tostring(r) .. ' ' .. err`;
+    const res = await f.post('/config/tenant-b/script/test', { payload: {}, script }, bearer('b'));
+    const b = (await res.json()) as any;
+    expect(res.status, JSON.stringify(b)).toBe(200);
+    expect(b.request.headers['x-before']).toBe('200');
+    expect(b.request.headers['x-after']).toBe('nil credential_host_not_allowed: credential b_token may not be sent to 127.0.0.1');
+    expect(rx.received.filter((r) => r.path === '/b-http-before')).toHaveLength(1);
+    expect(rx.received.filter((r) => r.path === '/b-http-after')).toHaveLength(0);
+    // A transformer that opened its credential cannot post it to the receiver: 422, nothing enqueued.
+    const inc = await f.post('/incoming/leak', { to: rx.url('/t-exfil') });
+    const text = await inc.text();
+    expect(inc.status, text).toBe(422);
+    expect(JSON.parse(text).error).toMatchObject({ code: 'credential_host_not_allowed', message: 'credential t_token may not be sent to 127.0.0.1' });
+    expect(topicLeaks(f, '/t-exfil')).toEqual([]);
   });
 
   it('a child config\'s enqueue-only key cannot get the parent\'s credential sent to its own endpoint', async () => {
