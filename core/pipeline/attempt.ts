@@ -41,8 +41,8 @@ export type AttemptDeps = {
   /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
   configSecrets?: (configId: string, at: number) => Promise<string[]>;
   guards?: Guards;
-  /** The delivery script of a config (own or namespace), run before signing (docs/LUA.md). */
-  deliveryScript?: (configId: string) => string | undefined;
+  /** The delivery script of a config (own or an ancestor's) and the config it is stored on, run before signing (docs/LUA.md). */
+  deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
   luaKv?: KvStore;
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
@@ -167,9 +167,11 @@ export const createAttempter = (d: AttemptDeps) => {
    * never stored. A failure is the LuaError's code.
    */
   const prepare = async (w: Webhook): Promise<Prepared | { failed: ScriptReason; message: string }> => {
-    const code = d.deliveryScript?.(w.config_id);
-    if (code === undefined) return unscripted(w);
-    const { credentials, ...host } = d.lua?.forNamespace(w.config_id) ?? {};
+    const script = d.deliveryScript?.(w.config_id);
+    if (script === undefined) return unscripted(w);
+    const { code, owner } = script;
+    // http allowlist of the webhook's config; credentials of the config the script is stored on.
+    const { credentials, ...host } = d.lua?.forNamespace(w.config_id, [], owner) ?? {};
     // What the run decrypted never reaches a log line or a dead-letter reason.
     const redact = () => redactor(credentials?.used.map((u) => u.plaintext) ?? []);
     const log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {

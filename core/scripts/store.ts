@@ -92,8 +92,14 @@ export const createScriptStore = (d: ScriptStoreDeps) => {
       if (!d.table.get(configId)) throw new NotFoundError(`script of config ${configId}`);
       await write(configId, null);
     },
-    /** The script that runs before a delivery of this config (own, else namespace), if any. */
-    scriptFor: (configId: string): string | undefined => d.table.resolve(configId)?.code,
+    /**
+     * The script that runs before a delivery of this config (own, else an ancestor's that
+     * applies to children), with the config it is stored on: credentials open by that owner.
+     */
+    scriptFor: (configId: string): { code: string; owner: string } | undefined => {
+      const r = d.table.resolve(configId);
+      return r && { code: r.code, owner: r.config_id };
+    },
   };
 };
 

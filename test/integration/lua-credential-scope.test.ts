@@ -49,8 +49,8 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
       a_token: await enc('a_token', A_SECRET, 'tenant-a', '127.0.0.1'),
       // tenant-b's, for a partner host that is not the test receiver.
       b_token: await enc('b_token', B_SECRET, 'tenant-b', 'api.partner.invalid'),
-      // The parent's, usable by wh and its children, for the parent's partner only.
-      wh_token: await enc('wh_token', WH_SECRET, 'wh,wh:*', 'api.partner.invalid'),
+      // The parent's: opened by scripts stored on wh (also when applied to children), for the parent's partner only.
+      wh_token: await enc('wh_token', WH_SECRET, 'wh', 'api.partner.invalid'),
       // A transformer's, for its partner only.
       t_token: await enc('t_token', T_SECRET, 'incoming:leak', 'api.partner.invalid'),
     };
@@ -73,6 +73,7 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     await make('b', ['admin'], ['tenant-b']);
     await make('wh', ['admin'], ['wh']);
     await make('child', ['enqueue'], ['wh:42']);
+    await make('childadmin', ['admin'], ['wh:42']);
   });
   afterAll(async () => {
     await f?.stop();
@@ -220,6 +221,22 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     const { s: dead } = await deadOnceScripted('child', 'wh:42', '/child-exfil');
     expect(dead.dead_reason).toBe('credential_host_not_allowed');
     expect(rx.received.filter((r) => r.path.startsWith('/child-exfil')).every((r) => r.headers.authorization === undefined)).toBe(true);
+    // The child's own script (an admin key of wh:42) cannot open the parent's credential at all.
+    expect((await put('childadmin', 'wh:42', `
+      local v, err = crypto.decrypt_credential('wh_token')
+      request.headers['X-Stolen'] = v or ('refused: ' .. err)`)).status).toBe(200);
+    // Until the new script reaches the worker, the parent's still runs (and dead-letters).
+    let m = 0;
+    const own = await waitFor(async () => {
+      const path = `/child-own-${++m}`;
+      const id = await enqueue('childadmin', 'wh:42', { endpoint: rx.url(path), payload: {} });
+      const st = await waitFor(async () => {
+        const x = await status(id);
+        return x.state === 'failed' || x.state === 'delivered' ? x.state : undefined;
+      }, { what: `outcome of ${id}` });
+      return st === 'delivered' ? rx.received.find((y) => y.path === path) : undefined;
+    }, { what: 'the child\'s own script', intervalMs: 200 });
+    expect(own.headers['x-stolen']).toBe('refused: credential wh_token is not available to namespace wh:42');
   });
 
   it('no receiver, topic, Redis key or log line holds a plaintext it was not meant for', async () => {

@@ -68,11 +68,11 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
   const lists = config.lua.http_allowlist;
   const base = { timeoutMs: config.lua.http_timeout, maxResponseBytes: config.lua.http_max_response_bytes };
   return {
-    forNamespace(namespace, extraHosts = []) {
+    forNamespace(namespace, extraHosts = [], credentialNamespace = namespace) {
       // The most specific entry wins, as with delivery scripts (wh:42:6 → wh:42 → wh).
       const own = namespaceChain(namespace).find((ns) => Object.hasOwn(lists, ns));
       const http: HttpPolicy = { ...base, allow: [...(own ? lists[own]! : []), ...extraHosts] };
-      const credentials = credentialSession(keys, config.lua.credentials, namespace);
+      const credentials = credentialSession(keys, config.lua.credentials, credentialNamespace);
       // Once the run has opened a credential, its http calls may only go to that credential's hosts.
       const scopedFetch: FetchLike = (url, init) => {
         const refused = credentials.hostRefusal(new URL(url).hostname);

@@ -102,16 +102,17 @@ export const scriptRoutes = (d: ApiDeps) => {
     }
     if (v.script !== undefined && typeof v.script !== 'string') throw new ValidationError('script must be a string', 'script');
     if (typeof v.script === 'string' && new TextEncoder().encode(v.script).length > d.config.lua.max_script_bytes) throw new TooLargeError('script', d.config.lua.max_script_bytes);
-    const code = typeof v.script === 'string' ? v.script : store().scriptFor(configId);
-    if (code === undefined) return c.json({ error: { code: 'script_not_found', message: `config ${configId} has no script (and none was given)` } }, 404);
+    // An inline script is the caller's, on this config; a stored one opens credentials as the config it is stored on.
+    const script = typeof v.script === 'string' ? { code: v.script, owner: configId } : store().scriptFor(configId);
+    if (script === undefined) return c.json({ error: { code: 'script_not_found', message: `config ${configId} has no script (and none was given)` } }, 404);
     const attempt = typeof v.attempt === 'number' && Number.isInteger(v.attempt) && v.attempt >= 0 ? v.attempt : 0;
     const payload = slice(text, objectMembers(text, 0).get('payload')!);
     const endpoint = typeof v.endpoint === 'string' ? v.endpoint : undefined;
-    const { credentials, ...host } = d.lua?.forNamespace(configId) ?? {};
+    const { credentials, ...host } = d.lua?.forNamespace(configId, [], script.owner) ?? {};
     const redact = () => redactor(credentials?.used.map((u) => u.plaintext) ?? []);
     const started = performance.now();
     try {
-      const r = await runDeliveryScript(code, { payload, headers, config_id: configId, attempt, endpoint, max_attempts: d.config.retry.max_attempts }, {
+      const r = await runDeliveryScript(script.code, { payload, headers, config_id: configId, attempt, endpoint, max_attempts: d.config.retry.max_attempts }, {
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
         services: { kv: d.luaKv, ...host },
       });
