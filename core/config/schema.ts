@@ -142,8 +142,9 @@ export const ConfigSchema = z.object({
     http_allowlist: listMap('Hosts the Lua http module may call, per script namespace: a config id (wh:42 falls back to wh) or incoming:<transformer> (falls back to incoming); "api.example.com" exactly, "*.example.com" for subdomains. Addresses still pass the SSRF guard (delivery.allowed_networks)'),
     http_timeout: duration('5s', 'Longest Lua http call, redirects included (a script may only lower it)'),
     http_max_response_bytes: int(1_048_576, 'Largest response body a Lua http call reads', { min: 1024 }),
-    credentials: strMap('Encrypted credentials for crypto.decrypt_credential(name): name → lcred:v1 envelope made by `howk credentials encrypt`; keys come from HOWK_LUA_CRYPTO_<ID>'),
+    credentials: strMap('Encrypted credentials for crypto.decrypt_credential(name): name → lcred:v2 envelope made by `howk credentials encrypt` (scoped to namespaces and destination hosts); keys come from HOWK_LUA_CRYPTO_<ID>'),
     secret_env_allowlist: list([], 'Environment variables that ${VAR} templates in _delivery_headers / _delivery_query_params may read at send time; any other name dead-letters the webhook'),
+    secret_env_hosts: listMap('Hosts each allow-listed ${VAR} may be sent to: VAR → ["api.partner.com", "*.partner.com"]; a delivery to any other host (or a variable without an entry) dead-letters as secret_host_not_allowed'),
   }),
   log: section({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),

@@ -60,11 +60,11 @@ const EndpointViewSchema = z.object({
 });
 const PauseResult = z.looseObject({ paused: z.boolean(), released: z.number().optional() });
 
-const ScriptPutBody = z.object({ script: z.string() });
-const ScriptPutResult = z.object({ config_id: z.string(), sha256: z.string(), bytes: z.number().int(), updated_at: z.string() });
-const ScriptView = z.object({ config_id: z.string(), script: z.string(), sha256: z.string(), updated_at: z.string() });
+const ScriptPutBody = z.object({ script: z.string().min(1), apply_to_children: z.boolean().optional() });
+const ScriptPutResult = z.object({ config_id: z.string(), sha256: z.string(), bytes: z.number().int(), apply_to_children: z.boolean(), updated_at: z.string() });
+const ScriptView = z.object({ config_id: z.string(), script: z.string(), sha256: z.string(), apply_to_children: z.boolean(), updated_at: z.string() });
 const ScriptTestBody = z.object({ payload: z.unknown(), headers: z.record(z.string(), z.string()).optional(), script: z.string().optional(), attempt: z.number().int().min(0).optional(), endpoint: z.string().optional() });
-const ScriptTestResult = z.object({ config_id: z.string(), request: z.object({ body: z.string(), headers: z.record(z.string(), z.string()) }), body_changed: z.boolean(), retry_on_status: z.array(z.number().int()).nullable(), ignored_headers: z.array(z.string()), cpu_ms: z.number(), duration_ms: z.number() });
+const ScriptTestResult = z.object({ config_id: z.string(), request: z.object({ body: z.string(), headers: z.record(z.string(), z.string()) }), body_changed: z.boolean(), retry_on_status: z.array(z.number().int()).nullable(), ignored_headers: z.array(z.string()), credentials_used: z.array(z.string()), refused: z.object({ reason_type: z.literal('credential_host_not_allowed'), message: z.string() }).nullable(), cpu_ms: z.number(), duration_ms: z.number() });
 const IncomingResult = z.object({ webhooks: z.array(z.object({ id: z.string(), endpoint: z.string() })), count: z.number().int() });
 
 type Op = { method: 'get' | 'post' | 'put' | 'delete'; path: string; summary: string; params?: Json[]; body?: Json; bodyRequired?: boolean; ok: Record<string, Json>; tag: string };
@@ -98,10 +98,10 @@ const ops = (c: Config): Op[] => [
   { method: 'put', path: '/configs/{config}/secret', tag: 'secrets', summary: 'Set the config\'s signing secret, replacing all others at once', params: [configParam], body: schema(PutSecretBody, 'input'), bodyRequired: true, ok: { '200': json(schema(SecretViewSchema), 'set') } },
   { method: 'post', path: '/configs/{config}/secret/rotate', tag: 'secrets', summary: 'Add a new signing secret; the previous one stays valid for signing.rotation_overlap', params: [configParam], body: schema(RotateSecretBody, 'input'), ok: { '200': json(schema(RotatedSecretSchema), 'rotated') } },
   { method: 'delete', path: '/configs/{config}/secret', tag: 'secrets', summary: 'Remove the config\'s secrets (deliveries fall back to signing.default_secret)', params: [configParam], ok: { '200': json(schema(SecretViewSchema), 'removed') } },
-  { method: 'put', path: '/config/{config}/script', tag: 'scripts', summary: 'Set the config\'s delivery script (Lua; syntax checked: 400 with the line; 413 over lua.max_script_bytes). Also used by configs under this namespace (a:b:c falls back to a:b, then a)', params: [configParam], body: schema(ScriptPutBody, 'input'), bodyRequired: true, ok: { '200': json(schema(ScriptPutResult), 'stored') } },
+  { method: 'put', path: '/config/{config}/script', tag: 'scripts', summary: 'Set the config\'s delivery script (Lua; syntax checked: 400 with the line; 413 over lua.max_script_bytes). Used by configs under this namespace (a:b:c falls back to a:b, then a) only with apply_to_children (JSON field or ?apply_to_children=true). An empty script is a 400 (remove one with DELETE)', params: [configParam], body: schema(ScriptPutBody, 'input'), bodyRequired: true, ok: { '200': json(schema(ScriptPutResult), 'stored') } },
   { method: 'get', path: '/config/{config}/script', tag: 'scripts', summary: 'The config\'s own delivery script', params: [configParam], ok: { '200': json(schema(ScriptView), 'script') } },
   { method: 'delete', path: '/config/{config}/script', tag: 'scripts', summary: 'Remove the config\'s delivery script', params: [configParam], ok: { '200': json(schema(z.object({ config_id: z.string(), deleted: z.literal(true) })), 'removed') } },
-  { method: 'post', path: '/config/{config}/script/test', tag: 'scripts', summary: 'Dry run of the given or stored script on a sample payload: the request it would send, and timing (nothing is sent)', params: [configParam], body: schema(ScriptTestBody, 'input'), bodyRequired: true, ok: { '200': json(schema(ScriptTestResult), 'transformed request') } },
+  { method: 'post', path: '/config/{config}/script/test', tag: 'scripts', summary: 'Dry run of the given or stored script on a sample payload: the request it would send (any value holding a decrypted credential is [redacted]), and timing (nothing is sent)', params: [configParam], body: schema(ScriptTestBody, 'input'), bodyRequired: true, ok: { '200': json(schema(ScriptTestResult), 'transformed request') } },
   { method: 'post', path: '/incoming/{name}', tag: 'incoming', summary: 'Run a transformer on the raw body; every howk.post of the run is enqueued, all or nothing (422/400 with the Lua error and its reason_type otherwise). Basic auth when the script has a passwd file', params: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } }], body: { description: 'any body; the script reads it raw' }, ok: { '200': json(schema(IncomingResult), 'enqueued') } },
 ];
 

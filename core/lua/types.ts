@@ -1,3 +1,5 @@
+import type { CredentialSession } from './credentials';
+
 // What the host supplies to scripts, and the limits a run is held to.
 import type { KvScope } from '../domain/keys';
 
@@ -72,7 +74,14 @@ export type LuaServices = {
  * credential decrypter. Built once per process (workers/node/lua-services.ts).
  */
 export type LuaHostServices = {
-  forNamespace(namespace: string, extraHosts?: readonly string[]): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'>;
+  /**
+   * Services for ONE run in `namespace` (its http allowlist). Credentials open by
+   * `credentialNamespace` (default `namespace`): where the running script is stored, so that a
+   * parent's script applied to a child opens the parent's. The credential session records what the run
+   * decrypted: its fetch refuses hosts outside those credentials' lists, and the caller
+   * checks the delivery's destination and redacts outputs with it.
+   */
+  forNamespace(namespace: string, extraHosts?: readonly string[], credentialNamespace?: string): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'> & { credentials?: CredentialSession };
   /** Reads an environment variable for ${VAR} delivery templates (the allowlist is checked by the caller). */
   env(name: string): string | undefined;
 };

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { ScriptReason } from '../domain/records';
 import { errorMessage, InvalidSecretError } from '../errors/errors';
-import { LuaError, runDeliveryScript, type KvStore, type LuaHostServices } from '../lua';
+import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSession, type KvStore, type LuaHostServices } from '../lua';
 import type { CircuitOutcome } from '../policy/circuit';
 import { classify, type Classification } from '../policy/classify';
 import { decide } from '../policy/retry';
@@ -42,8 +42,8 @@ export type AttemptDeps = {
   /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
   configSecrets?: (configId: string, at: number) => Promise<string[]>;
   guards?: Guards;
-  /** The delivery script of a config (own or namespace), run before signing (docs/LUA.md). */
-  deliveryScript?: (configId: string) => string | undefined;
+  /** The delivery script of a config (own or an ancestor's) and the config it is stored on, run before signing (docs/LUA.md). */
+  deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
   luaKv?: KvStore;
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
@@ -159,7 +159,7 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  type Prepared = { body: string; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean };
+  type Prepared = { body: string; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean; credentials?: CredentialSession };
   const unscripted = (w: Webhook): Prepared => ({ body: w.payload, headers: w.headers, retryOn: config.retry.retry_on_status, scripted: false });
 
   /**
@@ -168,19 +168,28 @@ export const createAttempter = (d: AttemptDeps) => {
    * never stored. A failure is the LuaError's code.
    */
   const prepare = async (w: Webhook): Promise<Prepared | { failed: ScriptReason; message: string }> => {
-    const code = d.deliveryScript?.(w.config_id);
-    if (code === undefined) return unscripted(w);
+    const script = d.deliveryScript?.(w.config_id);
+    if (script === undefined) return unscripted(w);
+    const { code, owner } = script;
+    // http allowlist of the webhook's config; credentials of the config the script is stored on.
+    const { credentials, ...host } = d.lua?.forNamespace(w.config_id, [], owner) ?? {};
+    // What the run decrypted never reaches a log line or a dead-letter reason.
+    const redact = () => redactor(credentials?.used.map((u) => u.plaintext) ?? []);
+    const log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
+      const r = redact();
+      d.log[level](`delivery script of ${w.config_id}: ${r(message)}`, { ...(redactDeep(r, fields) as Record<string, unknown>), webhook_id: w.id });
+    };
     try {
       const r = await runDeliveryScript(
         code,
         { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
-        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...d.lua?.forNamespace(w.config_id), log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
+        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...host, log } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
-      return { body: r.body, headers: r.headers, retryOn, scripted: true };
+      return { body: r.body, headers: r.headers, retryOn, scripted: true, credentials };
     } catch (e) {
-      if (e instanceof LuaError) return { failed: e.code, message: e.message };
-      return { failed: 'script_runtime_error', message: errorMessage(e) };
+      if (e instanceof LuaError) return { failed: e.code, message: redact()(e.message) };
+      return { failed: 'script_runtime_error', message: redact()(errorMessage(e)) };
     }
   };
 
@@ -188,6 +197,7 @@ export const createAttempter = (d: AttemptDeps) => {
   // are resolved here, after the script and right before sending: the values live only in
   // this request, never in the webhook record, so no topic, Redis key or log line has them.
   const secretAllow: ReadonlySet<string> = new Set(config.lua.secret_env_allowlist);
+  const secretHosts = config.lua.secret_env_hosts;
   const secretEnv = (name: string): string | undefined => d.lua?.env(name);
   type Target = { url: string; headers: Record<string, string> };
 
@@ -230,14 +240,20 @@ export const createAttempter = (d: AttemptDeps) => {
     if (a.kind !== 'go') throw new Error(`unexpected admission ${a.kind}`);
     const started = d.clock.now();
     const prepared = await prepare(w);
-    const resolved = 'failed' in prepared ? undefined : resolveDelivery(w, secretAllow, secretEnv);
-    const p: Prepared | { failed: ScriptReason; message: string; kind?: 'secret' } =
-      resolved && !resolved.ok ? { failed: resolved.reason_type, message: resolved.message, kind: 'secret' } : prepared;
+    // A run that opened a credential may only send to that credential's hosts: the endpoint
+    // was chosen at enqueue, possibly by a key that may not see the credential.
+    const refused = 'failed' in prepared ? undefined : prepared.credentials?.hostRefusal(host);
+    const resolved = 'failed' in prepared || refused ? undefined : resolveDelivery(w, secretAllow, secretEnv, secretHosts);
+    const p: Prepared | { failed: ScriptReason; message: string; kind?: 'secret' | 'credential' } = refused
+      ? { failed: 'credential_host_not_allowed', message: `credential ${refused.name} may not be sent to ${host}`, kind: 'credential' }
+      : resolved && !resolved.ok
+        ? { failed: resolved.reason_type, message: resolved.message, kind: 'secret' }
+        : prepared;
     if ('failed' in p) {
       const at = d.clock.now();
       // Nothing was sent: the endpoint's counters are released without a circuit outcome.
       record({ endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed });
-      const what = p.kind === 'secret' ? 'secret template not resolved' : 'delivery script failed';
+      const what = p.kind === 'secret' ? 'secret template not resolved' : p.kind === 'credential' ? 'credential not allowed for this destination' : 'delivery script failed';
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
       return { kind: 'attempted', o: { webhook: w, response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` } } };
     }

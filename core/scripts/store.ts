@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config/schema';
-import { NotFoundError, TooLargeError, UnavailableError } from '../errors/errors';
+import { NotFoundError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
 import { checkSyntax } from '../lua';
 import type { Logger } from '../pipeline/logger';
 import type { Log, LogProducer } from '../ports/log';
@@ -11,7 +11,10 @@ import { toHex } from '../signing/encoding';
 // howk.scripts topic (key = config id, tombstone = deleted), replayed from the beginning by
 // every api and worker into memory, so that all instances converge on the same version.
 
-export const ScriptRecordSchema = z.object({ config_id: z.string(), code: z.string(), sha256: z.string(), updated_at: z.string() });
+// `apply_to_children`: whether the script also runs for configs below this one (`wh` for
+// `wh:42`). Absent (records of older releases) means false: a namespace script reaches its
+// children only when whoever stored it said so.
+export const ScriptRecordSchema = z.object({ config_id: z.string(), code: z.string(), sha256: z.string(), updated_at: z.string(), apply_to_children: z.boolean().optional() });
 export type ScriptRecord = z.infer<typeof ScriptRecordSchema>;
 
 export class ScriptTable {
@@ -34,16 +37,18 @@ export class ScriptTable {
     return this.byConfig.get(configId);
   }
 
-  /** The config's own script, else its namespace's: `wh:42:6` → `wh:42` → `wh`. */
+  /**
+   * The config's own script, else the nearest ancestor's that applies to children
+   * (`wh:42:6` → `wh:42` → `wh`); an ancestor whose script is its own only is skipped.
+   */
   resolve(configId: string): ScriptRecord | undefined {
-    let id = configId;
-    for (;;) {
-      const r = this.byConfig.get(id);
-      if (r) return r;
-      const cut = id.lastIndexOf(':');
-      if (cut <= 0) return undefined;
-      id = id.slice(0, cut);
+    const own = this.byConfig.get(configId);
+    if (own) return own;
+    for (let cut = configId.lastIndexOf(':'); cut > 0; cut = configId.lastIndexOf(':', cut - 1)) {
+      const r = this.byConfig.get(configId.slice(0, cut));
+      if (r?.apply_to_children) return r;
     }
+    return undefined;
   }
 }
 
@@ -60,12 +65,19 @@ export const createScriptStore = (d: ScriptStoreDeps) => {
   };
   return {
     /** Size and syntax are checked before anything is stored (LuaSyntaxError → 400 with the line). */
-    async put(configId: string, code: string): Promise<ScriptRecord> {
+    async put(configId: string, code: string, applyToChildren = false): Promise<ScriptRecord> {
       needSync();
       const bytes = new TextEncoder().encode(code).length;
       if (bytes > d.maxBytes) throw new TooLargeError('script', d.maxBytes);
+      if (!code.trim()) throw new ValidationError('script is empty (to remove a script: DELETE /config/:config/script)', 'script');
       await checkSyntax(code);
-      const r: ScriptRecord = { config_id: configId, code, sha256: toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(code)))), updated_at: new Date(d.clock.now()).toISOString() };
+      const r: ScriptRecord = {
+        config_id: configId,
+        code,
+        sha256: toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(code)))),
+        updated_at: new Date(d.clock.now()).toISOString(),
+        apply_to_children: applyToChildren,
+      };
       await write(configId, r);
       return r;
     },
@@ -80,8 +92,14 @@ export const createScriptStore = (d: ScriptStoreDeps) => {
       if (!d.table.get(configId)) throw new NotFoundError(`script of config ${configId}`);
       await write(configId, null);
     },
-    /** The script that runs before a delivery of this config (own, else namespace), if any. */
-    scriptFor: (configId: string): string | undefined => d.table.resolve(configId)?.code,
+    /**
+     * The script that runs before a delivery of this config (own, else an ancestor's that
+     * applies to children), with the config it is stored on: credentials open by that owner.
+     */
+    scriptFor: (configId: string): { code: string; owner: string } | undefined => {
+      const r = d.table.resolve(configId);
+      return r && { code: r.code, owner: r.config_id };
+    },
   };
 };
 

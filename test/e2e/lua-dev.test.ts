@@ -34,7 +34,7 @@ describe('howk-dev wires http, credentials, secret templates and bcrypt (process
     const enrichUrl = `http://127.0.0.1:${(enrichment.address() as AddressInfo).port}`;
     rx = await startReceiver();
     const keyB64 = Buffer.alloc(32, 0x5a).toString('base64');
-    const envelope = await encryptCredential('D1', await importCredentialKey('D1', keyB64), 'crm', CREDENTIAL);
+    const envelope = await encryptCredential('D1', await importCredentialKey('D1', keyB64), 'crm', CREDENTIAL, { namespaces: ['incoming:enrich'], hosts: ['127.0.0.1'] });
     dir = await mkdtemp(join(tmpdir(), 'howk-dev-lua-'));
     await writeFile(
       join(dir, 'enrich.lua'),
@@ -56,6 +56,7 @@ describe('howk-dev wires http, credentials, secret templates and bcrypt (process
         HOWK_LUA_CREDENTIALS: JSON.stringify({ crm: envelope }),
         HOWK_LUA_CRYPTO_D1: keyB64,
         HOWK_LUA_SECRET_ENV_ALLOWLIST: 'DEV_PARTNER_TOKEN',
+        HOWK_LUA_SECRET_ENV_HOSTS: JSON.stringify({ DEV_PARTNER_TOKEN: ['127.0.0.1'] }),
         DEV_PARTNER_TOKEN: TOKEN,
         HOWK_LOG_LEVEL: 'debug',
       },

@@ -9,7 +9,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // crypto.decrypt_credential end to end on real Kafka + Redis (db 32): a key made by
 // `howk credentials new-key`, a credential encrypted by `howk credentials encrypt`, used by a
 // delivery script in the worker and by the script test route in the api. Neither the key nor
-// the plaintext reaches a topic, Redis or a log line.
+// the plaintext reaches a topic, Redis, a log line or the test route's answer.
 
 const PLAINTEXT = 'partner-token-3f9a61c0d2';
 const REDIS_DB = 32;
@@ -29,12 +29,12 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
   beforeAll(async () => {
     key = (await cli(['new-key'])).out;
     expect(Buffer.from(key, 'base64')).toHaveLength(32);
-    const enc = await cli(['encrypt', '--name', 'partner', '--key-id', 'IT1'], `${PLAINTEXT}\n`, { HOWK_LUA_CRYPTO_IT1: key });
+    const enc = await cli(['encrypt', '--name', 'partner', '--key-id', 'IT1', '--namespaces', 'cred', '--hosts', '127.0.0.1'], `${PLAINTEXT}\n`, { HOWK_LUA_CRYPTO_IT1: key });
     expect(enc.code).toBe(0);
-    expect(enc.out).toMatch(/^lcred:v1:IT1:/);
+    expect(enc.out).toMatch(/^lcred:v2:IT1:/);
     expect(enc.out).not.toContain(PLAINTEXT);
     // An envelope under a key id this fleet does not have.
-    const other = await cli(['encrypt', '--name', 'orphan', '--key-id', 'GONE'], 'x', { HOWK_LUA_CRYPTO_GONE: Buffer.alloc(32, 3).toString('base64') });
+    const other = await cli(['encrypt', '--name', 'orphan', '--key-id', 'GONE', '--namespaces', '*', '--hosts', '127.0.0.1'], 'x', { HOWK_LUA_CRYPTO_GONE: Buffer.alloc(32, 3).toString('base64') });
     // The fleet reads HOWK_LUA_CRYPTO_* from its environment (this test file's own process).
     process.env.HOWK_LUA_CRYPTO_IT1 = key;
     rx = await startReceiver();
@@ -51,9 +51,13 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
   });
 
   it('the CLI refuses bad usage and a missing key', async () => {
+    const scoped = ['--namespaces', 'wh', '--hosts', 'api.example.com'];
     expect((await cli(['encrypt', '--name', 'x'])).code).toBe(2);
-    await expect(cli(['encrypt', '--name', 'x', '--key-id', 'NOPE'], 'v')).rejects.toThrow('HOWK_LUA_CRYPTO_NOPE is not set');
-    await expect(cli(['encrypt', '--name', 'x', '--key-id', 'K'], '\n', { HOWK_LUA_CRYPTO_K: key })).rejects.toThrow(/nothing to encrypt/);
+    // A credential without a scope cannot be made.
+    expect((await cli(['encrypt', '--name', 'x', '--key-id', 'K'], 'v', { HOWK_LUA_CRYPTO_K: key })).code).toBe(2);
+    await expect(cli(['encrypt', '--name', 'x', '--key-id', 'K', '--namespaces', 'wh', '--hosts', 'https://x/'], 'v', { HOWK_LUA_CRYPTO_K: key })).rejects.toThrow(/invalid host/);
+    await expect(cli(['encrypt', '--name', 'x', '--key-id', 'NOPE', ...scoped], 'v')).rejects.toThrow('HOWK_LUA_CRYPTO_NOPE is not set');
+    await expect(cli(['encrypt', '--name', 'x', '--key-id', 'K', ...scoped], '\n', { HOWK_LUA_CRYPTO_K: key })).rejects.toThrow(/nothing to encrypt/);
   });
 
   it('a delivery script in the worker decrypts the credential into a header', async () => {
@@ -83,10 +87,13 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
     expect(got.headers['x-e2']).toBe('credential orphan needs key GONE (HOWK_LUA_CRYPTO_GONE is not set)');
   });
 
-  it('the script test route in the api decrypts it too', async () => {
-    const res = await f.post('/config/cred/script/test', { payload: {}, script: `request.headers['x-len'] = #assert(crypto.decrypt_credential('partner'))` });
+  it('the script test route in the api decrypts it too, and shows no plaintext', async () => {
+    const res = await f.post('/config/cred/script/test', { payload: {}, script: `local t = assert(crypto.decrypt_credential('partner'))\nrequest.headers['x-len'] = #t\nrequest.headers['x-token'] = t` });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).request.headers['x-len']).toBe(String(PLAINTEXT.length));
+    const b = (await res.json()) as any;
+    expect(b.request.headers['x-len']).toBe(String(PLAINTEXT.length));
+    expect(b.request.headers['x-token']).toBe('[redacted]');
+    expect(b.credentials_used).toEqual(['partner']);
   });
 
   it('neither the key nor the plaintext is on any topic, in Redis or in the logs', async () => {

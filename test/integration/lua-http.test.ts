@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { runDeliveryScript } from '../../core/lua';
+import { encryptCredential, importCredentialKey, runDeliveryScript } from '../../core/lua';
 import { createLogger } from '../../core/pipeline/logger';
 import { nodeLuaServices } from '../../workers/node/lua-services';
 import { waitFor } from '../helpers/env';
@@ -230,11 +230,12 @@ describe('Lua http module in the fleet (kafka)', () => {
 describe('Lua host services (no fleet)', () => {
   it('warns at start-up about config that can never work, naming no secret', async () => {
     const lines: string[] = [];
+    const nine = await encryptCredential('K9', await importCredentialKey('K9', Buffer.alloc(32, 9).toString('base64')), 'orphan', 'x', { namespaces: ['wh'], hosts: ['api.example.com'] });
     const config = loadConfig({
       env: {},
       overrides: {
         'lua.http_allowlist': { wh: ['https://api.example.com', 'api.example.com:8443', 'ok.example.com', '*.fine.example'] },
-        'lua.credentials': { plain: 'not-an-envelope', orphan: 'lcred:v1:K9:aaaa:bbbb' },
+        'lua.credentials': { plain: 'not-an-envelope', orphan: nine, old: 'lcred:v1:K9:aaaa:bbbb' },
         'lua.secret_env_allowlist': ['HOWK_IT_NEVER_SET'],
       },
     });
@@ -242,9 +243,11 @@ describe('Lua host services (no fleet)', () => {
     await lua.close();
     const warned = lines.map((l) => JSON.parse(l));
     expect(warned.filter((w) => w.msg.includes('http_allowlist')).map((w) => w.entry)).toEqual(['https://api.example.com', 'api.example.com:8443']);
-    expect(warned.find((w) => w.credential === 'plain')?.msg).toMatch(/not an lcred:v1 envelope/);
+    expect(warned.find((w) => w.credential === 'plain')?.msg).toMatch(/not an lcred:v2: envelope/);
+    expect(warned.find((w) => w.credential === 'old')?.msg).toMatch(/unscoped lcred:v1 envelope: re-encrypt it/);
     expect(warned.find((w) => w.credential === 'orphan')?.msg).toMatch(/needs HOWK_LUA_CRYPTO_K9/);
-    expect(warned.find((w) => w.variable === 'HOWK_IT_NEVER_SET')?.msg).toMatch(/secret_missing/);
+    expect(warned.find((w) => w.variable === 'HOWK_IT_NEVER_SET' && w.msg.includes('not set'))?.msg).toMatch(/secret_missing/);
+    expect(warned.find((w) => w.variable === 'HOWK_IT_NEVER_SET' && w.msg.includes('secret_env_hosts'))?.msg).toMatch(/secret_host_not_allowed/);
     expect(lines.join('\n')).not.toContain(Buffer.alloc(32, 1).toString('base64'));
   });
 });

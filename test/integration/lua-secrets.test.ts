@@ -18,7 +18,8 @@ const rand = () => Math.random().toString(36).slice(2, 10);
 const TOKEN = `tok-${rand()}${rand()}`;
 const KEY = `key-${rand()}${rand()}`;
 const FORBIDDEN = `forbidden-${rand()}${rand()}`;
-const SECRETS = [TOKEN, KEY, FORBIDDEN];
+const NARROW = `narrow-${rand()}${rand()}`;
+const SECRETS = [TOKEN, KEY, FORBIDDEN, NARROW];
 const REDIS_DB = 33;
 
 describe('delivery-time secret injection (kafka)', () => {
@@ -30,6 +31,7 @@ describe('delivery-time secret injection (kafka)', () => {
     process.env.HOWK_IT_PARTNER_TOKEN = TOKEN;
     process.env.HOWK_IT_PARTNER_KEY = KEY;
     process.env.HOWK_IT_FORBIDDEN = FORBIDDEN; // set, but not allow-listed
+    process.env.HOWK_IT_NARROW = NARROW; // allow-listed for another host
     delete process.env.HOWK_IT_UNSET;
     dir = await mkdtemp(join(tmpdir(), 'howk-secrets-'));
     const post = `assert(howk.post(request.payload.deliver_to, { order = request.payload.order }))`;
@@ -43,6 +45,9 @@ describe('delivery-time secret injection (kafka)', () => {
       'perpost.lua': `assert(howk.post(request.payload.deliver_to, { order = request.payload.order }, { delivery_headers = { ['X-Partner-Key'] = 'k=\${HOWK_IT_PARTNER_KEY};t=\${HOWK_IT_PARTNER_TOKEN}' } }))`,
       'leaky.lua': post,
       'leaky.json': JSON.stringify({ _delivery_headers: { 'X-Stolen': '${HOWK_IT_FORBIDDEN}' } }),
+      // Allow-listed and set, but bound to a partner host: never sent to the receiver.
+      'narrow.lua': post,
+      'narrow.json': JSON.stringify({ _delivery_headers: { 'X-Narrow': '${HOWK_IT_NARROW}' } }),
       'unset.lua': post,
       'unset.json': JSON.stringify({ _delivery_query_params: { k: '${HOWK_IT_UNSET}' } }),
     };
@@ -54,7 +59,8 @@ describe('delivery-time secret injection (kafka)', () => {
       log: createLogger('test', 'debug', (l) => logs.push(l)),
       overrides: {
         'transformer.script_dirs': [dir],
-        'lua.secret_env_allowlist': ['HOWK_IT_PARTNER_TOKEN', 'HOWK_IT_PARTNER_KEY', 'HOWK_IT_UNSET'],
+        'lua.secret_env_allowlist': ['HOWK_IT_PARTNER_TOKEN', 'HOWK_IT_PARTNER_KEY', 'HOWK_IT_UNSET', 'HOWK_IT_NARROW'],
+        'lua.secret_env_hosts': { HOWK_IT_PARTNER_TOKEN: ['127.0.0.1'], HOWK_IT_PARTNER_KEY: ['127.0.0.1'], HOWK_IT_UNSET: ['127.0.0.1'], HOWK_IT_NARROW: ['api.partner.invalid'] },
       },
     });
   });
@@ -62,7 +68,7 @@ describe('delivery-time secret injection (kafka)', () => {
     await f?.stop();
     await rx?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
-    for (const k of ['HOWK_IT_PARTNER_TOKEN', 'HOWK_IT_PARTNER_KEY', 'HOWK_IT_FORBIDDEN']) delete process.env[k];
+    for (const k of ['HOWK_IT_PARTNER_TOKEN', 'HOWK_IT_PARTNER_KEY', 'HOWK_IT_FORBIDDEN', 'HOWK_IT_NARROW']) delete process.env[k];
   });
 
   const incoming = async (name: string, body: unknown): Promise<string> => {
@@ -111,6 +117,15 @@ describe('delivery-time secret injection (kafka)', () => {
     const st = (await (await fetch(`${f.baseUrl}/webhooks/${leaky}/status`)).json()) as any;
     expect(st).toMatchObject({ state: 'failed', dead_reason: 'secret_not_allowed' });
     expect(rx.received.filter((r) => r.path.startsWith('/leaky') || r.path.startsWith('/unset'))).toHaveLength(0);
+  });
+
+  it('dead-letters a secret bound to other hosts (secret_host_not_allowed), sending nothing', async () => {
+    const id = await incoming('narrow', { order: 6, deliver_to: rx.url('/narrow') });
+    const d = await waitFor(() => f.records('deadletter').map((r) => JSON.parse(r.value!)).find((x) => x.webhook_id === id), { what: 'narrow dead letter' });
+    expect(d).toMatchObject({ reason_type: 'secret_host_not_allowed', reason: 'secret template not resolved: ${HOWK_IT_NARROW} may not be sent to 127.0.0.1 (not in lua.secret_env_hosts.HOWK_IT_NARROW)' });
+    const st = (await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as any;
+    expect(st).toMatchObject({ state: 'failed', dead_reason: 'secret_host_not_allowed' });
+    expect(rx.received.filter((r) => r.path.startsWith('/narrow'))).toHaveLength(0);
   });
 
   it('does not take templates from an enqueue request (only operators declare them)', async () => {

@@ -79,11 +79,27 @@ const scriptSuite = (mode: Mode, redisDb: number) =>
       expect(got.map((x) => x.headers['x-seen-attempt'])).toEqual(['0', '1', '2']);
     });
 
-    it('falls back to the namespace script (wh:42:6 → wh)', async () => {
-      expect((await put(f, 'nsx', "request.headers['X-Ns'] = webhook.config_id")).status).toBe(200);
+    it('runs a namespace script for its children only when it applies to children (wh:42:6 → wh)', async () => {
+      // Stored without apply_to_children: the parent's own script only.
+      expect((await put(f, 'nso', "request.headers['X-Ns'] = webhook.config_id")).status).toBe(200);
+      expect(((await (await fetch(`${f.baseUrl}/config/nso/script`)).json()) as any).apply_to_children).toBe(false);
+      const res = await fetch(`${f.baseUrl}/config/nsx/script?apply_to_children=true`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: "request.headers['X-Ns'] = webhook.config_id" });
+      expect(((await res.json()) as any).apply_to_children).toBe(true);
+      await enqueue('nso:42', { endpoint: rx.url('/ns-own'), payload: {} });
       await enqueue('nsx:42:6', { endpoint: rx.url('/ns'), payload: {} });
       const r = await waitFor(() => rx.received.find((x) => x.path === '/ns'), { what: 'namespace delivery' });
       expect(r.headers['x-ns']).toBe('nsx:42:6');
+      const own = await waitFor(() => rx.received.find((x) => x.path === '/ns-own'), { what: 'child of a parent-only script' });
+      expect(own.headers['x-ns']).toBeUndefined();
+    });
+
+    it('refuses an empty script PUT with 400 naming the field, storing nothing', async () => {
+      for (const init of [{ body: '' }, { body: '  \n' }, { body: JSON.stringify({ script: '' }), headers: { 'content-type': 'application/json' } }]) {
+        const res = await fetch(`${f.baseUrl}/config/s-empty/script`, { method: 'PUT', ...init });
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as any).error).toMatchObject({ code: 'invalid_request', field: 'script' });
+      }
+      expect((await fetch(`${f.baseUrl}/config/s-empty/script`)).status).toBe(404);
     });
 
     it('dead-letters script failures with the Lua reason type, sending nothing', async () => {

@@ -11,7 +11,7 @@ import { LOOPBACK_NETWORKS } from '../../core/security/destination';
 import { configFromProcess, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onReload, onShutdown } from '../node/lifecycle';
-import { createDrySender, createHttpSender } from '../node/sender';
+import { createDryRunSender, createHttpSender } from '../node/sender';
 
 // howk-dev: the whole pipeline in one process, with the in-memory log and hot state.
 // Nothing persists; deliveries are real HTTP unless --dry.
@@ -29,8 +29,7 @@ if (!config.signing.default_secret) config.signing.default_secret = generatedSec
 const log = createLogger('howk-dev', config.log.level);
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? randomSecretsKey() });
 const sender = config.worker.dry_run
-  ? // Without the query string: it may hold ${VAR} secrets resolved for this request.
-    createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url.split('?')[0], payload_bytes: r.body.length }))
+  ? createDryRunSender(log)
   : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
 const logStore = new MemoryLog();
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);

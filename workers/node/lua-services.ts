@@ -1,6 +1,6 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../core/config/schema';
-import { CREDENTIAL_KEY_ENV, CREDENTIAL_PREFIX, credentialKeysFromEnv, credentialStore, namespaceChain, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
+import { CREDENTIAL_KEY_ENV, CredentialError, credentialKeysFromEnv, credentialSession, namespaceChain, parseEnvelope, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
 import type { Logger } from '../../core/pipeline/logger';
 import { destinationPolicy } from '../../core/security/destination';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
@@ -47,12 +47,17 @@ const checkConfig = (config: Config, env: Record<string, string | undefined>, ke
     }
   }
   for (const [name, envelope] of Object.entries(config.lua.credentials)) {
-    const id = envelope.startsWith(CREDENTIAL_PREFIX) ? envelope.slice(CREDENTIAL_PREFIX.length).split(':')[0] : undefined;
-    if (id === undefined) log.warn('lua.credentials entry is not an lcred:v1 envelope', { credential: name });
-    else if (!keyIds.has(id)) log.warn(`lua.credentials entry needs ${CREDENTIAL_KEY_ENV}${id}, which is not set`, { credential: name });
+    try {
+      const { keyId } = parseEnvelope(name, envelope);
+      if (!keyIds.has(keyId)) log.warn(`lua.credentials entry needs ${CREDENTIAL_KEY_ENV}${keyId}, which is not set`, { credential: name });
+    } catch (e) {
+      // An lcred:v1 envelope is unscoped: the message says how to re-encrypt it.
+      log.warn(`lua.credentials entry cannot be used: ${e instanceof CredentialError ? e.message : String(e)}`, { credential: name });
+    }
   }
   for (const v of config.lua.secret_env_allowlist) {
     if (!env[v]) log.warn('lua.secret_env_allowlist names a variable that is not set here: webhooks using it dead-letter as secret_missing', { variable: v });
+    if (!Object.hasOwn(config.lua.secret_env_hosts, v)) log.warn('lua.secret_env_allowlist names a variable without lua.secret_env_hosts: webhooks using it dead-letter as secret_host_not_allowed', { variable: v });
   }
 };
 
@@ -60,15 +65,21 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
   const keys = await credentialKeysFromEnv(env);
   if (log) checkConfig(config, env, new Set(keys.keys()), log);
   const { fetch: fetchFn, close } = guardedFetch(config.delivery.allowed_networks);
-  const decrypt = credentialStore(keys, config.lua.credentials);
   const lists = config.lua.http_allowlist;
   const base = { timeoutMs: config.lua.http_timeout, maxResponseBytes: config.lua.http_max_response_bytes };
   return {
-    forNamespace(namespace, extraHosts = []) {
+    forNamespace(namespace, extraHosts = [], credentialNamespace = namespace) {
       // The most specific entry wins, as with delivery scripts (wh:42:6 → wh:42 → wh).
       const own = namespaceChain(namespace).find((ns) => Object.hasOwn(lists, ns));
       const http: HttpPolicy = { ...base, allow: [...(own ? lists[own]! : []), ...extraHosts] };
-      return { fetch: fetchFn, http, decryptCredential: decrypt };
+      const credentials = credentialSession(keys, config.lua.credentials, credentialNamespace);
+      // Once the run has opened a credential, its http calls may only go to that credential's hosts.
+      const scopedFetch: FetchLike = (url, init) => {
+        const refused = credentials.hostRefusal(new URL(url).hostname);
+        if (refused) return Promise.reject(new Error(`credential_host_not_allowed: credential ${refused.name} may not be sent to ${new URL(url).hostname}`));
+        return fetchFn(url, init);
+      };
+      return { fetch: scopedFetch, http, decryptCredential: (name) => credentials.decrypt(name), credentials };
     },
     env: (name) => env[name],
     close,

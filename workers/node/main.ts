@@ -4,7 +4,7 @@ import { kafkaLogFrom, redisHotFrom, secretBoxFrom } from './adapters';
 import { configFromProcess, parseFlags, redisUrlOf } from './config';
 import { startFleet } from './fleet';
 import { onReload, onShutdown } from './lifecycle';
-import { createDrySender, createHttpSender } from './sender';
+import { createDryRunSender, createHttpSender } from './sender';
 
 export type Role = 'api' | 'worker' | 'scheduler';
 
@@ -16,7 +16,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
   const logStore = kafkaLogFrom(config, role, role === 'worker' ? config.kafka.partitions : undefined);
   const hot = redisHotFrom(config, redisUrlOf(config));
   const sender = config.worker.dry_run
-    ? createDrySender((r) => log.info('DRY: would deliver', { webhook_id: r.headers['webhook-id'], endpoint: r.url, payload_bytes: r.body.length }))
+    ? createDryRunSender(log)
     : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
   const fleet = await startFleet({
     config, logStore, hot, sender, log,

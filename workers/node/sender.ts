@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
+import type { Logger } from '../../core/pipeline/logger';
 import { destinationPolicy } from '../../core/security/destination';
 import { findHeaderIssue } from '../../core/security/headers';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
@@ -190,6 +191,26 @@ export const createHttpSender = (o: SenderOptions): Sender => {
     close: () => agent.close(),
   };
 };
+
+/**
+ * What a dry run logs of a delivery: the endpoint without user info, and query parameters
+ * by name only (`?api_key=[redacted]`): a query value may be a ${VAR} secret resolved for
+ * this request, and headers and body may carry credentials, so neither is logged.
+ */
+export const dryRunFields = (req: DeliveryRequest): Record<string, unknown> => {
+  let endpoint: string;
+  try {
+    const u = new URL(req.url);
+    const names = [...new Set(u.searchParams.keys())];
+    endpoint = `${u.protocol}//${u.host}${u.pathname}${names.length ? `?${names.map((n) => `${encodeURIComponent(n)}=[redacted]`).join('&')}` : ''}`;
+  } catch {
+    endpoint = '[unparsable url]';
+  }
+  return { webhook_id: req.headers['webhook-id'], endpoint, payload_bytes: req.body.length };
+};
+
+/** worker.dry_run: logs each delivery (dryRunFields) and answers 200 without any HTTP. */
+export const createDryRunSender = (log: Pick<Logger, 'info'>): Sender => createDrySender((r) => log.info('DRY: would deliver', dryRunFields(r)));
 
 /** howk-dev --dry: logs the delivery and answers 200 without any HTTP. */
 export const createDrySender = (onSend: (req: DeliveryRequest) => void): Sender => ({

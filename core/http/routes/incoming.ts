@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { NotConfiguredError, NotFoundError, TooLargeError } from '../../errors/errors';
-import { LuaError, LuaSyntaxError, runTransformer } from '../../lua';
+import { LuaError, LuaSyntaxError, redactDeep, redactor, runTransformer } from '../../lua';
 import { transformerItems } from '../../transformers/items';
 import { checkBasicAuth, configIdFor, TRANSFORMER_NAME } from '../../transformers/registry';
 import type { ApiDeps } from '../deps';
@@ -57,6 +57,8 @@ export const incomingRoutes = (d: ApiDeps) => {
     }
     const configId = configIdFor(script);
     checkConfigId(configId);
+    const { credentials, ...host } = d.lua?.forNamespace(`incoming:${name}`, script.settings.allowed_hosts) ?? {};
+    const redact = () => redactor(credentials?.used.map((u) => u.plaintext) ?? []);
     let result;
     try {
       result = await runTransformer(script.code, { body, headers, query, method: c.req.method, path: url.pathname, script: name }, {
@@ -64,12 +66,29 @@ export const incomingRoutes = (d: ApiDeps) => {
         maxWebhooks: limits.max_batch_size,
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
         // http namespace incoming:<name> (lua.http_allowlist), plus the script's own allowed_hosts.
-        services: { kv: d.luaKv, ...d.lua?.forNamespace(`incoming:${name}`, script.settings.allowed_hosts), log: (level, message, fields) => d.log[level](`transformer ${name}: ${message}`, { ...fields, transformer: name }) },
+        services: {
+          kv: d.luaKv,
+          ...host,
+          log: (level, message, fields) => {
+            const r = redact();
+            d.log[level](`transformer ${name}: ${r(message)}`, { ...(redactDeep(r, fields) as Record<string, unknown>), transformer: name });
+          },
+        },
       });
     } catch (e) {
       if (!(e instanceof LuaError)) throw e;
-      d.log.warn('transformer failed; nothing enqueued', { transformer: name, reason_type: e.code, error: e.message });
-      return c.json({ error: { code: e.code, reason_type: e.code, message: e.message, line: e.line ?? null } }, e instanceof LuaSyntaxError ? 400 : 422);
+      const message = redact()(e.message);
+      d.log.warn('transformer failed; nothing enqueued', { transformer: name, reason_type: e.code, error: message });
+      return c.json({ error: { code: e.code, reason_type: e.code, message, line: e.line ?? null } }, e instanceof LuaSyntaxError ? 400 : 422);
+    }
+    // A run that opened a credential may only post to that credential's hosts (all or nothing).
+    for (const w of result.webhooks) {
+      const bad = credentials?.hostRefusal(new URL(w.endpoint).hostname);
+      if (bad) {
+        const message = `credential ${bad.name} may not be sent to ${new URL(w.endpoint).hostname}`;
+        d.log.warn('transformer refused; nothing enqueued', { transformer: name, reason_type: 'credential_host_not_allowed', error: message });
+        return c.json({ error: { code: 'credential_host_not_allowed', reason_type: 'credential_host_not_allowed', message, line: null } }, 422);
+      }
     }
     if (!result.webhooks.length) return c.json({ webhooks: [], count: 0 });
     // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
