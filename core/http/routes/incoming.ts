@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { NotConfiguredError, NotFoundError, RateLimitedError, TooLargeError, UnavailableError } from '../../errors/errors';
+import { redactEndpoint } from '../../pipeline/redact';
 import { clientAddress, createAuthThrottle } from '../../security/auth-throttle';
 import { LuaError, LuaSyntaxError, runTransformer } from '../../lua';
 import { transformerItems } from '../../transformers/items';
@@ -106,7 +107,8 @@ export const incomingRoutes = (d: ApiDeps) => {
     // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
     const items = transformerItems(name, result.webhooks, itemSchema, { delivery_headers: script.settings.delivery_headers, delivery_query_params: script.settings.delivery_query_params });
     const results = await d.enqueue(configId, items);
-    return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });
+    // The caller is the sender of the inbound body: endpoints the script built (tokens from its settings) are shown redacted.
+    return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: redactEndpoint(r.endpoint) })), count: results.length });
   });
   return app;
 };
