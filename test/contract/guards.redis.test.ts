@@ -16,6 +16,9 @@ const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
 const flush = async () => {
   const admin = createRedis(url, { db: DB });
   try {
+    // A SELECT that failed (db out of range) leaves the connection on db 0: never flush that by mistake.
+    const info = String(await admin.call('CLIENT', 'INFO'));
+    if (!info.includes(` db=${DB} `)) throw new Error(`not connected to db ${DB}: refusing to flush`);
     await admin.flushdb();
   } finally {
     await admin.quit();

@@ -9,15 +9,23 @@ import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the pause Lua tests need a real Redis');
 
+const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
 let redis: Redis;
+
+/** Flushes only the db asked for: a SELECT that failed (db out of range) leaves the connection on db 0. */
+const flushOwnDb = async (r: Redis, db: number) => {
+  const info = String(await r.call('CLIENT', 'INFO'));
+  if (!info.includes(` db=${db} `)) throw new Error(`not connected to db ${db} (${/db=\d+/.exec(info)?.[0]}): refusing to flush`);
+  await r.flushdb();
+};
 beforeAll(() => {
-  redis = createRedis(url, { db: Number(process.env.HOWK_TEST_REDIS_DB ?? 0) });
+  redis = createRedis(url, { db: DB });
 });
 afterAll(async () => {
   await redis.quit();
 });
 beforeEach(async () => {
-  await redis.flushdb();
+  await flushOwnDb(redis, DB);
 });
 
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
