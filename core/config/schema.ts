@@ -21,6 +21,7 @@ export const ConfigSchema = z.object({
     produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
     max_request_headers: int(100, 'Most HTTP headers on one API request (431 above)', { min: 8 }),
     max_request_header_bytes: int(16_384, 'Largest total of header names and values on one API request, in bytes (431 above)', { min: 1024, max: 65_536 }),
+    trust_forwarded_for: bool(false, 'Take the client address of per-client limits (/incoming auth) from the last X-Forwarded-For entry; only behind a proxy that appends it, as anyone can send the header'),
     auth: section({
       enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),
       rate_limit: num(1000, 'Requests per second per API key (token bucket per api instance; 0 = no limit)'),
@@ -134,6 +135,11 @@ export const ConfigSchema = z.object({
   }),
   transformer: section({
     script_dirs: list([], 'Directories of /incoming/:name transformers (name.lua, optional name.json and name.passwd); reloaded on SIGHUP'),
+    auth_failure_rate: num(0.5, 'Failed Basic-auth checks per second a client address may make on /incoming/:name; over it 429 without a password check (token bucket per api instance; successes give their token back; 0 = no limit)'),
+    auth_failure_burst: int(10, 'Failed checks a client address may make at once before auth_failure_rate applies', { min: 1 }),
+    auth_failure_rate_per_transformer: num(5, 'Failed Basic-auth checks per second on one transformer, all clients together (token bucket per api instance; 0 = no limit)'),
+    auth_failure_burst_per_transformer: int(50, 'Failed checks on one transformer at once before auth_failure_rate_per_transformer applies', { min: 1 }),
+    max_concurrent_auth_checks: int(4, 'Password checks (bcrypt: ~100 ms of CPU each) running at once on an api instance; more at once get 503 with Retry-After (0 = no limit)', { min: 0 }),
   }),
   lua: section({
     timeout: duration('500ms', 'CPU deadline of one Lua script run'),

@@ -53,4 +53,6 @@ export const keys = {
   /** Dead letters of a config: members `<dead_at ms, 13 digits>:<webhook id>`, lexicographic. */
   deadLetterIndex: (configId: string) => `idx:deadletters:${tag(configId)}`,
   deadLetterReasonIndex: (configId: string, reason: string) => `idx:deadletters:${tag(configId)}:reason:${reason}`,
+  /** Never written: stands in for a pause key an admission must not check (a webhook its drain released). */
+  unset: () => 'howk:unset',
 } as const;

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
 import type { Logger } from '../pipeline/logger';
@@ -39,4 +40,6 @@ export type ApiDeps = {
   luaKv?: KvStore;
   /** Lua http (guarded fetch, per-namespace allowlists) and credentials; without it those modules answer nil, err. */
   lua?: LuaHostServices;
+  /** The peer address of a request's connection (the host knows its server); per-client limits key by it. */
+  remoteAddress?: (c: Context) => string | undefined;
 };

@@ -58,7 +58,11 @@ const EndpointViewSchema = z.object({
   parked_while_paused: z.number(),
   last_errors: z.array(z.object({ at: z.string(), error: z.string() })),
 });
-const PauseResult = z.looseObject({ paused: z.boolean(), released: z.number().optional() });
+const PauseResult = z.looseObject({
+  paused: z.boolean(),
+  released: z.number().optional(),
+  drain: z.enum(['drained', 'paused', 'running', 'not_paused', 'lost']).optional().describe('resume only: drained (pause over), paused (paused again during the drain), running (another resume drains), not_paused, lost (another drain took over)'),
+});
 
 const ScriptPutBody = z.object({ script: z.string().min(1), apply_to_children: z.boolean().optional() });
 const ScriptPutResult = z.object({ config_id: z.string(), sha256: z.string(), bytes: z.number().int(), apply_to_children: z.boolean(), updated_at: z.string() });

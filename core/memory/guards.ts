@@ -1,11 +1,12 @@
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { takeToken, type Bucket } from '../policy/token-bucket';
-import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, PauseScope } from '../ports/guards';
+import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
 
 // howk-dev's guards: the same decisions as the Redis scripts, on maps.
 
 type Counter = { n: number; expiresAt: number };
-type Pause = { state: 'paused' | 'draining'; held: string[] };
+/** `drain`/`until`: the drain that owns the scope and its lease (as in the Redis pause value). */
+type Pause = { state: 'paused' | 'draining'; held: string[]; drain?: string; until?: number };
 
 const scopeKey = (s: PauseScope) => `${s.kind}:${s.id}`;
 
@@ -37,7 +38,11 @@ export class MemoryGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     return reqs.map((r) => {
-      const paused = this.pauses.has(scopeKey({ kind: 'endpoint', id: r.endpointHash })) ? 'endpoint' : this.pauses.has(scopeKey({ kind: 'config', id: r.configId })) ? 'config' : undefined;
+      const pass = r.passPause ?? [];
+      const paused =
+        !pass.includes('endpoint') && this.pauses.has(scopeKey({ kind: 'endpoint', id: r.endpointHash })) ? 'endpoint'
+        : !pass.includes('config') && this.pauses.has(scopeKey({ kind: 'config', id: r.configId })) ? 'config'
+        : undefined;
       if (paused) return { kind: 'paused', scope: paused };
       let probe = false;
       if (p.circuit.enabled) {
@@ -107,25 +112,46 @@ export class MemoryGuards implements Guards {
     else this.pauses.set(scopeKey(s), { state: 'paused', held: [] });
   }
 
-  async holdPaused(s: PauseScope, data: string): Promise<boolean> {
+  async holdPaused(s: PauseScope, data: string, releasedBy: readonly string[] = []): Promise<HoldResult> {
     const cur = this.pauses.get(scopeKey(s));
-    if (!cur) return false;
+    if (!cur) return 'gone';
+    if (cur.state === 'draining' && cur.drain !== undefined && releasedBy.includes(cur.drain)) return 'released';
     cur.held.push(data);
-    return true;
+    return 'held';
   }
 
-  async resume(s: PauseScope): Promise<void> {
+  async resume(s: PauseScope, drain: string, now: number, leaseMs: number): Promise<ResumeResult> {
     const cur = this.pauses.get(scopeKey(s));
-    if (cur) cur.state = 'draining';
+    if (!cur) return 'none';
+    cur.state = 'draining';
+    if (cur.drain !== undefined && (cur.until ?? 0) > now) return 'running';
+    cur.drain = drain;
+    cur.until = now + leaseMs;
+    return 'drain';
   }
 
   async peekHeld(s: PauseScope, limit: number): Promise<string[]> {
-    return (this.pauses.get(scopeKey(s))?.held ?? []).slice(0, limit);
+    return (this.pauses.get(scopeKey(s))?.held ?? []).slice(0, Math.max(0, limit));
   }
 
-  async dropHeld(s: PauseScope, n: number): Promise<number> {
+  async takeHeld(s: PauseScope, drain: string, limit: number, now: number, leaseMs: number): Promise<TakeHeldResult> {
     const cur = this.pauses.get(scopeKey(s));
-    if (!cur) return 0;
+    if (!cur || cur.drain !== drain) return { kind: 'lost' };
+    if (cur.state === 'paused') {
+      cur.drain = cur.until = undefined;
+      return { kind: 'paused' };
+    }
+    cur.until = now + leaseMs;
+    if (!cur.held.length) {
+      this.pauses.delete(scopeKey(s));
+      return { kind: 'done' };
+    }
+    return { kind: 'batch', items: cur.held.slice(0, Math.max(1, limit)) };
+  }
+
+  async dropHeld(s: PauseScope, drain: string, n: number): Promise<number> {
+    const cur = this.pauses.get(scopeKey(s));
+    if (!cur || cur.drain !== drain) return -1;
     cur.held.splice(0, n);
     if (cur.held.length === 0 && cur.state === 'draining') this.pauses.delete(scopeKey(s));
     return cur.held.length;

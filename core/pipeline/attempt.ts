@@ -7,7 +7,7 @@ import type { CircuitOutcome } from '../policy/circuit';
 import { classify, type Classification } from '../policy/classify';
 import { decide } from '../policy/retry';
 import type { Clock } from '../ports/clock';
-import type { Admission, Completion, Guards } from '../ports/guards';
+import type { Admission, Completion, Guards, PauseScope } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
 import { findHeaderIssue } from '../security/headers';
 import type { Hmac } from '../signing/hmac';
@@ -101,8 +101,8 @@ export const createAttempter = (d: AttemptDeps) => {
   // webhook follows it (counters, tokens and probe slots it took are not taken twice).
   const early = new Map<Webhook, Promise<Admission>>();
   const hostOf = (w: Webhook): string => new URL(w.endpoint).hostname;
-  const ask = (w: Webhook, host: string, lane: Lane): Promise<Admission> =>
-    admit!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now() });
+  const ask = (w: Webhook, host: string, lane: Lane, passPause?: PauseScope['kind'][]): Promise<Admission> =>
+    admit!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now(), ...(passPause?.length ? { passPause: [...passPause] } : {}) });
 
   const askAhead = (w: Webhook, lane: Lane): void => {
     if (!admit || early.has(w)) return;
@@ -125,10 +125,12 @@ export const createAttempter = (d: AttemptDeps) => {
     if (!admit || !guards) return GO;
     let asked = early.get(w);
     early.delete(w);
+    // Scopes whose drain released this webhook: their (draining) pause lets it through.
+    const passPause: PauseScope['kind'][] = [];
     for (;;) {
       let a: Admission;
       try {
-        a = await (asked ?? ask(w, host, lane));
+        a = await (asked ?? ask(w, host, lane, passPause));
         asked = undefined;
       } catch (e) {
         asked = undefined;
@@ -152,8 +154,10 @@ export const createAttempter = (d: AttemptDeps) => {
         // Kafka first, then Redis: a FLUSHALL must never take a held webhook whose snapshot
         // howk.state has not got yet (test/unit/reconcile-flush-race.test.ts).
         await d.beforeHold?.(w);
-        if (await guards.holdPaused(scope, encodeWebhook(w))) return { kind: 'held' };
-        continue; // resumed and drained meanwhile: ask again
+        const held = await guards.holdPaused(scope, encodeWebhook(w), w.released_by);
+        if (held === 'held') return { kind: 'held' };
+        if (held === 'released') passPause.push(a.scope);
+        continue; // resumed and drained meanwhile, or released by the drain: ask again
       }
       return a;
     }

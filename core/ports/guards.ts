@@ -14,7 +14,15 @@ export type GuardParams = {
   circuitTtlMs: number;
 };
 
-export type AdmitRequest = { endpointHash: string; host: string; configId: string; lane: 'fast' | 'slow'; now: number };
+export type AdmitRequest = {
+  endpointHash: string;
+  host: string;
+  configId: string;
+  lane: 'fast' | 'slow';
+  now: number;
+  /** Pause scopes whose drain released this webhook (holdPaused said 'released'): their pause is not checked. */
+  passPause?: readonly PauseScope['kind'][];
+};
 
 export type Admission =
   /** Deliver now. `counted` says which in-flight counters were raised (to lower on completion). */
@@ -57,16 +65,32 @@ export type Guards = {
   complete(done: Completion[], p: GuardParams): Promise<void>;
   endpoint(endpointHash: string, now: number): Promise<EndpointView>;
   resetCircuit(endpointHash: string): Promise<void>;
+  /** Pauses the scope (again); a drain in progress keeps its lease and stops at its next step. */
   pause(scope: PauseScope): Promise<void>;
   /**
-   * Holds a webhook that met a pause. Returns false when the scope is no longer paused (it
-   * was resumed and fully drained meanwhile): the caller then delivers it normally.
+   * Holds a webhook that met a pause. 'gone': the scope is no longer paused (resumed and fully
+   * drained meanwhile): ask again. 'released': the scope is draining and `releasedBy` names its
+   * drain (the webhook is one the drain moved): deliver it past this pause.
    */
-  holdPaused(scope: PauseScope, data: string): Promise<boolean>;
-  /** Starts a resume: the scope drains (new arrivals still queue behind the held ones). */
-  resume(scope: PauseScope): Promise<void>;
+  holdPaused(scope: PauseScope, data: string, releasedBy?: readonly string[]): Promise<HoldResult>;
+  /**
+   * Starts a resume: the scope drains (new arrivals still queue behind the held ones).
+   * 'drain': the caller owns the drain as `drain` (a lease of `leaseMs`, renewed by takeHeld);
+   * 'running': another drain owns a live lease and carries on; 'none': not paused.
+   */
+  resume(scope: PauseScope, drain: string, now: number, leaseMs: number): Promise<ResumeResult>;
   /** Up to `limit` held webhooks in arrival order, without removing them. */
   peekHeld(scope: PauseScope, limit: number): Promise<string[]>;
-  /** Drops `n` drained webhooks; when none are left, the scope is no longer paused. Returns how many remain. */
-  dropHeld(scope: PauseScope, n: number): Promise<number>;
+  /**
+   * The next held webhooks of the drain `drain`, without removing them: 'paused' (a pause came
+   * back: the drain gives up its lease and stops), 'lost' (another drain took the lease over),
+   * 'done' (nothing left: the pause ended), or a batch to produce, then dropHeld.
+   */
+  takeHeld(scope: PauseScope, drain: string, limit: number, now: number, leaseMs: number): Promise<TakeHeldResult>;
+  /** Drops the first `n` webhooks the drain `drain` produced. Returns how many remain, -1 when the drain no longer owns the scope (nothing dropped). */
+  dropHeld(scope: PauseScope, drain: string, n: number): Promise<number>;
 };
+
+export type HoldResult = 'held' | 'gone' | 'released';
+export type ResumeResult = 'drain' | 'running' | 'none';
+export type TakeHeldResult = { kind: 'batch'; items: string[] } | { kind: 'paused' } | { kind: 'lost' } | { kind: 'done' };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ValidationError } from '../errors/errors';
 import { toHex, timingSafeEqual, utf8 } from '../signing/encoding';
 
 // API keys: `howk_<16 hex id>_<43 base64url chars>` (256 random bits). Only the SHA-256 of
@@ -38,10 +39,15 @@ export const hashToken = async (token: string): Promise<string> => toHex(new Uin
 /** The key id a token claims, or null when it is not shaped like a Howk key. */
 export const tokenId = (token: string): string | null => TOKEN.exec(token)?.[1] ?? null;
 
+export const EMPTY_CONFIG_IDS = 'config_ids is empty: list at least one config, or leave config_ids out for a key that reaches every config';
+
 export type NewKey = { name?: string; scopes: Scope[]; config_ids?: string[] | null };
 
 /** A fresh key: the token (shown once) and the record to store. */
 export const generateKey = async (k: NewKey, now: Date): Promise<{ token: string; record: ApiKeyRecord }> => {
+  // An empty list is almost certainly a mistake (a computed list that came out empty): it
+  // must not silently become a key that reaches every config. Unbound is config_ids left out.
+  if (k.config_ids && !k.config_ids.length) throw new ValidationError(EMPTY_CONFIG_IDS, 'config_ids');
   const id = toHex(crypto.getRandomValues(new Uint8Array(8)));
   const token = `howk_${id}_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
   const record: ApiKeyRecord = {
@@ -49,7 +55,7 @@ export const generateKey = async (k: NewKey, now: Date): Promise<{ token: string
     name: k.name ?? '',
     hash: await hashToken(token),
     scopes: [...new Set(k.scopes)],
-    config_ids: k.config_ids?.length ? [...new Set(k.config_ids)] : null,
+    config_ids: k.config_ids ? [...new Set(k.config_ids)] : null,
     created_at: now.toISOString(),
     revoked_at: null,
   };

@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { encodeWebhook, decodeWebhook, type Webhook } from '../../core/domain/webhook';
-import { MemoryLog } from '../../core/memory/log';
-import { resumeAndDrain } from '../../core/pipeline/pause';
+import type { Webhook } from '../../core/domain/webhook';
 import type { CircuitOutcome } from '../../core/policy/circuit';
 import { takeToken, type Bucket } from '../../core/policy/token-bucket';
 import type { Admission, AdmitRequest, Completion, GuardParams, Guards, PauseScope } from '../../core/ports/guards';
@@ -54,7 +52,7 @@ export const completion = (patch: Partial<Completion> & { outcome: CircuitOutcom
   ...patch,
 });
 
-const webhook = (i: number, configId = CFG): Webhook => ({
+export const webhook = (i: number, configId = CFG): Webhook => ({
   id: `wh_${String(i).padStart(4, '0')}`,
   config_id: configId,
   endpoint: 'https://hooks.example.com/in',
@@ -465,8 +463,8 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         await h.guards.resetCircuit(EP);
         await h.guards.pause({ kind: 'config', id: CFG });
         for (let i = 0; i < 5; i++) expect(await admit1({ now: T0 + 10 }, p)).toEqual({ kind: 'paused', scope: 'config' });
-        await h.guards.resume({ kind: 'config', id: CFG });
-        expect(await h.guards.dropHeld({ kind: 'config', id: CFG }, 0)).toBe(0);
+        expect(await h.guards.resume({ kind: 'config', id: CFG }, 'd1', T0, 30_000)).toBe('drain');
+        expect(await h.guards.takeHeld({ kind: 'config', id: CFG }, 'd1', 10, T0, 30_000)).toEqual({ kind: 'done' });
         for (let i = 0; i < 3; i++) expect(await admit1({ now: T0 + 20 }, p)).toMatchObject({ kind: 'go' });
         expect(await admit1({ now: T0 + 20 }, p)).toMatchObject({ kind: 'park', reason: 'rate_limited' });
       });
@@ -519,121 +517,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         expect(await admit1({ now: openUntil })).toEqual({ kind: 'paused', scope: 'endpoint' });
         expect(await state(openUntil - 1)).toMatchObject({ state: 'OPEN' });
       });
-
-      it('holds only while paused, in arrival order; peek does not remove', async () => {
-        expect(await h.guards.holdPaused(CFGS, 'early')).toBe(false);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual([]);
-        await h.guards.pause(CFGS);
-        for (const d of ['a', 'b', 'c', 'd']) expect(await h.guards.holdPaused(CFGS, d)).toBe(true);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['a', 'b', 'c', 'd']);
-        expect(await h.guards.peekHeld(CFGS, 2)).toEqual(['a', 'b']);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['a', 'b', 'c', 'd']);
-        expect(await h.guards.peekHeld({ kind: 'endpoint', id: CFG }, 10)).toEqual([]);
-      });
-
-      it('peeks nothing with a limit of 0', async () => {
-        await h.guards.pause(CFGS);
-        await h.guards.holdPaused(CFGS, 'a');
-        expect(await h.guards.peekHeld(CFGS, 0)).toEqual([]);
-      });
-
-      it('keeps queueing arrivals while draining; the pause ends when the drain empties the queue', async () => {
-        await h.guards.pause(CFGS);
-        await h.guards.holdPaused(CFGS, 'a');
-        await h.guards.holdPaused(CFGS, 'b');
-        await h.guards.resume(CFGS);
-        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
-        expect(await h.guards.holdPaused(CFGS, 'c')).toBe(true);
-        expect(await h.guards.dropHeld(CFGS, 1)).toBe(2);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['b', 'c']);
-        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
-        expect(await h.guards.dropHeld(CFGS, 2)).toBe(0);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual([]);
-        expect(await admit1()).toMatchObject({ kind: 'go' });
-        expect(await h.guards.holdPaused(CFGS, 'd')).toBe(false);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual([]);
-      });
-
-      it('stays paused when the queue empties without a resume', async () => {
-        await h.guards.pause(EPS);
-        await h.guards.holdPaused(EPS, 'a');
-        expect(await h.guards.dropHeld(EPS, 5)).toBe(0);
-        expect(await admit1()).toEqual({ kind: 'paused', scope: 'endpoint' });
-        expect(await h.guards.holdPaused(EPS, 'b')).toBe(true);
-      });
-
-      it('ends a resumed pause with nothing held on the first drop', async () => {
-        await h.guards.pause(EPS);
-        await h.guards.resume(EPS);
-        expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: true });
-        expect(await admit1()).toEqual({ kind: 'paused', scope: 'endpoint' });
-        expect(await h.guards.dropHeld(EPS, 0)).toBe(0);
-        expect(await admit1()).toMatchObject({ kind: 'go' });
-        expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false });
-      });
-
-      it('goes back to paused when paused again while draining, keeping what is held', async () => {
-        await h.guards.pause(CFGS);
-        await h.guards.holdPaused(CFGS, 'a');
-        await h.guards.holdPaused(CFGS, 'b');
-        await h.guards.resume(CFGS);
-        await h.guards.pause(CFGS);
-        expect(await h.guards.dropHeld(CFGS, 2)).toBe(0);
-        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
-        expect(await h.guards.holdPaused(CFGS, 'c')).toBe(true);
-        expect(await h.guards.peekHeld(CFGS, 10)).toEqual(['c']);
-      });
-
-      it('does nothing on resume or drop of a scope that is not paused', async () => {
-        await h.guards.resume(CFGS);
-        expect(await admit1()).toMatchObject({ kind: 'go' });
-        expect(await h.guards.dropHeld(CFGS, 3)).toBe(0);
-        expect(await h.guards.holdPaused(CFGS, 'a')).toBe(false);
-      });
-
-      it('resumeAndDrain releases every held webhook to the pending topic in order, across batches', async () => {
-        const log = new MemoryLog(4);
-        await h.guards.pause(CFGS);
-        const held = Array.from({ length: 450 }, (_, i) => encodeWebhook(webhook(i)));
-        for (const d of held) expect(await h.guards.holdPaused(CFGS, d)).toBe(true);
-        expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
-
-        expect(await resumeAndDrain(h.guards, log.producer(), 'howk.pending', CFGS)).toBe(450);
-        const out = log.records('howk.pending');
-        expect(out.map((r) => r.value)).toEqual(held);
-        expect(out.every((r) => r.key === CFG)).toBe(true);
-        expect(out.map((r) => decodeWebhook(r.value ?? '').id)).toEqual(held.map((_, i) => webhook(i).id));
-        expect(await h.guards.peekHeld(CFGS, 1000)).toEqual([]);
-        expect(await admit1()).toMatchObject({ kind: 'go' });
-        expect(await h.guards.holdPaused(CFGS, encodeWebhook(webhook(999)))).toBe(false);
-      });
-
-      it('resumeAndDrain also releases arrivals that queue during the drain, after the earlier ones', async () => {
-        const log = new MemoryLog(4);
-        await h.guards.pause(EPS);
-        const first = Array.from({ length: 250 }, (_, i) => encodeWebhook(webhook(i)));
-        const late = Array.from({ length: 3 }, (_, i) => encodeWebhook(webhook(1000 + i, 'cfg_late')));
-        for (const d of first) await h.guards.holdPaused(EPS, d);
-        // Webhooks arrive (and meet the draining pause) while the first batch is produced.
-        let arrived = false;
-        const producer = log.producer();
-        const racing = {
-          send: async (records: Parameters<typeof producer.send>[0]) => {
-            await producer.send(records);
-            if (!arrived) {
-              arrived = true;
-              for (const d of late) expect(await h.guards.holdPaused(EPS, d)).toBe(true);
-            }
-          },
-          close: () => producer.close(),
-        };
-        expect(await resumeAndDrain(h.guards, racing, 'howk.pending', EPS)).toBe(253);
-        const values = log.records('howk.pending').map((r) => r.value);
-        expect(values.filter((v) => first.includes(v ?? ''))).toEqual(first);
-        expect(values.filter((v) => late.includes(v ?? ''))).toEqual(late);
-        expect(values).toHaveLength(253);
-        expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false, parked_while_paused: 0 });
-      });
+      // Hold, resume and drain: guards.contract-pause.ts.
     });
 
     describe('endpoint view', () => {
@@ -670,7 +554,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
           parked_while_paused: 2,
           last_errors: [{ at: new Date(T0 + 1).toISOString(), error: 'HTTP 500' }],
         });
-        await h.guards.resume({ kind: 'endpoint', id: EP });
+        await h.guards.resume({ kind: 'endpoint', id: EP }, 'd1', T0, 30_000);
         expect(await h.guards.endpoint(EP, T0 + 3)).toMatchObject({ paused: false, draining: true, parked_while_paused: 2 });
       });
 

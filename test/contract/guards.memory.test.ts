@@ -1,8 +1,11 @@
 import { MemoryGuards } from '../../core/memory/guards';
-import { guardsContract } from './guards.contract';
+import { guardsContract, type MakeGuards } from './guards.contract';
+import { guardsPauseContract } from './guards.contract-pause';
 
 // One MemoryGuards per test; the "second client" of the race tests is the same object.
-guardsContract('memory', async () => {
+const make: MakeGuards = async () => {
   const guards = new MemoryGuards();
   return { guards, peer: guards, cleanup: async () => {} };
-});
+};
+guardsContract('memory', make);
+guardsPauseContract('memory', make);

@@ -4,24 +4,28 @@ import { keys } from '../../core/domain/keys';
 import { UnavailableError } from '../../core/errors/errors';
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
-import { CB, EP, HOST, T0, completion, guardsContract, params, req } from './guards.contract';
+import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
+import { guardsPauseContract } from './guards.contract-pause';
 
-// Real Redis from REDIS_URL, db 0, flushed before each test (files of the integration
-// project run one at a time, so no other test file shares it meanwhile).
+// Real Redis from REDIS_URL, db HOWK_TEST_REDIS_DB (0 by default), flushed before each test
+// (files of the integration project run one at a time, so no other test file shares it meanwhile).
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis Guards contract needs a real Redis (scripts/infra/redis.sh start prints one)');
-const DB = 0;
+const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
 
 const flush = async () => {
   const admin = createRedis(url, { db: DB });
   try {
+    // A SELECT that failed (db out of range) leaves the connection on db 0: never flush that by mistake.
+    const info = String(await admin.call('CLIENT', 'INFO'));
+    if (!info.includes(` db=${DB} `)) throw new Error(`not connected to db ${DB}: refusing to flush`);
     await admin.flushdb();
   } finally {
     await admin.quit();
   }
 };
 
-guardsContract('redis', async () => {
+const make: MakeGuards = async () => {
   await flush();
   // Two connections: the race tests really have two clients admitting.
   const a = createRedis(url, { db: DB });
@@ -33,7 +37,9 @@ guardsContract('redis', async () => {
       await Promise.all([a.quit(), b.quit()]);
     },
   };
-});
+};
+guardsContract('redis', make);
+guardsPauseContract('redis', make);
 
 describe('RedisGuards: keys and TTLs', () => {
   let redis: Redis;

@@ -1,26 +1,33 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
-import { BATCH_SCRIPTS, SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
+import { BATCH_SCRIPTS } from '../../workers/redis/scripts';
 
 // The four guard scripts against real Redis, called directly by their header contracts
-// (KEYS, ARGV, returns), independent of RedisGuards around them. Db 0, flushed before each
+// (KEYS, ARGV, returns), independent of RedisGuards around them. Db HOWK_TEST_REDIS_DB (0 by default), flushed before each
 // test (integration files run one at a time).
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the guard Lua tests need a real Redis (scripts/infra/redis.sh start prints one)');
 
+const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
 let redis: Redis;
+
+/** Flushes only the db asked for: a SELECT that failed (db out of range) leaves the connection on db 0. */
+const flushOwnDb = async (r: Redis, db: number) => {
+  const info = String(await r.call('CLIENT', 'INFO'));
+  if (!info.includes(` db=${db} `)) throw new Error(`not connected to db ${db} (${/db=\d+/.exec(info)?.[0]}): refusing to flush`);
+  await r.flushdb();
+};
 beforeAll(() => {
-  redis = createRedis(url, { db: 0 });
+  redis = createRedis(url, { db: DB });
 });
 afterAll(async () => {
   await redis.quit();
 });
 beforeEach(async () => {
-  await redis.flushdb();
+  await flushOwnDb(redis, DB);
 });
 
-const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 
 // admitDelivery and completeDelivery take any number of requests per call: shared ARGV
 // first, then each request's keys and arguments in order. `one` sends a single request.
@@ -308,64 +315,4 @@ describe('completeDelivery.lua', () => {
   });
 });
 
-describe('holdPaused.lua', () => {
-  const K = ['paused:config:cfg', 'paused_queue:config:cfg'];
-
-  it('returns 0 and queues nothing when the scope is not paused', async () => {
-    expect(await run('holdPaused', K, ['w1'])).toBe(0);
-    expect(await redis.exists(K[1]!)).toBe(0);
-  });
-
-  it('appends in arrival order and returns 1 while paused or draining', async () => {
-    await redis.set(K[0]!, 'paused');
-    expect(await run('holdPaused', K, ['w1'])).toBe(1);
-    expect(await run('holdPaused', K, ['w2'])).toBe(1);
-    await redis.set(K[0]!, 'draining');
-    expect(await run('holdPaused', K, ['w3'])).toBe(1);
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['w1', 'w2', 'w3']);
-    await redis.del(K[0]!);
-    expect(await run('holdPaused', K, ['w4'])).toBe(0);
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['w1', 'w2', 'w3']);
-  });
-});
-
-describe('dropHeld.lua', () => {
-  const K = ['paused:endpoint:ep', 'paused_queue:endpoint:ep'];
-  const hold = async (...items: string[]) => redis.rpush(K[1]!, ...items);
-
-  it('removes the first n held webhooks and returns how many remain', async () => {
-    await redis.set(K[0]!, 'draining');
-    await hold('a', 'b', 'c', 'd');
-    expect(await run('dropHeld', K, [0])).toBe(4);
-    expect(await run('dropHeld', K, [1])).toBe(3);
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['b', 'c', 'd']);
-    expect(await redis.get(K[0]!)).toBe('draining');
-    expect(await run('dropHeld', K, [2])).toBe(1);
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['d']);
-  });
-
-  it('ends a draining pause when the queue empties (also when n exceeds it)', async () => {
-    await redis.set(K[0]!, 'draining');
-    await hold('a', 'b');
-    expect(await run('dropHeld', K, [5])).toBe(0);
-    expect(await redis.exists(K[0]!, K[1]!)).toBe(0);
-  });
-
-  it('ends a draining pause with an empty queue on a drop of 0', async () => {
-    await redis.set(K[0]!, 'draining');
-    expect(await run('dropHeld', K, [0])).toBe(0);
-    expect(await redis.exists(K[0]!)).toBe(0);
-  });
-
-  it('keeps a pause that is not draining even when the queue empties', async () => {
-    await redis.set(K[0]!, 'paused');
-    await hold('a');
-    expect(await run('dropHeld', K, [1])).toBe(0);
-    expect(await redis.get(K[0]!)).toBe('paused');
-  });
-
-  it('returns 0 for a scope with no pause and no queue', async () => {
-    expect(await run('dropHeld', K, [3])).toBe(0);
-    expect(await redis.dbsize()).toBe(0);
-  });
-});
+// The pause scripts (holdPaused, pauseScope, resumeScope, takeHeld, dropHeld): redis-pause-lua.test.ts.

@@ -98,6 +98,15 @@ describe('API keys and scopes', () => {
     expect(f.records('pending').map((r) => JSON.parse(r.value!).payload).filter((p: any) => p.bound)).toEqual([{ bound: 'a' }]);
   });
 
+  it('refuses config_ids: [] with 400 naming the field: an empty list must not create a key that reaches every config', async () => {
+    const before = ((await (await call('GET', '/keys', keys.admin4)).json()) as any).keys.length;
+    const res = await call('POST', '/keys', keys.admin4, { scopes: ['enqueue'], config_ids: [] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error).toMatchObject({ code: 'invalid_request', field: 'config_ids', message: expect.stringMatching(/config_ids is empty/) });
+    expect(((await (await call('GET', '/keys', keys.admin4)).json()) as any).keys).toHaveLength(before);
+    await expect(f.fleet.security!.keys!.create({ scopes: ['read'], config_ids: [] })).rejects.toMatchObject({ code: 'invalid_request', field: 'config_ids' });
+  });
+
   it('stops a revoked key at once (same instance: the next request)', async () => {
     expect((await call('GET', '/stats', keys.admin3)).status).toBe(200);
     const res = await call('DELETE', `/keys/${ids.admin3}`, keys.admin4);

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import type { CircuitState } from '../../core/policy/circuit';
-import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, PauseScope } from '../../core/ports/guards';
+import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
 import { call, execPipeline } from './exec';
 import { withScripts, type ScriptedClient } from './scripts';
 
@@ -37,7 +37,9 @@ export class RedisGuards implements Guards {
     const keyList: string[] = [];
     const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightTtlMs];
     for (const r of reqs) {
-      keyList.push(keys.pause('endpoint', r.endpointHash), keys.pause('config', r.configId), keys.circuit(r.endpointHash), keys.rateBucket(r.endpointHash), keys.domainConcurrency(r.host), keys.concurrency(r.endpointHash));
+      const pass = r.passPause ?? [];
+      const pauseKey = (kind: PauseScope['kind'], id: string) => (pass.includes(kind) ? keys.unset() : keys.pause(kind, id));
+      keyList.push(pauseKey('endpoint', r.endpointHash), pauseKey('config', r.configId), keys.circuit(r.endpointHash), keys.rateBucket(r.endpointHash), keys.domainConcurrency(r.host), keys.concurrency(r.endpointHash));
       args.push(r.now, r.lane, p.maxInflightPerDomain(r.host));
     }
     const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
@@ -76,8 +78,8 @@ export class RedisGuards implements Guards {
         opened_count: Number(c.opened_count ?? 0),
       },
       inflight: Number(inflight ?? 0),
-      paused: pause === 'paused',
-      draining: pause === 'draining',
+      paused: pause?.startsWith('paused') ?? false,
+      draining: pause?.startsWith('draining') ?? false,
       parked_while_paused: held,
       last_errors: errors.map((e) => JSON.parse(e) as { at: string; error: string }),
     };
@@ -88,15 +90,16 @@ export class RedisGuards implements Guards {
   }
 
   async pause(s: PauseScope): Promise<void> {
-    await call(() => this.redis.set(keys.pause(s.kind, s.id), 'paused'));
+    await call(() => this.redis.howk_pauseScope(keys.pause(s.kind, s.id)));
   }
 
-  async holdPaused(s: PauseScope, data: string): Promise<boolean> {
-    return (await call(() => this.redis.howk_holdPaused(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), data))) === 1;
+  async holdPaused(s: PauseScope, data: string, releasedBy: readonly string[] = []): Promise<HoldResult> {
+    const r = Number(await call(() => this.redis.howk_holdPaused(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), data, releasedBy.join(','))));
+    return r === 1 ? 'held' : r === 2 ? 'released' : 'gone';
   }
 
-  async resume(s: PauseScope): Promise<void> {
-    await call(() => this.redis.set(keys.pause(s.kind, s.id), 'draining', 'XX'));
+  async resume(s: PauseScope, drain: string, now: number, leaseMs: number): Promise<ResumeResult> {
+    return (await call(() => this.redis.howk_resumeScope(keys.pause(s.kind, s.id), drain, now, leaseMs))) as ResumeResult;
   }
 
   async peekHeld(s: PauseScope, limit: number): Promise<string[]> {
@@ -105,7 +108,12 @@ export class RedisGuards implements Guards {
     return call(() => this.redis.lrange(keys.pausedQueue(s.kind, s.id), 0, limit - 1));
   }
 
-  async dropHeld(s: PauseScope, n: number): Promise<number> {
-    return Number(await call(() => this.redis.howk_dropHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), n)));
+  async takeHeld(s: PauseScope, drain: string, limit: number, now: number, leaseMs: number): Promise<TakeHeldResult> {
+    const r = (await call(() => this.redis.howk_takeHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), drain, now, leaseMs, Math.max(1, limit)))) as [string, string[]?];
+    return r[0] === 'batch' ? { kind: 'batch', items: r[1] ?? [] } : { kind: r[0] as 'paused' | 'lost' | 'done' };
+  }
+
+  async dropHeld(s: PauseScope, drain: string, n: number): Promise<number> {
+    return Number(await call(() => this.redis.howk_dropHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), drain, n)));
   }
 }

@@ -29,6 +29,9 @@ export const SCRIPTS = {
   renewLock: { numberOfKeys: 1, lua: lua('renewLock') },
   releaseLock: { numberOfKeys: 1, lua: lua('releaseLock') },
   holdPaused: { numberOfKeys: 2, lua: lua('holdPaused') },
+  pauseScope: { numberOfKeys: 1, lua: lua('pauseScope') },
+  resumeScope: { numberOfKeys: 1, lua: lua('resumeScope') },
+  takeHeld: { numberOfKeys: 2, lua: lua('takeHeld') },
   dropHeld: { numberOfKeys: 2, lua: lua('dropHeld') },
 } as const;
 

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/errors';
 import { parseDeadLetterListQuery } from '../../reconcile/listing';
+import { deadLetterView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
 import { enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
@@ -12,10 +13,11 @@ import { conflictAware, redriverOf } from './webhooks';
 
 /**
  * A listing row: the dead letter (reason, last status, first 1 KB of the last response,
- * headers already redacted when it was written) with the webhook's payload left out.
+ * secret-looking headers and the endpoint's userinfo and query values redacted) with the
+ * webhook's payload left out.
  */
 export const deadLetterRow = (record: string) => {
-  const v = JSON.parse(record) as Record<string, unknown> & { webhook?: Record<string, unknown> };
+  const v = JSON.parse(deadLetterView(record)) as Record<string, unknown> & { webhook?: Record<string, unknown> };
   if (v.webhook && typeof v.webhook === 'object') {
     const { payload, signing_secret: _s, ...w } = v.webhook;
     v.webhook = { ...w, payload_bytes: new TextEncoder().encode(JSON.stringify(payload ?? null)).length };
@@ -39,8 +41,8 @@ export const deadLetterRoutes = (d: ApiDeps) => {
   app.get('/deadletter/:id', async (c) => {
     const record = await d.hot.getDeadLetter(c.req.param('id'));
     if (!record) throw new NotFoundError(`dead letter of webhook ${c.req.param('id')}`);
-    // As stored on howk.deadletter: the payload's bytes as they were enqueued.
-    return c.body(record, 200, { 'content-type': 'application/json' });
+    // As stored on howk.deadletter (the payload's bytes as they were enqueued), secrets masked.
+    return c.body(deadLetterView(record), 200, { 'content-type': 'application/json' });
   });
 
   app.post('/deadletter/:id/replay', (c) =>

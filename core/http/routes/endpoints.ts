@@ -23,8 +23,9 @@ export const endpointRoutes = (d: ApiDeps) => {
   };
   const resume = async (c: Context, scope: PauseScope) => {
     const g = guards();
-    const released = await resumeAndDrain(g.guards, g.producer, d.config.kafka.topics.pending, scope);
-    return c.json({ [scope.kind === 'endpoint' ? 'endpoint_hash' : 'config_id']: scope.id, paused: false, released });
+    const r = await resumeAndDrain(g.guards, g.producer, d.config.kafka.topics.pending, scope, () => d.clock.now());
+    // `drain`: how this resume ended (a pause that came back during it wins: paused again).
+    return c.json({ [scope.kind === 'endpoint' ? 'endpoint_hash' : 'config_id']: scope.id, paused: r.outcome === 'paused', released: r.released, drain: r.outcome });
   };
 
   app.get('/endpoints/:hash', async (c) => {

@@ -1,9 +1,11 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { NotConfiguredError, NotFoundError, TooLargeError } from '../../errors/errors';
+import { NotConfiguredError, NotFoundError, RateLimitedError, TooLargeError, UnavailableError } from '../../errors/errors';
+import { redactEndpoint } from '../../pipeline/redact';
+import { clientAddress, createAuthThrottle } from '../../security/auth-throttle';
 import { LuaError, LuaSyntaxError, redactDeep, redactor, runTransformer } from '../../lua';
 import { transformerItems } from '../../transformers/items';
-import { checkBasicAuth, configIdFor, TRANSFORMER_NAME } from '../../transformers/registry';
+import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type TransformerScript } from '../../transformers/registry';
 import type { ApiDeps } from '../deps';
 import { checkConfigId, enqueueItemSchema } from '../enqueue-request';
 import { errorResponse } from '../errors';
@@ -26,13 +28,43 @@ export const incomingRoutes = (d: ApiDeps) => {
     },
   });
 
+  const t = d.config.transformer;
+  const throttle = createAuthThrottle({
+    clientRate: t.auth_failure_rate,
+    clientBurst: t.auth_failure_burst,
+    transformerRate: t.auth_failure_rate_per_transformer,
+    transformerBurst: t.auth_failure_burst_per_transformer,
+    maxConcurrent: t.max_concurrent_auth_checks,
+  });
+  /** Credentials through the throttle: over a limit, refused before any password work. */
+  const authenticate = async (c: Context, name: string, script: TransformerScript): Promise<AuthOutcome> => {
+    const header = c.req.header('authorization');
+    // No passwd file, an unreadable one, or no credentials at all: nothing to guess, no work to bound.
+    if (script.auth.kind !== 'passwd' || !header) return checkBasicAuth(script.auth, header, d.transformers?.verifyHash);
+    const client = clientAddress(d.remoteAddress?.(c), c.req.header('x-forwarded-for'), d.config.api.trust_forwarded_for);
+    const a = throttle.admit(client, name, d.clock.now());
+    if (!a.ok) {
+      d.log.warn('incoming auth throttled', { transformer: name, client, reason: a.reason });
+      if (a.reason === 'busy') throw new UnavailableError('too many password checks at once', a.retryAfterSec);
+      throw new RateLimitedError(a.reason === 'client' ? `too many failed credentials from this client for transformer ${name}` : `too many failed credentials for transformer ${name}`, a.retryAfterSec);
+    }
+    let ok = false;
+    try {
+      const r = await checkBasicAuth(script.auth, header, d.transformers?.verifyHash);
+      ok = r.ok;
+      return r;
+    } finally {
+      a.ticket.done(ok);
+    }
+  };
+
   app.post('/incoming/:name', async (c, next) => {
     const name = c.req.param('name');
     if (!d.transformers) throw new NotConfiguredError('transformers are not available on this server');
     const script = TRANSFORMER_NAME.test(name) ? d.transformers.get(name) : undefined;
     if (!script) throw new NotFoundError(`transformer ${name}`);
     // Credentials before the body is read: an unauthenticated caller cannot make us buffer it.
-    const auth = await checkBasicAuth(script.auth, c.req.header('authorization'), d.transformers.verifyHash);
+    const auth = await authenticate(c, name, script);
     if (!auth.ok) {
       c.header('WWW-Authenticate', `Basic realm="howk incoming ${name}", charset="UTF-8"`);
       return c.json({ error: { code: 'unauthorized', message: auth.message } }, 401);
@@ -94,7 +126,8 @@ export const incomingRoutes = (d: ApiDeps) => {
     // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
     const items = transformerItems(name, result.webhooks, itemSchema, { delivery_headers: script.settings.delivery_headers, delivery_query_params: script.settings.delivery_query_params });
     const results = await d.enqueue(configId, items);
-    return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });
+    // The caller is the sender of the inbound body: endpoints the script built (tokens from its settings) are shown redacted.
+    return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: redactEndpoint(r.endpoint) })), count: results.length });
   });
   return app;
 };

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { NotConfiguredError, NotFoundError } from '../../errors/errors';
-import { SCOPES } from '../../security/api-keys';
+import { EMPTY_CONFIG_IDS, SCOPES } from '../../security/api-keys';
 import type { ApiDeps } from '../deps';
 import type { AuthVariables } from '../middleware/auth';
 import { CONFIG_ID } from '../enqueue-request';
@@ -11,7 +11,7 @@ export const CreateKeyBody = z
   .object({
     name: z.string().max(128).optional().describe('A label for people; not secret'),
     scopes: z.array(z.enum(SCOPES)).min(1).max(3).describe('enqueue, read, admin (admin covers all)'),
-    config_ids: z.array(z.string().regex(CONFIG_ID)).max(1000).optional().describe('When set, the key reaches only these configs'),
+    config_ids: z.array(z.string().regex(CONFIG_ID)).min(1, EMPTY_CONFIG_IDS).max(1000).optional().describe('When set (at least one), the key reaches only these configs; left out, every config'),
   })
   .strict();
 

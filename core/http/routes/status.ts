@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { NotFoundError } from '../../errors/errors';
+import { statusView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
 
 export const statusRoutes = (d: ApiDeps) => {
@@ -8,7 +9,7 @@ export const statusRoutes = (d: ApiDeps) => {
     const s = await d.hot.getStatus(c.req.param('id'));
     if (!s) throw new NotFoundError(`webhook ${c.req.param('id')}`);
     const { updated_at_ns: _ns, ...view } = s;
-    return c.json(view);
+    return c.json(statusView(view));
   });
 
   app.get('/stats', async (c) => {

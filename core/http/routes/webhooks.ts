@@ -5,6 +5,7 @@ import type { WebhookStatus } from '../../domain/status';
 import { NotConfiguredError } from '../../errors/errors';
 import { parseWebhookListQuery } from '../../reconcile/listing';
 import { RedriveConflictError, type Redriver } from '../../reconcile/redrive';
+import { statusView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
 import { enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
@@ -15,7 +16,7 @@ import { readJsonBody } from '../json-body';
 export const statusRow = (s: WebhookStatus) => {
   const { updated_at_ns: _ns, ...row } = s as WebhookStatus & { history?: unknown };
   delete (row as { history?: unknown }).history;
-  return row;
+  return statusView(row);
 };
 
 export const redriverOf = (d: ApiDeps): Redriver => {
