@@ -1,3 +1,5 @@
+import type { LuaEngine } from './engine';
+
 // What the host supplies to scripts, and the limits a run is held to.
 
 export type LuaLimits = {
@@ -74,6 +76,8 @@ export type LuaHostServices = {
   forNamespace(namespace: string, extraHosts?: readonly string[]): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'>;
   /** Reads an environment variable for ${VAR} delivery templates (the allowlist is checked by the caller). */
   env(name: string): string | undefined;
+  /** Where this process runs scripts (Node: a pool of worker threads with a hard stop); default: in-process. */
+  engine?: LuaEngine;
 };
 
 /** Config keys of a namespace with fallback: `wh:42:6` → `wh:42:6`, `wh:42`, `wh`. */

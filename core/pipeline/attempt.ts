@@ -173,7 +173,7 @@ export const createAttempter = (d: AttemptDeps) => {
       const r = await runDeliveryScript(
         code,
         { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
-        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...d.lua?.forNamespace(w.config_id), log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
+        { engine: d.lua?.engine, limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...d.lua?.forNamespace(w.config_id), log: (level, message, fields) => d.log[level](`delivery script of ${w.config_id}: ${message}`, { ...fields, webhook_id: w.id }) } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
       return { body: r.body, headers: r.headers, retryOn, scripted: true };

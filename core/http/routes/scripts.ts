@@ -96,6 +96,7 @@ export const scriptRoutes = (d: ApiDeps) => {
     try {
       const r = await runDeliveryScript(code, { payload, headers, config_id: configId, attempt, endpoint: typeof v.endpoint === 'string' ? v.endpoint : undefined, max_attempts: d.config.retry.max_attempts }, {
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
+        engine: d.lua?.engine,
         services: { kv: d.luaKv, ...d.lua?.forNamespace(configId) },
       });
       return c.json({
