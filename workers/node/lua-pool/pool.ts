@@ -202,7 +202,7 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
     s.run = r;
     const sv = r.spec.services ?? {};
     r.wallTimer = setTimeout(() => kill(s, `wall-clock limit of ${r.limits.wallTimeoutMs} ms`), r.limits.wallTimeoutMs + marginMs);
-    post(s, {
+    const run: ToWorker = {
       t: 'run',
       code: r.spec.code,
       mode: r.spec.mode,
@@ -211,7 +211,15 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
       kvNamespace: sv.kvNamespace,
       http: sv.http,
       has: { kv: !!sv.kv, fetch: !!sv.fetch, credential: !!sv.decryptCredential, log: !!sv.log, emit: !!r.spec.emit },
-    });
+    };
+    try {
+      post(s, run);
+    } catch (e) {
+      // An input that cannot be cloned: this run fails, the thread stays free.
+      finish(s, r);
+      r.reject(e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
     enterLua(s, r);
   };
 
