@@ -141,6 +141,12 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
     expect(dl.reason_type).toBe('script_timeout');
     // Enqueue, consume and dead-letter on a shared machine: a generous bound, still far below "never".
     expect(performance.now() - t0).toBeLessThan(15_000);
+    // The attempt itself, as the worker measured it around the script run.
+    const history = await waitFor(async () => {
+      const st = (await (await fetch(`${api}/webhooks/${id}/status`)).json()) as { history?: { duration_ms: number }[] };
+      return st.history?.length ? st.history : undefined;
+    }, { timeoutMs: 10_000, what: `status history of ${id}` });
+    expect(history.at(-1)!.duration_ms).toBeLessThan(BOUND_MS);
     // The worker is not stuck: a webhook of another config is delivered right after.
     const ok = await enqueue(`hs-ok-${name}`, `/ok-${name}`);
     await waitFor(() => rx.received.find((r) => r.headers['webhook-id'] === ok), { timeoutMs: 15_000, what: `delivery of ${ok}` });
