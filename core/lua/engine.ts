@@ -126,6 +126,11 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
       }
     };
     try {
+      // The script runs in a thread of its own, anchored at the bottom of L's stack. A thread
+      // stopped by the deadline hook keeps its hooks off (lua_resume does not restore them):
+      // as the main thread, lua_close would then run its pending __close handlers unbounded;
+      // a dead side thread is freed without running them.
+      const T = vm.em._lua_newthread(L);
       if (vm.load(L, prelude, 'b', 'howk') !== LUA_OK) throw new Error('prelude failed to load');
       // Arguments are pushed before the cap is set: outside a protected call a refused
       // allocation would be a panic. Everything after this runs protected.
@@ -135,14 +140,16 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
       s.memMax = lim.memoryLimitMb * MB;
       const ps = slice(() => vm.pcall(s, 3, 1));
       if (ps !== LUA_OK || s.killed) throw failure(vm, s, ps);
+      vm.em._lua_xmove(L, T, 1); // the driver
+      s.L = T;
       loadScript(vm, s, spec.code);
       let nargs = 1; // driver(main)
       for (;;) {
         const { status, results } = slice(() => vm.resume(s, nargs));
         if (status === LUA_OK && !s.killed) break;
         if (status !== LUA_YIELD || s.killed) throw failure(vm, s, status);
-        const id = results === 2 && vm.type(L, -1) === T_NUMBER ? Number(vm.readString(L, -1)) : NaN;
-        vm.pop(L, results);
+        const id = results === 2 && vm.type(T, -1) === T_NUMBER ? Number(vm.readString(T, -1)) : NaN;
+        vm.pop(T, results);
         const pending = s.tickets.get(id);
         if (!pending) throw new LuaRuntimeError('coroutine.yield outside a coroutine is not allowed');
         s.tickets.delete(id);
@@ -173,6 +180,7 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
 
 const blankState = (mode: RunState['mode'], services: LuaServices, limits: LuaLimits): RunState => ({
   L: 0,
+  main: 0,
   slot: 0,
   memUsed: 0,
   memMax: Infinity,

@@ -73,7 +73,7 @@ const decodeBase64 = (s: string): Uint8Array => {
 };
 
 export const coreHost: Record<string, Host> = {
-  /** The prelude's json.null and json.array_mt, kept in the registry for the value converters. */
+  /** The prelude's json.null and its private array metatable, kept in the registry for the value converters. */
   register(vm, L, s) {
     vm.em._lua_settop(L, 2);
     const arrayMt = vm.em._luaL_ref(L, REGISTRY); // luaL_ref pops the top value

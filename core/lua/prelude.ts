@@ -24,17 +24,42 @@ local function recheck(ok, ...)
   end
   return ok, ...
 end
-local _pcall, _xpcall = pcall, xpcall
+local _pcall = pcall
 function pcall(...) return recheck(_pcall(...)) end
-function xpcall(...) return recheck(_xpcall(...)) end
+-- Lua calls a message handler before unwinding, so for an error raised by the deadline
+-- hook it would run inside the hook, where hooks are off: a looping handler would never
+-- be stopped. xpcall is therefore pcall, then the handler as ordinary code once the stack
+-- has unwound (without the debug library a handler cannot tell the difference).
+local function xfinish(h, ok, ...)
+  if ok then return true, ... end
+  local k = killed()
+  if k then error(k, 0) end
+  local _, r = recheck(_pcall(h, (...)))
+  return false, r
+end
+function xpcall(f, h, ...)
+  if type(h) ~= 'function' then error("bad argument #2 to 'xpcall' (function expected)", 2) end
+  return xfinish(h, _pcall(f, ...))
+end
 
 -- Lua runs __gc metamethods with hooks switched off, so a looping finalizer would be
 -- beyond the deadline. An object is only ever finalized if its metatable has __gc
--- (any non-nil value) when setmetatable is called, so refusing that here is enough.
--- (_G.: the name is also a local of this chunk.)
+-- (any non-nil value) when setmetatable is called, so refusing that here is enough,
+-- provided no metatable the host sets (arrays from json.decode) is within the script's
+-- reach: json.array_mt is a token, never a real metatable (see the modules below).
+-- (_G.: the names are also locals of this chunk.)
+local getmetatable, rawequal = getmetatable, rawequal
+local array_mt = { __name = 'json.array' }
+local array_token = {}
 _G.setmetatable = function(t, mt)
-  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then error('__gc metamethods are not allowed', 2) end
+  if rawequal(mt, array_token) then mt = array_mt
+  elseif type(mt) == 'table' and rawget(mt, '__gc') ~= nil then error('__gc metamethods are not allowed', 2) end
   return setmetatable(t, mt)
+end
+_G.getmetatable = function(v)
+  local mt = getmetatable(v)
+  if rawequal(mt, array_mt) then return array_token end
+  return mt
 end
 
 -- Async host calls (kv, http, credentials) yield the whole script to the host with
@@ -63,7 +88,13 @@ function coroutine.wrap(f)
   end
   return function(...) return pass(resume(co, ...)) end
 end
-function coroutine.close(co) return recheck(co_close(co)) end
+-- A coroutine stopped by the deadline hook keeps its hooks off (lua_resume does not restore
+-- them), so its pending __close handlers must never run: after a kill, close refuses.
+function coroutine.close(co)
+  local k = killed()
+  if k then error(k, 0) end
+  return recheck(co_close(co))
+end
 function coroutine.isyieldable(co)
   if co == nil and select(2, co_running()) then return false end
   return co_isyieldable(co)
@@ -97,9 +128,8 @@ local null = setmetatable({}, {
   __newindex = function() error('json.null is read-only', 2) end,
   __metatable = 'json.null',
 })
-local array_mt = { __name = 'json.array' }
 H.register(null, array_mt)
-json = { encode = H.json_encode, decode = H.json_decode, null = null, array_mt = array_mt }
+json = { encode = H.json_encode, decode = H.json_decode, null = null, array_mt = array_token }
 function json.array(t) return setmetatable(t or {}, array_mt) end
 base64 = { encode = H.base64_encode, decode = H.base64_decode }
 crypto = {

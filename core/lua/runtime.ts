@@ -182,6 +182,7 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
         throw new Error('lua_newstate failed (out of memory)');
       }
       s.L = L;
+      s.main = L;
       s.slot = slot;
       em._luaopen_base(L);
       vm.pop(L, 1);
@@ -194,12 +195,13 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
     },
 
     closeState(s: S): void {
-      // Nothing of the script may run during lua_close (__gc is refused by the prelude; belt and braces).
+      // Nothing of the script may run during lua_close: no object is ever marked for finalization
+      // (prelude), and the script thread's pending __close handlers are not run for a side thread.
       s.killed ??= 'timeout';
       const prev = active;
       active = s;
       try {
-        em._lua_close(s.L);
+        em._lua_close(s.main);
       } finally {
         active = prev;
         slots[s.slot] = undefined;

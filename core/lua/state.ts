@@ -13,7 +13,10 @@ export const MEMORY_KILL_SHARE = 0.75;
 
 /** What the allocator and the hook need of a state; engine.ts extends it per run. */
 export type VmState = {
+  /** The thread Lua currently runs on (the script's own thread once it is loaded). */
   L: number;
+  /** The state's main thread: what lua_close takes. */
+  main: number;
   /** The allocator's `ud`: how it finds this state. */
   slot: number;
   memUsed: number;

@@ -1,4 +1,5 @@
 import type { CredentialSession } from './credentials';
+import type { LuaEngine } from './engine';
 
 // What the host supplies to scripts, and the limits a run is held to.
 import type { KvScope } from '../domain/keys';
@@ -84,6 +85,8 @@ export type LuaHostServices = {
   forNamespace(namespace: string, extraHosts?: readonly string[], credentialNamespace?: string): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'> & { credentials?: CredentialSession };
   /** Reads an environment variable for ${VAR} delivery templates (the allowlist is checked by the caller). */
   env(name: string): string | undefined;
+  /** Where this process runs scripts (Node: a pool of worker threads with a hard stop); default: in-process. */
+  engine?: LuaEngine;
 };
 
 /** Config keys of a namespace with fallback: `wh:42:6` → `wh:42:6`, `wh:42`, `wh`. */

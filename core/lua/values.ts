@@ -12,7 +12,7 @@ const MAX_DEPTH = 100;
 
 const pushRef = (vm: Vm, L: number, ref: number): void => void vm.em._lua_rawgeti(L, REGISTRY, BigInt(ref));
 
-/** JSON null becomes json.null; arrays get json.array_mt so an empty one encodes back as []. */
+/** JSON null becomes json.null; arrays get the private array metatable (json.array_mt stands for it) so an empty one encodes back as []. */
 export const pushJs = (vm: Vm, L: number, v: unknown, refs: Refs, depth = 0): void => {
   const em = vm.em;
   switch (typeof v) {

@@ -23,6 +23,8 @@ export type Em = {
   addFunction(fn: (...args: number[]) => number | void, sig: string): P;
   _lua_newstate(alloc: P, ud: number): P;
   _lua_close(L: P): void;
+  _lua_newthread(L: P): P;
+  _lua_xmove(from: P, to: P, n: number): void;
   _lua_sethook(L: P, f: P, mask: number, count: number): void;
   _lua_resume(L: P, from: P, nargs: number, nres: P): number;
   _lua_pcallk(L: P, nargs: number, nres: number, errfunc: number, ctx: number, k: P): number;

@@ -187,7 +187,7 @@ export const createAttempter = (d: AttemptDeps) => {
       const r = await runDeliveryScript(
         code,
         { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
-        { limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...host, log } },
+        { engine: d.lua?.engine, limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...host, log } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
       return { body: r.body, headers: r.headers, retryOn, scripted: true, credentials };

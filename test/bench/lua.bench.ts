@@ -1,7 +1,8 @@
 // Lua benchmark (issue 5), two parts:
 //  (a) per-delivery overhead of a small delivery script: the call the worker makes before
-//      signing (core/pipeline/attempt.ts → runDeliveryScript, same limits), timed one by one
-//      in this process. Without a script the worker makes no call at all.
+//      signing (core/pipeline/attempt.ts → runDeliveryScript, same limits), timed one by one,
+//      in this process (the edge's way) and through the worker-thread pool (howk-api and
+//      howk-worker's way, workers/node/lua-pool). Without a script the worker makes no call.
 //  (b) throughput of POST /incoming/fanout (test/fixtures/transformers/fanout.lua, 3 webhooks
 //      per request) with howk-api and howk-worker as child processes on real Kafka + Redis,
 //      delivering to a loopback receiver; then the same 3 webhooks as a plain batch enqueue,
@@ -20,6 +21,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { DEFAULT_LIMITS, runDeliveryScript, runTransformer } from '../../core/lua';
+import { createLuaPool } from '../../workers/node/lua-pool/pool';
 import { createRedis } from '../../workers/redis/client';
 import { installTransformers, readFixture } from '../fixtures/transformers/install';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
@@ -68,11 +70,15 @@ const measure = async (name: string, run: () => Promise<unknown>) => {
 const scriptOverhead = async () => {
   const rows: string[] = [];
   const input = { payload: PAYLOAD, headers: { 'x-tenant': 't1' }, config_id: 'bench', attempt: 0, webhook_id: 'wh_01J0000000000000000000000', endpoint: 'https://example.com/hook', max_attempts: 10, retry_on_status: [429, 503] };
-  for (const [name, code] of SCRIPTS) rows.push(await measure(name, () => runDeliveryScript(code, input, { limits })));
-  // For comparison: the transformer of part (b), as /incoming runs it (3 howk.post calls).
+  const pool = createLuaPool({ limits });
   const fanout = await readFixture('fanout.lua', 'http://127.0.0.1:8089');
   const order = JSON.stringify({ id: 'ord_1', amount_cents: 1000, currency: 'EUR', email: 'ada@example.com', items: [{ sku: 'book', qty: 1 }] });
-  rows.push(await measure('transformer fanout.lua (3 posts), for comparison', () => runTransformer(fanout, { body: order, headers: { 'content-type': 'application/json' }, script: 'fanout' }, { limits, allowedDomains: ['127.0.0.1'] })));
+  for (const [where, engine] of [['in-process', undefined], ['worker thread', pool]] as const) {
+    for (const [name, code] of SCRIPTS) rows.push(await measure(`${name}, ${where}`, () => runDeliveryScript(code, input, { limits, engine })));
+    // For comparison: the transformer of part (b), as /incoming runs it (3 howk.post calls).
+    rows.push(await measure(`transformer fanout.lua (3 posts), ${where}`, () => runTransformer(fanout, { body: order, headers: { 'content-type': 'application/json' }, script: 'fanout' }, { limits, allowedDomains: ['127.0.0.1'], engine })));
+  }
+  await pool.close();
   console.log(`\n(a) Lua run cost: ${RUNS} runs each after 500 warm-up runs (load average ${load()})\n`);
   console.log(['| script | median µs | p99 µs | mean µs | CPU µs/run |', '|---|---:|---:|---:|---:|', ...rows].join('\n'));
 };

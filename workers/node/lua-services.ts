@@ -3,6 +3,7 @@ import type { Config } from '../../core/config/schema';
 import { CREDENTIAL_KEY_ENV, CredentialError, credentialKeysFromEnv, credentialSession, namespaceChain, parseEnvelope, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
 import type { Logger } from '../../core/pipeline/logger';
 import { destinationPolicy } from '../../core/security/destination';
+import { createLuaPool } from './lua-pool/pool';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
 
 // The Lua host services of a Node process (howk-api, howk-worker, howk-dev): one fetch for
@@ -67,6 +68,9 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
   const { fetch: fetchFn, close } = guardedFetch(config.delivery.allowed_networks);
   const lists = config.lua.http_allowlist;
   const base = { timeoutMs: config.lua.http_timeout, maxResponseBytes: config.lua.http_max_response_bytes };
+  // Scripts run in worker threads that are terminated past their limits; the services above
+  // stay here and are reached by message (workers/node/lua-pool).
+  const engine = createLuaPool({ limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb } });
   return {
     forNamespace(namespace, extraHosts = [], credentialNamespace = namespace) {
       // The most specific entry wins, as with delivery scripts (wh:42:6 → wh:42 → wh).
@@ -82,6 +86,10 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
       return { fetch: scopedFetch, http, decryptCredential: (name) => credentials.decrypt(name), credentials };
     },
     env: (name) => env[name],
-    close,
+    engine,
+    close: async () => {
+      await engine.close();
+      await close();
+    },
   };
 };

@@ -97,6 +97,7 @@ export const incomingRoutes = (d: ApiDeps) => {
         allowedDomains: script.settings.allowed_domains,
         maxWebhooks: limits.max_batch_size,
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
+        engine: d.lua?.engine,
         // http namespace incoming:<name> (lua.http_allowlist), plus the script's own allowed_hosts.
         services: {
           kv: d.luaKv,

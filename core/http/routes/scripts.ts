@@ -114,6 +114,7 @@ export const scriptRoutes = (d: ApiDeps) => {
     try {
       const r = await runDeliveryScript(script.code, { payload, headers, config_id: configId, attempt, endpoint, max_attempts: d.config.retry.max_attempts }, {
         limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
+        engine: d.lua?.engine,
         services: { kv: d.luaKv, ...host },
       });
       const red = redact();

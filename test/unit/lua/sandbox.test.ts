@@ -123,6 +123,62 @@ describe('sandbox: CPU deadline inside the VM', () => {
   });
 });
 
+// Three ways Lua runs script code with hooks off, beyond the deadline hook: a finalizer
+// (set through a metatable the host applies), a message handler (called inside the hook that
+// raised the timeout) and a __close handler of a thread stopped by the hook. Each looped
+// forever in-process before; now each is a plain timeout, both by the clock (Node) and by
+// the instruction budget alone (workerd, where the clock stands still during a run).
+describe('sandbox: no script code runs with hooks off', () => {
+  const ESCAPES: [string, string][] = [
+    ['__gc through json.array_mt', `json.array_mt.__gc = function() while true do end end
+      local a, b = json.array({}), json.decode('[1, 2]')
+      a, b = nil, nil
+      collectgarbage()
+      while true do end`],
+    ['xpcall handler that loops', `xpcall(function() error('x') end, function() while true do end end)`],
+    ['xpcall handler that loops after a timeout', `xpcall(function() while true do end end, function() while true do end end)`],
+    ['__close that loops after the kill', `local x <close> = setmetatable({}, { __close = function() while true do end end }) while true do end`],
+    ['coroutine.close of a killed coroutine from a __close', `local co = coroutine.create(function()
+        local x <close> = setmetatable({}, { __close = function() while true do end end })
+        while true do end
+      end)
+      local y <close> = setmetatable({}, { __close = function() coroutine.close(co) end })
+      pcall(coroutine.resume, co)`],
+  ];
+
+  it.each(ESCAPES)('%s: stopped by the CPU deadline', async (_name, code) => {
+    const t0 = performance.now();
+    expect((await failure(deliver(code, { limits: { timeoutMs: 100 } }))).code).toBe('script_timeout');
+    // A loop with hooks off never ends; the margin only absorbs a busy machine.
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it.each(ESCAPES)('%s: stopped by the instruction budget alone (workerd)', async (_name, code) => {
+    const e = await failure(deliver(code, { limits: { timeoutMs: 600_000, maxInstructions: 2_000_000 } }));
+    expect(e.code).toBe('script_timeout');
+    expect(e.message).toMatch(/instruction budget/);
+  });
+
+  it('json.array_mt is a marker, not the metatable arrays carry: changing it changes nothing', async () => {
+    const lines = await logsOf(`
+      rawset(json.array_mt, '__index', function() return 'hijacked' end)
+      local a = json.decode('[1]')
+      print(getmetatable(a) == json.array_mt, a[5], json.encode(setmetatable({}, json.array_mt)), json.encode(json.array()))
+      local mt = {}
+      print(json.encode(setmetatable(a, mt)), getmetatable(a) == mt)`);
+    expect(lines).toEqual(['true\tnil\t[]\t[]', '[1]\ttrue']);
+  });
+
+  it('xpcall keeps its contract: false plus what the handler returns; a failing handler does not escape', async () => {
+    const lines = await logsOf(`
+      print(xpcall(function(a, b) return a + b end, print, 1, 2))
+      print(xpcall(function() error({ code = 7 }) end, function(e) return 'handled ' .. e.code end))
+      print(xpcall(function() error('x') end, function() error('handler broke', 0) end))
+      print(pcall(xpcall, function() end))`);
+    expect(lines).toEqual(['true\t3', 'false\thandled 7', 'false\thandler broke', "false\tbad argument #2 to 'xpcall' (function expected)"]);
+  });
+});
+
 describe('sandbox: memory cap', () => {
   it('a memory bomb stops with script_memory_limit', async () => {
     const bomb = `local t = {} for i=1,1e9 do t[i] = string.rep('x', 1000) .. i end`;
