@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { keys } from '../../../core/domain/keys';
 import { LuaRuntimeError, LuaTimeoutError, runDeliveryScript, runTransformer, type KvStore } from '../../../core/lua';
 import { createLuaPool } from '../../../workers/node/lua-pool/pool';
 import { baseInput } from './helpers';
@@ -48,7 +49,7 @@ describe('Lua worker-thread pool', () => {
       },
     );
     expect(r.headers).toMatchObject({ 'x-n': '42', 'x-token': 't-1', 'x-secret': 's3cret' });
-    expect(kv.data.get('kv:cfg_a:n')).toBe('41');
+    expect(kv.data.get(keys.kv({ kind: 'config', id: 'cfg_a' }, 'n'))).toBe('41');
     // The redirect was followed by the http module (in the thread), 302 POST → GET.
     expect(seen).toEqual(['POST https://api.example.com/old {"a":1}', 'GET https://api.example.com/new ']);
     expect(logs).toEqual(['ran n=42 status=201']);
