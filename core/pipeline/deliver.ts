@@ -17,8 +17,6 @@ export type DeliverDeps = AttemptDeps & {
   producer: LogProducer;
   clock: Clock;
   log: Logger;
-  /** Slow lane: a pacing gate taken before each webhook (slow_lane_rate per worker). */
-  pace?: () => Promise<void>;
 };
 
 /**
@@ -158,7 +156,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const worker = async () => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
-            if (d.pace) await d.pace();
+            // Slow lane: each endpoint at its own pace (limit / latency).
+            if (d.pacer) await d.pacer.pace(w.endpoint_hash);
             onStep(w, await attempter.attempt(w, lane, items[next]));
             moved.set(key, d.clock.now());
           }

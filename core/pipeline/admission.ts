@@ -1,0 +1,177 @@
+import type { Config } from '../config/schema';
+import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { errorMessage } from '../errors/errors';
+import type { Clock } from '../ports/clock';
+import type { Admission, Completion, Guards } from '../ports/guards';
+import { coalesce } from './coalesce';
+import { guardParams } from './guard-params';
+import type { Logger } from './logger';
+import { createOriginSlots, type OriginSlots } from './origin-slots';
+import type { EndpointPacer } from './pacer';
+import { sleep } from './scheduler';
+
+export type Lane = 'fast' | 'slow';
+
+export type AdmissionDeps = {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  guards?: Guards;
+  /** The worker's connections per origin, shared by its lanes (one is made when not given). */
+  slots?: OriginSlots;
+  /** Slow lane: learns each endpoint's pace from the admissions that let it go. */
+  pacer?: EndpointPacer;
+  /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
+  isStopping?: () => boolean;
+  /** Makes a webhook that met a pause recoverable (its howk.state snapshot) before the pause holds it in Redis. */
+  beforeHold?: (w: Webhook) => Promise<void>;
+};
+
+/** An admission and the worker's connection slot it holds: a 'go' keeps it until its answer is in. */
+export type Admitted = { a: Admission | { kind: 'held' }; release: () => void };
+
+const GO: Admission = { kind: 'go', probe: false, counted: { endpoint: false, domain: false } };
+const NOOP = () => {};
+/** Longest wait before a webhook told to wait asks again (a local completion of its endpoint wakes it sooner). */
+const WAIT_MS = 50;
+
+const originOf = (w: Webhook): { origin: string; host: string } => {
+  const u = new URL(w.endpoint);
+  return { origin: u.origin, host: u.hostname };
+};
+
+/**
+ * Admission in front of every attempt: the worker's own connection slot for the origin
+ * first, then the guards (one coalesced script call for everything asked at once), and
+ * the completions that end what admission counted.
+ */
+export const createAdmission = (d: AdmissionDeps) => {
+  const { config } = d;
+  const params = guardParams(config);
+  const guards = d.guards;
+  const slots = d.slots ?? createOriginSlots(config.delivery.max_conns_per_host, config.concurrency.initial_limit);
+  const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
+  const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
+  const pendingCompletions = new Set<Promise<unknown>>();
+
+  // Webhooks told to wait at their endpoint's limit sleep until a local completion of that
+  // endpoint has reached the guards (room may have been made), or WAIT_MS at most (other workers' completions).
+  const sleepers = new Map<string, Set<() => void>>();
+  const napUntilCompletion = (hash: string, ms: number) =>
+    new Promise<void>((resolve) => {
+      const set = sleepers.get(hash) ?? new Set();
+      sleepers.set(hash, set);
+      const wake = () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (!set.size && sleepers.get(hash) === set) sleepers.delete(hash);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      set.add(wake);
+    });
+  const wakeAll = (hash: string) => [...(sleepers.get(hash) ?? [])].forEach((wake) => wake());
+
+  /** Records an attempt's end with the guards, in the background. Fail silent: counters carry a TTL and a missed circuit record costs little. */
+  const record = (c: Completion): void => {
+    if (!complete) return;
+    const done = complete(c).catch((e) => d.log.warn('guard completion not recorded', { error: errorMessage(e) }));
+    pendingCompletions.add(done);
+    void done.finally(() => {
+      pendingCompletions.delete(done);
+      wakeAll(c.endpointHash);
+    });
+  };
+
+  /** Takes a connection slot of the origin, then asks; the slot is given back unless the answer is 'go'. */
+  const ask = async (w: Webhook, lane: Lane, waited: boolean): Promise<{ a: Admission; release: () => void }> => {
+    const { origin, host } = originOf(w);
+    const release = await slots.acquire(origin);
+    try {
+      const a = await ask1!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now(), id: w.id, waited });
+      if (a.kind !== 'go') release();
+      else if (a.seen) {
+        // The worker's pool for the origin follows the endpoint's limit (up to its size).
+        slots.resize(origin, a.seen.limit);
+        d.pacer?.learn(w.endpoint_hash, a.seen.limit, a.seen.latencyMs);
+      }
+      return { a, release };
+    } catch (e) {
+      release();
+      throw e;
+    }
+  };
+
+  // Admissions asked ahead: while a fast-lane webhook is being signed and sent, the next one
+  // of its config lane is already asked for, so the Redis round trip leaves the lane's serial
+  // path. Its answer is a decision like any other, made one send earlier: whatever it is, the
+  // webhook follows it (counters, tokens and probe slots it took are not taken twice).
+  const early = new Map<Webhook, Promise<{ a: Admission; release: () => void }>>();
+
+  const askAhead = (w: Webhook, lane: Lane): void => {
+    if (!ask1 || early.has(w)) return;
+    const p = ask(w, lane, false);
+    p.catch(() => {}); // a failure is met again (and handled) when the webhook's turn comes
+    early.set(w, p);
+  };
+
+  /** A webhook asked ahead that will not be attempted now (a stop): gives back what a 'go' counted. */
+  const discard = (w: Webhook): void => {
+    const p = early.get(w);
+    if (!p) return;
+    early.delete(w);
+    p.then(({ a, release }) => {
+      release();
+      if (a.kind === 'go') record({ endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
+    }, () => {});
+  };
+
+  const admit = async (w: Webhook, lane: Lane): Promise<Admitted> => {
+    if (!ask1 || !guards) {
+      const release = await slots.acquire(originOf(w).origin);
+      return { a: GO, release };
+    }
+    let asked = early.get(w);
+    early.delete(w);
+    let waited = false;
+    for (;;) {
+      let got: { a: Admission; release: () => void };
+      try {
+        got = await (asked ?? ask(w, lane, waited));
+        asked = undefined;
+      } catch (e) {
+        asked = undefined;
+        if (!config.circuit_breaker.enabled) {
+          d.log.warn('guards unavailable; delivering without limits (fail open)', { error: errorMessage(e) });
+          return { a: GO, release: await slots.acquire(originOf(w).origin) };
+        }
+        // Circuit fails closed: without Redis nothing is sent; the webhook waits here, in
+        // its batch (uncommitted), until the circuit can be read again.
+        if (d.isStopping?.()) throw e;
+        d.log.warn('circuit unavailable; delivery waits (fail closed)', { error: errorMessage(e) });
+        await sleep(500);
+        continue;
+      }
+      const { a } = got;
+      if (a.kind === 'wait') {
+        waited = true;
+        if (d.isStopping?.()) throw new Error('worker stopping: a delivery waiting for its turn gives up');
+        await napUntilCompletion(w.endpoint_hash, WAIT_MS);
+        continue;
+      }
+      if (a.kind === 'paused') {
+        const scope = { kind: a.scope, id: a.scope === 'endpoint' ? w.endpoint_hash : w.config_id };
+        // Kafka first, then Redis: a FLUSHALL must never take a held webhook whose snapshot
+        // howk.state has not got yet (test/unit/reconcile-flush-race.test.ts).
+        await d.beforeHold?.(w);
+        if (await guards.holdPaused(scope, encodeWebhook(w))) return { a: { kind: 'held' }, release: NOOP };
+        continue; // resumed and drained meanwhile: ask again
+      }
+      return got;
+    }
+  };
+
+  return { admit, askAhead, discard, record, settle: () => Promise.all([...pendingCompletions]), hostOf: (w: Webhook) => originOf(w).host };
+};
+
+export type AdmissionControl = ReturnType<typeof createAdmission>;
