@@ -54,23 +54,26 @@ export const createAdmission = (d: AdmissionDeps) => {
   const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
   const pendingCompletions = new Set<Promise<unknown>>();
 
-  // Webhooks told to wait at their endpoint's limit sleep until a local completion of that
-  // endpoint has reached the guards (room may have been made), or WAIT_MS at most (other workers' completions).
-  const sleepers = new Map<string, Set<() => void>>();
+  // Webhooks told to wait at their endpoint's limit sleep in line, per endpoint: each local
+  // completion of that endpoint (once it has reached the guards) wakes the first of them,
+  // and WAIT_MS wakes anyone (room made by other workers). Waking them all at once made
+  // every completion cost one admission per waiter.
+  const sleepers = new Map<string, (() => void)[]>();
   const napUntilCompletion = (hash: string, ms: number) =>
     new Promise<void>((resolve) => {
-      const set = sleepers.get(hash) ?? new Set();
-      sleepers.set(hash, set);
+      const line = sleepers.get(hash) ?? [];
+      sleepers.set(hash, line);
       const wake = () => {
         clearTimeout(timer);
-        set.delete(wake);
-        if (!set.size && sleepers.get(hash) === set) sleepers.delete(hash);
+        const i = line.indexOf(wake);
+        if (i >= 0) line.splice(i, 1);
+        if (!line.length && sleepers.get(hash) === line) sleepers.delete(hash);
         resolve();
       };
       const timer = setTimeout(wake, ms);
-      set.add(wake);
+      line.push(wake);
     });
-  const wakeAll = (hash: string) => [...(sleepers.get(hash) ?? [])].forEach((wake) => wake());
+  const wakeNext = (hash: string) => sleepers.get(hash)?.[0]?.();
 
   /** Records an attempt's end with the guards, in the background. Fail silent: counters carry a TTL and a missed circuit record costs little. */
   const record = (c: Completion): void => {
@@ -79,7 +82,7 @@ export const createAdmission = (d: AdmissionDeps) => {
     pendingCompletions.add(done);
     void done.finally(() => {
       pendingCompletions.delete(done);
-      wakeAll(c.endpointHash);
+      wakeNext(c.endpointHash);
     });
   };
 
