@@ -97,7 +97,7 @@ export const ConfigSchema = z.object({
     initial_limit: int(20, 'Adaptive in-flight limit of an endpoint (host) never measured', { min: 1 }),
     min_limit: int(1, 'Floor of the adaptive in-flight limits', { min: 1 }),
     max_limit: int(1000, 'Ceiling of the adaptive per-endpoint limit (what the slow lane paces by)', { min: 1 }),
-    latency_tolerance: num(2, 'Latency up to this many times the endpoint\'s minimum (+5 ms) lets its limit grow; above it the limit shrinks', { min: 1 }),
+    latency_tolerance: num(2, 'Latency up to this many times the endpoint\'s minimum (+20 ms) lets its limit grow; above it the limit shrinks', { min: 1 }),
     slow_threshold: duration('1s', 'An endpoint at its limit whose recent latency is above this is diverted to the slow lane'),
     latency_window: duration('30s', 'Window of the latency percentiles shown per endpoint; a timeout within it makes the endpoint slow'),
   }),

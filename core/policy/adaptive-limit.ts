@@ -36,8 +36,8 @@ export type LimitSample = { ms: number; drop: boolean; timeout: boolean };
 
 export type SlowVerdict = { slow: boolean; reason: 'latency' | 'timeouts' | null };
 
-/** Absolute slack (ms): sub-millisecond jitter on a loopback-fast endpoint is no congestion. */
-export const SLACK_MS = 5;
+/** Absolute slack (ms): jitter of a few ms (the worker's own event loop included) on a fast endpoint is no congestion. */
+export const SLACK_MS = 20;
 /** Weight of the newest limit proposal (the limit moves a fifth of the way per sample). */
 export const SMOOTHING = 0.2;
 /** Weight of the newest latency in the moving average. */

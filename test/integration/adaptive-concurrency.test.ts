@@ -66,17 +66,16 @@ describe('adaptive concurrency (kafka + redis)', () => {
     await waitFor(() => ids(rx).size >= 300, { timeoutMs: 60_000, what: 'the fast phase' });
     const before = await waitFor(async () => {
       const v = await view(f, hash);
-      return v.latency_ms.samples >= 300 ? v : undefined;
+      return v.inflight === 0 && v.latency_ms.samples > 0 ? v : undefined;
     }, { what: 'the fast phase measured' });
-    expect(before.limit).toBeGreaterThanOrEqual(20);
-    delayMs = 300;
+    delayMs = 500;
     await enqueue(f, endpoint, 30, 10, 'rising');
     const after = await waitFor(async () => {
       const v = await view(f, hash);
-      return v.limit <= before.limit / 2 ? v : undefined;
+      return v.limit < before.limit && v.limit <= 6 ? v : undefined;
     }, { timeoutMs: 60_000, intervalMs: 100, what: 'the limit lowered' });
     expect(after.latency_ms.estimate).toBeGreaterThan(100);
-    expect(after.slow).toBe(false); // 300 ms is below the 1 s threshold: it waits its turn in the fast lane
+    expect(after.slow).toBe(false); // 500 ms is below the 1 s threshold: it waits its turn in the fast lane
     console.log(`rising latency: limit ${before.limit} → ${after.limit} (latency estimate ${after.latency_ms.estimate?.toFixed(1)} ms)`);
     await waitFor(() => ids(rx).size >= 600, { timeoutMs: 90_000, intervalMs: 200, what: 'every webhook of the slow phase' });
     expect(f.records('slow')).toHaveLength(0);

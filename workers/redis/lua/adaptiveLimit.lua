@@ -10,7 +10,7 @@
 -- timeout_at.
 local initial, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
 local tolerance, slow_threshold, window = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local SLACK_MS, SMOOTHING, LATENCY_WEIGHT, MIN_DRIFT, BACKOFF, MIN_GRADIENT = 5, 0.2, 0.2, 0.002, 0.9, 0.5
+local SLACK_MS, SMOOTHING, LATENCY_WEIGHT, MIN_DRIFT, BACKOFF, MIN_GRADIENT = 20, 0.2, 0.2, 0.002, 0.9, 0.5
 
 local function clamp(x, lo, hi) return math.min(hi, math.max(lo, x)) end
 
