@@ -86,6 +86,21 @@ export const createAdmission = (d: AdmissionDeps) => {
     });
   };
 
+  // The worker's pool for an origin follows the largest limit among its endpoints (up to the
+  // pool's size): a slow endpoint with a small limit must not throttle a fast one beside it.
+  const limits = new Map<string, Map<string, number>>();
+  const originLimit = (origin: string, hash: string, limit: number): number => {
+    let m = limits.get(origin);
+    if (!m) {
+      if (limits.size >= 10_000) limits.delete(limits.keys().next().value as string);
+      limits.set(origin, (m = new Map()));
+    }
+    m.delete(hash); // newest last: the oldest endpoint goes first past 100
+    m.set(hash, limit);
+    if (m.size > 100) m.delete(m.keys().next().value as string);
+    return Math.max(...m.values());
+  };
+
   /** Takes a connection slot of the origin, then asks; the slot is given back unless the answer is 'go'. */
   const ask = async (w: Webhook, lane: Lane, waited: boolean): Promise<{ a: Admission; release: () => void }> => {
     const { origin, host } = originOf(w);
@@ -94,8 +109,7 @@ export const createAdmission = (d: AdmissionDeps) => {
       const a = await ask1!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now(), id: w.id, waited });
       if (a.kind !== 'go') release();
       else if (a.seen) {
-        // The worker's pool for the origin follows the endpoint's limit (up to its size).
-        slots.resize(origin, a.seen.limit);
+        slots.resize(origin, originLimit(origin, w.endpoint_hash, a.seen.limit));
         d.pacer?.learn(w.endpoint_hash, a.seen.limit, a.seen.latencyMs);
       }
       return { a, release };
