@@ -30,6 +30,13 @@ export const keys = {
   circuit: (endpointHash: string) => `circuit:${endpointHash}`,
   concurrency: (endpointHash: string) => `concurrency:${endpointHash}`,
   domainConcurrency: (host: string) => `domain_concurrency:${host}`,
+  /** Adaptive in-flight limit and latency estimate of an endpoint / a host (hash). */
+  endpointLimit: (endpointHash: string) => `limit:${endpointHash}`,
+  domainLimit: (host: string) => `domain_limit:${host}`,
+  /** Recent latencies of an endpoint (list of "<at ms>:<ms>", newest first). */
+  endpointLatency: (endpointHash: string) => `endpoint_latency:${endpointHash}`,
+  /** Webhooks waiting at an endpoint's limit (zset, score: when they last asked). */
+  endpointQueued: (endpointHash: string) => `endpoint_queued:${endpointHash}`,
   stats: (name: string, hourBucket: string) => `stats:${name}:${hourBucket}`,
   endpointsHll: (hourBucket: string) => `hll:endpoints:${hourBucket}`,
   /** 'paused' or 'draining' for an endpoint hash or a config id. */

@@ -57,6 +57,21 @@ const EndpointViewSchema = z.object({
   draining: z.boolean(),
   parked_while_paused: z.number(),
   last_errors: z.array(z.object({ at: z.string(), error: z.string() })),
+  concurrency: z.object({
+    limit: z.number().int().describe('Adaptive in-flight limit of the endpoint (what the slow lane paces by)'),
+    fast_lane_limit: z.number().int().describe('Its share of the fast lane: min(limit, concurrency.max_inflight_per_endpoint); 0 when the endpoint limit is off'),
+    latency_ms: z.object({
+      estimate: z.number().nullable().describe('Recent latency (moving average of answers and timeouts)'),
+      min: z.number().nullable().describe('Lowest latency seen (drifts slowly towards a lasting change)'),
+      p50: z.number().nullable(),
+      p90: z.number().nullable(),
+      samples: z.number().int().describe('Samples within concurrency.latency_window behind p50/p90'),
+    }),
+    inflight: z.number().int(),
+    queued: z.number().int().describe('Webhooks told to wait at the limit in the fast lane within the last 2 s'),
+    slow: z.boolean().describe('At its limit, a slow endpoint is diverted to the slow lane; a fast one waits its turn'),
+    slow_reason: z.enum(['latency', 'timeouts']).nullable(),
+  }),
 });
 const PauseResult = z.looseObject({
   paused: z.boolean(),
@@ -89,7 +104,7 @@ const ops = (c: Config): Op[] => [
   },
   { method: 'get', path: '/webhooks/{id}/status', tag: 'webhooks', summary: 'State, attempts and the last 20 attempts of a webhook', params: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], ok: { '200': json(schema(StatusView), 'status') } },
   { method: 'get', path: '/stats', tag: 'webhooks', summary: 'Counters of the last hour and the last 24 hours', ok: { '200': json(schema(z.object({ last_1h: StatsWindow, last_24h: StatsWindow })), 'stats') } },
-  { method: 'get', path: '/endpoints/{hash}', tag: 'endpoints', summary: 'Circuit state and counts, in-flight deliveries, pause and last errors of one endpoint', params: [hashParam], ok: { '200': json(schema(EndpointViewSchema), 'endpoint') } },
+  { method: 'get', path: '/endpoints/{hash}', tag: 'endpoints', summary: 'Circuit state and counts, adaptive limit, latency, in-flight and queued deliveries, slowness, pause and last errors of one endpoint', params: [hashParam], ok: { '200': json(schema(EndpointViewSchema), 'endpoint') } },
   { method: 'post', path: '/endpoints/{hash}/circuit/reset', tag: 'endpoints', summary: 'Close the endpoint\'s circuit now', params: [hashParam], ok: { '200': json(schema(EndpointViewSchema), 'endpoint') } },
   { method: 'post', path: '/endpoints/{hash}/pause', tag: 'endpoints', summary: 'Hold deliveries to the endpoint (nothing is lost)', params: [hashParam], ok: { '200': json(schema(PauseResult), 'paused') } },
   { method: 'post', path: '/endpoints/{hash}/resume', tag: 'endpoints', summary: 'Release held deliveries in arrival order', params: [hashParam], ok: { '200': json(schema(PauseResult), 'resumed') } },

@@ -1,4 +1,6 @@
+import { allowed, freshLimit, LATENCY_SAMPLES, laneDecision, QUEUED_WINDOW_MS, recordSample, slowness, type LimitParams, type LimitSample, type LimitState } from '../policy/adaptive-limit';
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
+import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
 import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
 
@@ -9,6 +11,7 @@ type Counter = { n: number; expiresAt: number };
 type Pause = { state: 'paused' | 'draining'; held: string[]; drain?: string; until?: number };
 
 const scopeKey = (s: PauseScope) => `${s.kind}:${s.id}`;
+const queuedSince = (q: Map<string, number> | undefined, since: number): number => [...(q?.values() ?? [])].filter((at) => at >= since).length;
 
 export class MemoryGuards implements Guards {
   private circuits = new Map<string, Circuit>();
@@ -17,6 +20,21 @@ export class MemoryGuards implements Guards {
   private buckets = new Map<string, Bucket>();
   private pauses = new Map<string, Pause>();
   private errors = new Map<string, { at: string; error: string }[]>();
+  private limits = new Map<string, LimitState>();
+  private domainLimits = new Map<string, LimitState>();
+  private latencies = new Map<string, { at: number; ms: number }[]>();
+  private queued = new Map<string, Map<string, number>>();
+
+  private learn(m: Map<string, LimitState>, k: string, x: LimitSample, inflight: number, now: number, p: LimitParams): void {
+    m.set(k, recordSample(m.get(k) ?? freshLimit(p), x, inflight, now, p));
+  }
+
+  private queue(hash: string, id: string, at: number | undefined): void {
+    const q = this.queued.get(hash) ?? new Map<string, number>();
+    this.queued.set(hash, q);
+    if (at === undefined) q.delete(id);
+    else q.set(id, at);
+  }
 
   private count(m: Map<string, Counter>, k: string, now: number): number {
     const c = m.get(k);
@@ -38,44 +56,63 @@ export class MemoryGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     return reqs.map((r) => {
-      const pass = r.passPause ?? [];
-      const paused =
-        !pass.includes('endpoint') && this.pauses.has(scopeKey({ kind: 'endpoint', id: r.endpointHash })) ? 'endpoint'
-        : !pass.includes('config') && this.pauses.has(scopeKey({ kind: 'config', id: r.configId })) ? 'config'
-        : undefined;
-      if (paused) return { kind: 'paused', scope: paused };
-      let probe = false;
-      if (p.circuit.enabled) {
-        const a = admitCircuit(this.circuit(r.endpointHash), r.now, p.circuit);
-        if (!a.allowed) return { kind: 'park', reason: 'circuit_open', until: a.until };
-        probe = a.probe;
-      }
-      if (p.rate > 0) {
-        const b = this.buckets.get(r.endpointHash) ?? { tokens: p.burst, at: r.now };
-        this.buckets.set(r.endpointHash, b);
-        const t = takeToken(b, r.now, p.rate, p.burst);
-        if (!t.ok) return { kind: 'park', reason: 'rate_limited', until: r.now + t.waitMs };
-      }
-      const domainMax = p.maxInflightPerDomain(r.host);
-      if (domainMax > 0 && this.count(this.domainCount, r.host, r.now) >= domainMax) {
-        return r.lane === 'fast' ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
-      }
-      const endpointMax = p.maxInflightPerEndpoint;
-      if (endpointMax > 0) {
-        const n = this.count(this.endpointCount, r.endpointHash, r.now);
-        if (r.lane === 'fast' && n >= endpointMax) return { kind: 'divert', reason: 'endpoint_inflight' };
-        // Back to the fast lane only once the endpoint is idle; with any in flight the slow lane
-        // keeps it (returning at "some room" makes traffic ping-pong between the lanes).
-        if (r.lane === 'slow' && n === 0) return { kind: 'recovered' };
-      }
-      if (domainMax > 0) this.add(this.domainCount, r.host, 1, r.now, p.inflightTtlMs);
-      if (endpointMax > 0) this.add(this.endpointCount, r.endpointHash, 1, r.now, p.inflightTtlMs);
-      return { kind: 'go', probe, counted: { endpoint: endpointMax > 0, domain: domainMax > 0 } };
+      const a = this.admitOne(r, p);
+      if (a.kind === 'wait' && r.lane === 'fast') this.queue(r.endpointHash, r.id ?? '', r.now);
+      else if (r.waited) this.queue(r.endpointHash, r.id ?? '', undefined);
+      return a;
     });
+  }
+
+  private admitOne(r: AdmitRequest, p: GuardParams): Admission {
+    const pass = r.passPause ?? [];
+    const paused =
+      !pass.includes('endpoint') && this.pauses.has(scopeKey({ kind: 'endpoint', id: r.endpointHash })) ? 'endpoint'
+      : !pass.includes('config') && this.pauses.has(scopeKey({ kind: 'config', id: r.configId })) ? 'config'
+      : undefined;
+    if (paused) return { kind: 'paused', scope: paused };
+    let probe = false;
+    if (p.circuit.enabled) {
+      const a = admitCircuit(this.circuit(r.endpointHash), r.now, p.circuit);
+      if (!a.allowed) return { kind: 'park', reason: 'circuit_open', until: a.until };
+      probe = a.probe;
+    }
+    if (p.rate > 0) {
+      const b = this.buckets.get(r.endpointHash) ?? { tokens: p.burst, at: r.now };
+      this.buckets.set(r.endpointHash, b);
+      const t = takeToken(b, r.now, p.rate, p.burst);
+      if (!t.ok) return { kind: 'park', reason: 'rate_limited', until: r.now + t.waitMs };
+    }
+    // Without an endpoint limit nothing is measured: the endpoint never counts as slow.
+    const endpointMax = p.maxInflightPerEndpoint;
+    const ep = endpointMax > 0 ? (this.limits.get(r.endpointHash) ?? freshLimit(p.limits)) : undefined;
+    const slow = ep ? slowness(ep, r.now, p.limits).slow : false;
+    const domainMax = p.maxInflightPerDomain(r.host);
+    if (domainMax > 0) {
+      const lim = Math.min(allowed(this.domainLimits.get(r.host) ?? freshLimit({ ...p.limits, ceiling: domainMax })), domainMax);
+      if (this.count(this.domainCount, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
+    }
+    let fastLimit = 0;
+    if (ep) {
+      fastLimit = Math.min(allowed(ep), endpointMax);
+      const d = laneDecision(r.lane, this.count(this.endpointCount, r.endpointHash, r.now) >= fastLimit, slow);
+      if (d === 'recovered') return { kind: 'recovered' };
+      if (d === 'divert') return { kind: 'divert', reason: 'endpoint_inflight' };
+      if (d === 'wait') return { kind: 'wait' };
+    }
+    if (domainMax > 0) this.add(this.domainCount, r.host, 1, r.now, p.inflightTtlMs);
+    if (ep) this.add(this.endpointCount, r.endpointHash, 1, r.now, p.inflightTtlMs);
+    const counted = { endpoint: ep !== undefined, domain: domainMax > 0 };
+    return ep ? { kind: 'go', probe, counted, seen: { fastLimit, limit: ep.limit, latencyMs: ep.latMs } } : { kind: 'go', probe, counted };
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<void> {
     for (const d of done) {
+      const x = d.sample;
+      if (x && d.counted.endpoint) {
+        this.learn(this.limits, d.endpointHash, x, this.count(this.endpointCount, d.endpointHash, d.now), d.now, p.limits);
+        if (!x.drop || x.timeout) this.latencies.set(d.endpointHash, [{ at: d.now, ms: x.ms }, ...(this.latencies.get(d.endpointHash) ?? [])].slice(0, LATENCY_SAMPLES));
+      }
+      if (x && d.counted.domain) this.learn(this.domainLimits, d.host, x, this.count(this.domainCount, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
       if (d.counted.endpoint) this.add(this.endpointCount, d.endpointHash, -1, d.now, p.inflightTtlMs);
       if (d.counted.domain) this.add(this.domainCount, d.host, -1, d.now, p.inflightTtlMs);
       if (p.circuit.enabled) recordCircuit(this.circuit(d.endpointHash), d.now, d.outcome, d.probe, p.circuit);
@@ -87,7 +124,7 @@ export class MemoryGuards implements Guards {
     }
   }
 
-  async endpoint(hash: string, now: number): Promise<EndpointView> {
+  async endpoint(hash: string, now: number, p: GuardParams): Promise<EndpointView> {
     const c = this.circuits.get(hash) ?? closedCircuit();
     const pause = this.pauses.get(scopeKey({ kind: 'endpoint', id: hash }));
     return {
@@ -99,6 +136,7 @@ export class MemoryGuards implements Guards {
       draining: pause?.state === 'draining',
       parked_while_paused: pause?.held.length ?? 0,
       last_errors: this.errors.get(hash) ?? [],
+      concurrency: concurrencyView(this.limits.get(hash) ?? freshLimit(p.limits), this.latencies.get(hash) ?? [], this.count(this.endpointCount, hash, now), queuedSince(this.queued.get(hash), now - QUEUED_WINDOW_MS), now, p),
     };
   }
 

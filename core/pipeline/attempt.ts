@@ -1,27 +1,23 @@
-import type { Config } from '../config/schema';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
+import type { Webhook } from '../domain/webhook';
 import type { ScriptReason } from '../domain/records';
 import { errorMessage, InvalidSecretError } from '../errors/errors';
 import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSession, type KvStore, type LuaHostServices } from '../lua';
 import type { CircuitOutcome } from '../policy/circuit';
+import { limitSample } from '../policy/adaptive-limit';
 import { classify, type Classification } from '../policy/classify';
 import { decide } from '../policy/retry';
-import type { Clock } from '../ports/clock';
-import type { Admission, Completion, Guards, PauseScope } from '../ports/guards';
+import type { Admission } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
 import { findHeaderIssue } from '../security/headers';
 import type { Hmac } from '../signing/hmac';
 import { signatureHeaders } from '../signing/outbound';
 import { resolveDelivery } from '../transformers/secret-templates';
 import type { SecretBox } from '../signing/secret-box';
-import { coalesce } from './coalesce';
-import { guardParams } from './guard-params';
+import { createAdmission, type AdmissionDeps, type Lane } from './admission';
 import { semaphore } from './limiter';
-import type { Logger } from './logger';
 import type { Attempted } from './outcome-records';
-import { sleep } from './scheduler';
 
-export type Lane = 'fast' | 'slow';
+export type { Lane };
 
 /** What happened to one webhook in one pass. Only 'attempted' spends (or defers) an attempt. */
 export type Step =
@@ -31,17 +27,13 @@ export type Step =
   | { kind: 'returned'; webhook: Webhook; at: number }
   | { kind: 'held'; webhook: Webhook; at: number };
 
-export type AttemptDeps = {
-  config: Config;
+export type AttemptDeps = AdmissionDeps & {
   sender: Sender;
-  clock: Clock;
-  log: Logger;
   secretBox?: SecretBox;
   /** HMAC-SHA256 used to sign (the runtime's fastest); WebCrypto when not given. */
   hmac?: Hmac;
   /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
   configSecrets?: (configId: string, at: number) => Promise<string[]>;
-  guards?: Guards;
   /** The delivery script of a config (own or an ancestor's) and the config it is stored on, run before signing (docs/LUA.md). */
   deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
@@ -49,10 +41,6 @@ export type AttemptDeps = {
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
   lua?: LuaHostServices;
   random?: () => number;
-  /** True once the worker is stopping: waits give up and leave their batch uncommitted. */
-  isStopping?: () => boolean;
-  /** Makes a webhook that met a pause recoverable (its howk.state snapshot) before the pause holds it in Redis. */
-  beforeHold?: (w: Webhook) => Promise<void>;
 };
 
 const circuitOutcome = (c: Classification): CircuitOutcome => {
@@ -67,25 +55,13 @@ const circuitOutcome = (c: Classification): CircuitOutcome => {
   }
 };
 
-const GO: Admission = { kind: 'go', probe: false, counted: { endpoint: false, domain: false } };
-
 /** Admission (guards), signing, sending, classification and decision for one webhook. */
 export const createAttempter = (d: AttemptDeps) => {
   const { config } = d;
   const rand = d.random ?? Math.random;
   const gate = semaphore(config.delivery.max_concurrency);
-  const params = guardParams(config);
-  const guards = d.guards;
-  const admit = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
-  const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
-  const pendingCompletions = new Set<Promise<unknown>>();
-  /** Records an attempt's end with the guards, in the background. Fail silent: counters carry a TTL and a missed circuit record costs little. */
-  const record = (c: Completion): void => {
-    if (!complete) return;
-    const done = complete(c).catch((e) => d.log.warn('guard completion not recorded', { error: errorMessage(e) }));
-    pendingCompletions.add(done);
-    void done.finally(() => pendingCompletions.delete(done));
-  };
+  const admission = createAdmission(d);
+  const { record } = admission;
 
   // A per-request secret wins, then the config's secrets (several during a rotation), then the default.
   const secretsOf = async (w: Webhook): Promise<string[]> => {
@@ -93,74 +69,6 @@ export const createAttempter = (d: AttemptDeps) => {
     const own = d.configSecrets ? await d.configSecrets(w.config_id, d.clock.now()) : [];
     if (own.length) return own;
     return config.signing.default_secret ? [config.signing.default_secret] : [];
-  };
-
-  // Admissions asked ahead: while a fast-lane webhook is being signed and sent, the next one
-  // of its config lane is already asked for, so the Redis round trip leaves the lane's serial
-  // path. Its answer is a decision like any other, made one send earlier: whatever it is, the
-  // webhook follows it (counters, tokens and probe slots it took are not taken twice).
-  const early = new Map<Webhook, Promise<Admission>>();
-  const hostOf = (w: Webhook): string => new URL(w.endpoint).hostname;
-  const ask = (w: Webhook, host: string, lane: Lane, passPause?: PauseScope['kind'][]): Promise<Admission> =>
-    admit!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now(), ...(passPause?.length ? { passPause: [...passPause] } : {}) });
-
-  const askAhead = (w: Webhook, lane: Lane): void => {
-    if (!admit || early.has(w)) return;
-    const p = ask(w, hostOf(w), lane);
-    p.catch(() => {}); // a failure is met again (and handled) when the webhook's turn comes
-    early.set(w, p);
-  };
-
-  /** A webhook asked ahead that will not be attempted now (a stop): gives back what a 'go' counted. */
-  const discard = (w: Webhook): void => {
-    const p = early.get(w);
-    if (!p) return;
-    early.delete(w);
-    p.then((a) => {
-      if (a.kind === 'go') record({ endpointHash: w.endpoint_hash, host: hostOf(w), now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
-    }, () => {});
-  };
-
-  const admission = async (w: Webhook, host: string, lane: Lane): Promise<Admission | { kind: 'held' }> => {
-    if (!admit || !guards) return GO;
-    let asked = early.get(w);
-    early.delete(w);
-    // Scopes whose drain released this webhook: their (draining) pause lets it through.
-    const passPause: PauseScope['kind'][] = [];
-    for (;;) {
-      let a: Admission;
-      try {
-        a = await (asked ?? ask(w, host, lane, passPause));
-        asked = undefined;
-      } catch (e) {
-        asked = undefined;
-        if (!config.circuit_breaker.enabled) {
-          d.log.warn('guards unavailable; delivering without limits (fail open)', { error: errorMessage(e) });
-          return GO;
-        }
-        // Circuit fails closed: without Redis nothing is sent; the webhook waits here, in
-        // its batch (uncommitted), until the circuit can be read again.
-        if (d.isStopping?.()) throw e;
-        d.log.warn('circuit unavailable; delivery waits (fail closed)', { error: errorMessage(e) });
-        await sleep(500);
-        continue;
-      }
-      if (a.kind === 'wait') {
-        await sleep(50);
-        continue;
-      }
-      if (a.kind === 'paused') {
-        const scope = { kind: a.scope, id: a.scope === 'endpoint' ? w.endpoint_hash : w.config_id };
-        // Kafka first, then Redis: a FLUSHALL must never take a held webhook whose snapshot
-        // howk.state has not got yet (test/unit/reconcile-flush-race.test.ts).
-        await d.beforeHold?.(w);
-        const held = await guards.holdPaused(scope, encodeWebhook(w), w.released_by);
-        if (held === 'held') return { kind: 'held' };
-        if (held === 'released') passPause.push(a.scope);
-        continue; // resumed and drained meanwhile, or released by the drain: ask again
-      }
-      return a;
-    }
   };
 
   type Prepared = { body: string; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean; credentials?: CredentialSession };
@@ -232,10 +140,18 @@ export const createAttempter = (d: AttemptDeps) => {
 
   /** One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead). */
   const attempt = async (w: Webhook, lane: Lane, next?: Webhook): Promise<Step> => {
-    const host = hostOf(w);
-    const a = await admission(w, host, lane);
+    const host = admission.hostOf(w);
+    const { a, release } = await admission.admit(w, lane);
     // Not after a probe: the next admission must see how the probe went.
-    if (next && lane === 'fast' && a.kind === 'go' && !a.probe) askAhead(next, lane);
+    if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
+    try {
+      return await attemptAdmitted(w, host, a);
+    } finally {
+      release();
+    }
+  };
+
+  const attemptAdmitted = async (w: Webhook, host: string, a: Admission | { kind: 'held' }): Promise<Step> => {
     const now = d.clock.now();
     if (a.kind === 'held') return { kind: 'held', webhook: w, at: now };
     if (a.kind === 'park') return { kind: 'parked', webhook: w, until: a.until, reason: a.reason, at: now };
@@ -265,9 +181,10 @@ export const createAttempter = (d: AttemptDeps) => {
     const at = d.clock.now();
     const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
     const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
-    record({ endpointHash: w.endpoint_hash, host, now: at, outcome: circuitOutcome(c), probe: a.probe, counted: a.counted, error });
+    const outcome = circuitOutcome(c);
+    record({ endpointHash: w.endpoint_hash, host, now: at, outcome, probe: a.probe, counted: a.counted, error, sample: limitSample(response, outcome) });
     return { kind: 'attempted', o: { webhook: w, response, at, decision: decide(w, c, at, config.retry, rand()) } };
   };
 
-  return { attempt, discard, settle: () => Promise.all([...pendingCompletions]) };
+  return { attempt, discard: admission.discard, settle: admission.settle };
 };

@@ -7,6 +7,7 @@ import type { HotState, RetryEntry, StatName, StatusPatch, StatusWrite } from '.
 import type { ConsumedBatch, LogProducer, LogRecord } from '../ports/log';
 import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
 import { createHandoff, type Flushable, type Leased } from './handoff';
+import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from './logger';
 import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
 import { sleep } from './scheduler';
@@ -17,8 +18,6 @@ export type DeliverDeps = AttemptDeps & {
   producer: LogProducer;
   clock: Clock;
   log: Logger;
-  /** Slow lane: a pacing gate taken before each webhook (slow_lane_rate per worker). */
-  pace?: () => Promise<void>;
 };
 
 /**
@@ -122,19 +121,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
-  // Leases of deliveries still running in the background, renewed every third of a lease
-  // so that a short lease (fast recovery after a crash) never runs out under live work.
-  const open = new Set<Leased>();
-  const renewal = setInterval(() => {
-    const leases = [...open];
-    if (!leases.length) return;
-    const to = d.clock.now() + config.delivery.handoff_lease;
-    Promise.all(leases.map((l) => l.leaseWritten))
-      .then(() => d.hot.renewLeases(leases.map((l) => ({ id: l.id, from: l.leaseDueAt, to }))))
-      .then(() => leases.forEach((l) => (l.leaseDueAt = to)))
-      .catch((e) => d.log.warn('lease renewal failed', { error: errorMessage(e) }));
-  }, Math.max(1000, Math.floor(config.delivery.handoff_lease / 3)));
-  (renewal as { unref?: () => void }).unref?.();
+  const leases = createLeaseKeeper({ hot: d.hot, clock: d.clock, log: d.log, leaseMs: config.delivery.handoff_lease });
 
   // When each config's lane last finished a step, in any batch: a lane queued behind the
   // tail of an earlier batch is moving as long as that tail is.
@@ -158,7 +145,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const worker = async () => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
-            if (d.pace) await d.pace();
+            // Slow lane: each endpoint at its own pace (limit / latency).
+            if (d.pacer) await d.pacer.pace(w.endpoint_hash);
             onStep(w, await attempter.attempt(w, lane, items[next]));
             moved.set(key, d.clock.now());
           }
@@ -230,7 +218,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const all = runLanes(hooks, progress, (w, s) => {
       finished.add(w);
       const lease = leased.get(w);
-      if (lease) open.delete(lease);
+      if (lease) leases.remove(lease);
       if (lease) handoff.add(flushable([s], [lease]));
       else steps.push(s);
     });
@@ -259,7 +247,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       for (const w of rest) {
         const lease = { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written };
         leased.set(w, lease);
-        open.add(lease);
+        leases.add(lease);
       }
       handoff.taken(rest.length);
       // A lane that fails later leaves its leases to the scheduler.
@@ -294,7 +282,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {
     stopping = true;
-    clearInterval(renewal);
+    leases.stop();
     await Promise.all([...tails.values()]);
     await handoff.drain();
   };

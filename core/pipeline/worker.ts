@@ -1,28 +1,31 @@
 import type { Log, LogConsumer } from '../ports/log';
 import { createDeliverer, type DeliverDeps, type Deliverer } from './deliver';
-import { createPacer } from './pacer';
+import { createOriginSlots } from './origin-slots';
+import { createEndpointPacer } from './pacer';
 
 export type WorkerDeps = DeliverDeps & { logStore: Log };
 
 /**
  * The worker's consumers: the fast lane (pending topic) and the slow lane (penalty box,
- * paced at concurrency.slow_lane_rate per worker, in its own consumer group so that it
- * never takes the fast lane's fetch slots). Offsets are committed per batch after it resolves.
+ * each endpoint paced at its limit / latency, at most concurrency.slow_lane_rate per worker,
+ * in its own consumer group so that it never takes the fast lane's fetch slots). Both share
+ * the worker's connection slots per origin. Offsets are committed per batch after it resolves.
  */
 export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsumer[]; stop: () => Promise<void> }> => {
   const { kafka, worker, concurrency } = d.config;
   const consumers: LogConsumer[] = [];
   const deliverers: Deliverer[] = [];
+  const slots = d.slots ?? createOriginSlots(d.config.delivery.max_conns_per_host, concurrency.initial_limit);
   if (worker.lanes !== 'slow') {
     const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true });
-    const deliver = createDeliverer(d, 'fast');
+    const deliver = createDeliverer({ ...d, slots }, 'fast');
     await fast.run(deliver);
     consumers.push(fast);
     deliverers.push(deliver);
   }
   if (worker.lanes !== 'fast') {
     const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true });
-    const deliver = createDeliverer({ ...d, pace: createPacer(concurrency.slow_lane_rate) }, 'slow');
+    const deliver = createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow');
     await slow.run(deliver);
     consumers.push(slow);
     deliverers.push(deliver);

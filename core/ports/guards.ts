@@ -1,3 +1,4 @@
+import type { LimitParams, LimitSample } from '../policy/adaptive-limit';
 import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circuit';
 
 // Admission control in front of every delivery attempt (DESIGN.md §5): pause, circuit
@@ -6,8 +7,12 @@ import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circ
 
 export type GuardParams = {
   circuit: CircuitParams & { enabled: boolean };
+  /** An endpoint's share of the fast lane, under its adaptive limit (0 = no endpoint limit, no measurement). */
   maxInflightPerEndpoint: number;
+  /** Ceiling of a host's adaptive limit (0 = no domain limit). */
   maxInflightPerDomain: (host: string) => number;
+  /** The adaptive limits (core/policy/adaptive-limit.ts); `ceiling` is the endpoint's, a host's is its domain limit. */
+  limits: LimitParams;
   inflightTtlMs: number;
   rate: number;
   burst: number;
@@ -22,18 +27,24 @@ export type AdmitRequest = {
   now: number;
   /** Pause scopes whose drain released this webhook (holdPaused said 'released'): their pause is not checked. */
   passPause?: readonly PauseScope['kind'][];
+  /** The webhook's id, and whether it was told to wait before (it is counted as queued until it is not). */
+  id?: string;
+  waited?: boolean;
 };
+
+/** What admission knew of the endpoint's adaptive limit when it let a delivery go. */
+export type LimitSeen = { fastLimit: number; limit: number; latencyMs: number };
 
 export type Admission =
   /** Deliver now. `counted` says which in-flight counters were raised (to lower on completion). */
-  | { kind: 'go'; probe: boolean; counted: { endpoint: boolean; domain: boolean } }
+  | { kind: 'go'; probe: boolean; counted: { endpoint: boolean; domain: boolean }; seen?: LimitSeen }
   /** Hold until `until` (open circuit, rate limit): no attempt spent. */
   | { kind: 'park'; reason: 'circuit_open' | 'rate_limited'; until: number }
-  /** Fast lane is full for this endpoint or host: send to the slow lane. */
+  /** The endpoint is slow and at its limit (or its host's): send to the slow lane. */
   | { kind: 'divert'; reason: 'endpoint_inflight' | 'domain_inflight' }
-  /** Slow lane only: the endpoint is idle again, send it back to the fast lane. */
+  /** Slow lane only: the endpoint is no longer slow, send it back to the fast lane. */
   | { kind: 'recovered' }
-  /** Slow lane only: the host is at its limit; wait and ask again. */
+  /** At the limit but not slow (fast lane), or the host at its limit (slow lane): wait and ask again. */
   | { kind: 'wait' }
   | { kind: 'paused'; scope: 'endpoint' | 'config' };
 
@@ -46,6 +57,20 @@ export type Completion = {
   counted: { endpoint: boolean; domain: boolean };
   /** Short error text kept among the endpoint's last errors. */
   error?: string;
+  /** What the attempt tells the adaptive limit (none: nothing reached the endpoint). */
+  sample?: LimitSample;
+};
+
+export type ConcurrencyView = {
+  /** The endpoint's adaptive limit (what the slow lane paces by) and its fast-lane share of it. */
+  limit: number;
+  fast_lane_limit: number;
+  latency_ms: { estimate: number | null; min: number | null; p50: number | null; p90: number | null; samples: number };
+  inflight: number;
+  /** Webhooks told to wait at the limit within the last 2 s (in any worker). */
+  queued: number;
+  slow: boolean;
+  slow_reason: 'latency' | 'timeouts' | null;
 };
 
 export type EndpointView = {
@@ -56,6 +81,7 @@ export type EndpointView = {
   draining: boolean;
   parked_while_paused: number;
   last_errors: { at: string; error: string }[];
+  concurrency: ConcurrencyView;
 };
 
 export type PauseScope = { kind: 'endpoint' | 'config'; id: string };
@@ -63,7 +89,7 @@ export type PauseScope = { kind: 'endpoint' | 'config'; id: string };
 export type Guards = {
   admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]>;
   complete(done: Completion[], p: GuardParams): Promise<void>;
-  endpoint(endpointHash: string, now: number): Promise<EndpointView>;
+  endpoint(endpointHash: string, now: number, p: GuardParams): Promise<EndpointView>;
   resetCircuit(endpointHash: string): Promise<void>;
   /** Pauses the scope (again); a drain in progress keeps its lease and stops at its next step. */
   pause(scope: PauseScope): Promise<void>;

@@ -52,7 +52,7 @@ export const guardsPauseContract = (name: string, make: MakeGuards): void => {
       expect(await h.guards.dropHeld(CFGS, 'd1', 2)).toBe(0);
       expect(await admit1()).toMatchObject({ kind: 'go' });
       expect(await h.guards.holdPaused(CFGS, 'd')).toBe('gone');
-      expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false });
+      expect(await h.guards.endpoint(EP, T0, params())).toMatchObject({ paused: false, draining: false });
     });
 
     it('drops nothing for a drain that does not own the scope (a pause without a resume stays)', async () => {
@@ -67,10 +67,10 @@ export const guardsPauseContract = (name: string, make: MakeGuards): void => {
     it('ends a resumed pause with nothing held at the first take', async () => {
       await h.guards.pause(EPS);
       expect(await h.guards.resume(EPS, 'd1', T0, L)).toBe('drain');
-      expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: true });
+      expect(await h.guards.endpoint(EP, T0, params())).toMatchObject({ paused: false, draining: true });
       expect(await h.guards.takeHeld(EPS, 'd1', 10, T0, L)).toEqual({ kind: 'done' });
       expect(await admit1()).toMatchObject({ kind: 'go' });
-      expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false });
+      expect(await h.guards.endpoint(EP, T0, params())).toMatchObject({ paused: false, draining: false });
     });
 
     it('a pause during the drain stops it at its next step, keeping what is held, and frees the scope', async () => {
@@ -79,7 +79,7 @@ export const guardsPauseContract = (name: string, make: MakeGuards): void => {
       await h.guards.resume(CFGS, 'd1', T0, L);
       expect(await h.guards.takeHeld(CFGS, 'd1', 2, T0, L)).toEqual({ kind: 'batch', items: ['a', 'b'] });
       await h.guards.pause(CFGS);
-      expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false }); // a config pause
+      expect(await h.guards.endpoint(EP, T0, params())).toMatchObject({ paused: false }); // a config pause
       // The batch taken before the pause was produced: it is dropped all the same.
       expect(await h.guards.dropHeld(CFGS, 'd1', 2)).toBe(1);
       expect(await h.guards.takeHeld(CFGS, 'd1', 2, T0, L)).toEqual({ kind: 'paused' });
@@ -169,7 +169,7 @@ export const guardsPauseContract = (name: string, make: MakeGuards): void => {
       expect(await resumeAndDrain(h.guards, racing, 'howk.pending', EPS, () => T0)).toEqual({ released: 253, outcome: 'drained' });
       const ids = log.records('howk.pending').map((r) => decodeWebhook(r.value ?? '').id);
       expect(ids).toEqual([...first, ...late].map((w) => w.id));
-      expect(await h.guards.endpoint(EP, T0)).toMatchObject({ paused: false, draining: false, parked_while_paused: 0 });
+      expect(await h.guards.endpoint(EP, T0, params())).toMatchObject({ paused: false, draining: false, parked_while_paused: 0 });
     });
 
     it('pause and resume toggled during drains with a worker re-admitting: every webhook moves and is delivered once, every resume answers', async () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Webhook } from '../../core/domain/webhook';
 import type { CircuitOutcome } from '../../core/policy/circuit';
 import { takeToken, type Bucket } from '../../core/policy/token-bucket';
+import { freshLimit, recordSample } from '../../core/policy/adaptive-limit';
 import type { Admission, AdmitRequest, Completion, GuardParams, Guards, PauseScope } from '../../core/ports/guards';
 
 // The observable semantics of Guards (core/ports/guards.ts), run against every adapter:
@@ -26,6 +27,8 @@ export const CFG = 'cfg_guards';
 export const CB = { failure_threshold: 3, failure_window: 10_000, recovery_timeout: 30_000, probe_interval: 5_000, success_threshold: 2 };
 
 /** Every guard off except the circuit; counters and circuit state live far longer than any test. */
+export const LIMITS = { initial: 20, floor: 1, ceiling: 1000, tolerance: 2, slowThresholdMs: 1000, windowMs: 30_000 };
+
 export const params = (patch: Partial<GuardParams> = {}): GuardParams => ({
   circuit: { ...CB, enabled: true },
   maxInflightPerEndpoint: 0,
@@ -34,6 +37,7 @@ export const params = (patch: Partial<GuardParams> = {}): GuardParams => ({
   rate: 0,
   burst: 0,
   circuitTtlMs: 86_400_000,
+  limits: LIMITS,
   ...patch,
 });
 
@@ -94,11 +98,11 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
     /** Opens the circuit of EP with failures at `at`; returns open_until. */
     const openAt = async (at = T0): Promise<number> => {
       await failAt(...Array.from({ length: CB.failure_threshold }, () => at));
-      const v = await h.guards.endpoint(EP, at);
+      const v = await h.guards.endpoint(EP, at, params());
       expect(v.circuit.state).toBe('OPEN');
       return at + CB.recovery_timeout;
     };
-    const state = async (now: number, hash = EP) => (await h.guards.endpoint(hash, now)).circuit;
+    const state = async (now: number, hash = EP) => (await h.guards.endpoint(hash, now, params())).circuit;
 
     describe('circuit breaker lifecycle', () => {
       it('admits a closed circuit without a probe, raising no counter when the limits are off', async () => {
@@ -276,20 +280,46 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
       });
     });
 
-    describe('penalty box and slow lane', () => {
+    describe('endpoint limit and lane rule', () => {
       const box = (max: number) => params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: max });
-      const inflight = async (hash = EP) => (await h.guards.endpoint(hash, T0)).inflight;
-      const done = (counted = { endpoint: true, domain: false }) => ({ outcome: 'success' as const, counted });
+      const inflight = async (hash = EP) => (await h.guards.endpoint(hash, T0, params())).inflight;
+      const done = (counted = { endpoint: true, domain: false }, sample?: Completion['sample']) => ({ outcome: 'success' as const, counted, ...(sample && { sample }) });
+      /** One counted delivery of `hash` that took 2 s: recent latency above the 1 s threshold. */
+      const makeSlow = async (p: GuardParams, patch: Partial<AdmitRequest> = {}) => {
+        await go(patch, p);
+        await complete({ ...done({ endpoint: true, domain: false }, { ms: 2000, drop: false, timeout: false }), endpointHash: patch.endpointHash ?? EP, host: patch.host ?? HOST }, p);
+      };
 
-      it('diverts the fast lane at max_inflight_per_endpoint; a divert raises no counter', async () => {
+      it('makes a fast endpoint at its limit wait in the fast lane (never diverted); a wait raises no counter', async () => {
         const p = box(2);
-        expect(await admit1({}, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
-        expect(await admit1({}, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
+        expect(await admit1({}, p)).toMatchObject({ kind: 'go', probe: false, counted: { endpoint: true, domain: false }, seen: { fastLimit: 2, limit: 20 } });
+        expect(await admit1({}, p)).toMatchObject({ kind: 'go', counted: { endpoint: true, domain: false } });
         expect(await inflight()).toBe(2);
-        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
-        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({}, p)).toEqual({ kind: 'wait' });
         expect(await inflight()).toBe(2);
         expect(await admit1({ endpointHash: EP2 }, p)).toMatchObject({ kind: 'go' });
+      });
+
+      it('diverts a measurably slow endpoint at its limit, and only at its limit', async () => {
+        const p = box(2);
+        await makeSlow(p);
+        expect((await h.guards.endpoint(EP, T0, p)).concurrency).toMatchObject({ slow: true, slow_reason: 'latency' });
+        await go({}, p);
+        await go({}, p);
+        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await inflight()).toBe(2);
+      });
+
+      it('counts a timeout within the window as slow, and no longer after it', async () => {
+        const p = box(1);
+        await go({}, p);
+        await complete({ ...done({ endpoint: true, domain: false }, { ms: 300, drop: true, timeout: true }), now: T0 }, p);
+        expect((await h.guards.endpoint(EP, T0 + 1, p)).concurrency).toMatchObject({ slow: true, slow_reason: 'timeouts' });
+        await go({ now: T0 + 1 }, p);
+        expect(await admit1({ now: T0 + 2 }, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        // 300 ms is below the threshold: once the window has passed the endpoint waits its turn again.
+        expect(await admit1({ now: T0 + 30_000 }, p)).toEqual({ kind: 'wait' });
       });
 
       it('lowers the counter on completion, making room again', async () => {
@@ -299,7 +329,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         await complete(done(), p);
         expect(await inflight()).toBe(1);
         expect(await admit1({}, p)).toMatchObject({ kind: 'go', counted: { endpoint: true } });
-        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'wait' });
       });
 
       it('lowers only the counters the admission raised', async () => {
@@ -314,44 +344,30 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         await go({}, p);
         for (let i = 0; i < 5; i++) await complete(done(), p);
         expect(await inflight()).toBe(0);
-        // Had it gone to -4, six admissions would go before a divert.
+        // Had it gone to -4, six admissions would go before a wait.
         expect(await admit1({}, p)).toMatchObject({ kind: 'go' });
         expect(await admit1({}, p)).toMatchObject({ kind: 'go' });
-        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'wait' });
         expect(await inflight()).toBe(2);
         // And completing an endpoint that never counted anything leaves it at 0.
         await complete({ ...done(), endpointHash: EP2 }, p);
         expect(await inflight(EP2)).toBe(0);
       });
 
-      // The slow lane hands an endpoint back only once it is idle (core/memory/guards.ts,
-      // admitDelivery.lua); with anything in flight it keeps delivering it, counted.
-      it('sends the slow lane back ("recovered") only once nothing is in flight, without counting it', async () => {
+      it('sends the slow lane back ("recovered") while the endpoint is not slow, without counting it', async () => {
         const p = box(4);
         expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'recovered' });
-        expect(await inflight()).toBe(0);
         await go({}, p);
-        expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
-        expect(await inflight()).toBe(2);
-        await complete(done(), p);
-        expect(await admit1({ lane: 'slow' }, p)).toMatchObject({ kind: 'go', counted: { endpoint: true } });
-        await complete(done(), p);
-        await complete(done(), p);
-        expect(await inflight()).toBe(0);
         expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'recovered' });
+        expect(await inflight()).toBe(1);
       });
 
-      it('keeps the slow lane delivering with a single attempt in flight, even far below the limit', async () => {
-        const p = box(100);
-        await go({}, p);
-        expect(await admit1({ lane: 'slow' }, p)).toMatchObject({ kind: 'go', counted: { endpoint: true } });
-      });
-
-      it('delivers from the slow lane (counted) even at or past the fast-lane limit', async () => {
+      it('delivers a slow endpoint from the slow lane (counted) even at or past its fast-lane limit', async () => {
         const p = box(2);
+        await makeSlow(p);
         await go({}, p);
         await go({}, p);
-        expect(await admit1({ lane: 'slow' }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
+        expect(await admit1({ lane: 'slow' }, p)).toMatchObject({ kind: 'go', probe: false, counted: { endpoint: true, domain: false } });
         expect(await admit1({ lane: 'slow' }, p)).toMatchObject({ kind: 'go' });
         expect(await inflight()).toBe(4);
       });
@@ -359,6 +375,61 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
       it('delivers from the slow lane without counting when the endpoint limit is off', async () => {
         expect(await admit1({ lane: 'slow' }, box(0))).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
         expect(await inflight()).toBe(0);
+      });
+
+      it('counts a webhook told to wait as queued until it is admitted', async () => {
+        const p = box(1);
+        await go({}, p);
+        expect(await admit1({ id: 'wh_a' }, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({ id: 'wh_b' }, p)).toEqual({ kind: 'wait' });
+        expect((await h.guards.endpoint(EP, T0, p)).concurrency.queued).toBe(2);
+        await complete(done(), p);
+        expect(await admit1({ id: 'wh_a', waited: true }, p)).toMatchObject({ kind: 'go' });
+        expect((await h.guards.endpoint(EP, T0, p)).concurrency.queued).toBe(1);
+        // A waiter that stopped asking drops out of the view.
+        expect((await h.guards.endpoint(EP, T0 + 5000, p)).concurrency.queued).toBe(0);
+      });
+    });
+
+    describe('adaptive limit', () => {
+      const box = (max: number) => params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: max });
+      const sample = (ms: number, drop = false, timeout = false) => ({ ms, drop, timeout });
+
+      it('follows core/policy/adaptive-limit.ts sample for sample: grows on steady latency, shrinks when it rises and on drops', async () => {
+        const p = box(1000);
+        let model = freshLimit(p.limits);
+        const steps = [...Array.from({ length: 20 }, () => sample(10)), ...Array.from({ length: 10 }, () => sample(200)), sample(30, true), sample(5000, true, true), sample(12)];
+        for (const [i, x] of steps.entries()) {
+          const now = T0 + i * 10;
+          // Keep up to 15 in flight (as many as the limit lets go) while each completes.
+          let n = (await h.guards.endpoint(EP, now, p)).inflight;
+          while (n < 15 && (await admit1({ now }, p)).kind === 'go') n++;
+          model = recordSample(model, x, n, now, p.limits);
+          await complete({ outcome: 'success', now, counted: { endpoint: true, domain: false }, sample: x }, p);
+          const v = (await h.guards.endpoint(EP, now, p)).concurrency;
+          expect(v.limit, `step ${i}`).toBe(Math.max(1, Math.floor(model.limit)));
+          expect(v.latency_ms.estimate, `step ${i}`).toBe(model.latMs);
+          expect(v.latency_ms.min, `step ${i}`).toBe(model.minMs);
+        }
+        expect(model.limit).toBeLessThan(20);
+      });
+
+      it('shows the limit, latency percentiles over the window and the slow verdict', async () => {
+        const p = box(50);
+        for (let i = 0; i < 10; i++) {
+          await go({ now: T0 + i }, p);
+          await complete({ outcome: 'success', now: T0 + i, counted: { endpoint: true, domain: false }, sample: sample(10 * (i + 1)) }, p);
+        }
+        const v = (await h.guards.endpoint(EP, T0 + 10, p)).concurrency;
+        expect(v).toMatchObject({ inflight: 0, queued: 0, slow: false, slow_reason: null });
+        // Latency rising tenfold over its minimum has lowered the limit from its initial 20.
+        expect(v.limit).toBeLessThan(20);
+        expect(v.fast_lane_limit).toBe(v.limit);
+        expect(v.latency_ms).toMatchObject({ p50: 50, p90: 90, samples: 10 });
+        // The minimum drifts a little towards higher samples (a lasting change is learnt).
+        expect(v.latency_ms.min).toBeGreaterThanOrEqual(10);
+        expect(v.latency_ms.min).toBeLessThan(20);
+        expect((await h.guards.endpoint(EP, T0 + 40_000, p)).concurrency.latency_ms).toMatchObject({ p50: null, p90: null, samples: 0 });
       });
     });
 
@@ -368,18 +439,28 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
       // shared.example.com is overridden down to 2; every other host gets 10.
       const dom = (endpointMax = 0) =>
         params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: endpointMax, maxInflightPerDomain: (host) => (host === SHARED ? 2 : 10) });
+      const slowSample = { ms: 2000, drop: false, timeout: false };
 
-      it('makes two endpoints on one host share the host budget: fast lane diverts, slow lane waits', async () => {
+      it('makes two endpoints on one host share the host budget: both lanes wait', async () => {
         const p = dom();
         expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: false, domain: true } });
         expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
-        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
-        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'wait' });
         expect(await admit1({ endpointHash: EP2, host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
-        expect(await admit1({ endpointHash: EP, host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
         // Another host is not affected.
         for (let i = 0; i < 10; i++) expect(await admit1({ endpointHash: EP, host: OTHER }, p)).toMatchObject({ kind: 'go' });
-        expect(await admit1({ endpointHash: EP, host: OTHER }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ endpointHash: EP, host: OTHER }, p)).toEqual({ kind: 'wait' });
+      });
+
+      it('diverts a slow endpoint at a full host', async () => {
+        const p = dom(10);
+        await go({ host: SHARED }, p);
+        await complete({ outcome: 'success', host: SHARED, counted: { endpoint: true, domain: true }, sample: slowSample }, p);
+        await go({ endpointHash: EP2, host: SHARED }, p);
+        await go({ endpointHash: EP2, host: SHARED }, p);
+        expect(await admit1({ host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({ host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
       });
 
       it('frees the host budget on completion, whichever endpoint completes', async () => {
@@ -393,12 +474,24 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         for (let i = 0; i < 6; i++) await complete({ outcome: 'success', endpointHash: EP, host: SHARED, counted: { endpoint: false, domain: true } }, p);
         await go({ endpointHash: EP, host: SHARED }, p);
         await go({ endpointHash: EP, host: SHARED }, p);
-        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ endpointHash: EP, host: SHARED }, p)).toEqual({ kind: 'wait' });
+      });
+
+      it('shrinks the host limit on drops, below its ceiling', async () => {
+        const p = dom();
+        for (let i = 0; i < 7; i++) {
+          await go({ host: OTHER, now: T0 + i }, p);
+          await complete({ outcome: 'failure', host: OTHER, now: T0 + i, counted: { endpoint: false, domain: true }, sample: { ms: 5, drop: true, timeout: false } }, p);
+        }
+        // 10 × 0.9^7 = 4.78: four at once.
+        for (let i = 0; i < 4; i++) expect(await admit1({ host: OTHER }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ host: OTHER }, p)).toEqual({ kind: 'wait' });
       });
 
       it('checks the host before the endpoint and counts both', async () => {
         const p = dom(1);
-        expect(await admit1({ host: SHARED }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: true } });
+        await complete({ outcome: 'success', counted: { endpoint: true, domain: false }, sample: slowSample }, p);
+        expect(await admit1({ host: SHARED }, p)).toMatchObject({ kind: 'go', probe: false, counted: { endpoint: true, domain: true } });
         await go({ endpointHash: EP2, host: SHARED }, p);
         // Both limits are reached for EP: the host is reported.
         expect(await admit1({ host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
@@ -408,10 +501,11 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
 
       it('counts the host on a slow-lane delivery', async () => {
         const p = dom(2);
+        await complete({ outcome: 'success', counted: { endpoint: true, domain: false }, sample: slowSample }, p);
         await go({ host: SHARED }, p);
         await go({ endpointHash: EP, host: OTHER }, p); // EP: 2 in flight; SHARED: 1
-        expect(await admit1({ host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'go', probe: false, counted: { endpoint: true, domain: true } });
-        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toEqual({ kind: 'divert', reason: 'domain_inflight' });
+        expect(await admit1({ host: SHARED, lane: 'slow' }, p)).toMatchObject({ kind: 'go', probe: false, counted: { endpoint: true, domain: true } });
+        expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toEqual({ kind: 'wait' });
       });
     });
 
@@ -488,11 +582,11 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         }
       });
 
-      it('spends the token of an admission the in-flight limits then divert (the bucket is checked first)', async () => {
+      it('spends the token of an admission the in-flight limit then holds back (the bucket is checked first)', async () => {
         const p = rl({ maxInflightPerEndpoint: 1 });
         await go({}, p);
-        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
-        expect(await admit1({}, p)).toEqual({ kind: 'divert', reason: 'endpoint_inflight' });
+        expect(await admit1({}, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({}, p)).toEqual({ kind: 'wait' });
         expect(await admit1({}, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: T0 + 250 });
       });
     });
@@ -522,7 +616,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
 
     describe('endpoint view', () => {
       it('shows defaults for an unknown endpoint', async () => {
-        expect(await h.guards.endpoint(EP, T0)).toEqual({
+        expect(await h.guards.endpoint(EP, T0, params())).toEqual({
           endpoint_hash: EP,
           circuit: { state: 'CLOSED', failures: 0, open_until: null, successes: 0, opened_count: 0 },
           inflight: 0,
@@ -530,6 +624,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
           draining: false,
           parked_while_paused: 0,
           last_errors: [],
+          concurrency: { limit: 20, fast_lane_limit: 0, latency_ms: { estimate: null, min: null, p50: null, p90: null, samples: 0 }, inflight: 0, queued: 0, slow: false, slow_reason: null },
         });
       });
 
@@ -545,7 +640,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         // A paused config does not show on the endpoint.
         await h.guards.pause({ kind: 'config', id: CFG });
         await h.guards.holdPaused({ kind: 'config', id: CFG }, 'z');
-        expect(await h.guards.endpoint(EP, T0 + 2)).toEqual({
+        expect(await h.guards.endpoint(EP, T0 + 2, params())).toEqual({
           endpoint_hash: EP,
           circuit: { state: 'CLOSED', failures: 1, open_until: null, successes: 0, opened_count: 0 },
           inflight: 2,
@@ -553,9 +648,10 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
           draining: false,
           parked_while_paused: 2,
           last_errors: [{ at: new Date(T0 + 1).toISOString(), error: 'HTTP 500' }],
+          concurrency: expect.objectContaining({ limit: 20, inflight: 2 }),
         });
         await h.guards.resume({ kind: 'endpoint', id: EP }, 'd1', T0, 30_000);
-        expect(await h.guards.endpoint(EP, T0 + 3)).toMatchObject({ paused: false, draining: true, parked_while_paused: 2 });
+        expect(await h.guards.endpoint(EP, T0 + 3, params())).toMatchObject({ paused: false, draining: true, parked_while_paused: 2 });
       });
 
       it('keeps the last 10 errors, newest first, of any outcome, and skips completions without one', async () => {
@@ -564,14 +660,14 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
           await complete({ outcome, now: T0 + i * 1000, error: `error ${i}` }, params({ circuit: { ...CB, enabled: false } }));
           await complete({ outcome: 'success', now: T0 + i * 1000 + 1 });
         }
-        const v = await h.guards.endpoint(EP, T0 + 20_000);
+        const v = await h.guards.endpoint(EP, T0 + 20_000, params());
         expect(v.last_errors).toEqual(Array.from({ length: 10 }, (_, k) => ({ at: new Date(T0 + (11 - k) * 1000).toISOString(), error: `error ${11 - k}` })));
-        expect((await h.guards.endpoint(EP2, T0)).last_errors).toEqual([]);
+        expect((await h.guards.endpoint(EP2, T0, params())).last_errors).toEqual([]);
       });
 
       it('cuts an error text to 200 characters', async () => {
         await complete({ outcome: 'failure', error: 'x'.repeat(500) });
-        const [e] = (await h.guards.endpoint(EP, T0)).last_errors;
+        const [e] = (await h.guards.endpoint(EP, T0, params())).last_errors;
         expect(e?.error).toBe('x'.repeat(200));
       });
     });

@@ -7,11 +7,11 @@ import { RedisGuards } from '../../workers/redis/guards';
 import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
 import { guardsPauseContract } from './guards.contract-pause';
 
-// Real Redis from REDIS_URL, db HOWK_TEST_REDIS_DB (0 by default), flushed before each test
-// (files of the integration project run one at a time, so no other test file shares it meanwhile).
+// Real Redis from REDIS_URL, db HOWK_TEST_REDIS_DB (47 by default, its own), flushed before each
+// test (files of the integration project run one at a time, so no other test file shares it meanwhile).
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis Guards contract needs a real Redis (scripts/infra/redis.sh start prints one)');
-const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
+const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 47);
 
 const flush = async () => {
   const admin = createRedis(url, { db: DB });
@@ -72,11 +72,10 @@ describe('RedisGuards: keys and TTLs', () => {
   it('forgets a leaked in-flight count once its TTL expires', async () => {
     const p = params({ maxInflightPerEndpoint: 1, inflightTtlMs: 150 });
     expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
-    expect(await guards.admit([req()], p)).toEqual([{ kind: 'divert', reason: 'endpoint_inflight' }]);
+    expect(await guards.admit([req()], p)).toEqual([{ kind: 'wait' }]);
     // The completion never comes (a crashed worker): the counter expires.
     await new Promise((r) => setTimeout(r, 300));
     expect(await redis.exists(keys.concurrency(EP))).toBe(0);
-    expect(await guards.admit([req({ lane: 'slow' })], p)).toEqual([{ kind: 'recovered' }]);
     expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
   });
 
@@ -93,6 +92,18 @@ describe('RedisGuards: keys and TTLs', () => {
     expect(await redis.hget(keys.circuit(EP), 'state')).toBe('OPEN');
     expect(await guards.admit([req({ now: T0 + CB.recovery_timeout })], p)).toMatchObject([{ kind: 'go', probe: true }]);
     expect(await redis.pttl(keys.circuit(EP))).toBeGreaterThan(0);
+  });
+
+  it('gives the adaptive limit, the latency samples and the queue a TTL', async () => {
+    const p = params({ maxInflightPerEndpoint: 1, maxInflightPerDomain: () => 5, circuitTtlMs: 120_000 });
+    await guards.admit([req()], p);
+    await guards.admit([req({ id: 'wh_q' })], p);
+    await guards.complete([completion({ outcome: 'success', counted: { endpoint: true, domain: true }, sample: { ms: 12, drop: false, timeout: false } })], p);
+    for (const k of [keys.endpointLimit(EP), keys.domainLimit(HOST), keys.endpointLatency(EP), keys.endpointQueued(EP)]) {
+      const ttl = await redis.pttl(k);
+      expect(ttl, k).toBeGreaterThan(0);
+      expect(ttl, k).toBeLessThanOrEqual(120_000);
+    }
   });
 
   it('fails with UnavailableError when Redis cannot be reached (the caller then fails closed or open)', async () => {

@@ -1,15 +1,17 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { freshLimit, recordSample, type LimitSample, type LimitState } from '../../core/policy/adaptive-limit';
 import { createRedis } from '../../workers/redis/client';
 import { BATCH_SCRIPTS } from '../../workers/redis/scripts';
+import { VECTORS } from '../fixtures/limit-vectors';
 
 // The four guard scripts against real Redis, called directly by their header contracts
-// (KEYS, ARGV, returns), independent of RedisGuards around them. Db HOWK_TEST_REDIS_DB (0 by default), flushed before each
-// test (integration files run one at a time).
+// (KEYS, ARGV, returns), independent of RedisGuards around them. Db HOWK_TEST_REDIS_DB (48 by default, its own), flushed
+// before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the guard Lua tests need a real Redis (scripts/infra/redis.sh start prints one)');
 
-const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
+const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 48);
 let redis: Redis;
 
 /** Flushes only the db asked for: a SELECT that failed (db out of range) leaves the connection on db 0. */
@@ -39,7 +41,7 @@ const one = async (name: keyof typeof BATCH_SCRIPTS, shared: (string | number)[]
 const NOW = 1_750_000_000_000;
 
 describe('admitDelivery.lua', () => {
-  const K = { pauseEp: 'paused:endpoint:ep', pauseCfg: 'paused:config:cfg', circuit: 'circuit:ep', rate: 'rate:ep', domain: 'domain_concurrency:h', conc: 'concurrency:ep' };
+  const K = { pauseEp: 'paused:endpoint:ep', pauseCfg: 'paused:config:cfg', circuit: 'circuit:ep', rate: 'rate:ep', domain: 'domain_concurrency:h', conc: 'concurrency:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', queued: 'endpoint_queued:ep' };
   type A = {
     now?: number;
     lane?: 'fast' | 'slow';
@@ -51,10 +53,17 @@ describe('admitDelivery.lua', () => {
     domainMax?: number;
     endpointMax?: number;
     inflightTtl?: number;
+    id?: string;
+    waited?: 0 | 1;
   };
-  const shared = (a: A) => [a.circuit ?? 1, a.probeInterval ?? 5_000, a.circuitTtl ?? 600_000, a.rate ?? 0, a.burst ?? 0, a.endpointMax ?? 0, a.inflightTtl ?? 90_000];
-  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc]): Req => ({ keys, args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0] });
-  const admit = (a: A = {}) => one('admitDelivery', shared(a), request(a));
+  // Limits: initial 20, floor 1, tolerance 2, slow above 1 s, window 30 s, ceiling 1000.
+  const shared = (a: A) => [a.circuit ?? 1, a.probeInterval ?? 5_000, a.circuitTtl ?? 600_000, a.rate ?? 0, a.burst ?? 0, a.endpointMax ?? 0, a.inflightTtl ?? 90_000, 20, 1, 2, 1000, 30_000, 1000];
+  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc, K.limit, K.domainLimit, K.queued]): Req => ({ keys, args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0, a.id ?? 'wh', a.waited ?? 0] });
+  // A 'go' reply ends with what admission knew of the limit: those three are tested on their own.
+  const short = (r: unknown) => (Array.isArray(r) && r[0] === 'go' ? r.slice(0, 4) : r);
+  const admit = async (a: A = {}) => short(await one('admitDelivery', shared(a), request(a)));
+  /** The endpoint (ep) measured slow: recent latency 2 s. */
+  const slowEndpoint = () => redis.hset(K.limit, { limit: 20, min: 2000, lat: 2000, timeout_at: 0 });
 
   it("returns {'go', 0, 0, 0} and writes nothing when every guard is idle or off", async () => {
     expect(await admit()).toEqual(['go', 0, 0, 0]);
@@ -131,9 +140,11 @@ describe('admitDelivery.lua', () => {
     expect(Number(await redis.hget(K.rate, 'tokens'))).toBe(0.1 + (20 / 1000) * 10);
   });
 
-  it("diverts the fast lane (domain first) and makes the slow lane 'wait' at the domain limit, raising nothing", async () => {
+  it("at a limit diverts a slow endpoint (domain first), makes a fast one and the slow lane 'wait', raising nothing", async () => {
     await redis.set(K.domain, 3);
     await redis.set(K.conc, 9);
+    expect(await admit({ domainMax: 3, endpointMax: 9 })).toEqual(['wait']);
+    await slowEndpoint();
     expect(await admit({ domainMax: 3, endpointMax: 9 })).toEqual(['divert', 'domain_inflight']);
     expect(await admit({ domainMax: 3, endpointMax: 9, lane: 'slow' })).toEqual(['wait']);
     expect(await redis.mget(K.domain, K.conc)).toEqual(['3', '9']);
@@ -141,7 +152,7 @@ describe('admitDelivery.lua', () => {
     expect(await redis.mget(K.domain, K.conc)).toEqual(['3', '9']);
   });
 
-  it('counts a go on both counters with the TTL ARGV[10], reporting which it raised', async () => {
+  it('counts a go on both counters with the TTL ARGV[7], reporting which it raised', async () => {
     expect(await admit({ domainMax: 3, endpointMax: 2, inflightTtl: 30_000 })).toEqual(['go', 0, 1, 1]);
     expect(await admit({ domainMax: 3, endpointMax: 0 })).toEqual(['go', 0, 0, 1]);
     expect(await admit({ domainMax: 0, endpointMax: 2 })).toEqual(['go', 0, 1, 0]);
@@ -151,51 +162,79 @@ describe('admitDelivery.lua', () => {
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(90_000);
     }
-    expect(await admit({ domainMax: 3, endpointMax: 2 })).toEqual(['divert', 'endpoint_inflight']);
+    expect(await admit({ domainMax: 3, endpointMax: 2 })).toEqual(['wait']);
   });
 
-  it("returns {'recovered'} to the slow lane only when the endpoint counter is 0, else delivers it counted", async () => {
-    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['recovered']);
-    expect(await redis.exists(K.conc)).toBe(0);
+  it('reads the adaptive limit: the fast lane admits min(limit, ARGV[6]) and the go reply carries both and the latency', async () => {
+    await redis.hset(K.limit, { limit: '3.75', min: 4, lat: 6.5, timeout_at: 0 });
+    expect(await one('admitDelivery', shared({ endpointMax: 50 }), request({ endpointMax: 50 }))).toEqual(['go', 0, 1, 0, 3, '3.75', '6.5']);
+    await admit({ endpointMax: 50 });
+    await admit({ endpointMax: 50 });
+    expect(await admit({ endpointMax: 50 })).toEqual(['wait']);
+    // A host's limit is read the same way, under its ceiling.
+    await redis.hset(K.domainLimit, { limit: '1.5', min: 4, lat: 6.5, timeout_at: 0 });
+    expect(await admit({ domainMax: 10, lane: 'slow' })).toEqual(['go', 0, 0, 1]);
+    expect(await admit({ domainMax: 10, lane: 'slow' })).toEqual(['wait']);
+  });
+
+  it('keeps a fast-lane waiter in endpoint_queued until it gets another answer', async () => {
     await redis.set(K.conc, 1);
-    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
+    expect(await admit({ endpointMax: 1, id: 'wh_1' })).toEqual(['wait']);
+    expect(await admit({ endpointMax: 1, id: 'wh_2', now: NOW + 5 })).toEqual(['wait']);
+    expect(await redis.zrange(K.queued, 0, -1, 'WITHSCORES')).toEqual(['wh_1', String(NOW), 'wh_2', String(NOW + 5)]);
+    await redis.set(K.conc, 0);
+    expect(await admit({ endpointMax: 1, id: 'wh_1', waited: 1 })).toEqual(['go', 0, 1, 0]);
+    expect(await redis.zrange(K.queued, 0, -1)).toEqual(['wh_2']);
+  });
+
+  it("returns {'recovered'} to the slow lane while the endpoint is not slow, else delivers it counted past the limit", async () => {
+    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['recovered']);
     await redis.set(K.conc, 7);
+    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['recovered']);
+    expect(await redis.get(K.conc)).toBe('7');
+    await slowEndpoint();
     expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
     expect(await redis.get(K.conc)).toBe('8');
+    // A timeout within the window (ARGV[12]) is slow too, and no longer after it.
+    await redis.hset(K.limit, { lat: 10, timeout_at: NOW - 29_999 });
+    expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
+    expect(await admit({ lane: 'slow', endpointMax: 4, now: NOW + 1 })).toEqual(['recovered']);
     // Without an endpoint limit the slow lane just delivers.
     expect(await admit({ lane: 'slow', endpointMax: 0 })).toEqual(['go', 0, 0, 0]);
   });
 
   it('decides several requests in one call in order, each seeing what the ones before it counted', async () => {
-    const other = ['paused:endpoint:ep2', 'paused:config:cfg', 'circuit:ep2', 'rate:ep2', K.domain, 'concurrency:ep2'];
+    const other = ['paused:endpoint:ep2', 'paused:config:cfg', 'circuit:ep2', 'rate:ep2', K.domain, 'concurrency:ep2', 'limit:ep2', K.domainLimit, 'endpoint_queued:ep2'];
     await redis.set('paused:endpoint:ep2', 'paused');
+    await slowEndpoint();
     const a: A = { endpointMax: 2, domainMax: 0 };
     const replies = await runBatch('admitDelivery', shared(a), [request(a), request(a), request(a, other), request(a), request({ ...a, lane: 'slow' })]);
-    expect(replies).toEqual([['go', 0, 1, 0], ['go', 0, 1, 0], ['paused', 'endpoint'], ['divert', 'endpoint_inflight'], ['go', 0, 1, 0]]);
+    expect(replies.map(short)).toEqual([['go', 0, 1, 0], ['go', 0, 1, 0], ['paused', 'endpoint'], ['divert', 'endpoint_inflight'], ['go', 0, 1, 0]]);
     expect(await redis.get(K.conc)).toBe('3');
     // Per-request domain limits: the host's count rises only for requests that name one.
     const hosts = await runBatch('admitDelivery', shared({}), [request({ domainMax: 1 }), request({ domainMax: 1 }), request({ domainMax: 0 })]);
-    expect(hosts).toEqual([['go', 0, 0, 1], ['divert', 'domain_inflight'], ['go', 0, 0, 0]]);
+    expect(hosts.map(short)).toEqual([['go', 0, 0, 1], ['wait'], ['go', 0, 0, 0]]);
     expect(await redis.get(K.domain)).toBe('1');
   });
 
-  it('takes the probe slot and a token even when the in-flight limits then divert', async () => {
+  it('takes the probe slot and a token even when the in-flight limits then hold it back', async () => {
     await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: 0 });
     await redis.set(K.conc, 5);
-    expect(await admit({ rate: 4, burst: 2, endpointMax: 5 })).toEqual(['divert', 'endpoint_inflight']);
+    expect(await admit({ rate: 4, burst: 2, endpointMax: 5 })).toEqual(['wait']);
     expect(await redis.hget(K.circuit, 'probe_at')).toBe(String(NOW));
     expect(await redis.hget(K.rate, 'tokens')).toBe('1');
   });
 });
 
 describe('completeDelivery.lua', () => {
-  const K = { circuit: 'circuit:ep', conc: 'concurrency:ep', domain: 'domain_concurrency:h', errors: 'endpoint_errors:ep' };
+  const K = { circuit: 'circuit:ep', conc: 'concurrency:ep', domain: 'domain_concurrency:h', errors: 'endpoint_errors:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', latency: 'endpoint_latency:ep' };
   const CB = { threshold: 3, window: 10_000, recovery: 30_000, probeInterval: 5_000, successes: 2 };
-  type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string };
-  const shared = (c: C) => [c.circuit ?? 1, CB.threshold, CB.window, CB.recovery, CB.probeInterval, CB.successes, c.ttl ?? 600_000];
+  type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string; sample?: LimitSample; domainMax?: number };
+  // Limits as in core/policy: LIMITS below (initial 20, floor 1, tolerance 2, 1 s, 30 s, ceiling 1000); 200 samples kept.
+  const shared = (c: C) => [c.circuit ?? 1, CB.threshold, CB.window, CB.recovery, CB.probeInterval, CB.successes, c.ttl ?? 600_000, 20, 1, 2, 1000, 30_000, 1000, 200];
   const request = (c: C): Req => ({
-    keys: [K.circuit, K.conc, K.domain, K.errors],
-    args: [c.now ?? NOW, c.outcome ?? 'success', c.probe ?? 0, c.ep ?? 0, c.dom ?? 0, c.error ?? '', new Date(c.now ?? NOW).toISOString()],
+    keys: [K.circuit, K.conc, K.domain, K.errors, K.limit, K.domainLimit, K.latency],
+    args: [c.now ?? NOW, c.outcome ?? 'success', c.probe ?? 0, c.ep ?? 0, c.dom ?? 0, c.error ?? '', new Date(c.now ?? NOW).toISOString(), c.sample ? c.sample.ms : '', c.sample?.drop ? 1 : 0, c.sample?.timeout ? 1 : 0, c.domainMax ?? 0],
   });
   const complete = (c: C = {}) => one('completeDelivery', shared(c), request(c));
 
@@ -316,3 +355,30 @@ describe('completeDelivery.lua', () => {
 });
 
 // The pause scripts (holdPaused, pauseScope, resumeScope, takeHeld, dropHeld): redis-pause-lua.test.ts.
+
+describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as core/policy/adaptive-limit.ts', () => {
+  const K = ['circuit:ep', 'concurrency:ep', 'domain_concurrency:h', 'endpoint_errors:ep', 'limit:ep', 'domain_limit:h', 'endpoint_latency:ep'];
+  const shared = (p: (typeof VECTORS)[string]['params']) => [0, 3, 10_000, 30_000, 5_000, 2, 600_000, p.initial, p.floor, p.tolerance, p.slowThresholdMs, p.windowMs, p.ceiling, 200];
+  const state = async (key: string): Promise<LimitState> => {
+    const h = await redis.hgetall(key);
+    return { limit: Number(h.limit), minMs: Number(h.min), latMs: Number(h.lat), timeoutAt: Number(h.timeout_at) };
+  };
+
+  it.each(Object.keys(VECTORS))('%s', async (name) => {
+    const v = VECTORS[name]!;
+    let model = freshLimit(v.params);
+    let hostModel = freshLimit({ ...v.params, ceiling: 50 });
+    for (const [i, x] of v.steps.entries()) {
+      // The counters as they stand when the attempt ends (it is among them).
+      await redis.set(K[1]!, x.inflight);
+      await redis.set(K[2]!, x.inflight);
+      const args = [x.at, x.drop ? 'failure' : 'success', 0, 1, 1, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50];
+      await redis.eval(BATCH_SCRIPTS.completeDelivery, K.length, ...K, ...shared(v.params), ...args);
+      model = recordSample(model, x, x.inflight, x.at, v.params);
+      hostModel = recordSample(hostModel, x, x.inflight, x.at, { ...v.params, ceiling: 50 });
+      expect(await state(K[4]!), `${name}, step ${i}`).toEqual(model);
+      expect(await state(K[5]!), `${name}, step ${i} (host)`).toEqual(hostModel);
+    }
+    expect(await redis.get(K[1]!)).toBe(String(Math.max(0, v.steps[v.steps.length - 1]!.inflight - 1)));
+  });
+});

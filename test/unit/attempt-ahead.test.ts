@@ -3,6 +3,7 @@ import { loadConfig } from '../../core/config/load';
 import type { Webhook } from '../../core/domain/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { createAttempter } from '../../core/pipeline/attempt';
+import { guardParams } from '../../core/pipeline/guard-params';
 import type { Logger } from '../../core/pipeline/logger';
 import type { AdmitRequest, Admission, GuardParams } from '../../core/ports/guards';
 import type { DeliveryRequest, Sender } from '../../core/ports/sender';
@@ -11,6 +12,7 @@ import type { DeliveryRequest, Sender } from '../../core/ports/sender';
 // webhook's admission overlaps the current send, is used as its decision, and is given back
 // when that webhook is not attempted after all.
 
+const P = guardParams(loadConfig({}));
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const hook = (n: number, endpoint = 'http://127.0.0.1:9/e'): Webhook => ({
   id: `wh_${n}`, config_id: 'cfg', endpoint, endpoint_hash: 'ep', payload: '{}', headers: {},
@@ -54,7 +56,7 @@ describe('admission asked ahead in a fast lane', () => {
     await until(() => events.includes('send wh_1'));
     // b was admitted (and counted in flight) before a's send finished.
     await until(() => events.filter((e) => e === 'admit ep').length === 2);
-    expect((await guards.endpoint('ep', Date.now())).inflight).toBe(2);
+    expect((await guards.endpoint('ep', Date.now(), P)).inflight).toBe(2);
     go();
     expect((await first).kind).toBe('attempted');
     const second = await attempter.attempt(b, 'fast');
@@ -62,7 +64,7 @@ describe('admission asked ahead in a fast lane', () => {
     // b's own turn asked nothing more: the admission asked ahead was its decision.
     expect(events.filter((e) => e === 'admit ep')).toHaveLength(2);
     await attempter.settle();
-    expect((await guards.endpoint('ep', Date.now())).inflight).toBe(0);
+    expect((await guards.endpoint('ep', Date.now(), P)).inflight).toBe(0);
   });
 
   it('gives back what an admission asked ahead counted when that webhook is not attempted (a stop)', async () => {
@@ -73,11 +75,11 @@ describe('admission asked ahead in a fast lane', () => {
     go();
     await first;
     await attempter.settle();
-    expect((await guards.endpoint('ep', Date.now())).inflight).toBe(1);
+    expect((await guards.endpoint('ep', Date.now(), P)).inflight).toBe(1);
     attempter.discard(b);
     await new Promise((r) => setTimeout(r, 20));
     await attempter.settle();
-    expect((await guards.endpoint('ep', Date.now())).inflight).toBe(0);
+    expect((await guards.endpoint('ep', Date.now(), P)).inflight).toBe(0);
   });
 
   it('asks nothing ahead in the slow lane', async () => {

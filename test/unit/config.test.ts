@@ -41,7 +41,7 @@ describe('config defaults (HOWK seed)', () => {
     expect(c.redis).toMatchObject({ addr: 'localhost:6379', db: 0, pool_size: 100 });
     expect(c.redis.url).toBeUndefined();
     expect(c.redis.password).toBeUndefined();
-    expect(c.delivery).toMatchObject({ timeout: 30 * S, max_idle_conns: 100, max_conns_per_host: 10 });
+    expect(c.delivery).toMatchObject({ timeout: 30 * S, max_idle_conns: 100, max_conns_per_host: 64 });
   });
 
   it('retry', () => {
@@ -53,7 +53,19 @@ describe('config defaults (HOWK seed)', () => {
   });
 
   it('concurrency (penalty box)', () => {
-    expect(c.concurrency).toEqual({ max_inflight_per_endpoint: 50, inflight_ttl: 2 * M, slow_lane_rate: 20, max_inflight_per_domain: 0, domain_overrides: {} });
+    expect(c.concurrency).toEqual({
+      max_inflight_per_endpoint: 50,
+      inflight_ttl: 2 * M,
+      slow_lane_rate: 200,
+      max_inflight_per_domain: 0,
+      domain_overrides: {},
+      initial_limit: 20,
+      min_limit: 1,
+      max_limit: 1000,
+      latency_tolerance: 2,
+      slow_threshold: 1 * S,
+      latency_window: 30 * S,
+    });
   });
 
   it('scheduler', () => {

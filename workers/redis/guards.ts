@@ -1,18 +1,24 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
+import { freshLimit, LATENCY_SAMPLES, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
 import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
+import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline } from './exec';
 import { withScripts, type ScriptedClient } from './scripts';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
 // admitDelivery (completeDelivery) script call: one round trip and one script run.
 
+const limitArgs = (p: GuardParams) => [p.limits.initial, p.limits.floor, p.limits.tolerance, p.limits.slowThresholdMs, p.limits.windowMs, p.limits.ceiling];
+
 const toAdmission = (r: unknown): Admission => {
   const a = r as (string | number)[];
   switch (a[0]) {
-    case 'go':
-      return { kind: 'go', probe: a[1] === 1, counted: { endpoint: a[2] === 1, domain: a[3] === 1 } };
+    case 'go': {
+      const seen = a[4] ? { fastLimit: Number(a[4]), limit: Number(a[5]), latencyMs: Number(a[6]) } : undefined;
+      return { kind: 'go', probe: a[1] === 1, counted: { endpoint: a[2] === 1, domain: a[3] === 1 }, ...(seen && { seen }) };
+    }
     case 'park':
       return { kind: 'park', reason: a[1] as 'circuit_open' | 'rate_limited', until: Number(a[2]) };
     case 'divert':
@@ -35,12 +41,14 @@ export class RedisGuards implements Guards {
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
     const keyList: string[] = [];
-    const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightTtlMs];
+    const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightTtlMs, ...limitArgs(p)];
     for (const r of reqs) {
+      const h = r.endpointHash;
       const pass = r.passPause ?? [];
       const pauseKey = (kind: PauseScope['kind'], id: string) => (pass.includes(kind) ? keys.unset() : keys.pause(kind, id));
-      keyList.push(pauseKey('endpoint', r.endpointHash), pauseKey('config', r.configId), keys.circuit(r.endpointHash), keys.rateBucket(r.endpointHash), keys.domainConcurrency(r.host), keys.concurrency(r.endpointHash));
-      args.push(r.now, r.lane, p.maxInflightPerDomain(r.host));
+      keyList.push(pauseKey('endpoint', h), pauseKey('config', r.configId), keys.circuit(h), keys.rateBucket(h), keys.domainConcurrency(r.host), keys.concurrency(h));
+      keyList.push(keys.endpointLimit(h), keys.domainLimit(r.host), keys.endpointQueued(h));
+      args.push(r.now, r.lane, p.maxInflightPerDomain(r.host), r.id ?? '', r.waited ? 1 : 0);
     }
     const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
     return replies.map(toAdmission);
@@ -50,22 +58,33 @@ export class RedisGuards implements Guards {
     if (!done.length) return;
     const c = p.circuit;
     const keyList: string[] = [];
-    const args: (string | number)[] = [c.enabled ? 1 : 0, c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs];
+    const args: (string | number)[] = [c.enabled ? 1 : 0, c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs, ...limitArgs(p), LATENCY_SAMPLES];
     for (const d of done) {
-      keyList.push(keys.circuit(d.endpointHash), keys.concurrency(d.endpointHash), keys.domainConcurrency(d.host), keys.endpointErrors(d.endpointHash));
+      const h = d.endpointHash;
+      keyList.push(keys.circuit(h), keys.concurrency(h), keys.domainConcurrency(d.host), keys.endpointErrors(h), keys.endpointLimit(h), keys.domainLimit(d.host), keys.endpointLatency(h));
+      const x = d.sample;
       args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, (d.error ?? '').slice(0, 200), new Date(d.now).toISOString());
+      args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host));
     }
     await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args));
   }
 
-  async endpoint(hash: string, now: number): Promise<EndpointView> {
+  async endpoint(hash: string, now: number, p: GuardParams): Promise<EndpointView> {
     const pipe = this.redis.pipeline();
     pipe.hgetall(keys.circuit(hash));
     pipe.get(keys.concurrency(hash));
     pipe.get(keys.pause('endpoint', hash));
     pipe.llen(keys.pausedQueue('endpoint', hash));
     pipe.lrange(keys.endpointErrors(hash), 0, 9);
-    const [c, inflight, pause, held, errors] = (await execPipeline(pipe)) as [Record<string, string>, string | null, string | null, number, string[]];
+    pipe.hgetall(keys.endpointLimit(hash));
+    pipe.lrange(keys.endpointLatency(hash), 0, -1);
+    pipe.zcount(keys.endpointQueued(hash), now - QUEUED_WINDOW_MS, '+inf');
+    const [c, inflight, pause, held, errors, lim, lat, queued] = (await execPipeline(pipe)) as [Record<string, string>, string | null, string | null, number, string[], Record<string, string>, string[], number];
+    const s: LimitState = lim.limit ? { limit: Number(lim.limit), minMs: Number(lim.min), latMs: Number(lim.lat), timeoutAt: Number(lim.timeout_at) } : freshLimit(p.limits);
+    const samples = lat.map((e) => {
+      const i = e.indexOf(':');
+      return { at: Number(e.slice(0, i)), ms: Number(e.slice(i + 1)) };
+    });
     const state = (c.state ?? 'CLOSED') as CircuitState;
     const openUntil = Number(c.open_until ?? 0);
     return {
@@ -82,6 +101,7 @@ export class RedisGuards implements Guards {
       draining: pause?.startsWith('draining') ?? false,
       parked_while_paused: held,
       last_errors: errors.map((e) => JSON.parse(e) as { at: string; error: string }),
+      concurrency: concurrencyView(s, samples, Number(inflight ?? 0), queued, now, p),
     };
   }
 

@@ -37,8 +37,8 @@ export const SCRIPTS = {
 
 /** Scripts taking any number of requests per call: the key count is each call's first argument. */
 export const BATCH_SCRIPTS = {
-  admitDelivery: lua('admitDelivery'),
-  completeDelivery: lua('completeDelivery'),
+  admitDelivery: composed('admitDelivery'),
+  completeDelivery: composed('completeDelivery'),
   writeStatuses: composed('writeStatuses'),
 } as const;
 

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { NotConfiguredError, ValidationError } from '../../errors/errors';
+import { guardParams } from '../../pipeline/guard-params';
 import { resumeAndDrain } from '../../pipeline/pause';
 import type { PauseScope } from '../../ports/guards';
 import type { ApiDeps } from '../deps';
@@ -12,11 +13,12 @@ const checkHash = (h: string): void => {
 /** Operator routes: circuit state and reset, pause and resume of an endpoint or a config. */
 export const endpointRoutes = (d: ApiDeps) => {
   const app = new Hono();
+  const params = guardParams(d.config);
   const guards = () => {
     if (!d.guards || !d.producer) throw new NotConfiguredError('endpoint administration is not available on this server');
     return { guards: d.guards, producer: d.producer };
   };
-  const view = async (c: Context, hash: string) => c.json(await guards().guards.endpoint(hash, d.clock.now()));
+  const view = async (c: Context, hash: string) => c.json(await guards().guards.endpoint(hash, d.clock.now(), params));
   const pause = async (c: Context, scope: PauseScope) => {
     await guards().guards.pause(scope);
     return c.json({ [scope.kind === 'endpoint' ? 'endpoint_hash' : 'config_id']: scope.id, paused: true });

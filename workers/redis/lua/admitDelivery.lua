@@ -1,18 +1,27 @@
 -- admitDelivery: may these webhooks be delivered now? For each request, in order: pause,
--- circuit, rate limit, domain and endpoint in-flight limits, decided and counted atomically
--- (mirrors core/memory/guards.ts and core/policy/circuit.ts). One call carries every
--- admission a worker asks for at once: one round trip and one script run for all of them.
--- KEYS: six per request i (b = 6*i):
+-- circuit, rate limit, then the domain and endpoint adaptive limits with the lane rule,
+-- decided and counted atomically (mirrors core/memory/guards.ts, core/policy/circuit.ts and
+-- core/policy/adaptive-limit.ts). One call carries every admission a worker asks for at
+-- once: one round trip and one script run for all of them.
+-- KEYS: nine per request i (b = 9*i):
 --   KEYS[b+1] paused:endpoint:{hash}   KEYS[b+2] paused:config:{id}   KEYS[b+3] circuit:{hash}
 --   KEYS[b+4] rate:{hash}              KEYS[b+5] domain_concurrency:{host}   KEYS[b+6] concurrency:{hash}
+--   KEYS[b+7] limit:{hash}             KEYS[b+8] domain_limit:{host}   KEYS[b+9] endpoint_queued:{hash}
 -- ARGV[1] circuit enabled (1|0)   ARGV[2] probe_interval ms   ARGV[3] circuit state TTL ms
--- ARGV[4] rate per s (0 = off)   ARGV[5] burst   ARGV[6] endpoint limit (0 = off)
+-- ARGV[4] rate per s (0 = off)   ARGV[5] burst   ARGV[6] endpoint fast-lane share (0 = off)
 -- ARGV[7] in-flight counter TTL ms
--- then three per request i (a = 7 + 3*i): ARGV[a+1] now ms   ARGV[a+2] lane ('fast'|'slow')
---   ARGV[a+3] domain limit (0 = off)
+-- ARGV[8] initial limit   ARGV[9] floor   ARGV[10] tolerance   ARGV[11] slow threshold ms
+-- ARGV[12] window ms   ARGV[13] endpoint limit ceiling
+-- then five per request i (a = 13 + 5*i): ARGV[a+1] now ms   ARGV[a+2] lane ('fast'|'slow')
+--   ARGV[a+3] domain limit ceiling (0 = off)   ARGV[a+4] webhook id   ARGV[a+5] waited before 1|0
 -- Returns one reply per request, in request order, each one of:
 --   {'paused', scope} | {'park', reason, until} | {'divert', reason} | {'recovered'} | {'wait'}
---   | {'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1}
+--   | {'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
+--      limit, latency estimate ms (both as text)}
+-- A fast-lane 'wait' puts the webhook in endpoint_queued (score: now) until a later request
+-- of it that waited gets another answer.
+--#include adaptiveLimit
+local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
 local circuit_on = ARGV[1] == '1'
 local probe_interval = tonumber(ARGV[2])
 local circuit_ttl = ARGV[3]
@@ -20,6 +29,7 @@ local rate = tonumber(ARGV[4])
 local burst = tonumber(ARGV[5])
 local endpoint_max = tonumber(ARGV[6])
 local inflight_ttl = ARGV[7]
+local ceiling = tonumber(ARGV[13])
 
 local function admit(b, now, lane, domain_max)
   local k_pause_ep, k_pause_cfg, k_circuit = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
@@ -60,33 +70,60 @@ local function admit(b, now, lane, domain_max)
     redis.call('PEXPIRE', k_rate, math.ceil(burst / rate * 1000) + 60000)
   end
 
-  if domain_max > 0 and tonumber(redis.call('GET', k_domain) or '0') >= domain_max then
-    if lane == 'fast' then return {'divert', 'domain_inflight'} end
-    return {'wait'}
+  -- Without an endpoint limit nothing is measured: the endpoint never counts as slow.
+  local ep = nil
+  local slow = false
+  if endpoint_max > 0 then
+    ep = L.load(KEYS[b + 7], ceiling)
+    slow = L.slowness(ep, now)
   end
 
-  if endpoint_max > 0 then
-    local n = tonumber(redis.call('GET', k_conc) or '0')
-    if lane == 'fast' and n >= endpoint_max then return {'divert', 'endpoint_inflight'} end
-    -- Back to the fast lane only once the endpoint is idle; with any in flight the slow lane
-    -- keeps it (returning at "some room" makes traffic ping-pong between the lanes).
-    if lane == 'slow' and n == 0 then return {'recovered'} end
+  -- The lane rule (laneDecision): at a limit, a slow endpoint goes to the slow lane and a
+  -- fast one waits its turn; the slow lane waits at a full host.
+  if domain_max > 0 then
+    local allowed = math.min(L.allowed(L.load(KEYS[b + 8], domain_max)), domain_max)
+    if tonumber(redis.call('GET', k_domain) or '0') >= allowed then
+      if lane == 'fast' and slow then return {'divert', 'domain_inflight'} end
+      return {'wait'}
+    end
+  end
+
+  local fast_limit = 0
+  if ep then
+    fast_limit = math.min(L.allowed(ep), endpoint_max)
+    if lane == 'slow' then
+      if not slow then return {'recovered'} end
+    elseif tonumber(redis.call('GET', k_conc) or '0') >= fast_limit then
+      if slow then return {'divert', 'endpoint_inflight'} end
+      return {'wait'}
+    end
   end
 
   if domain_max > 0 then
     redis.call('INCR', k_domain)
     redis.call('PEXPIRE', k_domain, inflight_ttl)
   end
-  if endpoint_max > 0 then
+  if ep then
     redis.call('INCR', k_conc)
     redis.call('PEXPIRE', k_conc, inflight_ttl)
+    return {'go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)}
   end
-  return {'go', probe, endpoint_max > 0 and 1 or 0, domain_max > 0 and 1 or 0}
+  return {'go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0'}
 end
 
 local out = {}
-for i = 0, #KEYS / 6 - 1 do
-  local a = 7 + 3 * i
-  out[i + 1] = admit(6 * i, tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]))
+for i = 0, #KEYS / 9 - 1 do
+  local a = 13 + 5 * i
+  local now, lane = tonumber(ARGV[a + 1]), ARGV[a + 2]
+  local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]))
+  local k_queued = KEYS[9 * i + 9]
+  if r[1] == 'wait' and lane == 'fast' then
+    -- Queued (again): a fresh score keeps it in the endpoint's view.
+    redis.call('ZADD', k_queued, now, ARGV[a + 4])
+    redis.call('PEXPIRE', k_queued, 60000)
+  elseif ARGV[a + 5] == '1' then
+    redis.call('ZREM', k_queued, ARGV[a + 4])
+  end
+  out[i + 1] = r
 end
 return out

@@ -1,17 +1,30 @@
--- completeDelivery: attempts finished. For each, in order: lowers the in-flight counters it
+-- completeDelivery: attempts finished. For each, in order: feeds the attempt's latency and
+-- outcome to the endpoint's (and host's) adaptive limit, lowers the in-flight counters it
 -- raised (never below 0) and records the outcome in the circuit (mirrors
--- core/policy/circuit.ts). One call carries every completion a worker has at once.
--- KEYS: four per completion i (b = 4*i):
+-- core/policy/adaptive-limit.ts and core/policy/circuit.ts). One call carries every
+-- completion a worker has at once.
+-- KEYS: seven per completion i (b = 7*i):
 --   KEYS[b+1] circuit:{hash}   KEYS[b+2] concurrency:{hash}   KEYS[b+3] domain_concurrency:{host}
---   KEYS[b+4] endpoint_errors:{hash}
+--   KEYS[b+4] endpoint_errors:{hash}   KEYS[b+5] limit:{hash}   KEYS[b+6] domain_limit:{host}
+--   KEYS[b+7] endpoint_latency:{hash}
 -- ARGV[1] circuit enabled 1|0   ARGV[2] failure_threshold   ARGV[3] failure_window ms
 -- ARGV[4] recovery_timeout ms   ARGV[5] probe_interval ms   ARGV[6] success_threshold
--- ARGV[7] circuit TTL ms
--- then seven per completion i (a = 7 + 7*i): ARGV[a+1] now ms
+-- ARGV[7] circuit TTL ms (also of the limit state and the latency samples)
+-- ARGV[8] initial limit   ARGV[9] floor   ARGV[10] tolerance   ARGV[11] slow threshold ms
+-- ARGV[12] window ms   ARGV[13] endpoint limit ceiling   ARGV[14] latency samples kept
+-- then eleven per completion i (a = 14 + 11*i): ARGV[a+1] now ms
 --   ARGV[a+2] outcome ('success'|'failure'|'neutral')   ARGV[a+3] probe 1|0
 --   ARGV[a+4] counted endpoint 1|0   ARGV[a+5] counted domain 1|0
 --   ARGV[a+6] error text ('' = none)   ARGV[a+7] now as ISO text
+--   ARGV[a+8] latency ms ('' = no sample)   ARGV[a+9] drop 1|0   ARGV[a+10] timeout 1|0
+--   ARGV[a+11] domain limit ceiling
+-- A sample moves the endpoint's limit only when the attempt was counted (the limit is on),
+-- and the host's when it was counted there; `inflight` is the counter before it is lowered.
 -- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN').
+--#include adaptiveLimit
+local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
+local ceiling = tonumber(ARGV[13])
+local samples_kept = tonumber(ARGV[14])
 local circuit_on = ARGV[1] == '1'
 local failure_threshold = tonumber(ARGV[2])
 local failure_window = tonumber(ARGV[3])
@@ -25,10 +38,27 @@ local function floor_decr(key)
   if v > 0 then redis.call('DECR', key) end
 end
 
+local function learn(k_state, k_counter, ceil, ms, drop, timeout, now)
+  local inflight = tonumber(redis.call('GET', k_counter) or '0')
+  L.record(k_state, L.load(k_state, ceil), ms, drop, timeout, inflight, now, ceil, ttl)
+end
+
 local function complete(b, a)
   local k_circuit, k_conc, k_domain, k_errors = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4]
   local now = tonumber(ARGV[a + 1])
   local outcome, is_probe = ARGV[a + 2], ARGV[a + 3] == '1'
+  if ARGV[a + 8] ~= '' then
+    local ms, drop, timeout = tonumber(ARGV[a + 8]), ARGV[a + 9] == '1', ARGV[a + 10] == '1'
+    if ARGV[a + 4] == '1' then
+      learn(KEYS[b + 5], k_conc, ceiling, ms, drop, timeout, now)
+      if not drop or timeout then
+        redis.call('LPUSH', KEYS[b + 7], now .. ':' .. ARGV[a + 8])
+        redis.call('LTRIM', KEYS[b + 7], 0, samples_kept - 1)
+        redis.call('PEXPIRE', KEYS[b + 7], ttl)
+      end
+    end
+    if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now) end
+  end
   if ARGV[a + 4] == '1' then floor_decr(k_conc) end
   if ARGV[a + 5] == '1' then floor_decr(k_domain) end
 
@@ -86,5 +116,5 @@ local function complete(b, a)
 end
 
 local out = {}
-for i = 0, #KEYS / 4 - 1 do out[i + 1] = complete(4 * i, 7 + 7 * i) end
+for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 11 * i) end
 return out
