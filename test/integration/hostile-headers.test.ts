@@ -77,9 +77,9 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
   it('a delivery script that returns such headers: the good tenant is delivered, the circuit stays closed, Expect is dropped and a € fails the script', async () => {
     const rx = await receiver();
     const endpoint = rx.url('/scripted');
-    // One namespace script for the ten configs sb:0..sb:9.
+    // One namespace script for the ten configs sb:0..sb:9 (applied to children: they opt in).
     const script = `if request.payload.bad % 2 == 0 then request.headers['Expect'] = '100-continue' request.headers['Keep-Alive'] = 'timeout=5' else request.headers['X-Price'] = '5 €' end`;
-    expect((await fetch(`${f.baseUrl}/config/sb/script`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: script })).status).toBe(200);
+    expect((await fetch(`${f.baseUrl}/config/sb/script?apply_to_children=true`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: script })).status).toBe(200);
     for (let b = 0; b < 10; b++) {
       const res = await f.post(`/webhooks/sb:${b}/enqueue/batch`, { webhooks: Array.from({ length: 100 }, (_, i) => ({ endpoint, payload: { bad: b * 100 + i } })) });
       expect(res.status).toBe(202);
