@@ -1,6 +1,7 @@
 import tseslint from 'typescript-eslint';
 
-// The layering rules of DESIGN.md §2: core/ is runtime-agnostic, edge/ and workers/ never import each other.
+// The layering rules (docs/ARCHITECTURE.md, Layout): core/ is runtime-agnostic, edge/ and
+// workers/ never import each other.
 const nodeOnly = ['node:*', 'kafkajs', 'ioredis', 'undici', 'cloudflare:*', '@hono/node-server'];
 
 export default tseslint.config(
@@ -18,7 +19,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { group: nodeOnly, message: 'core/ uses Web APIs only (DESIGN.md §2).' },
+          { group: nodeOnly, message: 'core/ uses Web APIs only: it runs in Node and in workerd alike (docs/ARCHITECTURE.md, Layout).' },
           { group: ['**/edge/**', '**/workers/**'], message: 'core/ imports nothing from edge/ or workers/.' },
         ],
       }],

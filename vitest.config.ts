@@ -25,7 +25,7 @@ export default defineConfig({
       {
         // Chaos (test/chaos, docs/RELIABILITY.md): on a Kafka broker and a Redis of its own
         // that it stops, kills and flushes. The ci profile runs in `npm test`; `npm run
-        // test:chaos` sets HOWK_CHAOS_PROFILE=full (issue sizes, each scenario 3x).
+        // test:chaos` sets HOWK_CHAOS_PROFILE=full (full sizes, each scenario 3x).
         test: {
           name: 'chaos',
           include: ['test/chaos/**/*.test.ts'],

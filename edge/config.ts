@@ -6,8 +6,9 @@ import { loadSettings } from '../core/config/settings';
 import { ValidationError } from '../core/errors/errors';
 
 // The edge reads the shared config from its Worker vars (HOWK_*: topics, limits, TTLs, as
-// howk-api does) plus these edge settings (HOWK_EDGE_*, and the REST endpoints under the
-// names the issue gives them). Secrets (passwords, tokens, keys) are Worker secrets.
+// howk-api does) plus these edge settings (HOWK_EDGE_*, and the REST endpoints under
+// HOWK_KAFKA_REST_* / HOWK_REDIS_REST_*, docs/EDGE.md). Secrets (passwords, tokens, keys)
+// are Worker secrets.
 
 const DomainRate = z.object({ rate: z.number().min(0), burst: z.number().int().min(1) });
 

@@ -11,7 +11,7 @@ const run = (cmd, args, env = process.env) => spawnSync(cmd, args, { cwd: root, 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
 // The chaos suite runs last, in its short CI profile (smaller counts, each scenario once, on a
-// Kafka and Redis of its own); `npm run test:chaos` runs the issue's full sizes three times
+// Kafka and Redis of its own); `npm run test:chaos` runs the full sizes three times
 // (docs/RELIABILITY.md "Chaos suite").
 const PROJECTS = ['unit', 'integration', 'edge', 'chaos'];
 const PROJECT_ENV = { chaos: { HOWK_CHAOS_PROFILE: 'ci', HOWK_CHAOS_REPEAT: '1' } };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
- * The one configuration schema. Defaults follow the HOWK seed. Every leaf is settable
+ * The one configuration schema, defaults included. Every leaf is settable
  * from YAML (`--config`) and from `HOWK_<SECTION>_<KEY>` (or the env name given).
  * docs/CONFIG.md is generated from this file (`npm run docs:config`).
  */

@@ -1,5 +1,5 @@
 // Finds the raw byte spans of JSON values without re-serializing them.
-// The bytes a producer enqueues are the bytes we sign and send (DESIGN.md §3), so a
+// The bytes a producer enqueues are the bytes we sign and send, on every attempt, so a
 // payload is cut out of the request text as it stands, never JSON.parse'd and
 // JSON.stringify'd (which would change number formatting, escapes and big integers).
 

@@ -20,7 +20,7 @@ export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 
 /**
  * Failures while preparing the request, before anything is sent: the delivery script (core/lua,
- * HOWK's reason types, the LuaError code) and the ${VAR} secret templates (a variable outside
+ * the LuaError code as the reason) and the ${VAR} secret templates (a variable outside
  * lua.secret_env_allowlist, or unset on the worker).
  */
 export const ScriptReason = z.enum(['script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit', 'secret_not_allowed', 'secret_missing', 'secret_host_not_allowed', 'credential_host_not_allowed']);

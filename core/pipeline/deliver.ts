@@ -265,8 +265,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const writeOutcomes = async (part: Step[], records: LogRecord[]): Promise<void> => {
     const own = flushable(part, []);
     // Both must succeed before the batch's offsets are committed (at-least-once) — except
-    // that status and stats alone are fail-silent (HOWK failure table): a batch with no
-    // retry to schedule commits even when Redis is down, instead of redelivering.
+    // that status and stats alone are fail-silent (docs/ARCHITECTURE.md, Failure semantics):
+    // a batch with no retry to schedule commits even when Redis is down, instead of redelivering.
     const apply = () =>
       d.hot.apply(own.hot).catch((e) => {
         if (own.hot.retries?.length) throw e;

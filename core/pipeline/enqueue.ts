@@ -100,7 +100,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       const got = await d.hot.claimIdempotency(claims, config.ttl.idempotency_ttl);
       claims.forEach((c, i) => owners.set(c.webhookId, got[i]!));
     } catch (e) {
-      // Fail open (HOWK failure table): a duplicate is better than a refused webhook.
+      // Fail open: a duplicate is better than a refused webhook.
       d.log.warn('idempotency check skipped: hot state unavailable', { error: errorMessage(e) });
     }
     return owners;

@@ -1,9 +1,9 @@
 import type { LimitParams, LimitSample } from '../policy/adaptive-limit';
 import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circuit';
 
-// Admission control in front of every delivery attempt (DESIGN.md §5): pause, circuit
-// breaker, rate limit, per-domain and per-endpoint in-flight limits, decided atomically
-// (one Lua script on Redis) so that every worker sees the same counters.
+// Admission control in front of every delivery attempt (docs/ARCHITECTURE.md, Protection):
+// pause, circuit breaker, rate limit, per-domain and per-endpoint in-flight limits, decided
+// atomically (one Lua script on Redis) so that every worker sees the same counters.
 
 export type GuardParams = {
   circuit: CircuitParams & { enabled: boolean };

@@ -1,7 +1,7 @@
 import type { WebhookStatus } from '../domain/status';
 import type { ConsumedBatch } from './log';
 
-// Types of the recovery and listing side of HotState (issue 4), and the TopicReader port a
+// Types of the recovery and listing side of HotState (docs/RELIABILITY.md), and the TopicReader port a
 // rebuild replays Kafka with. Kept apart from hot-state.ts so that file stays the delivery
 // path's contract.
 

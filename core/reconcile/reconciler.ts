@@ -9,8 +9,8 @@ import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recover
 import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
 import { createStateFold, restoreItemOf, type FoldStats } from './replay';
 
-// Rebuilds the hot state from Kafka (DESIGN.md §4 "Redis loss loses nothing"), with the
-// canary + lock protocol of the HOWK seed:
+// Rebuilds the hot state from Kafka, because a Redis loss must lose nothing (Kafka is the
+// source of truth), with a canary + lock protocol (docs/RELIABILITY.md, Redis loss):
 //   canary present → go on; missing → take the lock; the winner rebuilds, sets the canary
 //   and releases the lock; the others poll until the canary is back (or the lock frees up
 //   because its holder died, and one of them takes over).

@@ -14,7 +14,7 @@ import type { SecretBox } from '../signing/secret-box';
 import { deadLetterEntryOf, deadStatusOf } from './deadletters';
 import { snapshotValue } from './replay';
 
-// Retry and replay (seed 003): a retry is a new attempt of the same webhook (same id, the
+// Retry and replay (docs/RELIABILITY.md): a retry is a new attempt of the same webhook (same id, the
 // attempt number goes on); a replay is a new webhook that records `replay_of`, and the
 // original, its status, history and dead letter are never touched. Both take the body
 // from the webhook's dead letter (kept in the hot state, rebuilt from howk.deadletter).

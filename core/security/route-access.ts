@@ -22,7 +22,7 @@ const READ = ['GET', 'HEAD'] as const;
 
 const RULES: Rule[] = [
   { methods: READ, path: /^\/(health|ready|health\/dependencies|openapi\.json)$/, access: 'open' },
-  // /incoming/:script has its own per-script Basic auth (DESIGN.md §6), not API keys.
+  // /incoming/:script has its own per-script Basic auth (docs/SECURITY.md), not API keys.
   { methods: '*', path: /^\/incoming\//, access: 'open' },
   { methods: ['POST'], path: /^\/webhooks\/[^/]+\/enqueue(\/batch)?$/, access: 'enqueue' },
   { methods: '*', path: /^\/keys(\/|$)/, access: 'admin' },

@@ -6,8 +6,8 @@ import iiii from './wrappers/iiii.wasm';
 import iiiii from './wrappers/iiiii.wasm';
 import vii from './wrappers/vii.wasm';
 
-// wasmoon inside workerd. Three things stop wasmoon's own loader there (see
-// ../shared/notes/toolchain.md), and this loader answers each:
+// wasmoon inside workerd. Three things stop wasmoon's own loader there (docs/EDGE.md), and
+// this loader answers each:
 // 1. workerd compiles no WebAssembly from bytes at run time: glue.wasm is bundled as a
 //    compiled module, and emscripten's instantiate of "the bytes it read" gets that module.
 // 2. wasmoon's emscripten glue is built for a browser, a web worker or Node only (a

@@ -1,4 +1,4 @@
-// Lua benchmark (issue 5), two parts:
+// Lua benchmark (docs/BENCHMARKS.md), two parts:
 //  (a) per-delivery overhead of a small delivery script: the call the worker makes before
 //      signing (core/pipeline/attempt.ts → runDeliveryScript, same limits), timed one by one,
 //      in this process (the edge's way) and through the worker-thread pool (howk-api and

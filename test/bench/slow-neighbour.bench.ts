@@ -1,4 +1,4 @@
-// Slow-neighbour benchmark (issue 3): endpoint S answers after 2 s, endpoint F at once.
+// Slow-neighbour benchmark (docs/BENCHMARKS.md): endpoint S answers after 2 s, endpoint F at once.
 // Measures F's enqueue→receipt latency alone and next to S, and how S's traffic fares,
 // on real Kafka + Redis with an in-process fleet (api + worker + scheduler).
 //   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/slow-neighbour.bench.ts

@@ -4,7 +4,7 @@ import { formatFigures, profile, repetitions, type Figures } from './harness';
 import { chaosInfra } from './infra';
 import { flushScenario, kafkaScenario, killScenario, redisScenario, SIZES } from './scenarios';
 
-// The chaos suite (issue 4, docs/RELIABILITY.md "Chaos"): the binaries as processes on a
+// The chaos suite (docs/RELIABILITY.md "Chaos suite"): the binaries as processes on a
 // Kafka broker and a Redis server of its own (ports 19192, 16479, or the next free slot), which it flushes, kills
 // and stops. `npm test` runs the ci profile once; `npm run test:chaos` the full sizes,
 // each scenario three times in a row.

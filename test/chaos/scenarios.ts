@@ -4,9 +4,10 @@ import { waitFor } from '../helpers/env';
 import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startClient, type ChaosFleet, type Client, type Figures, type Receiver } from './harness';
 import { chaosInfra } from './infra';
 
-// The four chaos scenarios of issue 4. Each returns its figures; chaos.test.ts asserts.
+// The four chaos scenarios (docs/RELIABILITY.md "Chaos suite"). Each returns its figures;
+// chaos.test.ts asserts.
 
-// full: the sizes of issue 4 (`npm run test:chaos`, each scenario 3x). ci: what `npm test`
+// full: the full sizes (`npm run test:chaos`, each scenario 3x). ci: what `npm test`
 // runs, once: the same scenarios, outages and fleet, fewer webhooks (their fixed costs - the
 // 10 s outages, a broker restart, rebalances - dominate the time either way).
 export const SIZES = {

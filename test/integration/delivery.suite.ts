@@ -4,7 +4,7 @@ import { startTestFleet, TEST_SECRET, type Mode, type TestFleet } from '../helpe
 import { postRaw, startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
-/** The delivery acceptance of issue 2, run on real Kafka + Redis and on the embedded adapters alike. */
+/** The delivery acceptance suite, run on real Kafka + Redis and on the embedded adapters alike. */
 export const deliverySuite = (mode: Mode, redisDb: number) =>
   describe(`delivery spine (${mode})`, () => {
     let f: TestFleet;

@@ -7,7 +7,7 @@ import { startTestFleet, TEST_SECRET, type Mode, type TestFleet } from '../helpe
 import { postRaw, startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
-// POST /incoming/:name (issue 5): transformers loaded from transformer.script_dirs, run on the
+// POST /incoming/:name (docs/LUA.md): transformers loaded from transformer.script_dirs, run on the
 // embedded fleet and on real Kafka + Redis (Redis db 25).
 
 const SCRIPTS: Record<string, string> = {

@@ -87,7 +87,7 @@ describe('Lua http module in the fleet (kafka)', () => {
     en = await startEnrichment();
     rx = await startReceiver();
     dir = await mkdtemp(join(tmpdir(), 'howk-lua-http-'));
-    // The HOWK seed's "HTTP enrichment" pattern: look the customer up, post the enriched event.
+    // The "HTTP enrichment" pattern: look the customer up, post the enriched event.
     await writeFile(
       join(dir, 'enrich.lua'),
       `

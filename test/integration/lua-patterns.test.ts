@@ -7,7 +7,7 @@ import { startTestFleet, TEST_SECRET, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
-// The transformer patterns of HOWK's docs (issue 5), each a fixture in test/fixtures/transformers
+// The common transformer patterns (docs/LUA.md, Patterns), each a fixture in test/fixtures/transformers
 // loaded from transformer.script_dirs, called through POST /incoming/:name on real Kafka + Redis
 // (db 35) and delivered by the fleet's worker to a loopback receiver. HTTP enrichment and
 // secret injection have their own tests.

@@ -4,14 +4,14 @@ import { requireEnv, waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver';
 
-// Script propagation (issue 5): a script PUT on one api instance reaches workers through the
+// Script propagation (docs/LUA.md): a script PUT on one api instance reaches workers through the
 // compacted howk.scripts topic: a worker already running uses it within 2 s, a worker started
 // afterwards from its first delivery. The api and the workers are separate fleets (own Kafka
 // clients, own replay of the topic) sharing one topic set and Redis db 37.
 
 const REDIS_DB = 37;
 const CONFIG = 'prop';
-/** How long after the PUT's answer the issue allows for every worker to use the new script. */
+/** How long after the PUT's answer every worker may take to use the new script (docs/LUA.md). */
 const WITHIN_MS = 2000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,7 +7,7 @@ import { uniq, waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-// The Lua sandbox end to end (issue 5): per-config delivery scripts run by the worker of a
+// The Lua sandbox end to end (docs/LUA.md): per-config delivery scripts run by the worker of a
 // fleet on real Kafka + Redis (db 36), transformers run by /incoming. The engine's own unit
 // tests (test/unit/lua/sandbox.test.ts) cover the mechanisms; these check what a user sees:
 // dead letters with the right reason, nothing sent, nothing enqueued.

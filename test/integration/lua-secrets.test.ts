@@ -8,7 +8,7 @@ import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-// Delivery-time secret injection (the HOWK seed's "secret injection" transformer pattern) on
+// Delivery-time secret injection (the "secret injection" transformer pattern) on
 // real Kafka + Redis (db 33): a transformer's name.json declares ${VAR} templates in
 // _delivery_headers / _delivery_query_params; the worker resolves them from allow-listed
 // environment variables when it sends. The receiver gets the values; no topic, no Redis key

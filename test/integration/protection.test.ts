@@ -4,8 +4,8 @@ import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-// Issue 3 on real Kafka + Redis: a slow neighbour does not slow the fast lane, hosts keep
-// their in-flight limits, and paused endpoints lose nothing.
+// Protection (docs/ARCHITECTURE.md) on real Kafka + Redis: a slow neighbour does not slow the
+// fast lane, hosts keep their in-flight limits, and paused endpoints lose nothing.
 
 const latencies = (rx: Receiver, sentAt: Map<string, number>) =>
   rx.received.map((r) => r.at - sentAt.get(String(r.headers['webhook-id']))!).sort((a, b) => a - b);

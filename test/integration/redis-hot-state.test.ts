@@ -8,8 +8,8 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { DEFAULT_TTLS, attemptOf, ns, statusOf } from '../contract/hot-state.fixtures';
 
-// What the shared contract cannot see: the Redis key layout (DESIGN.md §3) and TTLs, the
-// script cache going away, and how failures surface. Db 12, flushed before each test.
+// What the shared contract cannot see: the Redis key layout (docs/ARCHITECTURE.md, Redis
+// keys) and TTLs, the script cache going away, and how failures surface. Db 12, flushed before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis hot-state tests need a real Redis (scripts/infra/redis.sh start prints one)');
 const DB = 12;

@@ -4,7 +4,7 @@ import { TEST_SECRET, startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
-// Retry vs replay (seed 003) on real Kafka + Redis (db 14): POST /webhooks/:id/retry is a
+// Retry vs replay (docs/RELIABILITY.md) on real Kafka + Redis (db 14): POST /webhooks/:id/retry is a
 // new attempt of the same webhook; POST /deadletter/:id/replay is a new webhook recording
 // replay_of, and the original - status, history, dead letter - never changes.
 describe('retry and replay', () => {

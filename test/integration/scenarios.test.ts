@@ -4,7 +4,7 @@ import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver, type Received } from '../helpers/receiver';
 
-// The five scenarios of the simulation seed (002), on real Kafka + Redis with short timings:
+// Five delivery scenarios, on real Kafka + Redis with short timings:
 // circuit threshold 3, cooldown 1.5 s, one probe per second, one success closes.
 const OVERRIDES = {
   'circuit_breaker.failure_threshold': 3,
@@ -34,7 +34,7 @@ const subscriber = () => {
   };
 };
 
-describe('seed 002 scenarios (kafka + redis)', () => {
+describe('delivery scenarios (kafka + redis)', () => {
   let f: TestFleet;
   let rx: Receiver;
   let aBroken = true;

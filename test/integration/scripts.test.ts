@@ -4,7 +4,7 @@ import { startTestFleet, TEST_SECRET, type Mode, type TestFleet } from '../helpe
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
-// Per-config delivery scripts (issue 5): /config/:id/script, the howk.scripts topic, and the
+// Per-config delivery scripts (docs/LUA.md): /config/:id/script, the howk.scripts topic, and the
 // worker running the script right before signing. Embedded fleet and real Kafka + Redis (db 26).
 
 const put = (f: TestFleet, id: string, script: string) => fetch(`${f.baseUrl}/config/${encodeURIComponent(id)}/script`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: script });

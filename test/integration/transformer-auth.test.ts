@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-// Basic auth of /incoming transformers with bcrypt passwd entries (issue 5), on real Kafka +
+// Basic auth of /incoming transformers with bcrypt passwd entries (docs/LUA.md), on real Kafka +
 // Redis (db 30): right and wrong passwords, an unreadable or malformed passwd file refuses
 // every request, every refusal is a 401 with WWW-Authenticate and enqueues nothing.
 

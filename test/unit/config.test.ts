@@ -20,7 +20,7 @@ const validationError = (f: () => unknown): ValidationError => {
 
 const get = (obj: unknown, path: string[]): unknown => path.reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
 
-describe('config defaults (HOWK seed)', () => {
+describe('config defaults', () => {
   const c = loadConfig();
 
   it('api', () => {

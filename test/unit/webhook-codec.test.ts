@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { arrayElements, objectMembers, skipValue, slice } from '../../core/domain/raw-json';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../../core/domain/webhook';
 
-// DESIGN.md §3 "Body bytes": the payload text fixed at enqueue is the text signed and sent
-// on every attempt, so the record codec must carry it byte for byte.
+// Body bytes (docs/ARCHITECTURE.md, The life of one webhook): the payload text fixed at
+// enqueue is the text signed and sent on every attempt, so the record codec must carry it
+// byte for byte.
 
 const base = (payload: string, extra: Partial<Webhook> = {}): Webhook => ({
   id: 'wh_01JABCDEFGHJKMNPQRSTVWXYZ0',

@@ -15,8 +15,8 @@ import { call, execPipeline } from './exec';
 import { RedisRecovery } from './recovery';
 import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 
-// HotState on Redis (DESIGN.md §3 keys). Every method is one round trip: a pipeline or
-// a single command/script. Semantics match core/memory/hot-state.ts; the shared contract
+// HotState on Redis (keys: core/domain/keys.ts, docs/ARCHITECTURE.md, Redis keys). Every
+// method is one round trip: a pipeline or a single command/script. Semantics match core/memory/hot-state.ts; the shared contract
 // test (test/contract/hot-state.contract.ts) holds both to them.
 
 const HOUR_MS = 3_600_000;

@@ -10,7 +10,8 @@ import type { ApiDeps } from '../deps';
 import { enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
 
-// GET /webhooks (delivery listing, seed 004) and POST /webhooks/:id/retry (seed 003).
+// GET /webhooks (delivery listing) and POST /webhooks/:id/retry (docs/RELIABILITY.md, Listings;
+// Retry and replay).
 
 /** A listing row: the status as GET /webhooks/:id/status shows it, without the history. */
 export const statusRow = (s: WebhookStatus) => {
