@@ -381,4 +381,24 @@ describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as 
     }
     expect(await redis.get(K[1]!)).toBe(String(Math.max(0, v.steps[v.steps.length - 1]!.inflight - 1)));
   });
+  // One call carrying every step (a worker's batch of completions of one endpoint): the state
+  // is read once and written once, and must come out exactly as the steps one at a time.
+  it.each(Object.keys(VECTORS))('%s, all steps in one call', async (name) => {
+    const v = VECTORS[name]!;
+    let model = freshLimit(v.params);
+    // The counter starts at the number of steps and is lowered by each completion in turn.
+    const n = v.steps.length;
+    await redis.set(K[1]!, n);
+    const args: (string | number)[] = [];
+    for (const [i, x] of v.steps.entries()) {
+      args.push(x.at, x.drop ? 'failure' : 'success', 0, 1, 0, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50);
+      model = recordSample(model, x, n - i, x.at, v.params);
+    }
+    await redis.eval(BATCH_SCRIPTS.completeDelivery, K.length * n, ...v.steps.flatMap(() => K), ...shared(v.params), ...args);
+    expect(await state(K[4]!)).toEqual(model);
+    expect(await redis.get(K[1]!)).toBe('0');
+    // The samples of the call, newest first, as one LPUSH per completion would leave them.
+    const kept = v.steps.filter((x) => !x.drop || x.timeout).map((x) => `${x.at}:${x.ms}`).reverse().slice(0, 200);
+    expect(await redis.lrange(K[6]!, 0, -1)).toEqual(kept);
+  });
 });

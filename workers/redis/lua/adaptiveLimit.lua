@@ -4,8 +4,9 @@
 -- KEYS: none (the includer passes the key of each state).
 -- ARGV[1] initial limit   ARGV[2] floor   ARGV[3] tolerance   ARGV[4] slow threshold ms
 --   ARGV[5] window ms (a timeout within it makes the endpoint slow)
--- Returns a table of functions: load(key, ceiling), record(key, state, ms, drop, timeout,
--- inflight, now, ceiling, ttl), slowness(state, now), allowed(state).
+-- Returns a table of functions: load(key, ceiling), next(state, ms, drop, timeout, inflight,
+-- now, ceiling) (the state after a sample), save(key, state, ttl),
+-- slowness(state, now), allowed(state).
 -- A state is stored as a hash: limit, min, lat (17 significant digits: exact round trip),
 -- timeout_at.
 local initial, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -24,7 +25,8 @@ function M.load(key, ceiling)
   return {limit = tonumber(s[1]), min = tonumber(s[2]), lat = tonumber(s[3]), timeout_at = tonumber(s[4])}
 end
 
-function M.record(key, s, ms, drop, timeout, inflight, now, ceiling, ttl)
+-- The state after one sample (pure: nothing written).
+function M.next(s, ms, drop, timeout, inflight, now, ceiling)
   local lo, hi = math.min(floor, ceiling), ceiling
   local limit, min, lat, timeout_at = s.limit, s.min, s.lat, s.timeout_at
   if drop then
@@ -45,11 +47,13 @@ function M.record(key, s, ms, drop, timeout, inflight, now, ceiling, ttl)
     local target = limit * gradient + queue
     limit = clamp(limit * (1 - SMOOTHING) + target * SMOOTHING, lo, hi)
   end
-  local n = {limit = limit, min = min, lat = lat, timeout_at = timeout_at}
-  redis.call('HSET', key, 'limit', string.format('%.17g', limit), 'min', string.format('%.17g', min),
-    'lat', string.format('%.17g', lat), 'timeout_at', timeout_at)
+  return {limit = limit, min = min, lat = lat, timeout_at = timeout_at}
+end
+
+function M.save(key, s, ttl)
+  redis.call('HSET', key, 'limit', string.format('%.17g', s.limit), 'min', string.format('%.17g', s.min),
+    'lat', string.format('%.17g', s.lat), 'timeout_at', s.timeout_at)
   redis.call('PEXPIRE', key, ttl)
-  return n
 end
 
 function M.slowness(s, now)

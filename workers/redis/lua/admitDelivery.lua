@@ -31,6 +31,19 @@ local endpoint_max = tonumber(ARGV[6])
 local inflight_ttl = ARGV[7]
 local ceiling = tonumber(ARGV[13])
 
+-- Admission reads limit states and never writes them: each is read once per call, however
+-- many requests of the call share it.
+local loaded = {}
+local function load(key, ceil)
+  local k = key .. '\0' .. ceil
+  local s = loaded[k]
+  if not s then
+    s = L.load(key, ceil)
+    loaded[k] = s
+  end
+  return s
+end
+
 local function admit(b, now, lane, domain_max)
   local k_pause_ep, k_pause_cfg, k_circuit = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
   local k_rate, k_domain, k_conc = KEYS[b + 4], KEYS[b + 5], KEYS[b + 6]
@@ -74,14 +87,14 @@ local function admit(b, now, lane, domain_max)
   local ep = nil
   local slow = false
   if endpoint_max > 0 then
-    ep = L.load(KEYS[b + 7], ceiling)
+    ep = load(KEYS[b + 7], ceiling)
     slow = L.slowness(ep, now)
   end
 
   -- The lane rule (laneDecision): at a limit, a slow endpoint goes to the slow lane and a
   -- fast one waits its turn; the slow lane waits at a full host.
   if domain_max > 0 then
-    local allowed = math.min(L.allowed(L.load(KEYS[b + 8], domain_max)), domain_max)
+    local allowed = math.min(L.allowed(load(KEYS[b + 8], domain_max)), domain_max)
     if tonumber(redis.call('GET', k_domain) or '0') >= allowed then
       if lane == 'fast' and slow then return {'divert', 'domain_inflight'} end
       return {'wait'}

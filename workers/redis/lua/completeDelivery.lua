@@ -38,9 +38,30 @@ local function floor_decr(key)
   if v > 0 then redis.call('DECR', key) end
 end
 
+-- One call often carries many completions of the same endpoint: each limit state is read
+-- once, updated in order in memory and written once at the end, and the latency samples of a
+-- key are pushed together (the same values and order as one write per completion).
+local states, state_order, samples, sample_order = {}, {}, {}, {}
+
 local function learn(k_state, k_counter, ceil, ms, drop, timeout, now)
   local inflight = tonumber(redis.call('GET', k_counter) or '0')
-  L.record(k_state, L.load(k_state, ceil), ms, drop, timeout, inflight, now, ceil, ttl)
+  local e = states[k_state]
+  if not e then
+    e = {s = L.load(k_state, ceil)}
+    states[k_state] = e
+    state_order[#state_order + 1] = k_state
+  end
+  e.s = L.next(e.s, ms, drop, timeout, inflight, now, ceil)
+end
+
+local function sample(key, value)
+  local list = samples[key]
+  if not list then
+    list = {}
+    samples[key] = list
+    sample_order[#sample_order + 1] = key
+  end
+  list[#list + 1] = value
 end
 
 local function complete(b, a)
@@ -52,9 +73,7 @@ local function complete(b, a)
     if ARGV[a + 4] == '1' then
       learn(KEYS[b + 5], k_conc, ceiling, ms, drop, timeout, now)
       if not drop or timeout then
-        redis.call('LPUSH', KEYS[b + 7], now .. ':' .. ARGV[a + 8])
-        redis.call('LTRIM', KEYS[b + 7], 0, samples_kept - 1)
-        redis.call('PEXPIRE', KEYS[b + 7], ttl)
+        sample(KEYS[b + 7], now .. ':' .. ARGV[a + 8])
       end
     end
     if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now) end
@@ -117,4 +136,12 @@ end
 
 local out = {}
 for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 11 * i) end
+for _, key in ipairs(state_order) do L.save(key, states[key].s, ttl) end
+for _, key in ipairs(sample_order) do
+  local list = samples[key]
+  local from = math.max(1, #list - samples_kept + 1)
+  redis.call('LPUSH', key, unpack(list, from, #list))
+  redis.call('LTRIM', key, 0, samples_kept - 1)
+  redis.call('PEXPIRE', key, ttl)
+end
 return out
