@@ -91,7 +91,7 @@ export const ConfigSchema = z.object({
   }),
   concurrency: section({
     max_inflight_per_endpoint: int(50, 'Most deliveries of one endpoint in flight in the fast lane: its share of the fast lane, under its adaptive limit (0 = no endpoint limit)'),
-    inflight_ttl: duration('2m', 'TTL of in-flight counters (self-heals leaked counts)'),
+    inflight_ttl: duration('10s', 'Lease of a delivery in flight (at least 3s): its worker renews it every third of it while the delivery runs; a killed worker\'s deliveries stop counting against their endpoint\'s and host\'s limits after this'),
     slow_lane_rate: int(200, 'Most deliveries per second per endpoint from the slow lane per worker; below it the pace is the endpoint\'s limit / latency', { min: 1 }),
     max_inflight_per_domain: int(0, 'Ceiling of each host\'s adaptive in-flight limit (0 = no limit)'),
     domain_overrides: intMap('Per-host ceilings of the in-flight limit, e.g. {"api.stripe.com": 200}'),

@@ -7,7 +7,7 @@
 // the id itself; anything else is percent-encoded, so no input can close the brace early.
 // On Redis Cluster the braces are the hash tag: one config's keys share a slot.
 // Keys that end in a single caller-chosen string (`paused:config:<id>`,
-// `domain_concurrency:<host>`) are unambiguous as they are and keep their shape.
+// `domain_inflight:<host>`) are unambiguous as they are and keep their shape.
 
 /** `{id}`: the id as a hash tag that no id can break out of. */
 export const tag = (id: string): string => `{${id.replace(/[%{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}}`;
@@ -28,8 +28,14 @@ export const keys = {
    */
   legacyIdempotency: (configId: string, key: string) => `idempotency:${configId}:${key}`,
   circuit: (endpointHash: string) => `circuit:${endpointHash}`,
-  concurrency: (endpointHash: string) => `concurrency:${endpointHash}`,
-  domainConcurrency: (host: string) => `domain_concurrency:${host}`,
+  /**
+   * Deliveries in flight to an endpoint / a host: a zset of leases (member: webhook id,
+   * score: when the lease runs out, ms). Earlier versions kept plain counters under
+   * `concurrency:<hash>` and `domain_concurrency:<host>`; nothing reads or writes those any
+   * more, they are left to the TTL the old version gave them (2 min by default).
+   */
+  inflight: (endpointHash: string) => `inflight:${endpointHash}`,
+  domainInflight: (host: string) => `domain_inflight:${host}`,
   /** Adaptive in-flight limit and latency estimate of an endpoint / a host (hash). */
   endpointLimit: (endpointHash: string) => `limit:${endpointHash}`,
   domainLimit: (host: string) => `domain_limit:${host}`,

@@ -2,11 +2,12 @@ import { allowed, freshLimit, LATENCY_SAMPLES, laneDecision, QUEUED_WINDOW_MS, r
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
-import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
+import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
 
 // howk-dev's guards: the same decisions as the Redis scripts, on maps.
 
-type Counter = { n: number; expiresAt: number };
+/** In-flight leases of one endpoint or host: webhook id → when the lease runs out (as the Redis zset). */
+type Leases = Map<string, number>;
 /** `drain`/`until`: the drain that owns the scope and its lease (as in the Redis pause value). */
 type Pause = { state: 'paused' | 'draining'; held: string[]; drain?: string; until?: number };
 
@@ -15,8 +16,8 @@ const queuedSince = (q: Map<string, number> | undefined, since: number): number 
 
 export class MemoryGuards implements Guards {
   private circuits = new Map<string, Circuit>();
-  private endpointCount = new Map<string, Counter>();
-  private domainCount = new Map<string, Counter>();
+  private endpointLeases = new Map<string, Leases>();
+  private domainLeases = new Map<string, Leases>();
   private buckets = new Map<string, Bucket>();
   private pauses = new Map<string, Pause>();
   private errors = new Map<string, { at: string; error: string }[]>();
@@ -36,16 +37,38 @@ export class MemoryGuards implements Guards {
     else q.set(id, at);
   }
 
-  private count(m: Map<string, Counter>, k: string, now: number): number {
-    const c = m.get(k);
-    if (!c || c.expiresAt <= now) return 0;
-    return c.n;
+  /** Leases in force at `now`. */
+  private count(m: Map<string, Leases>, k: string, now: number): number {
+    let n = 0;
+    for (const until of m.get(k)?.values() ?? []) if (until > now) n++;
+    return n;
   }
 
-  private add(m: Map<string, Counter>, k: string, d: number, now: number, ttl: number): number {
-    const n = Math.max(0, this.count(m, k, now) + d);
-    m.set(k, { n, expiresAt: now + ttl });
-    return n;
+  /** Drops the leases that ran out by `now` (ZREMRANGEBYSCORE), where admitDelivery.lua does; returns those in force. */
+  private prune(m: Map<string, Leases>, k: string, now: number): number {
+    const l = m.get(k);
+    if (!l) return 0;
+    for (const [id, until] of l) if (until <= now) l.delete(id);
+    if (!l.size) m.delete(k);
+    return l.size;
+  }
+
+  private lease(m: Map<string, Leases>, k: string, id: string, now: number, ms: number): void {
+    this.prune(m, k, now);
+    const l = m.get(k) ?? new Map<string, number>();
+    m.set(k, l);
+    l.set(id, now + ms);
+  }
+
+  private endLease(m: Map<string, Leases>, k: string, id: string): void {
+    const l = m.get(k);
+    l?.delete(id);
+    if (l && !l.size) m.delete(k);
+  }
+
+  private renewLease(m: Map<string, Leases>, k: string, id: string, now: number, ms: number): void {
+    const l = m.get(k);
+    if (l?.has(id)) l.set(id, now + ms);
   }
 
   private circuit(hash: string): Circuit {
@@ -57,8 +80,8 @@ export class MemoryGuards implements Guards {
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     return reqs.map((r) => {
       const a = this.admitOne(r, p);
-      if (a.kind === 'wait' && r.lane === 'fast') this.queue(r.endpointHash, r.id ?? '', r.now);
-      else if (r.waited) this.queue(r.endpointHash, r.id ?? '', undefined);
+      if (a.kind === 'wait' && r.lane === 'fast') this.queue(r.endpointHash, r.id, r.now);
+      else if (r.waited) this.queue(r.endpointHash, r.id, undefined);
       return a;
     });
   }
@@ -89,18 +112,20 @@ export class MemoryGuards implements Guards {
     const domainMax = p.maxInflightPerDomain(r.host);
     if (domainMax > 0) {
       const lim = Math.min(allowed(this.domainLimits.get(r.host) ?? freshLimit({ ...p.limits, ceiling: domainMax })), domainMax);
-      if (this.count(this.domainCount, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
+      if (this.prune(this.domainLeases, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
     }
     let fastLimit = 0;
     if (ep) {
       fastLimit = Math.min(allowed(ep), endpointMax);
-      const d = laneDecision(r.lane, this.count(this.endpointCount, r.endpointHash, r.now) >= fastLimit, slow);
+      // The slow lane does not count (it goes past the fast-lane share): nothing is dropped then.
+      const full = r.lane === 'fast' && this.prune(this.endpointLeases, r.endpointHash, r.now) >= fastLimit;
+      const d = laneDecision(r.lane, full, slow);
       if (d === 'recovered') return { kind: 'recovered' };
       if (d === 'divert') return { kind: 'divert', reason: 'endpoint_inflight' };
       if (d === 'wait') return { kind: 'wait' };
     }
-    if (domainMax > 0) this.add(this.domainCount, r.host, 1, r.now, p.inflightTtlMs);
-    if (ep) this.add(this.endpointCount, r.endpointHash, 1, r.now, p.inflightTtlMs);
+    if (domainMax > 0) this.lease(this.domainLeases, r.host, r.id, r.now, p.inflightLeaseMs);
+    if (ep) this.lease(this.endpointLeases, r.endpointHash, r.id, r.now, p.inflightLeaseMs);
     const counted = { endpoint: ep !== undefined, domain: domainMax > 0 };
     return ep ? { kind: 'go', probe, counted, seen: { fastLimit, limit: ep.limit, latencyMs: ep.latMs } } : { kind: 'go', probe, counted };
   }
@@ -109,18 +134,25 @@ export class MemoryGuards implements Guards {
     for (const d of done) {
       const x = d.sample;
       if (x && d.counted.endpoint) {
-        this.learn(this.limits, d.endpointHash, x, this.count(this.endpointCount, d.endpointHash, d.now), d.now, p.limits);
+        this.learn(this.limits, d.endpointHash, x, this.count(this.endpointLeases, d.endpointHash, d.now), d.now, p.limits);
         if (!x.drop || x.timeout) this.latencies.set(d.endpointHash, [{ at: d.now, ms: x.ms }, ...(this.latencies.get(d.endpointHash) ?? [])].slice(0, LATENCY_SAMPLES));
       }
-      if (x && d.counted.domain) this.learn(this.domainLimits, d.host, x, this.count(this.domainCount, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
-      if (d.counted.endpoint) this.add(this.endpointCount, d.endpointHash, -1, d.now, p.inflightTtlMs);
-      if (d.counted.domain) this.add(this.domainCount, d.host, -1, d.now, p.inflightTtlMs);
+      if (x && d.counted.domain) this.learn(this.domainLimits, d.host, x, this.count(this.domainLeases, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
+      if (d.counted.endpoint) this.endLease(this.endpointLeases, d.endpointHash, d.id);
+      if (d.counted.domain) this.endLease(this.domainLeases, d.host, d.id);
       if (p.circuit.enabled) recordCircuit(this.circuit(d.endpointHash), d.now, d.outcome, d.probe, p.circuit);
       if (d.error) {
         const list = this.errors.get(d.endpointHash) ?? [];
         list.unshift({ at: new Date(d.now).toISOString(), error: d.error.slice(0, 200) });
         this.errors.set(d.endpointHash, list.slice(0, 10));
       }
+    }
+  }
+
+  async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
+    for (const l of leases) {
+      if (l.counted.endpoint) this.renewLease(this.endpointLeases, l.endpointHash, l.id, now, p.inflightLeaseMs);
+      if (l.counted.domain) this.renewLease(this.domainLeases, l.host, l.id, now, p.inflightLeaseMs);
     }
   }
 
@@ -131,12 +163,12 @@ export class MemoryGuards implements Guards {
       endpoint_hash: hash,
       // An OPEN circuit past its recovery time lets the next admission probe: HALF_OPEN (as on Redis).
       circuit: { state: c.state === 'OPEN' && now >= c.open_until ? 'HALF_OPEN' : c.state, failures: c.failures, open_until: c.state === 'CLOSED' ? null : c.open_until, successes: c.successes, opened_count: c.opened_count },
-      inflight: this.count(this.endpointCount, hash, now),
+      inflight: this.count(this.endpointLeases, hash, now),
       paused: pause?.state === 'paused',
       draining: pause?.state === 'draining',
       parked_while_paused: pause?.held.length ?? 0,
       last_errors: this.errors.get(hash) ?? [],
-      concurrency: concurrencyView(this.limits.get(hash) ?? freshLimit(p.limits), this.latencies.get(hash) ?? [], this.count(this.endpointCount, hash, now), queuedSince(this.queued.get(hash), now - QUEUED_WINDOW_MS), now, p),
+      concurrency: concurrencyView(this.limits.get(hash) ?? freshLimit(p.limits), this.latencies.get(hash) ?? [], this.count(this.endpointLeases, hash, now), queuedSince(this.queued.get(hash), now - QUEUED_WINDOW_MS), now, p),
     };
   }
 

@@ -5,6 +5,7 @@ import type { Clock } from '../ports/clock';
 import type { Admission, Completion, Guards, PauseScope } from '../ports/guards';
 import { coalesce } from './coalesce';
 import { guardParams } from './guard-params';
+import { createInflightKeeper } from './inflight-keeper';
 import type { Logger } from './logger';
 import { createOriginSlots, type OriginSlots } from './origin-slots';
 import type { EndpointPacer } from './pacer';
@@ -53,6 +54,7 @@ export const createAdmission = (d: AdmissionDeps) => {
   const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
   const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
   const pendingCompletions = new Set<Promise<unknown>>();
+  const keeper = guards ? createInflightKeeper({ renew: (leases, now) => guards.renew(leases, now, params), clock: d.clock, log: d.log, leaseMs: params.inflightLeaseMs }) : undefined;
 
   // Webhooks told to wait at their endpoint's limit sleep in line, per endpoint: each local
   // completion of that endpoint (once it has reached the guards) wakes the first of them,
@@ -75,8 +77,9 @@ export const createAdmission = (d: AdmissionDeps) => {
     });
   const wakeNext = (hash: string) => sleepers.get(hash)?.[0]?.();
 
-  /** Records an attempt's end with the guards, in the background. Fail silent: counters carry a TTL and a missed circuit record costs little. */
+  /** Records an attempt's end with the guards, in the background. Fail silent: in-flight leases end on their own and a missed circuit record costs little. */
   const record = (c: Completion): void => {
+    keeper?.remove(c.id);
     if (!complete) return;
     const done = complete(c).catch((e) => d.log.warn('guard completion not recorded', { error: errorMessage(e) }));
     pendingCompletions.add(done);
@@ -106,9 +109,11 @@ export const createAdmission = (d: AdmissionDeps) => {
     const { origin, host } = originOf(w);
     const release = await slots.acquire(origin);
     try {
-      const a = await ask1!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now: d.clock.now(), id: w.id, waited, ...(passPause?.length ? { passPause: [...passPause] } : {}) });
+      const now = d.clock.now();
+      const a = await ask1!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited, ...(passPause?.length ? { passPause: [...passPause] } : {}) });
       if (a.kind !== 'go') release();
-      else if (a.seen) {
+      else keeper?.add({ id: w.id, endpointHash: w.endpoint_hash, host, counted: a.counted }, now);
+      if (a.kind === 'go' && a.seen) {
         slots.resize(origin, originLimit(origin, w.endpoint_hash, a.seen.limit));
         d.pacer?.learn(w.endpoint_hash, a.seen.limit, a.seen.latencyMs);
       }
@@ -122,7 +127,7 @@ export const createAdmission = (d: AdmissionDeps) => {
   // Admissions asked ahead: while a fast-lane webhook is being signed and sent, the next one
   // of its config lane is already asked for, so the Redis round trip leaves the lane's serial
   // path. Its answer is a decision like any other, made one send earlier: whatever it is, the
-  // webhook follows it (counters, tokens and probe slots it took are not taken twice).
+  // webhook follows it (in-flight leases, tokens and probe slots it took are not taken twice).
   const early = new Map<Webhook, Promise<{ a: Admission; release: () => void }>>();
 
   const askAhead = (w: Webhook, lane: Lane): void => {
@@ -139,8 +144,13 @@ export const createAdmission = (d: AdmissionDeps) => {
     early.delete(w);
     p.then(({ a, release }) => {
       release();
-      if (a.kind === 'go') record({ endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
+      if (a.kind === 'go') record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
     }, () => {});
+  };
+
+  /** An attempt that ended without recording its completion (a fault): its leases end now instead of being renewed. */
+  const abandon = (w: Webhook, a: Admission | { kind: 'held' }): void => {
+    if (a.kind === 'go' && keeper?.has(w.id)) record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
   };
 
   const admit = async (w: Webhook, lane: Lane): Promise<Admitted> => {
@@ -192,7 +202,7 @@ export const createAdmission = (d: AdmissionDeps) => {
     }
   };
 
-  return { admit, askAhead, discard, record, settle: () => Promise.all([...pendingCompletions]), hostOf: (w: Webhook) => originOf(w).host };
+  return { admit, askAhead, discard, abandon, record, settle: () => Promise.all([...pendingCompletions]), hostOf: (w: Webhook) => originOf(w).host };
 };
 
 export type AdmissionControl = ReturnType<typeof createAdmission>;

@@ -146,6 +146,9 @@ export const createAttempter = (d: AttemptDeps) => {
     if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
     try {
       return await attemptAdmitted(w, host, a);
+    } catch (e) {
+      admission.abandon(w, a);
+      throw e;
     } finally {
       release();
     }
@@ -171,8 +174,8 @@ export const createAttempter = (d: AttemptDeps) => {
         : prepared;
     if ('failed' in p) {
       const at = d.clock.now();
-      // Nothing was sent: the endpoint's counters are released without a circuit outcome.
-      record({ endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed });
+      // Nothing was sent: the endpoint's leases end without a circuit outcome.
+      record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed });
       const what = p.kind === 'secret' ? 'secret template not resolved' : p.kind === 'credential' ? 'credential not allowed for this destination' : 'delivery script failed';
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
       return { kind: 'attempted', o: { webhook: w, response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` } } };
@@ -182,7 +185,7 @@ export const createAttempter = (d: AttemptDeps) => {
     const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
     const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
     const outcome = circuitOutcome(c);
-    record({ endpointHash: w.endpoint_hash, host, now: at, outcome, probe: a.probe, counted: a.counted, error, sample: limitSample(response, outcome) });
+    record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome, probe: a.probe, counted: a.counted, error, sample: limitSample(response, outcome) });
     return { kind: 'attempted', o: { webhook: w, response, at, decision: decide(w, c, at, config.retry, rand()) } };
   };
 

@@ -4,6 +4,11 @@ import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circ
 // Admission control in front of every delivery attempt (docs/ARCHITECTURE.md, Protection):
 // pause, circuit breaker, rate limit, per-domain and per-endpoint in-flight limits, decided
 // atomically (one Lua script on Redis) so that every worker sees the same counters.
+//
+// In flight is counted in leases, not counters: each admitted delivery holds one lease per
+// limit (member: its webhook id) that ends with its completion or, if the completion never
+// comes (a worker killed with -9), on its own `inflightLeaseMs` after the admission. The
+// worker renews the leases of its deliveries that run longer (`renew`).
 
 export type GuardParams = {
   circuit: CircuitParams & { enabled: boolean };
@@ -13,7 +18,8 @@ export type GuardParams = {
   maxInflightPerDomain: (host: string) => number;
   /** The adaptive limits (core/policy/adaptive-limit.ts); `ceiling` is the endpoint's, a host's is its domain limit. */
   limits: LimitParams;
-  inflightTtlMs: number;
+  /** How long an in-flight lease lasts unless its worker renews it (concurrency.inflight_ttl). */
+  inflightLeaseMs: number;
   rate: number;
   burst: number;
   circuitTtlMs: number;
@@ -27,8 +33,9 @@ export type AdmitRequest = {
   now: number;
   /** Pause scopes whose drain released this webhook (holdPaused said 'released'): their pause is not checked. */
   passPause?: readonly PauseScope['kind'][];
-  /** The webhook's id, and whether it was told to wait before (it is counted as queued until it is not). */
-  id?: string;
+  /** The webhook's id: its in-flight lease on a 'go', its place among the queued on a 'wait'. */
+  id: string;
+  /** Whether it was told to wait before (it is counted as queued until it is not). */
   waited?: boolean;
 };
 
@@ -36,7 +43,7 @@ export type AdmitRequest = {
 export type LimitSeen = { fastLimit: number; limit: number; latencyMs: number };
 
 export type Admission =
-  /** Deliver now. `counted` says which in-flight counters were raised (to lower on completion). */
+  /** Deliver now. `counted` says which in-flight leases were taken (to end on completion). */
   | { kind: 'go'; probe: boolean; counted: { endpoint: boolean; domain: boolean }; seen?: LimitSeen }
   /** Hold until `until` (open circuit, rate limit): no attempt spent. */
   | { kind: 'park'; reason: 'circuit_open' | 'rate_limited'; until: number }
@@ -49,6 +56,8 @@ export type Admission =
   | { kind: 'paused'; scope: 'endpoint' | 'config' };
 
 export type Completion = {
+  /** The webhook id the admission took its leases under. */
+  id: string;
   endpointHash: string;
   host: string;
   now: number;
@@ -60,6 +69,9 @@ export type Completion = {
   /** What the attempt tells the adaptive limit (none: nothing reached the endpoint). */
   sample?: LimitSample;
 };
+
+/** A delivery still running whose leases (those `counted`) its worker keeps alive. */
+export type InflightLease = { id: string; endpointHash: string; host: string; counted: { endpoint: boolean; domain: boolean } };
 
 export type ConcurrencyView = {
   /** The endpoint's adaptive limit (what the slow lane paces by) and its fast-lane share of it. */
@@ -89,6 +101,8 @@ export type PauseScope = { kind: 'endpoint' | 'config'; id: string };
 export type Guards = {
   admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]>;
   complete(done: Completion[], p: GuardParams): Promise<void>;
+  /** Moves the end of these deliveries' leases to now + inflightLeaseMs; a lease already ended (completed, or dropped once it ran out) stays ended. */
+  renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void>;
   endpoint(endpointHash: string, now: number, p: GuardParams): Promise<EndpointView>;
   resetCircuit(endpointHash: string): Promise<void>;
   /** Pauses the scope (again); a drain in progress keeps its lease and stops at its next step. */

@@ -26,14 +26,14 @@ export const CFG = 'cfg_guards';
 
 export const CB = { failure_threshold: 3, failure_window: 10_000, recovery_timeout: 30_000, probe_interval: 5_000, success_threshold: 2 };
 
-/** Every guard off except the circuit; counters and circuit state live far longer than any test. */
+/** Every guard off except the circuit; in-flight leases and circuit state live far longer than any test. */
 export const LIMITS = { initial: 20, floor: 1, ceiling: 1000, tolerance: 2, slowThresholdMs: 1000, windowMs: 30_000 };
 
 export const params = (patch: Partial<GuardParams> = {}): GuardParams => ({
   circuit: { ...CB, enabled: true },
   maxInflightPerEndpoint: 0,
   maxInflightPerDomain: () => 0,
-  inflightTtlMs: 3_600_000,
+  inflightLeaseMs: 3_600_000,
   rate: 0,
   burst: 0,
   circuitTtlMs: 86_400_000,
@@ -41,13 +41,16 @@ export const params = (patch: Partial<GuardParams> = {}): GuardParams => ({
   ...patch,
 });
 
-export const req = (patch: Partial<AdmitRequest> = {}): AdmitRequest => ({ endpointHash: EP, host: HOST, configId: CFG, lane: 'fast', now: T0, ...patch });
+let seq = 0;
+/** An admission request of a webhook of its own (a fresh id) unless `patch` names one. */
+export const req = (patch: Partial<AdmitRequest> = {}): AdmitRequest => ({ endpointHash: EP, host: HOST, configId: CFG, lane: 'fast', now: T0, id: `wh_r${++seq}`, ...patch });
 
 type Go = Extract<Admission, { kind: 'go' }>;
 
 const NOT_COUNTED = { endpoint: false, domain: false };
 
 export const completion = (patch: Partial<Completion> & { outcome: CircuitOutcome }): Completion => ({
+  id: 'wh_never_admitted',
   endpointHash: EP,
   host: HOST,
   now: T0,
@@ -73,16 +76,21 @@ export const webhook = (i: number, configId = CFG): Webhook => ({
 export const guardsContract = (name: string, make: MakeGuards): void => {
   describe(`Guards contract: ${name}`, () => {
     let h: GuardsHarness;
+    /** Deliveries admitted with a lease and not completed yet, oldest first. */
+    let admitted: { id: string; endpointHash: string; host: string }[];
     beforeEach(async () => {
       h = await make();
+      admitted = [];
     });
     afterEach(async () => {
       await h.cleanup();
     });
 
     const admit1 = async (patch: Partial<AdmitRequest> = {}, p = params(), g = h.guards): Promise<Admission> => {
-      const [a] = await g.admit([req(patch)], p);
+      const r = req(patch);
+      const [a] = await g.admit([r], p);
       if (!a) throw new Error('admit returned no admission');
+      if (a.kind === 'go' && (a.counted.endpoint || a.counted.domain)) admitted.push({ id: r.id, endpointHash: r.endpointHash, host: r.host });
       return a;
     };
     const go = async (patch: Partial<AdmitRequest> = {}, p = params()): Promise<Go> => {
@@ -90,7 +98,18 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
       if (a.kind !== 'go') throw new Error(`expected go, got ${JSON.stringify(a)}`);
       return a;
     };
-    const complete = (patch: Partial<Completion> & { outcome: CircuitOutcome }, p = params()) => h.guards.complete([completion(patch)], p);
+    /**
+     * Completes a delivery: without an id, the oldest admitted one of the endpoint and host
+     * (as its worker would), or, when there is none, one that was never admitted.
+     */
+    const complete = (patch: Partial<Completion> & { outcome: CircuitOutcome }, p = params()) => {
+      const c = completion(patch);
+      if (patch.id === undefined) {
+        const i = admitted.findIndex((x) => x.endpointHash === c.endpointHash && x.host === c.host);
+        if (i >= 0) c.id = admitted.splice(i, 1)[0]!.id;
+      } else admitted = admitted.filter((x) => x.id !== patch.id);
+      return h.guards.complete([c], p);
+    };
     /** `n` non-probe failures at the given times (CLOSED failure counting). */
     const failAt = async (...times: number[]) => {
       for (const now of times) await complete({ outcome: 'failure', now });
@@ -105,7 +124,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
     const state = async (now: number, hash = EP) => (await h.guards.endpoint(hash, now, params())).circuit;
 
     describe('circuit breaker lifecycle', () => {
-      it('admits a closed circuit without a probe, raising no counter when the limits are off', async () => {
+      it('admits a closed circuit without a probe, taking no lease when the limits are off', async () => {
         expect(await admit1()).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
         expect(await state(T0)).toEqual({ state: 'CLOSED', failures: 0, open_until: null, successes: 0, opened_count: 0 });
       });
@@ -290,7 +309,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         await complete({ ...done({ endpoint: true, domain: false }, { ms: 2000, drop: false, timeout: false }), endpointHash: patch.endpointHash ?? EP, host: patch.host ?? HOST }, p);
       };
 
-      it('makes a fast endpoint at its limit wait in the fast lane (never diverted); a wait raises no counter', async () => {
+      it('makes a fast endpoint at its limit wait in the fast lane (never diverted); a wait takes no lease', async () => {
         const p = box(2);
         expect(await admit1({}, p)).toMatchObject({ kind: 'go', probe: false, counted: { endpoint: true, domain: false }, seen: { fastLimit: 2, limit: 20 } });
         expect(await admit1({}, p)).toMatchObject({ kind: 'go', counted: { endpoint: true, domain: false } });
@@ -322,7 +341,7 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         expect(await admit1({ now: T0 + 30_000 }, p)).toEqual({ kind: 'wait' });
       });
 
-      it('lowers the counter on completion, making room again', async () => {
+      it('ends the lease on completion, making room again', async () => {
         const p = box(2);
         await go({}, p);
         await go({}, p);
@@ -332,14 +351,61 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         expect(await admit1({}, p)).toEqual({ kind: 'wait' });
       });
 
-      it('lowers only the counters the admission raised', async () => {
+      it('ends only the leases the admission took', async () => {
         const p = box(2);
         await go({}, p);
         await complete(done({ endpoint: false, domain: false }), p);
         expect(await inflight()).toBe(1);
       });
 
-      it('never lets a counter go below 0, even with extra completions', async () => {
+      it('stops counting a delivery never completed (its worker killed) once its lease runs out, however many admissions keep coming', async () => {
+        const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: 2, inflightLeaseMs: 10_000 });
+        expect(await admit1({ id: 'wh_crashed' }, p)).toMatchObject({ kind: 'go', counted: { endpoint: true } });
+        admitted = []; // its completion never comes
+        // Steady traffic: every second one delivery goes and completes; the next one waits, as
+        // the crashed delivery still holds the other slot.
+        for (let t = 1000; t < 10_000; t += 1000) {
+          expect(await admit1({ now: T0 + t }, p), `at +${t} ms`).toMatchObject({ kind: 'go' });
+          expect(await admit1({ now: T0 + t }, p), `at +${t} ms`).toEqual({ kind: 'wait' });
+          await complete({ outcome: 'success', now: T0 + t, counted: { endpoint: true, domain: false } }, p);
+          expect((await h.guards.endpoint(EP, T0 + t, p)).inflight).toBe(1);
+        }
+        // Its lease is over at admission + 10 s: both slots are the live traffic's.
+        expect((await h.guards.endpoint(EP, T0 + 10_000, p)).inflight).toBe(0);
+        expect(await admit1({ now: T0 + 10_000 }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: T0 + 10_000 }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: T0 + 10_000 }, p)).toEqual({ kind: 'wait' });
+      });
+
+      it('does the same for a host: a crashed delivery stops taking a share of the host limit when its lease runs out', async () => {
+        const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerDomain: () => 1, inflightLeaseMs: 10_000 });
+        expect(await admit1({ id: 'wh_crashed' }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
+        expect(await admit1({ endpointHash: EP2, now: T0 + 9_999 }, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({ endpointHash: EP2, now: T0 + 10_000 }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
+      });
+
+      it('keeps a renewed lease counting past its first end; a completed one stays ended', async () => {
+        const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: 2, maxInflightPerDomain: () => 5, inflightLeaseMs: 10_000 });
+        const both = { endpoint: true, domain: true };
+        await go({ id: 'wh_long' }, p);
+        await go({ id: 'wh_short' }, p);
+        await complete({ id: 'wh_short', outcome: 'success', now: T0 + 1000, counted: both }, p);
+        await h.guards.renew(
+          [
+            { id: 'wh_long', endpointHash: EP, host: HOST, counted: both },
+            { id: 'wh_short', endpointHash: EP, host: HOST, counted: both },
+          ],
+          T0 + 8000,
+          p,
+        );
+        // wh_long now runs out at T0 + 18 s; wh_short is not brought back.
+        expect((await h.guards.endpoint(EP, T0 + 17_999, p)).inflight).toBe(1);
+        expect(await admit1({ now: T0 + 17_999 }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: T0 + 17_999 }, p)).toEqual({ kind: 'wait' });
+        expect((await h.guards.endpoint(EP, T0 + 18_000, p)).inflight).toBe(1);
+      });
+
+      it('never frees room for a completion of a delivery not in flight (no count below 0)', async () => {
         const p = box(2);
         await go({}, p);
         for (let i = 0; i < 5; i++) await complete(done(), p);
@@ -470,7 +536,8 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
         await complete({ outcome: 'success', endpointHash: EP, host: SHARED, counted: { endpoint: false, domain: true } }, p);
         expect(await admit1({ endpointHash: EP2, host: SHARED }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
         expect(await admit1({ endpointHash: EP, host: SHARED, lane: 'slow' }, p)).toEqual({ kind: 'wait' });
-        // Extra completions never take the host below 0.
+        for (let i = 0; i < 2; i++) await complete({ outcome: 'success', endpointHash: EP2, host: SHARED, counted: { endpoint: false, domain: true } }, p);
+        // Extra completions (of deliveries not in flight) never take the host below 0.
         for (let i = 0; i < 6; i++) await complete({ outcome: 'success', endpointHash: EP, host: SHARED, counted: { endpoint: false, domain: true } }, p);
         await go({ endpointHash: EP, host: SHARED }, p);
         await go({ endpointHash: EP, host: SHARED }, p);

@@ -53,30 +53,40 @@ describe('RedisGuards: keys and TTLs', () => {
   });
   beforeEach(flush);
 
-  it('gives the in-flight counters a TTL of inflight_ttl, kept through completions', async () => {
-    const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5, inflightTtlMs: 60_000 });
-    const [a] = await guards.admit([req(), req()], p);
+  it('keeps in-flight leases in zsets (member: webhook id, score: admission + lease) whose TTL is the lease, ended by completion', async () => {
+    const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5, inflightLeaseMs: 60_000 });
+    const [a] = await guards.admit([req({ id: 'wh_1' }), req({ id: 'wh_2', now: T0 + 7 })], p);
     expect(a).toMatchObject({ kind: 'go', counted: { endpoint: true, domain: true } });
-    expect(await redis.get(keys.concurrency(EP))).toBe('2');
-    expect(await redis.get(keys.domainConcurrency(HOST))).toBe('2');
-    for (const k of [keys.concurrency(EP), keys.domainConcurrency(HOST)]) {
+    for (const k of [keys.inflight(EP), keys.domainInflight(HOST)]) {
+      expect(await redis.zrange(k, 0, -1, 'WITHSCORES')).toEqual(['wh_1', String(T0 + 60_000), 'wh_2', String(T0 + 60_007)]);
       const ttl = await redis.pttl(k);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(60_000);
     }
-    await guards.complete([completion({ outcome: 'success', counted: { endpoint: true, domain: true } })], p);
-    expect(await redis.get(keys.concurrency(EP))).toBe('1');
-    for (const k of [keys.concurrency(EP), keys.domainConcurrency(HOST)]) expect(await redis.pttl(k)).toBeGreaterThan(0);
+    await guards.complete([completion({ id: 'wh_1', outcome: 'success', counted: { endpoint: true, domain: true } })], p);
+    for (const k of [keys.inflight(EP), keys.domainInflight(HOST)]) expect(await redis.zrange(k, 0, -1)).toEqual(['wh_2']);
   });
 
-  it('forgets a leaked in-flight count once its TTL expires', async () => {
-    const p = params({ maxInflightPerEndpoint: 1, inflightTtlMs: 150 });
-    expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
-    expect(await guards.admit([req()], p)).toEqual([{ kind: 'wait' }]);
-    // The completion never comes (a crashed worker): the counter expires.
+  it('forgets a leaked in-flight delivery once its lease is over, and the idle zset goes with its TTL', async () => {
+    const p = params({ maxInflightPerEndpoint: 1, inflightLeaseMs: 150 });
+    const now = Date.now();
+    expect(await guards.admit([req({ now })], p)).toMatchObject([{ kind: 'go' }]);
+    expect(await guards.admit([req({ now })], p)).toEqual([{ kind: 'wait' }]);
+    // The completion never comes (a crashed worker): the lease runs out, then the key expires.
+    expect(await guards.admit([req({ now: now + 150 })], p)).toMatchObject([{ kind: 'go' }]);
     await new Promise((r) => setTimeout(r, 300));
-    expect(await redis.exists(keys.concurrency(EP))).toBe(0);
-    expect(await guards.admit([req()], p)).toMatchObject([{ kind: 'go' }]);
+    expect(await redis.exists(keys.inflight(EP))).toBe(0);
+  });
+
+  it('is not disturbed by the counters of an earlier version (plain strings under concurrency:<hash>, domain_concurrency:<host>)', async () => {
+    await redis.set(`concurrency:${EP}`, '7', 'PX', 120_000);
+    await redis.set(`domain_concurrency:${HOST}`, '7', 'PX', 120_000);
+    const p = params({ maxInflightPerEndpoint: 2, maxInflightPerDomain: () => 5 });
+    expect(await guards.admit([req(), req(), req()], p)).toMatchObject([{ kind: 'go' }, { kind: 'go' }, { kind: 'wait' }]);
+    expect((await guards.endpoint(EP, T0, p)).inflight).toBe(2);
+    await guards.complete([completion({ outcome: 'success', counted: { endpoint: true, domain: true } })], p);
+    // Left alone, to their own TTL.
+    expect(await redis.get(`concurrency:${EP}`)).toBe('7');
   });
 
   it('gives circuit state, the rate bucket and the error list a TTL', async () => {
@@ -96,9 +106,9 @@ describe('RedisGuards: keys and TTLs', () => {
 
   it('gives the adaptive limit, the latency samples and the queue a TTL', async () => {
     const p = params({ maxInflightPerEndpoint: 1, maxInflightPerDomain: () => 5, circuitTtlMs: 120_000 });
-    await guards.admit([req()], p);
+    await guards.admit([req({ id: 'wh_1' })], p);
     await guards.admit([req({ id: 'wh_q' })], p);
-    await guards.complete([completion({ outcome: 'success', counted: { endpoint: true, domain: true }, sample: { ms: 12, drop: false, timeout: false } })], p);
+    await guards.complete([completion({ id: 'wh_1', outcome: 'success', counted: { endpoint: true, domain: true }, sample: { ms: 12, drop: false, timeout: false } })], p);
     for (const k of [keys.endpointLimit(EP), keys.domainLimit(HOST), keys.endpointLatency(EP), keys.endpointQueued(EP)]) {
       const ttl = await redis.pttl(k);
       expect(ttl, k).toBeGreaterThan(0);

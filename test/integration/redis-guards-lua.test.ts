@@ -40,8 +40,13 @@ const one = async (name: keyof typeof BATCH_SCRIPTS, shared: (string | number)[]
 
 const NOW = 1_750_000_000_000;
 
+/** `n` in-flight leases held by other deliveries (members busy0…), running out at `until`. */
+const fill = async (key: string, n: number, until = NOW + 60_000) => {
+  if (n > 0) await redis.zadd(key, ...Array.from({ length: n }, (_, i) => [until, `busy${i}`]).flat());
+};
+
 describe('admitDelivery.lua', () => {
-  const K = { pauseEp: 'paused:endpoint:ep', pauseCfg: 'paused:config:cfg', circuit: 'circuit:ep', rate: 'rate:ep', domain: 'domain_concurrency:h', conc: 'concurrency:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', queued: 'endpoint_queued:ep' };
+  const K = { pauseEp: 'paused:endpoint:ep', pauseCfg: 'paused:config:cfg', circuit: 'circuit:ep', rate: 'rate:ep', domain: 'domain_inflight:h', conc: 'inflight:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', queued: 'endpoint_queued:ep' };
   type A = {
     now?: number;
     lane?: 'fast' | 'slow';
@@ -52,13 +57,15 @@ describe('admitDelivery.lua', () => {
     burst?: number;
     domainMax?: number;
     endpointMax?: number;
-    inflightTtl?: number;
+    lease?: number;
     id?: string;
     waited?: 0 | 1;
   };
   // Limits: initial 20, floor 1, tolerance 2, slow above 1 s, window 30 s, ceiling 1000.
-  const shared = (a: A) => [a.circuit ?? 1, a.probeInterval ?? 5_000, a.circuitTtl ?? 600_000, a.rate ?? 0, a.burst ?? 0, a.endpointMax ?? 0, a.inflightTtl ?? 90_000, 20, 1, 2, 1000, 30_000, 1000];
-  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc, K.limit, K.domainLimit, K.queued]): Req => ({ keys, args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0, a.id ?? 'wh', a.waited ?? 0] });
+  const shared = (a: A) => [a.circuit ?? 1, a.probeInterval ?? 5_000, a.circuitTtl ?? 600_000, a.rate ?? 0, a.burst ?? 0, a.endpointMax ?? 0, a.lease ?? 90_000, 20, 1, 2, 1000, 30_000, 1000];
+  // Each request is its own webhook unless it names one.
+  let seq = 0;
+  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc, K.limit, K.domainLimit, K.queued]): Req => ({ keys, args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0, a.id ?? `wh_${++seq}`, a.waited ?? 0] });
   // A 'go' reply ends with what admission knew of the limit: those three are tested on their own.
   const short = (r: unknown) => (Array.isArray(r) && r[0] === 'go' ? r.slice(0, 4) : r);
   const admit = async (a: A = {}) => short(await one('admitDelivery', shared(a), request(a)));
@@ -75,7 +82,7 @@ describe('admitDelivery.lua', () => {
     expect(await admit()).toEqual(['paused', 'config']);
     await redis.set(K.pauseEp, 'paused');
     expect(await admit()).toEqual(['paused', 'endpoint']);
-    // Nothing else is touched: no counter raised, no token taken.
+    // Nothing else is touched: no lease taken, no token taken.
     await admit({ rate: 4, burst: 3, domainMax: 5, endpointMax: 5 });
     expect((await redis.keys('*')).sort()).toEqual([K.pauseCfg, K.pauseEp].sort());
   });
@@ -140,29 +147,57 @@ describe('admitDelivery.lua', () => {
     expect(Number(await redis.hget(K.rate, 'tokens'))).toBe(0.1 + (20 / 1000) * 10);
   });
 
-  it("at a limit diverts a slow endpoint (domain first), makes a fast one and the slow lane 'wait', raising nothing", async () => {
-    await redis.set(K.domain, 3);
-    await redis.set(K.conc, 9);
+  const counts = async () => [await redis.zcard(K.domain), await redis.zcard(K.conc)];
+
+  it("at a limit diverts a slow endpoint (domain first), makes a fast one and the slow lane 'wait', taking no lease", async () => {
+    await fill(K.domain, 3);
+    await fill(K.conc, 9);
     expect(await admit({ domainMax: 3, endpointMax: 9 })).toEqual(['wait']);
     await slowEndpoint();
     expect(await admit({ domainMax: 3, endpointMax: 9 })).toEqual(['divert', 'domain_inflight']);
     expect(await admit({ domainMax: 3, endpointMax: 9, lane: 'slow' })).toEqual(['wait']);
-    expect(await redis.mget(K.domain, K.conc)).toEqual(['3', '9']);
+    expect(await counts()).toEqual([3, 9]);
     expect(await admit({ domainMax: 4, endpointMax: 9 })).toEqual(['divert', 'endpoint_inflight']);
-    expect(await redis.mget(K.domain, K.conc)).toEqual(['3', '9']);
+    expect(await counts()).toEqual([3, 9]);
   });
 
-  it('counts a go on both counters with the TTL ARGV[7], reporting which it raised', async () => {
-    expect(await admit({ domainMax: 3, endpointMax: 2, inflightTtl: 30_000 })).toEqual(['go', 0, 1, 1]);
-    expect(await admit({ domainMax: 3, endpointMax: 0 })).toEqual(['go', 0, 0, 1]);
-    expect(await admit({ domainMax: 0, endpointMax: 2 })).toEqual(['go', 0, 1, 0]);
-    expect(await redis.mget(K.domain, K.conc)).toEqual(['2', '2']);
+  it('takes a lease in both zsets on a go (member: the webhook id, score: now + ARGV[7], which is also their TTL), reporting which it took', async () => {
+    expect(await admit({ domainMax: 3, endpointMax: 2, lease: 30_000, id: 'wh_a' })).toEqual(['go', 0, 1, 1]);
+    expect(await admit({ domainMax: 3, endpointMax: 0, lease: 30_000, id: 'wh_b', now: NOW + 5 })).toEqual(['go', 0, 0, 1]);
+    expect(await admit({ domainMax: 0, endpointMax: 2, lease: 30_000, id: 'wh_c' })).toEqual(['go', 0, 1, 0]);
+    expect(await redis.zrange(K.domain, 0, -1, 'WITHSCORES')).toEqual(['wh_a', String(NOW + 30_000), 'wh_b', String(NOW + 30_005)]);
+    expect(await redis.zrange(K.conc, 0, -1, 'WITHSCORES')).toEqual(['wh_a', String(NOW + 30_000), 'wh_c', String(NOW + 30_000)]);
     for (const k of [K.domain, K.conc]) {
       const ttl = await redis.pttl(k);
       expect(ttl).toBeGreaterThan(0);
-      expect(ttl).toBeLessThanOrEqual(90_000);
+      expect(ttl).toBeLessThanOrEqual(30_000);
     }
     expect(await admit({ domainMax: 3, endpointMax: 2 })).toEqual(['wait']);
+  });
+
+  it('drops expired leases before counting: a lease never ended (its worker killed) stops counting at its end while other deliveries keep coming', async () => {
+    const a: A = { endpointMax: 2, lease: 10_000 };
+    expect(await admit({ ...a, id: 'wh_dead' })).toEqual(['go', 0, 1, 0]);
+    // Traffic every second: one goes and completes, the next waits for the slot the dead lease holds.
+    for (let t = 1000; t < 10_000; t += 1000) {
+      expect(await admit({ ...a, now: NOW + t, id: `wh_${t}` }), `at +${t} ms`).toEqual(['go', 0, 1, 0]);
+      expect(await admit({ ...a, now: NOW + t }), `at +${t} ms`).toEqual(['wait']);
+      await redis.eval(BATCH_SCRIPTS.completeDelivery, 7, 'circuit:ep', K.conc, K.domain, 'endpoint_errors:ep', K.limit, K.domainLimit, 'endpoint_latency:ep', 0, 3, 10_000, 30_000, 5_000, 2, 600_000, 20, 1, 2, 1000, 30_000, 1000, 200, NOW + t, 'success', 0, 1, 0, '', new Date(NOW + t).toISOString(), '', 0, 0, 0, `wh_${t}`);
+    }
+    expect(await redis.zrange(K.conc, 0, -1)).toEqual(['wh_dead']);
+    expect(await admit({ ...a, now: NOW + 9_999, id: 'wh_x' })).toEqual(['go', 0, 1, 0]);
+    expect(await admit({ ...a, now: NOW + 9_999 })).toEqual(['wait']);
+    // now + lease: the dead lease is over, whatever refreshed the zset meanwhile.
+    expect(await admit({ ...a, now: NOW + 10_000, id: 'wh_y' })).toEqual(['go', 0, 1, 0]);
+    expect(await redis.zscore(K.conc, 'wh_dead')).toBeNull();
+    expect(await redis.zrange(K.conc, 0, -1)).toEqual(['wh_x', 'wh_y']);
+  });
+
+  it('does the same for the host: an expired lease in domain_inflight stops counting', async () => {
+    await fill(K.domain, 2, NOW + 500);
+    expect(await admit({ domainMax: 2, now: NOW + 499 })).toEqual(['wait']);
+    expect(await admit({ domainMax: 2, now: NOW + 500 })).toEqual(['go', 0, 0, 1]);
+    expect(await redis.zcard(K.domain)).toBe(1);
   });
 
   it('reads the adaptive limit: the fast lane admits min(limit, ARGV[6]) and the go reply carries both and the latency', async () => {
@@ -178,23 +213,23 @@ describe('admitDelivery.lua', () => {
   });
 
   it('keeps a fast-lane waiter in endpoint_queued until it gets another answer', async () => {
-    await redis.set(K.conc, 1);
+    await fill(K.conc, 1);
     expect(await admit({ endpointMax: 1, id: 'wh_1' })).toEqual(['wait']);
     expect(await admit({ endpointMax: 1, id: 'wh_2', now: NOW + 5 })).toEqual(['wait']);
     expect(await redis.zrange(K.queued, 0, -1, 'WITHSCORES')).toEqual(['wh_1', String(NOW), 'wh_2', String(NOW + 5)]);
-    await redis.set(K.conc, 0);
+    await redis.del(K.conc);
     expect(await admit({ endpointMax: 1, id: 'wh_1', waited: 1 })).toEqual(['go', 0, 1, 0]);
     expect(await redis.zrange(K.queued, 0, -1)).toEqual(['wh_2']);
   });
 
   it("returns {'recovered'} to the slow lane while the endpoint is not slow, else delivers it counted past the limit", async () => {
     expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['recovered']);
-    await redis.set(K.conc, 7);
+    await fill(K.conc, 7);
     expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['recovered']);
-    expect(await redis.get(K.conc)).toBe('7');
+    expect(await redis.zcard(K.conc)).toBe(7);
     await slowEndpoint();
     expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
-    expect(await redis.get(K.conc)).toBe('8');
+    expect(await redis.zcard(K.conc)).toBe(8);
     // A timeout within the window (ARGV[12]) is slow too, and no longer after it.
     await redis.hset(K.limit, { lat: 10, timeout_at: NOW - 29_999 });
     expect(await admit({ lane: 'slow', endpointMax: 4 })).toEqual(['go', 0, 1, 0]);
@@ -204,22 +239,22 @@ describe('admitDelivery.lua', () => {
   });
 
   it('decides several requests in one call in order, each seeing what the ones before it counted', async () => {
-    const other = ['paused:endpoint:ep2', 'paused:config:cfg', 'circuit:ep2', 'rate:ep2', K.domain, 'concurrency:ep2', 'limit:ep2', K.domainLimit, 'endpoint_queued:ep2'];
+    const other = ['paused:endpoint:ep2', 'paused:config:cfg', 'circuit:ep2', 'rate:ep2', K.domain, 'inflight:ep2', 'limit:ep2', K.domainLimit, 'endpoint_queued:ep2'];
     await redis.set('paused:endpoint:ep2', 'paused');
     await slowEndpoint();
     const a: A = { endpointMax: 2, domainMax: 0 };
     const replies = await runBatch('admitDelivery', shared(a), [request(a), request(a), request(a, other), request(a), request({ ...a, lane: 'slow' })]);
     expect(replies.map(short)).toEqual([['go', 0, 1, 0], ['go', 0, 1, 0], ['paused', 'endpoint'], ['divert', 'endpoint_inflight'], ['go', 0, 1, 0]]);
-    expect(await redis.get(K.conc)).toBe('3');
+    expect(await redis.zcard(K.conc)).toBe(3);
     // Per-request domain limits: the host's count rises only for requests that name one.
     const hosts = await runBatch('admitDelivery', shared({}), [request({ domainMax: 1 }), request({ domainMax: 1 }), request({ domainMax: 0 })]);
     expect(hosts.map(short)).toEqual([['go', 0, 0, 1], ['wait'], ['go', 0, 0, 0]]);
-    expect(await redis.get(K.domain)).toBe('1');
+    expect(await redis.zcard(K.domain)).toBe(1);
   });
 
   it('takes the probe slot and a token even when the in-flight limits then hold it back', async () => {
     await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: 0 });
-    await redis.set(K.conc, 5);
+    await fill(K.conc, 5);
     expect(await admit({ rate: 4, burst: 2, endpointMax: 5 })).toEqual(['wait']);
     expect(await redis.hget(K.circuit, 'probe_at')).toBe(String(NOW));
     expect(await redis.hget(K.rate, 'tokens')).toBe('1');
@@ -227,45 +262,58 @@ describe('admitDelivery.lua', () => {
 });
 
 describe('completeDelivery.lua', () => {
-  const K = { circuit: 'circuit:ep', conc: 'concurrency:ep', domain: 'domain_concurrency:h', errors: 'endpoint_errors:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', latency: 'endpoint_latency:ep' };
+  const K = { circuit: 'circuit:ep', conc: 'inflight:ep', domain: 'domain_inflight:h', errors: 'endpoint_errors:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', latency: 'endpoint_latency:ep' };
   const CB = { threshold: 3, window: 10_000, recovery: 30_000, probeInterval: 5_000, successes: 2 };
-  type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string; sample?: LimitSample; domainMax?: number };
-  // Limits as in core/policy: LIMITS below (initial 20, floor 1, tolerance 2, 1 s, 30 s, ceiling 1000); 200 samples kept.
+  type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string; sample?: LimitSample; domainMax?: number; id?: string };
+  // Limits as in core/policy: LIMITS (initial 20, floor 1, tolerance 2, 1 s, 30 s, ceiling 1000); 200 samples kept.
+  const LIMITS = { initial: 20, floor: 1, ceiling: 1000, tolerance: 2, slowThresholdMs: 1000, windowMs: 30_000 };
   const shared = (c: C) => [c.circuit ?? 1, CB.threshold, CB.window, CB.recovery, CB.probeInterval, CB.successes, c.ttl ?? 600_000, 20, 1, 2, 1000, 30_000, 1000, 200];
   const request = (c: C): Req => ({
     keys: [K.circuit, K.conc, K.domain, K.errors, K.limit, K.domainLimit, K.latency],
-    args: [c.now ?? NOW, c.outcome ?? 'success', c.probe ?? 0, c.ep ?? 0, c.dom ?? 0, c.error ?? '', new Date(c.now ?? NOW).toISOString(), c.sample ? c.sample.ms : '', c.sample?.drop ? 1 : 0, c.sample?.timeout ? 1 : 0, c.domainMax ?? 0],
+    args: [c.now ?? NOW, c.outcome ?? 'success', c.probe ?? 0, c.ep ?? 0, c.dom ?? 0, c.error ?? '', new Date(c.now ?? NOW).toISOString(), c.sample ? c.sample.ms : '', c.sample?.drop ? 1 : 0, c.sample?.timeout ? 1 : 0, c.domainMax ?? 0, c.id ?? 'wh'],
   });
   const complete = (c: C = {}) => one('completeDelivery', shared(c), request(c));
 
   it('applies several completions in one call in order and returns the state after each', async () => {
-    await redis.set(K.conc, 3, 'PX', 60_000);
+    await fill(K.conc, 3);
     const replies = await runBatch('completeDelivery', shared({}), [
-      request({ outcome: 'failure', ep: 1, now: NOW }),
-      request({ outcome: 'failure', ep: 1, now: NOW + 1 }),
-      request({ outcome: 'failure', ep: 1, now: NOW + 2, error: 'HTTP 503' }),
+      request({ outcome: 'failure', ep: 1, now: NOW, id: 'busy0' }),
+      request({ outcome: 'failure', ep: 1, now: NOW + 1, id: 'busy1' }),
+      request({ outcome: 'failure', ep: 1, now: NOW + 2, error: 'HTTP 503', id: 'busy2' }),
       request({ outcome: 'success', now: NOW + 3 }),
     ]);
     expect(replies).toEqual(['CLOSED', 'CLOSED', 'OPEN', 'OPEN']);
-    expect(await redis.get(K.conc)).toBe('0');
+    expect(await redis.zcard(K.conc)).toBe(0);
     expect(await redis.hget(K.circuit, 'open_until')).toBe(String(NOW + 2 + CB.recovery));
     expect(await redis.llen(K.errors)).toBe(1);
   });
 
-  it('lowers only the counters flagged in ARGV[4]/ARGV[5], never below 0, keeping their TTL', async () => {
-    await redis.set(K.conc, 2, 'PX', 60_000);
-    await redis.set(K.domain, 1, 'PX', 60_000);
-    await complete({ ep: 1 });
-    expect(await redis.mget(K.conc, K.domain)).toEqual(['1', '1']);
-    await complete({ ep: 1, dom: 1 });
-    await complete({ ep: 1, dom: 1 });
-    await complete({ ep: 1, dom: 1 });
-    expect(await redis.mget(K.conc, K.domain)).toEqual(['0', '0']);
+  it("ends only the leases flagged in ARGV[4]/ARGV[5], by the webhook id ARGV[12]; ending one twice or one never taken changes nothing", async () => {
+    await fill(K.conc, 3);
+    await fill(K.domain, 2);
+    await redis.pexpire(K.conc, 60_000);
+    await complete({ ep: 1, id: 'busy2' });
+    expect([await redis.zrange(K.conc, 0, -1), await redis.zcard(K.domain)]).toEqual([['busy0', 'busy1'], 2]);
+    await complete({ ep: 1, dom: 1, id: 'busy1' });
+    await complete({ ep: 1, dom: 1, id: 'busy1' });
+    await complete({ ep: 1, dom: 1, id: 'wh_never' });
+    expect(await redis.zrange(K.conc, 0, -1)).toEqual(['busy0']);
+    expect(await redis.zrange(K.domain, 0, -1)).toEqual(['busy0']);
     expect(await redis.pttl(K.conc)).toBeGreaterThan(0);
-    // A counter that is gone (expired) is not brought back as -1.
+    // A zset that is gone (expired) stays gone.
     await redis.del(K.conc);
-    await complete({ ep: 1 });
-    expect(await redis.get(K.conc)).toBeNull();
+    await complete({ ep: 1, id: 'busy0' });
+    expect(await redis.exists(K.conc)).toBe(0);
+  });
+
+  it('feeds the limit the leases in force: an expired one is not counted', async () => {
+    // Ten leases, eight of them expired at NOW: the sample at 2 in flight of a limit of 20 does not grow it (less than half in use).
+    await fill(K.conc, 2);
+    await redis.zadd(K.conc, ...Array.from({ length: 8 }, (_, i) => [NOW, `dead${i}`]).flat());
+    await complete({ ep: 1, id: 'busy0', sample: { ms: 10, drop: false, timeout: false } });
+    const at2 = recordSample(freshLimit(LIMITS), { ms: 10, drop: false, timeout: false }, 2, NOW, LIMITS);
+    expect(Number(await redis.hget(K.limit, 'limit'))).toBe(at2.limit);
+    expect(at2.limit).not.toBe(recordSample(freshLimit(LIMITS), { ms: 10, drop: false, timeout: false }, 10, NOW, LIMITS).limit);
   });
 
   it('pushes {at, error} to the front of the error list, keeping 10, with the TTL ARGV[12]', async () => {
@@ -357,7 +405,7 @@ describe('completeDelivery.lua', () => {
 // The pause scripts (holdPaused, pauseScope, resumeScope, takeHeld, dropHeld): redis-pause-lua.test.ts.
 
 describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as core/policy/adaptive-limit.ts', () => {
-  const K = ['circuit:ep', 'concurrency:ep', 'domain_concurrency:h', 'endpoint_errors:ep', 'limit:ep', 'domain_limit:h', 'endpoint_latency:ep'];
+  const K = ['circuit:ep', 'inflight:ep', 'domain_inflight:h', 'endpoint_errors:ep', 'limit:ep', 'domain_limit:h', 'endpoint_latency:ep'];
   const shared = (p: (typeof VECTORS)[string]['params']) => [0, 3, 10_000, 30_000, 5_000, 2, 600_000, p.initial, p.floor, p.tolerance, p.slowThresholdMs, p.windowMs, p.ceiling, 200];
   const state = async (key: string): Promise<LimitState> => {
     const h = await redis.hgetall(key);
@@ -369,34 +417,39 @@ describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as 
     let model = freshLimit(v.params);
     let hostModel = freshLimit({ ...v.params, ceiling: 50 });
     for (const [i, x] of v.steps.entries()) {
-      // The counters as they stand when the attempt ends (it is among them).
-      await redis.set(K[1]!, x.inflight);
-      await redis.set(K[2]!, x.inflight);
-      const args = [x.at, x.drop ? 'failure' : 'success', 0, 1, 1, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50];
+      // The leases as they stand when the attempt ends (its own, 'wh', among them).
+      const leases = Array.from({ length: x.inflight }, (_, k) => [x.at + 60_000, k ? `other${k}` : 'wh']).flat();
+      for (const k of [K[1]!, K[2]!]) {
+        await redis.del(k);
+        if (leases.length) await redis.zadd(k, ...leases);
+      }
+      const args = [x.at, x.drop ? 'failure' : 'success', 0, 1, 1, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50, 'wh'];
       await redis.eval(BATCH_SCRIPTS.completeDelivery, K.length, ...K, ...shared(v.params), ...args);
       model = recordSample(model, x, x.inflight, x.at, v.params);
       hostModel = recordSample(hostModel, x, x.inflight, x.at, { ...v.params, ceiling: 50 });
       expect(await state(K[4]!), `${name}, step ${i}`).toEqual(model);
       expect(await state(K[5]!), `${name}, step ${i} (host)`).toEqual(hostModel);
     }
-    expect(await redis.get(K[1]!)).toBe(String(Math.max(0, v.steps[v.steps.length - 1]!.inflight - 1)));
+    expect(await redis.zcard(K[1]!)).toBe(Math.max(0, v.steps[v.steps.length - 1]!.inflight - 1));
   });
   // One call carrying every step (a worker's batch of completions of one endpoint): the state
   // is read once and written once, and must come out exactly as the steps one at a time.
   it.each(Object.keys(VECTORS))('%s, all steps in one call', async (name) => {
     const v = VECTORS[name]!;
     let model = freshLimit(v.params);
-    // The counter starts at the number of steps and is lowered by each completion in turn.
+    // n deliveries in flight (one lease each); each completion ends its own, in turn.
     const n = v.steps.length;
-    await redis.set(K[1]!, n);
+    const until = Math.max(...v.steps.map((x) => x.at)) + 60_000;
+    await redis.del(K[1]!);
+    await redis.zadd(K[1]!, ...v.steps.flatMap((_, i) => [until, `w${i}`]));
     const args: (string | number)[] = [];
     for (const [i, x] of v.steps.entries()) {
-      args.push(x.at, x.drop ? 'failure' : 'success', 0, 1, 0, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50);
+      args.push(x.at, x.drop ? 'failure' : 'success', 0, 1, 0, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50, `w${i}`);
       model = recordSample(model, x, n - i, x.at, v.params);
     }
     await redis.eval(BATCH_SCRIPTS.completeDelivery, K.length * n, ...v.steps.flatMap(() => K), ...shared(v.params), ...args);
     expect(await state(K[4]!)).toEqual(model);
-    expect(await redis.get(K[1]!)).toBe('0');
+    expect(await redis.zcard(K[1]!)).toBe(0);
     // The samples of the call, newest first, as one LPUSH per completion would leave them.
     const kept = v.steps.filter((x) => !x.drop || x.timeout).map((x) => `${x.at}:${x.ms}`).reverse().slice(0, 200);
     expect(await redis.lrange(K[6]!, 0, -1)).toEqual(kept);

@@ -55,7 +55,7 @@ describe('config defaults', () => {
   it('concurrency (penalty box)', () => {
     expect(c.concurrency).toEqual({
       max_inflight_per_endpoint: 50,
-      inflight_ttl: 2 * M,
+      inflight_ttl: 10 * S,
       slow_lane_rate: 200,
       max_inflight_per_domain: 0,
       domain_overrides: {},

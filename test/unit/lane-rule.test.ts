@@ -58,8 +58,8 @@ describe('lane rule in the attempter', () => {
   it('diverts a measurably slow endpoint at its limit to the slow lane, and the slow lane delivers it', async () => {
     const { attempter, guards, held, sent, params } = setup();
     // One earlier delivery took 2 s: recent latency above the 1 s threshold.
-    await guards.admit([{ endpointHash: 'ep', host: '127.0.0.1', configId: 'c', lane: 'fast', now: Date.now() }], params);
-    await guards.complete([{ endpointHash: 'ep', host: '127.0.0.1', now: Date.now(), outcome: 'success', probe: false, counted: { endpoint: true, domain: false }, sample: { ms: 2000, drop: false, timeout: false } }], params);
+    await guards.admit([{ endpointHash: 'ep', host: '127.0.0.1', configId: 'c', lane: 'fast', now: Date.now(), id: 'wh_earlier' }], params);
+    await guards.complete([{ id: 'wh_earlier', endpointHash: 'ep', host: '127.0.0.1', now: Date.now(), outcome: 'success', probe: false, counted: { endpoint: true, domain: false }, sample: { ms: 2000, drop: false, timeout: false } }], params);
     const first = attempter.attempt(hook(1), 'fast');
     await until(() => sent.length === 1);
     expect((await attempter.attempt(hook(2), 'fast')).kind).toBe('diverted');

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { freshLimit, LATENCY_SAMPLES, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
-import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
+import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
 import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline } from './exec';
 import { withScripts, type ScriptedClient } from './scripts';
@@ -41,14 +41,14 @@ export class RedisGuards implements Guards {
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
     const keyList: string[] = [];
-    const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightTtlMs, ...limitArgs(p)];
+    const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightLeaseMs, ...limitArgs(p)];
     for (const r of reqs) {
       const h = r.endpointHash;
       const pass = r.passPause ?? [];
       const pauseKey = (kind: PauseScope['kind'], id: string) => (pass.includes(kind) ? keys.unset() : keys.pause(kind, id));
-      keyList.push(pauseKey('endpoint', h), pauseKey('config', r.configId), keys.circuit(h), keys.rateBucket(h), keys.domainConcurrency(r.host), keys.concurrency(h));
+      keyList.push(pauseKey('endpoint', h), pauseKey('config', r.configId), keys.circuit(h), keys.rateBucket(h), keys.domainInflight(r.host), keys.inflight(h));
       keyList.push(keys.endpointLimit(h), keys.domainLimit(r.host), keys.endpointQueued(h));
-      args.push(r.now, r.lane, p.maxInflightPerDomain(r.host), r.id ?? '', r.waited ? 1 : 0);
+      args.push(r.now, r.lane, p.maxInflightPerDomain(r.host), r.id, r.waited ? 1 : 0);
     }
     const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
     return replies.map(toAdmission);
@@ -61,25 +61,43 @@ export class RedisGuards implements Guards {
     const args: (string | number)[] = [c.enabled ? 1 : 0, c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs, ...limitArgs(p), LATENCY_SAMPLES];
     for (const d of done) {
       const h = d.endpointHash;
-      keyList.push(keys.circuit(h), keys.concurrency(h), keys.domainConcurrency(d.host), keys.endpointErrors(h), keys.endpointLimit(h), keys.domainLimit(d.host), keys.endpointLatency(h));
+      keyList.push(keys.circuit(h), keys.inflight(h), keys.domainInflight(d.host), keys.endpointErrors(h), keys.endpointLimit(h), keys.domainLimit(d.host), keys.endpointLatency(h));
       const x = d.sample;
       args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, (d.error ?? '').slice(0, 200), new Date(d.now).toISOString());
-      args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host));
+      args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host), d.id);
     }
     await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args));
+  }
+
+  async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
+    if (!leases.length) return;
+    // XX: a lease that ended meanwhile (its completion got there first) is not brought back.
+    const pipe = this.redis.pipeline();
+    const touched = new Set<string>();
+    const renewOne = (key: string, id: string) => {
+      pipe.zadd(key, 'XX', now + p.inflightLeaseMs, id);
+      touched.add(key);
+    };
+    for (const l of leases) {
+      if (l.counted.endpoint) renewOne(keys.inflight(l.endpointHash), l.id);
+      if (l.counted.domain) renewOne(keys.domainInflight(l.host), l.id);
+    }
+    // No lease in a set ends later than now + lease, so its TTL can move there too.
+    for (const key of touched) pipe.pexpire(key, p.inflightLeaseMs);
+    await execPipeline(pipe);
   }
 
   async endpoint(hash: string, now: number, p: GuardParams): Promise<EndpointView> {
     const pipe = this.redis.pipeline();
     pipe.hgetall(keys.circuit(hash));
-    pipe.get(keys.concurrency(hash));
+    pipe.zcount(keys.inflight(hash), `(${now}`, '+inf');
     pipe.get(keys.pause('endpoint', hash));
     pipe.llen(keys.pausedQueue('endpoint', hash));
     pipe.lrange(keys.endpointErrors(hash), 0, 9);
     pipe.hgetall(keys.endpointLimit(hash));
     pipe.lrange(keys.endpointLatency(hash), 0, -1);
     pipe.zcount(keys.endpointQueued(hash), now - QUEUED_WINDOW_MS, '+inf');
-    const [c, inflight, pause, held, errors, lim, lat, queued] = (await execPipeline(pipe)) as [Record<string, string>, string | null, string | null, number, string[], Record<string, string>, string[], number];
+    const [c, inflight, pause, held, errors, lim, lat, queued] = (await execPipeline(pipe)) as [Record<string, string>, number, string | null, number, string[], Record<string, string>, string[], number];
     const s: LimitState = lim.limit ? { limit: Number(lim.limit), minMs: Number(lim.min), latMs: Number(lim.lat), timeoutAt: Number(lim.timeout_at) } : freshLimit(p.limits);
     const samples = lat.map((e) => {
       const i = e.indexOf(':');
@@ -96,12 +114,12 @@ export class RedisGuards implements Guards {
         successes: Number(c.successes ?? 0),
         opened_count: Number(c.opened_count ?? 0),
       },
-      inflight: Number(inflight ?? 0),
+      inflight,
       paused: pause?.startsWith('paused') ?? false,
       draining: pause?.startsWith('draining') ?? false,
       parked_while_paused: held,
       last_errors: errors.map((e) => JSON.parse(e) as { at: string; error: string }),
-      concurrency: concurrencyView(s, samples, Number(inflight ?? 0), queued, now, p),
+      concurrency: concurrencyView(s, samples, inflight, queued, now, p),
     };
   }
 

@@ -3,21 +3,26 @@
 -- decided and counted atomically (mirrors core/memory/guards.ts, core/policy/circuit.ts and
 -- core/policy/adaptive-limit.ts). One call carries every admission a worker asks for at
 -- once: one round trip and one script run for all of them.
+-- In flight is a zset of leases per endpoint and per host (member: webhook id, score: when
+-- the lease runs out, ms): expired leases (a worker killed before its completion) are
+-- dropped before counting, so a leaked count ends on its own however busy the endpoint is.
 -- KEYS: nine per request i (b = 9*i):
 --   KEYS[b+1] paused:endpoint:{hash}   KEYS[b+2] paused:config:{id}   KEYS[b+3] circuit:{hash}
---   KEYS[b+4] rate:{hash}              KEYS[b+5] domain_concurrency:{host}   KEYS[b+6] concurrency:{hash}
+--   KEYS[b+4] rate:{hash}              KEYS[b+5] domain_inflight:{host} (zset)   KEYS[b+6] inflight:{hash} (zset)
 --   KEYS[b+7] limit:{hash}             KEYS[b+8] domain_limit:{host}   KEYS[b+9] endpoint_queued:{hash}
 -- ARGV[1] circuit enabled (1|0)   ARGV[2] probe_interval ms   ARGV[3] circuit state TTL ms
 -- ARGV[4] rate per s (0 = off)   ARGV[5] burst   ARGV[6] endpoint fast-lane share (0 = off)
--- ARGV[7] in-flight counter TTL ms
+-- ARGV[7] in-flight lease ms (a lease taken now runs out at now + this; also the zset's TTL)
 -- ARGV[8] initial limit   ARGV[9] floor   ARGV[10] tolerance   ARGV[11] slow threshold ms
 -- ARGV[12] window ms   ARGV[13] endpoint limit ceiling
 -- then five per request i (a = 13 + 5*i): ARGV[a+1] now ms   ARGV[a+2] lane ('fast'|'slow')
---   ARGV[a+3] domain limit ceiling (0 = off)   ARGV[a+4] webhook id   ARGV[a+5] waited before 1|0
+--   ARGV[a+3] domain limit ceiling (0 = off)   ARGV[a+4] webhook id (its lease and queue member)
+--   ARGV[a+5] waited before 1|0
 -- Returns one reply per request, in request order, each one of:
 --   {'paused', scope} | {'park', reason, until} | {'divert', reason} | {'recovered'} | {'wait'}
 --   | {'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
 --      limit, latency estimate ms (both as text)}
+--   (counted_*: a lease was taken in inflight / domain_inflight)
 -- A fast-lane 'wait' puts the webhook in endpoint_queued (score: now) until a later request
 -- of it that waited gets another answer.
 --#include adaptiveLimit
@@ -28,7 +33,7 @@ local circuit_ttl = ARGV[3]
 local rate = tonumber(ARGV[4])
 local burst = tonumber(ARGV[5])
 local endpoint_max = tonumber(ARGV[6])
-local inflight_ttl = ARGV[7]
+local lease_ms = tonumber(ARGV[7])
 local ceiling = tonumber(ARGV[13])
 
 -- Admission reads limit states and never writes them: each is read once per call, however
@@ -44,7 +49,21 @@ local function load(key, ceil)
   return s
 end
 
-local function admit(b, now, lane, domain_max)
+-- Leases in force at `now`; the expired ones go.
+local function inflight(key, now)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  return redis.call('ZCARD', key)
+end
+
+local function lease(key, now, id)
+  -- The slow lane takes leases without counting first: expired ones must not pile up.
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  redis.call('ZADD', key, now + lease_ms, id)
+  -- Every lease in the set ends within lease_ms: the TTL only matters once it goes idle.
+  redis.call('PEXPIRE', key, lease_ms)
+end
+
+local function admit(b, now, lane, domain_max, id)
   local k_pause_ep, k_pause_cfg, k_circuit = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
   local k_rate, k_domain, k_conc = KEYS[b + 4], KEYS[b + 5], KEYS[b + 6]
   if redis.call('EXISTS', k_pause_ep) == 1 then return {'paused', 'endpoint'} end
@@ -95,7 +114,7 @@ local function admit(b, now, lane, domain_max)
   -- fast one waits its turn; the slow lane waits at a full host.
   if domain_max > 0 then
     local allowed = math.min(L.allowed(load(KEYS[b + 8], domain_max)), domain_max)
-    if tonumber(redis.call('GET', k_domain) or '0') >= allowed then
+    if inflight(k_domain, now) >= allowed then
       if lane == 'fast' and slow then return {'divert', 'domain_inflight'} end
       return {'wait'}
     end
@@ -106,19 +125,15 @@ local function admit(b, now, lane, domain_max)
     fast_limit = math.min(L.allowed(ep), endpoint_max)
     if lane == 'slow' then
       if not slow then return {'recovered'} end
-    elseif tonumber(redis.call('GET', k_conc) or '0') >= fast_limit then
+    elseif inflight(k_conc, now) >= fast_limit then
       if slow then return {'divert', 'endpoint_inflight'} end
       return {'wait'}
     end
   end
 
-  if domain_max > 0 then
-    redis.call('INCR', k_domain)
-    redis.call('PEXPIRE', k_domain, inflight_ttl)
-  end
+  if domain_max > 0 then lease(k_domain, now, id) end
   if ep then
-    redis.call('INCR', k_conc)
-    redis.call('PEXPIRE', k_conc, inflight_ttl)
+    lease(k_conc, now, id)
     return {'go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)}
   end
   return {'go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0'}
@@ -128,7 +143,7 @@ local out = {}
 for i = 0, #KEYS / 9 - 1 do
   local a = 13 + 5 * i
   local now, lane = tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]))
+  local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]), ARGV[a + 4])
   local k_queued = KEYS[9 * i + 9]
   if r[1] == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.

@@ -1,10 +1,11 @@
 -- completeDelivery: attempts finished. For each, in order: feeds the attempt's latency and
--- outcome to the endpoint's (and host's) adaptive limit, lowers the in-flight counters it
--- raised (never below 0) and records the outcome in the circuit (mirrors
+-- outcome to the endpoint's (and host's) adaptive limit, ends the in-flight leases its
+-- admission took (ZREM of its webhook id: a lease already gone, expired or ended twice,
+-- changes nothing) and records the outcome in the circuit (mirrors
 -- core/policy/adaptive-limit.ts and core/policy/circuit.ts). One call carries every
 -- completion a worker has at once.
 -- KEYS: seven per completion i (b = 7*i):
---   KEYS[b+1] circuit:{hash}   KEYS[b+2] concurrency:{hash}   KEYS[b+3] domain_concurrency:{host}
+--   KEYS[b+1] circuit:{hash}   KEYS[b+2] inflight:{hash} (zset)   KEYS[b+3] domain_inflight:{host} (zset)
 --   KEYS[b+4] endpoint_errors:{hash}   KEYS[b+5] limit:{hash}   KEYS[b+6] domain_limit:{host}
 --   KEYS[b+7] endpoint_latency:{hash}
 -- ARGV[1] circuit enabled 1|0   ARGV[2] failure_threshold   ARGV[3] failure_window ms
@@ -12,14 +13,15 @@
 -- ARGV[7] circuit TTL ms (also of the limit state and the latency samples)
 -- ARGV[8] initial limit   ARGV[9] floor   ARGV[10] tolerance   ARGV[11] slow threshold ms
 -- ARGV[12] window ms   ARGV[13] endpoint limit ceiling   ARGV[14] latency samples kept
--- then eleven per completion i (a = 14 + 11*i): ARGV[a+1] now ms
+-- then twelve per completion i (a = 14 + 12*i): ARGV[a+1] now ms
 --   ARGV[a+2] outcome ('success'|'failure'|'neutral')   ARGV[a+3] probe 1|0
 --   ARGV[a+4] counted endpoint 1|0   ARGV[a+5] counted domain 1|0
 --   ARGV[a+6] error text ('' = none)   ARGV[a+7] now as ISO text
 --   ARGV[a+8] latency ms ('' = no sample)   ARGV[a+9] drop 1|0   ARGV[a+10] timeout 1|0
---   ARGV[a+11] domain limit ceiling
+--   ARGV[a+11] domain limit ceiling   ARGV[a+12] webhook id (the leases' member)
 -- A sample moves the endpoint's limit only when the attempt was counted (the limit is on),
--- and the host's when it was counted there; `inflight` is the counter before it is lowered.
+-- and the host's when it was counted there; `inflight` is the leases in force before this
+-- one ends.
 -- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN').
 --#include adaptiveLimit
 local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
@@ -33,18 +35,13 @@ local probe_interval = tonumber(ARGV[5])
 local success_threshold = tonumber(ARGV[6])
 local ttl = ARGV[7]
 
-local function floor_decr(key)
-  local v = tonumber(redis.call('GET', key) or '0')
-  if v > 0 then redis.call('DECR', key) end
-end
-
 -- One call often carries many completions of the same endpoint: each limit state is read
 -- once, updated in order in memory and written once at the end, and the latency samples of a
 -- key are pushed together (the same values and order as one write per completion).
 local states, state_order, samples, sample_order = {}, {}, {}, {}
 
-local function learn(k_state, k_counter, ceil, ms, drop, timeout, now)
-  local inflight = tonumber(redis.call('GET', k_counter) or '0')
+local function learn(k_state, k_leases, ceil, ms, drop, timeout, now)
+  local inflight = redis.call('ZCOUNT', k_leases, '(' .. string.format('%.17g', now), '+inf')
   local e = states[k_state]
   if not e then
     e = {s = L.load(k_state, ceil)}
@@ -78,8 +75,8 @@ local function complete(b, a)
     end
     if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now) end
   end
-  if ARGV[a + 4] == '1' then floor_decr(k_conc) end
-  if ARGV[a + 5] == '1' then floor_decr(k_domain) end
+  if ARGV[a + 4] == '1' then redis.call('ZREM', k_conc, ARGV[a + 12]) end
+  if ARGV[a + 5] == '1' then redis.call('ZREM', k_domain, ARGV[a + 12]) end
 
   if ARGV[a + 6] ~= '' then
     redis.call('LPUSH', k_errors, cjson.encode({at = ARGV[a + 7], error = ARGV[a + 6]}))
@@ -135,7 +132,7 @@ local function complete(b, a)
 end
 
 local out = {}
-for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 11 * i) end
+for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 12 * i) end
 for _, key in ipairs(state_order) do L.save(key, states[key].s, ttl) end
 for _, key in ipairs(sample_order) do
   local list = samples[key]
