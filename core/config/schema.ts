@@ -151,6 +151,8 @@ export const ConfigSchema = z.object({
     timeout: duration('500ms', 'CPU deadline of one Lua script run'),
     memory_limit_mb: int(32, 'Memory cap of one Lua script run, in MB', { min: 1, max: 1024 }),
     max_script_bytes: int(65_536, 'Largest Lua script accepted, in bytes', { min: 64 }),
+    threads: int(4, 'Worker threads that run Lua scripts in howk-api, howk-worker and howk-dev (one run per thread at a time; more runs wait for a free thread)', { min: 1, max: 64 }),
+    hard_stop_margin: duration('500ms', 'A run still in Lua this long past its deadline gets its thread terminated and replaced (a C call such as a backtracking pattern cannot be interrupted from inside the VM)'),
     http_allowlist: listMap('Hosts the Lua http module may call, per script namespace: a config id (wh:42 falls back to wh) or incoming:<transformer> (falls back to incoming); "api.example.com" exactly, "*.example.com" for subdomains. Addresses still pass the SSRF guard (delivery.allowed_networks)'),
     http_timeout: duration('5s', 'Longest Lua http call, redirects included (a script may only lower it)'),
     http_max_response_bytes: int(1_048_576, 'Largest response body a Lua http call reads', { min: 1024 }),

@@ -168,6 +168,14 @@ describe('durations', () => {
   });
 });
 
+describe('Lua worker threads', () => {
+  it('defaults to 4 threads and a 500 ms hard-stop margin, both settable from env; 0 threads is refused', () => {
+    expect(loadConfig({}).lua).toMatchObject({ threads: 4, hard_stop_margin: 500 });
+    expect(loadConfig({ env: { HOWK_LUA_THREADS: '2', HOWK_LUA_HARD_STOP_MARGIN: '250ms' } }).lua).toMatchObject({ threads: 2, hard_stop_margin: 250 });
+    expect(() => loadConfig({ env: { HOWK_LUA_THREADS: '0' } })).toThrow(/lua\.threads/);
+  });
+});
+
 describe('lists and maps from env', () => {
   it('splits comma-separated brokers and drops blanks', () => {
     const c = loadConfig({ env: { HOWK_KAFKA_BROKERS: 'k1:9092, k2:9093,,k3:9094 ' } });

@@ -70,7 +70,7 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
   const base = { timeoutMs: config.lua.http_timeout, maxResponseBytes: config.lua.http_max_response_bytes };
   // Scripts run in worker threads that are terminated past their limits; the services above
   // stay here and are reached by message (workers/node/lua-pool).
-  const engine = createLuaPool({ limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb } });
+  const engine = createLuaPool({ size: config.lua.threads, marginMs: config.lua.hard_stop_margin, limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb } });
   return {
     forNamespace(namespace, extraHosts = [], credentialNamespace = namespace) {
       // The most specific entry wins, as with delivery scripts (wh:42:6 → wh:42 → wh).
