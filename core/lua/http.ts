@@ -35,7 +35,8 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorizat
 export type HttpRequest = { method: string; url: string; body?: string; headers: Record<string, string>; timeoutMs?: number };
 export type HttpResponse = { status: number; body: Uint8Array; headers: Record<string, string> };
 
-const readCapped = async (res: Response, cap: number): Promise<Uint8Array> => {
+/** The body of `res`, refused past `cap` bytes (declared or read): the http module's cap, also applied by the Node thread pool's proxy. */
+export const readCapped = async (res: Response, cap: number): Promise<Uint8Array> => {
   const declared = Number(res.headers.get('content-length') ?? '0');
   if (declared > cap) {
     await res.body?.cancel();

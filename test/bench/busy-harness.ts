@@ -80,7 +80,8 @@ export const systemTicks = (): { busy: number; total: number } => {
   const total = f.reduce((a, b) => a + b, 0);
   return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
 };
-const allTicks = (): Map<number, { ticks: number; name: string }> => {
+/** CPU ticks of every process on the machine, with a short name (to name the neighbours). */
+export const allProcesses = (): Map<number, { ticks: number; name: string }> => {
   const out = new Map<number, { ticks: number; name: string }>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
@@ -143,14 +144,14 @@ export const cpuWindow = (procs: { name: string; pid: number | undefined }[]): C
   const ticks0 = procs.map((p) => cpuTicksOf(p.pid));
   const self0 = process.cpuUsage();
   const sys0 = systemTicks();
-  const all0 = allTicks();
+  const all0 = allProcesses();
   return {
     stop: (delivered) => {
       const wallS = (performance.now() - t0) / 1000;
       const ticks1 = procs.map((p) => cpuTicksOf(p.pid));
       const self = process.cpuUsage(self0);
       const sys1 = systemTicks();
-      const all1 = allTicks();
+      const all1 = allProcesses();
       const perK = (s: number) => fmt((s * 1e6) / Math.max(1, delivered));
       const rows: [string, string][] = [];
       let ours = 0;

@@ -27,7 +27,7 @@
 // Exits 1 when not every accepted webhook was delivered within BENCH_TIMEOUT_S, or when
 // a sampled signature does not verify. Only 127.0.0.1 is used.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -39,6 +39,7 @@ import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
+import { allProcesses, CLK_TCK, cpuTicksOf, freePort, percentile, pidListening, systemTicks } from './busy-harness';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -98,92 +99,8 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
 // ------------------------------------------------------------------ CPU accounting ----
-const CLK_TCK = 100; // Linux USER_HZ
 const cores = availableParallelism();
-const cpuTicksOf = (pid: number): number | undefined => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime (fields 14, 15)
-  } catch {
-    return undefined;
-  }
-};
-const systemTicks = (): { busy: number; total: number } => {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = f.reduce((a, b) => a + b, 0);
-  const idle = (f[3] ?? 0) + (f[4] ?? 0);
-  return { busy: total - idle, total };
-};
-/** CPU ticks of every process on the machine, with a short name (to name the neighbours). */
-const allProcesses = (): Map<number, { ticks: number; name: string }> => {
-  const out = new Map<number, { ticks: number; name: string }>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    const ticks = cpuTicksOf(Number(d));
-    if (ticks === undefined) continue;
-    let name = '';
-    try {
-      name = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => a.split('/').pop()).slice(0, 3).join(' ').slice(0, 40);
-    } catch {
-      /* gone */
-    }
-    out.set(Number(d), { ticks, name: name || `pid ${d}` });
-  }
-  return out;
-};
-
-/** The pid that listens on 127.0.0.1:port (best effort: Kafka and Redis for the CPU table). */
-const pidListening = (port: number): number | undefined => {
-  try {
-    const inodes = new Set<string>();
-    for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      let text = '';
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch {
-        continue;
-      }
-      for (const line of text.split('\n').slice(1)) {
-        const c = line.trim().split(/\s+/);
-        if (c.length < 10 || c[3] !== '0A') continue;
-        if (parseInt(c[1]!.split(':')[1]!, 16) === port) inodes.add(c[9]!);
-      }
-    }
-    if (!inodes.size) return undefined;
-    for (const d of readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      let fds: string[];
-      try {
-        fds = readdirSync(`/proc/${d}/fd`);
-      } catch {
-        continue;
-      }
-      for (const fd of fds) {
-        try {
-          const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${d}/fd/${fd}`));
-          if (m && inodes.has(m[1]!)) return Number(d);
-        } catch {
-          /* fd went away */
-        }
-      }
-    }
-  } catch {
-    /* not Linux */
-  }
-  return undefined;
-};
 
 // ------------------------------------------------------------------ receiver ----
 /** One node:http server listening on ORIGINS ports of 127.0.0.1 (one origin each). */
@@ -378,7 +295,6 @@ const gitRevision = (): string => {
   }
 };
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
 
 // ------------------------------------------------------------------ main ----
 const main = async (): Promise<number> => {

@@ -4,6 +4,7 @@ import { keys } from '../../core/domain/keys';
 import { UnavailableError } from '../../core/errors/errors';
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
+import { flushOwnDb } from '../helpers/redis-db';
 import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
 import { guardsPauseContract } from './guards.contract-pause';
 
@@ -16,10 +17,7 @@ const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 47);
 const flush = async () => {
   const admin = createRedis(url, { db: DB });
   try {
-    // A SELECT that failed (db out of range) leaves the connection on db 0: never flush that by mistake.
-    const info = String(await admin.call('CLIENT', 'INFO'));
-    if (!info.includes(` db=${DB} `)) throw new Error(`not connected to db ${DB}: refusing to flush`);
-    await admin.flushdb();
+    await flushOwnDb(admin, DB);
   } finally {
     await admin.quit();
   }

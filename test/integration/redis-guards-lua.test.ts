@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freshLimit, recordSample, type LimitSample, type LimitState } from '../../core/policy/adaptive-limit';
 import { createRedis } from '../../workers/redis/client';
+import { flushOwnDb } from '../helpers/redis-db';
 import { BATCH_SCRIPTS } from '../../workers/redis/scripts';
 import { VECTORS } from '../fixtures/limit-vectors';
 
@@ -14,12 +15,6 @@ if (!url) throw new Error('REDIS_URL is not set: the guard Lua tests need a real
 const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 48);
 let redis: Redis;
 
-/** Flushes only the db asked for: a SELECT that failed (db out of range) leaves the connection on db 0. */
-const flushOwnDb = async (r: Redis, db: number) => {
-  const info = String(await r.call('CLIENT', 'INFO'));
-  if (!info.includes(` db=${db} `)) throw new Error(`not connected to db ${db} (${/db=\d+/.exec(info)?.[0]}): refusing to flush`);
-  await r.flushdb();
-};
 beforeAll(() => {
   redis = createRedis(url, { db: DB });
 });

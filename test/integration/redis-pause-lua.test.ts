@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
+import { flushOwnDb } from '../helpers/redis-db';
 import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 
 // The pause scripts against real Redis, called directly by their header contracts (KEYS,
@@ -12,12 +13,6 @@ if (!url) throw new Error('REDIS_URL is not set: the pause Lua tests need a real
 const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 0);
 let redis: Redis;
 
-/** Flushes only the db asked for: a SELECT that failed (db out of range) leaves the connection on db 0. */
-const flushOwnDb = async (r: Redis, db: number) => {
-  const info = String(await r.call('CLIENT', 'INFO'));
-  if (!info.includes(` db=${db} `)) throw new Error(`not connected to db ${db} (${/db=\d+/.exec(info)?.[0]}): refusing to flush`);
-  await r.flushdb();
-};
 beforeAll(() => {
   redis = createRedis(url, { db: DB });
 });

@@ -1,6 +1,7 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { createLuaEngine, DEFAULT_LIMITS, LuaTimeoutError, type LuaEngine, type LuaLimits } from '../../../core/lua';
 import type { RunOutcome, RunSpec } from '../../../core/lua/engine';
+import { readCapped } from '../../../core/lua/http';
 import { fromWire, type FetchReply, type FromWorker, type HostOp, type ToWorker } from './protocol';
 
 // The Node implementation of core's LuaEngine port: every run executes in a worker thread
@@ -268,28 +269,4 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
       await Promise.all(all.map((s) => s.worker.terminate()));
     },
   };
-};
-
-const readCapped = async (res: Response, cap: number): Promise<Uint8Array | null> => {
-  if (!res.body) return null;
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > cap) {
-      await reader.cancel();
-      throw new Error(`response body exceeds ${cap} bytes`);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
 };
