@@ -158,8 +158,10 @@ export const createLab = (o: LabOptions = {}) => {
     s.now = target;
   };
 
+  /** Time 0 with `scenario`; pause and speed are the UI's and stay as they were. */
   const load = (scenario: ScenarioId | null, seed = s.seed): void => {
-    s = initialState(config, checkSeed(seed), scenarioOf(scenario));
+    const { paused, speed } = s;
+    s = { ...initialState(config, checkSeed(seed), scenarioOf(scenario)), paused, speed };
     presetLine(s);
     settle();
   };
