@@ -106,7 +106,8 @@ export const createLab = (o: LabOptions = {}) => {
     else if (c.kind === 'burst') burst(c.n);
     else if (c.kind === 'behave') behave(c.subscriber, c.behaviour);
     else if (c.kind === 'fail') behave(c.subscriber, { kind: 'failing', status: c.status ?? 503 });
-    else behave(c.subscriber, { kind: 'healthy' });
+    else if (c.kind === 'repair') behave(c.subscriber, { kind: 'healthy' });
+    else throw new ValidationError('command.kind must be send, burst, behave, fail or repair', 'command.kind');
   };
 
   const replay = (deadLetterId: string): string | null => {
@@ -180,6 +181,8 @@ export const createLab = (o: LabOptions = {}) => {
     frame: (wallMs: number): void => {
       if (!s.paused) step(wallMs * s.speed);
     },
+    /** A scripted or keyboard command, as the scenarios use them. */
+    command: (c: Command) => act(() => run(c)),
     sendOne: (type?: string) => act(() => send(type)),
     burst: (n: number) => act(() => burst(n)),
     setBehaviour: (id: string, b: Behaviour) => act(() => behave(id, b)),

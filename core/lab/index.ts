@@ -5,4 +5,6 @@ export { SCENARIOS, SCENARIO_IDS } from './scenarios';
 export { LAB_EPOCH } from './state';
 export { createRandom, type Random } from './random';
 export * from './signing-demo';
+export { summarize } from './summary';
+export { describeBehaviour } from './subscriber';
 export type * from './types';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLab, SCENARIO_IDS, type LabSnapshot } from '../../core/lab';
+import { createLab, SCENARIO_IDS, summarize, type LabSnapshot } from '../../core/lab';
 import { NotFoundError, ValidationError } from '../../core/errors/errors';
 
 // The Lab engine's contract with a UI: determinism, plain-data snapshots, the log ring,
@@ -187,6 +187,27 @@ describe('Lab engine: controls', () => {
     lab.repair('billing');
     lab.step(10_000);
     expect(sub(lab.snapshot(), 'billing')).toMatchObject({ delivered: 2, effects: 2, duplicates: 1 });
+  });
+
+  it('commands are data (what scenarios and keyboard shortcuts send) and act at once', () => {
+    const lab = createLab({ seed: 1 });
+    lab.command({ kind: 'fail', subscriber: 'crm' });
+    lab.command({ kind: 'burst', n: 2 });
+    expect(sub(lab.snapshot(), 'crm').behaviour).toEqual({ kind: 'failing', status: 503 });
+    expect(lab.snapshot().counters).toMatchObject({ events: 2, inFlight: 4 });
+    lab.command({ kind: 'repair', subscriber: 'crm' });
+    expect(sub(lab.snapshot(), 'crm').behaviour).toEqual({ kind: 'healthy' });
+    expect(() => lab.command({ kind: 'explode' } as never)).toThrow(ValidationError);
+  });
+
+  it('summarize tells the state in sentences (for screen readers)', () => {
+    const lab = createLab({ scenario: 'failure', seed: 1 });
+    lab.step(30_000);
+    const text = summarize(lab.snapshot());
+    expect(text).toContain('Simulated clock at 30.0 s, running at 1 times wall-clock speed. Scenario: Failure.');
+    expect(text).toContain('3 events sent, making 9 deliveries: 6 delivered, 0 dead-lettered');
+    expect(text).toContain('Billing (https://billing.example/webhooks) is failing: answers 503 to every request; circuit open until 31.8 s');
+    expect(text).toContain('Most recent log lines, newest first: 26.8 s: the probe to Billing failed: circuit open again until 31.8 s');
   });
 
   it('bad input is a validation error naming the field; an unknown subscriber is not_found', () => {
