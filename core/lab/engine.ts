@@ -150,7 +150,10 @@ export const createLab = (o: LabOptions = {}) => {
 
   const step = (ms: number): void => {
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new ValidationError('step takes a duration in milliseconds ≥ 0', 'ms');
-    const target = s.now + Math.round(ms);
+    // The clock is whole milliseconds; fractions (a UI's 16.67 ms frames) carry over.
+    const total = s.carry + ms;
+    const target = s.now + Math.floor(total);
+    s.carry = total - Math.floor(total);
     settle();
     for (let t = nextAt(s); t !== null && t <= target; t = nextAt(s)) {
       s.now = t;

@@ -46,7 +46,8 @@ const subscriberView = (s: LabState, x: SubscriberState): SubscriberView => {
       state: c.state,
       failures: c.failures,
       openUntil: c.state === 'OPEN' ? c.open_until : null,
-      nextProbeAt: c.state === 'OPEN' ? c.open_until : c.state === 'HALF_OPEN' ? c.probe_at + s.config.circuit.probe_interval : null,
+      // A slot already passed means: the next delivery that asks.
+      nextProbeAt: c.state === 'OPEN' ? Math.max(c.open_until, s.now) : c.state === 'HALF_OPEN' ? Math.max(c.probe_at + s.config.circuit.probe_interval, s.now) : null,
       opened: c.opened_count,
     },
     tokens: Math.round(tokens * 100) / 100,

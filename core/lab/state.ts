@@ -56,6 +56,8 @@ export type LabState = {
   seed: number;
   rng: Random;
   now: number;
+  /** Fraction of a millisecond stepped but not yet on the clock. */
+  carry: number;
   paused: boolean;
   speed: number;
   scenario: Scenario | null;
@@ -81,6 +83,7 @@ export const initialState = (config: LabConfig, seed: number, scenario: Scenario
   seed,
   rng: createRandom(seed),
   now: 0,
+  carry: 0,
   paused: false,
   speed: 1,
   scenario,

@@ -139,6 +139,15 @@ describe('Lab engine: controls', () => {
     expect(lab.snapshot().paused).toBe(true);
   });
 
+  it('fractions of a millisecond carry over instead of being lost', () => {
+    const lab = createLab({ seed: 1 });
+    for (let i = 0; i < 60; i++) lab.step(1000 / 60);
+    expect(lab.snapshot().now).toBeGreaterThanOrEqual(999);
+    expect(lab.snapshot().now).toBeLessThanOrEqual(1000);
+    for (let i = 0; i < 5; i++) lab.step(0.4);
+    expect(lab.snapshot().now).toBeGreaterThanOrEqual(1001);
+  });
+
   it('a send is dispatched at once; the counters follow it through in flight to delivered', () => {
     const lab = createLab({ seed: 1, config: { workers: 2 } });
     lab.sendOne();
