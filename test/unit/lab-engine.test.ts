@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLab, SCENARIO_IDS, summarize, type LabSnapshot } from '../../core/lab';
+import { createLab, createRandom, LAB_CONFIG, parameterTable, SCENARIO_IDS, summarize, type LabSnapshot } from '../../core/lab';
 import { NotFoundError, ValidationError } from '../../core/errors/errors';
 
 // The Lab engine's contract with a UI: determinism, plain-data snapshots, the log ring,
@@ -8,6 +8,20 @@ import { NotFoundError, ValidationError } from '../../core/errors/errors';
 const sub = (s: LabSnapshot, id: string) => s.subscribers.find((x) => x.id === id)!;
 
 describe('Lab engine: determinism', () => {
+  it('the seeded generator repeats its sequence for a seed, within [0, 1)', () => {
+    const take = (seed: number) => {
+      const r = createRandom(seed);
+      return Array.from({ length: 1000 }, () => r.next());
+    };
+    const a = take(9);
+    expect(take(9)).toEqual(a);
+    expect(take(10)).not.toEqual(a);
+    expect(a.every((x) => x >= 0 && x < 1)).toBe(true);
+    // Spread enough for a jitter: every tenth of the range is hit.
+    expect(new Set(a.map((x) => Math.floor(x * 10))).size).toBe(10);
+  });
+
+
   it.each(SCENARIO_IDS)('%s: the same seed gives the identical snapshot, however the time is stepped', (scenario) => {
     const a = createLab({ scenario, seed: 42 });
     a.step(60_000);
@@ -78,6 +92,13 @@ describe('Lab engine: snapshot and log', () => {
     expect(last).toBeGreaterThan(400);
     expect(log.map((l) => l.seq)).toEqual(Array.from({ length: 300 }, (_, i) => last - 299 + i));
     expect(log[299]!.text).toMatch(/^wh-0300 attempt 1 to CRM got 200: delivered$/);
+  });
+
+  it('the parameter table is made from the configuration the engine runs on', () => {
+    const rows = parameterTable({ ...LAB_CONFIG, workers: 7 });
+    expect(rows.find((r) => r.parameter === 'Workers')!.value).toBe('7 concurrent attempts');
+    expect(rows.find((r) => r.parameter === 'Backoff')!.value).toBe('2 s × 2^attempt, capped at 60 s, ± 20 %');
+    expect(createLab({ config: { workers: 7 } }).snapshot().config.workers).toBe(7);
   });
 
   it('a failed attempt explains its backoff: attempt, status, wait and formula', () => {
