@@ -2,9 +2,8 @@ import type { Webhook } from '../domain/webhook';
 import type { ScriptReason } from '../domain/records';
 import { errorMessage, InvalidSecretError } from '../errors/errors';
 import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSession, type KvStore, type LuaHostServices } from '../lua';
-import type { CircuitOutcome } from '../policy/circuit';
 import { limitSample } from '../policy/adaptive-limit';
-import { classify, type Classification } from '../policy/classify';
+import { circuitOutcome, classify } from '../policy/classify';
 import { decide } from '../policy/retry';
 import type { Admission } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
@@ -41,18 +40,6 @@ export type AttemptDeps = AdmissionDeps & {
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
   lua?: LuaHostServices;
   random?: () => number;
-};
-
-const circuitOutcome = (c: Classification): CircuitOutcome => {
-  switch (c.class) {
-    case 'delivered':
-    case 'unrecoverable': // the endpoint answered: it is up
-      return 'success';
-    case 'retry':
-      return c.circuitFailure ? 'failure' : 'neutral';
-    default:
-      return 'neutral';
-  }
 };
 
 /** Admission (guards), signing, sending, classification and decision for one webhook. */

@@ -1,4 +1,5 @@
 import type { ClientFailure } from '../ports/sender';
+import type { CircuitOutcome } from './circuit';
 
 // Outcome classification of one HTTP attempt. Pure.
 
@@ -46,4 +47,17 @@ export const classify = (r: AttemptResponse, nowMs: number, retryOnStatus: reado
   if (retryOnStatus.includes(s)) return { class: 'retry', circuitFailure: false };
   // 1xx/3xx (redirects are not followed) and other 4xx cannot succeed by repetition.
   return { class: 'unrecoverable' };
+};
+
+/** What an attempt's classification tells the endpoint's circuit breaker. */
+export const circuitOutcome = (c: Classification): CircuitOutcome => {
+  switch (c.class) {
+    case 'delivered':
+    case 'unrecoverable': // the endpoint answered: it is up
+      return 'success';
+    case 'retry':
+      return c.circuitFailure ? 'failure' : 'neutral';
+    default:
+      return 'neutral';
+  }
 };
