@@ -115,6 +115,7 @@ export const configDocsTable = (): string => {
   const defaults = ConfigSchema.parse({}) as Record<string, any>;
   const fmt = (leaf: Leaf, v: unknown): string => {
     if (v === undefined) return '(unset)';
+    if (v === '') return '(empty)';
     if (leaf.meta.kind === 'duration') return formatDuration(v as number);
     if (Array.isArray(v)) return v.length ? v.join(',') : '[]';
     if (typeof v === 'object') return JSON.stringify(v);
