@@ -11,7 +11,7 @@ import { systemClock } from '../core/ports/clock';
 import { secretBoxFromConfig } from '../core/signing/secret-box';
 import { edgeConfigFrom } from './config';
 import { createEdgeEnqueuer } from './enqueue';
-import { bundledTransformers } from './incoming/registry';
+import { bundledTransformers, transformerSecretNames } from './incoming/registry';
 import { incomingRoutes } from './incoming/route';
 import { edgeKeyService } from './keys';
 import { restKv } from './lua/engine';
@@ -27,7 +27,7 @@ export type EdgeEnv = Record<string, unknown> & { GATE: DurableObjectNamespace }
  * /incoming transformers, and health. Built once per isolate.
  */
 export const createEdgeApp = async (env: EdgeEnv) => {
-  const { config, edge } = edgeConfigFrom(env);
+  const { config, edge } = edgeConfigFrom(env, transformerSecretNames());
   const log = createLogger('howk-edge', config.log.level);
   const clock = systemClock;
   const kafka = createRestProducer({ url: edge.kafka_rest_url, username: edge.kafka_rest_username, password: edge.kafka_rest_password!, deadlineMs: edge.produce_deadline, retryAfterSec: edge.retry_after });

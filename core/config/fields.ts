@@ -3,7 +3,15 @@ import { z } from 'zod';
 // Leaf builders. Each leaf records its kind in zod metadata so that the env loader
 // knows how to read a HOWK_* string and the docs generator can print the default.
 export type LeafKind = 'int' | 'number' | 'string' | 'bool' | 'duration' | 'list' | 'map' | 'enum';
-export type LeafMeta = { kind: LeafKind; description: string; env?: string; secret?: boolean; example?: string };
+export type LeafMeta = {
+  kind: LeafKind;
+  description: string;
+  env?: string;
+  /** Former env names still read (the canonical name wins when both are set alike). */
+  aliases?: string[];
+  secret?: boolean;
+  example?: string;
+};
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -38,11 +46,11 @@ export const int = (def: number, description: string, opts: { min?: number; max?
 export const num = (def: number, description: string, opts: { min?: number; max?: number } = {}) =>
   meta(z.coerce.number().min(opts.min ?? 0).max(opts.max ?? Number.MAX_VALUE).default(def), { kind: 'number', description });
 
-export const str = (def: string, description: string, opts: { env?: string } = {}) =>
-  meta(z.string().default(def), { kind: 'string', description, env: opts.env });
+export const str = (def: string, description: string, opts: { env?: string; aliases?: string[] } = {}) =>
+  meta(z.string().default(def), { kind: 'string', description, env: opts.env, aliases: opts.aliases });
 
-export const optStr = (description: string, opts: { env?: string; secret?: boolean } = {}) =>
-  meta(z.string().optional(), { kind: 'string', description, env: opts.env, secret: opts.secret });
+export const optStr = (description: string, opts: { env?: string; aliases?: string[]; secret?: boolean } = {}) =>
+  meta(z.string().optional(), { kind: 'string', description, env: opts.env, aliases: opts.aliases, secret: opts.secret });
 
 export const bool = (def: boolean, description: string) =>
   meta(z.preprocess((v) => (typeof v === 'string' ? (BOOL_WORDS[v.trim().toLowerCase()] ?? v) : v), z.boolean()).default(def), { kind: 'bool', description });

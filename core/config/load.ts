@@ -1,47 +1,15 @@
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
 import { ValidationError } from '../errors/errors';
 import { signingSecretProblem } from '../signing/secret-format';
-import { formatDuration, type LeafMeta } from './fields';
+import { readEnv, unknownEnvIssues, type ConfigIssue } from './env';
+import { formatDuration } from './fields';
+import { configLeaves, leafOf, schemaTree, type Leaf } from './leaves';
+import { REMOVED_KEYS } from './removed';
 import { ConfigSchema, type Config } from './schema';
 
-export type Leaf = { path: string[]; env: string; meta: LeafMeta; schema: z.ZodType };
+export { configLeaves, type Leaf } from './leaves';
 
-const defOf = (s: z.ZodType): any => (s as any)._zod.def;
-
-/** Every leaf of the schema with its env name, in declaration order. */
-export const configLeaves = (): Leaf[] => {
-  const out: Leaf[] = [];
-  const walk = (shape: Record<string, z.ZodType>, path: string[]) => {
-    for (const [key, schema] of Object.entries(shape)) {
-      const p = [...path, key];
-      const def = defOf(schema);
-      if (def.type === 'prefault' && defOf(def.innerType).type === 'object') {
-        walk(defOf(def.innerType).shape, p);
-        continue;
-      }
-      const meta = schema.meta() as LeafMeta | undefined;
-      if (!meta) throw new Error(`config leaf ${p.join('.')} has no metadata`);
-      out.push({ path: p, env: meta.env ?? `HOWK_${p.join('_').toUpperCase()}`, meta, schema });
-    }
-  };
-  walk(ConfigSchema.shape as unknown as Record<string, z.ZodType>, []);
-  return out;
-};
-
-const fromEnv = (leaf: Leaf, raw: string): unknown => {
-  switch (leaf.meta.kind) {
-    case 'list':
-      return raw.split(',').map((s) => s.trim()).filter(Boolean);
-    case 'map': {
-      const t = raw.trim();
-      if (t.startsWith('{')) return JSON.parse(t);
-      return Object.fromEntries(t.split(',').filter(Boolean).map((kv) => kv.split(':').map((x) => x.trim())));
-    }
-    default:
-      return raw;
-  }
-};
+const getPath = (obj: unknown, path: readonly string[]): unknown => path.reduce<any>((o, k) => (o == null || typeof o !== 'object' ? undefined : o[k]), obj);
 
 const setPath = (obj: Record<string, any>, path: string[], value: unknown) => {
   let cur = obj;
@@ -52,49 +20,110 @@ const setPath = (obj: Record<string, any>, path: string[], value: unknown) => {
   cur[path[path.length - 1]!] = value;
 };
 
-export type LoadInput = { yaml?: string; env?: Record<string, string | undefined>; overrides?: Record<string, unknown> };
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Defaults < YAML file < HOWK_* env < explicit overrides (flags). */
-export const loadConfig = (input: LoadInput = {}): Config => {
-  const raw: Record<string, any> = input.yaml ? ((parseYaml(input.yaml) as Record<string, any>) ?? {}) : {};
-  const env = input.env ?? {};
-  for (const leaf of configLeaves()) {
-    const v = env[leaf.env];
-    if (v === undefined || v === '') continue;
-    try {
-      setPath(raw, leaf.path, fromEnv(leaf, v));
-    } catch {
-      throw new ValidationError(`${leaf.env}: cannot read ${JSON.stringify(v)}`, leaf.path.join('.'));
+/** Keys of a file (or overrides) that are no setting; a leaf's own value (a map) is not looked into. */
+const unknownKeyIssues = (raw: unknown, what: string): ConfigIssue[] => {
+  const { byKey, sections } = schemaTree();
+  const issues: ConfigIssue[] = [];
+  const walk = (o: Record<string, unknown>, path: string[]) => {
+    for (const [k, v] of Object.entries(o)) {
+      const key = [...path, k].join('.');
+      if (byKey.has(key)) continue;
+      if (sections.has(key)) {
+        if (isRecord(v)) walk(v, [...path, k]);
+        continue;
+      }
+      const why = REMOVED_KEYS[key];
+      issues.push({ path: key, message: why ? `${key} is ${why}` : `${key} is not a setting (unknown key in ${what}; docs/CONFIG.md lists the settings)` });
     }
+  };
+  if (isRecord(raw)) walk(raw, []);
+  return issues;
+};
+
+/** Where a key's value came from, when not from the defaults; the later source wins. */
+export type ConfigSource = 'file' | 'env' | 'flag';
+
+/** The config, and which keys (leaf paths such as `api.auth.enabled`) the user set and how. */
+export type LoadedConfig = { config: Config; sources: Record<string, ConfigSource> };
+
+export type LoadInput = {
+  yaml?: string;
+  env?: Record<string, string | undefined>;
+  overrides?: Record<string, unknown>;
+  /** HOWK_* variables that belong to something else (e.g. secrets a transformer names). */
+  otherEnv?: readonly string[];
+};
+
+// Each issue's message names its key or variable itself.
+const invalid = (issues: ConfigIssue[]): ValidationError =>
+  new ValidationError(`invalid config: ${issues.map((i) => i.message).join('; ')}`, issues[0]?.path, issues);
+
+/** Defaults < YAML file < HOWK_* env < explicit overrides (flags), with the keys each one set. */
+export const loadConfigWithSources = (input: LoadInput = {}): LoadedConfig => {
+  const leaves = configLeaves();
+  const parsed: unknown = input.yaml ? parseYaml(input.yaml) : undefined;
+  const raw: Record<string, any> = isRecord(parsed) ? parsed : {};
+  const issues: ConfigIssue[] = parsed === undefined || parsed === null || isRecord(parsed) ? unknownKeyIssues(parsed, 'the config file') : [{ path: '', message: 'the config file must be a mapping of sections (api:, kafka:, ...)' }];
+  const sources: Record<string, ConfigSource> = {};
+  for (const l of leaves) if (getPath(raw, l.path) !== undefined) sources[l.key] = 'file';
+
+  const env = input.env ?? {};
+  const fromEnv = readEnv(leaves, env);
+  issues.push(...fromEnv.issues);
+  const envNames = new Map<string, string>();
+  for (const { leaf, name, value } of fromEnv.values) {
+    setPath(raw, leaf.path, value);
+    sources[leaf.key] = 'env';
+    envNames.set(leaf.key, name);
   }
-  for (const [dotted, v] of Object.entries(input.overrides ?? {})) {
-    if (v !== undefined) setPath(raw, dotted.split('.'), v);
+
+  const overrides = Object.entries(input.overrides ?? {}).filter(([, v]) => v !== undefined);
+  for (const [dotted, v] of overrides) {
+    if (!schemaTree().sections.has(dotted) && !leafOf(dotted.split('.'))) issues.push({ path: dotted, message: `${dotted} is not a setting (override)` });
+    setPath(raw, dotted.split('.'), v);
+    for (const l of leaves) if ((l.key === dotted || l.key.startsWith(`${dotted}.`)) && getPath(raw, l.path) !== undefined) sources[l.key] = 'flag';
   }
+  if (issues.length) throw invalid(issues);
+
   const res = ConfigSchema.safeParse(raw);
   if (!res.success) {
-    const issues = res.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new ValidationError(`invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues[0]?.path, issues);
+    throw invalid(
+      res.error.issues.map((i) => {
+        const path = i.path.map(String).join('.');
+        const leaf = leafOf(i.path as (string | number)[]);
+        const name = leaf && sources[leaf.key] === 'env' ? envNames.get(leaf.key) : undefined;
+        return { path, message: `${path}${name ? ` (${name})` : ''}: ${i.message}` };
+      }),
+    );
   }
   // A default secret that cannot sign would dead-letter every webhook without one of its own.
   const secret = res.data.signing.default_secret;
   const problem = secret === undefined ? undefined : signingSecretProblem(secret);
   if (problem) throw new ValidationError(`invalid config: signing.default_secret: ${problem}`, 'signing.default_secret');
-  return res.data;
+  const unknownEnv = unknownEnvIssues(schemaTree(), env, new Set([...res.data.lua.secret_env_allowlist, ...(input.otherEnv ?? [])]));
+  if (unknownEnv.length) throw invalid(unknownEnv);
+  return { config: res.data, sources };
 };
+
+/** Defaults < YAML file < HOWK_* env < explicit overrides (flags). */
+export const loadConfig = (input: LoadInput = {}): Config => loadConfigWithSources(input).config;
 
 /** The Markdown table of docs/CONFIG.md. */
 export const configDocsTable = (): string => {
   const defaults = ConfigSchema.parse({}) as Record<string, any>;
-  const get = (path: string[]) => path.reduce<any>((o, k) => (o == null ? undefined : o[k]), defaults);
   const fmt = (leaf: Leaf, v: unknown): string => {
     if (v === undefined) return '(unset)';
+    if (v === '') return '(empty)';
     if (leaf.meta.kind === 'duration') return formatDuration(v as number);
     if (Array.isArray(v)) return v.length ? v.join(',') : '[]';
     if (typeof v === 'object') return JSON.stringify(v);
     return String(v);
   };
+  const also = (l: Leaf) => (l.aliases.length ? ` (also read from ${l.aliases.map((a) => `\`${a}\``).join(', ')}, its former name)` : '');
   const rows = configLeaves().map(
-    (l) => `| \`${l.path.join('.')}\` | \`${l.env}\` | ${l.meta.kind} | \`${fmt(l, get(l.path))}\` | ${l.meta.description}${l.meta.secret ? ' (secret: never logged)' : ''} |`,
+    (l) => `| \`${l.key}\` | \`${l.env}\` | ${l.meta.kind} | \`${fmt(l, getPath(defaults, l.path))}\` | ${l.meta.description}${also(l)}${l.meta.secret ? ' (secret: never logged)' : ''} |`,
   );
   return ['| key | env | type | default | description |', '|---|---|---|---|---|', ...rows].join('\n');
 };

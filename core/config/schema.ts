@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { bridgeSection } from './bridge';
+import { edgeSection } from './edge';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
@@ -56,12 +58,10 @@ export const ConfigSchema = z.object({
     url: optStr('Redis URL (redis://...), overrides addr/password/db', { env: 'HOWK_REDIS_URL' }),
     password: optStr('Redis password', { secret: true }),
     db: int(0, 'Redis database number'),
-    pool_size: int(100, 'Kept for HOWK compatibility; ioredis multiplexes one connection'),
     command_timeout: duration('2s', 'Longest wait for a Redis reply before the operation fails'),
   }),
   delivery: section({
     timeout: duration('30s', 'Total time allowed for one delivery attempt'),
-    max_idle_conns: int(100, 'Accepted for HOWK compatibility; the pool keeps max_conns_per_host connections per origin alive'),
     max_conns_per_host: int(64, 'Most connections per origin per worker (keep-alive pool): deliveries on the wire to an origin at once; the pool follows the endpoints\' adaptive limits up to it, and webhooks beyond wait in the worker before admission', { min: 1 }),
     max_concurrency: int(256, 'Deliveries in flight at once per worker process', { min: 1 }),
     user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),
@@ -139,6 +139,8 @@ export const ConfigSchema = z.object({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
   }),
+  bridge: bridgeSection,
+  edge: edgeSection,
   transformer: section({
     script_dirs: list([], 'Directories of /incoming/:name transformers (name.lua, optional name.json and name.passwd); reloaded on SIGHUP'),
     auth_failure_rate: num(0.5, 'Failed Basic-auth checks per second a client address may make on /incoming/:name; over it 429 without a password check (token bucket per api instance; successes give their token back; 0 = no limit)'),

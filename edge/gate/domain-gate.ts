@@ -1,6 +1,7 @@
 import { HowkError, UnavailableError, ValidationError, errorMessage } from '../../core/errors/errors';
 import { takeToken, type Bucket } from '../../core/policy/token-bucket';
 import { admissionOf, edgeConfigFrom, type EdgeConfig } from '../config';
+import { transformerSecretNames } from '../incoming/registry';
 import type { DurableObjectState } from '../runtime';
 import { createRestProducer, type RestRecord } from '../upstash/kafka';
 import { MicroBatcher } from './batcher';
@@ -34,7 +35,7 @@ export class DomainGate {
   private readonly produceMs = new Reservoir();
 
   constructor(private readonly state: DurableObjectState, env: Record<string, unknown>) {
-    this.cfg = edgeConfigFrom(env);
+    this.cfg = edgeConfigFrom(env, transformerSecretNames());
     const e = this.cfg.edge;
     this.idem = new IdempotencyStore(state.storage.sql);
     this.claims = new ClaimBook(this.idem, () => this.cfg.config.ttl.idempotency_ttl);

@@ -32,7 +32,7 @@ type ReadPart = Pick<HotState, 'getStatus' | 'stats' | 'ping'>;
 /** Reads over REST; without a Redis REST endpoint they answer NotConfiguredError (501). */
 export const edgeHotState = (client: Redis | undefined): HotState => {
   const need = (): Redis => {
-    if (!client) throw new NotConfiguredError('HOWK_REDIS_REST_URL and HOWK_REDIS_REST_TOKEN are not set at the edge');
+    if (!client) throw new NotConfiguredError('edge.redis_rest_url and edge.redis_rest_token (HOWK_EDGE_REDIS_REST_URL, HOWK_EDGE_REDIS_REST_TOKEN) are not set at the edge');
     return client;
   };
   const reads: ReadPart = {

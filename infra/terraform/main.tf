@@ -6,8 +6,8 @@
 locals {
   wasm_modules = fileset(var.bundle_dir, "*.wasm")
   plain = merge(var.vars, {
-    HOWK_KAFKA_REST_URL = var.kafka_rest_url
-    HOWK_REDIS_REST_URL = var.redis_rest_url
+    HOWK_EDGE_KAFKA_REST_URL = var.kafka_rest_url
+    HOWK_EDGE_REDIS_REST_URL = var.redis_rest_url
   })
 }
 

@@ -35,13 +35,13 @@ variable "vars" {
   description = "Plain HOWK_* settings of the edge (docs/EDGE.md): REST URLs, topics, admission, batching"
   type        = map(string)
   default = {
-    HOWK_KAFKA_REST_USERNAME    = "howk"
-    HOWK_EDGE_ADMISSION_RATE    = "100"
-    HOWK_EDGE_ADMISSION_BURST   = "200"
-    HOWK_EDGE_BATCH_MAX_RECORDS = "500"
-    HOWK_EDGE_BATCH_LINGER      = "5ms"
-    HOWK_EDGE_PRODUCE_DEADLINE  = "1500ms"
-    HOWK_LOG_LEVEL              = "info"
+    HOWK_EDGE_KAFKA_REST_USERNAME = "howk"
+    HOWK_EDGE_ADMISSION_RATE      = "100"
+    HOWK_EDGE_ADMISSION_BURST     = "200"
+    HOWK_EDGE_BATCH_MAX_RECORDS   = "500"
+    HOWK_EDGE_BATCH_LINGER        = "5ms"
+    HOWK_EDGE_PRODUCE_DEADLINE    = "1500ms"
+    HOWK_LOG_LEVEL                = "info"
   }
 }
 
@@ -56,7 +56,7 @@ variable "redis_rest_url" {
 }
 
 variable "secrets" {
-  description = "Worker secrets: HOWK_KAFKA_REST_PASSWORD, HOWK_REDIS_REST_TOKEN, HOWK_SECRETS_KEY, HOWK_EDGE_API_KEYS, and the inbound secrets the transformers name"
+  description = "Worker secrets: HOWK_EDGE_KAFKA_REST_PASSWORD, HOWK_EDGE_REDIS_REST_TOKEN, HOWK_SECRETS_KEY, HOWK_EDGE_API_KEYS, and the inbound secrets the transformers name"
   type        = map(string)
   sensitive   = true
 }

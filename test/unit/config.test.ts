@@ -38,10 +38,10 @@ describe('config defaults', () => {
   });
 
   it('redis and delivery', () => {
-    expect(c.redis).toMatchObject({ addr: 'localhost:6379', db: 0, pool_size: 100 });
+    expect(c.redis).toMatchObject({ addr: 'localhost:6379', db: 0 });
     expect(c.redis.url).toBeUndefined();
     expect(c.redis.password).toBeUndefined();
-    expect(c.delivery).toMatchObject({ timeout: 30 * S, max_idle_conns: 100, max_conns_per_host: 64 });
+    expect(c.delivery).toMatchObject({ timeout: 30 * S, max_conns_per_host: 64 });
   });
 
   it('retry', () => {
@@ -273,20 +273,27 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
     'signing.old_secrets_keys': 'HOWK_SECRETS_OLD_KEYS',
   };
 
-  it('names are HOWK_<PATH> (or the documented exceptions) and unique', () => {
+  it('names are HOWK_<PATH> (or the documented exceptions) and unique, former names included', () => {
     for (const l of leaves) {
       const key = l.path.join('.');
       expect(l.env, key).toBe(RENAMED[key] ?? `HOWK_${l.path.join('_').toUpperCase()}`);
       expect(l.meta.description.length, key).toBeGreaterThan(0);
     }
-    expect(new Set(leaves.map((l) => l.env)).size).toBe(leaves.length);
+    const names = leaves.flatMap((l) => [l.env, ...l.aliases]);
+    expect(new Set(names).size).toBe(names.length);
   });
 
   it('HOWK_SECRETS_KEY sets signing.secrets_key (and its siblings)', () => {
-    const c = loadConfig({ env: { HOWK_SECRETS_KEY: 'a2V5', HOWK_SECRETS_KEY_ID: 'k9', HOWK_SECRETS_OLD_KEYS: 'k1:b2xk', HOWK_SIGNING_SECRETS_KEY: 'ignored' } });
+    const c = loadConfig({ env: { HOWK_SECRETS_KEY: 'a2V5', HOWK_SECRETS_KEY_ID: 'k9', HOWK_SECRETS_OLD_KEYS: 'k1:b2xk' } });
     expect(c.signing.secrets_key).toBe('a2V5');
     expect(c.signing.secrets_key_id).toBe('k9');
     expect(c.signing.old_secrets_keys).toBe('k1:b2xk');
+  });
+
+  it('HOWK_SIGNING_SECRETS_KEY, which would read as signing.secrets_key, is refused and points to HOWK_SECRETS_KEY', () => {
+    const e = validationError(() => loadConfig({ env: { HOWK_SIGNING_SECRETS_KEY: 'a2V5' } }));
+    expect(e.message).toContain('HOWK_SIGNING_SECRETS_KEY is not a setting');
+    expect(e.message).toContain('signing.secrets_key is read from HOWK_SECRETS_KEY');
   });
 
   // A value for the leaf's env that differs from its default, and what it must parse to.
@@ -305,6 +312,7 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
       case 'list':
         return l.schema.safeParse(['x']).success ? ['a:1, b:2', ['a:1', 'b:2']] : ['401,402', [401, 402]];
       case 'map':
+        if (l.schema.safeParse({ a: { rate: 1, burst: 1 } }).success) return ['{"one.example":{"rate":5,"burst":7}}', { 'one.example': { rate: 5, burst: 7 } }];
         if (l.schema.safeParse({ a: 1 }).success) return ['one.example:3', { 'one.example': 3 }];
         if (l.schema.safeParse({ a: ['x'] }).success) return ['{"one":["a.example","*.b.example"]}', { one: ['a.example', '*.b.example'] }];
         return ['{"one":"x"}', { one: 'x' }];
@@ -340,7 +348,7 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
 
   it('the docs table covers every key the defaults have, and the optional ones', () => {
     // Walk the parsed defaults (independently of configLeaves) to list the keys.
-    const MAPS = new Set(['concurrency.domain_overrides', 'lua.http_allowlist', 'lua.credentials', 'lua.secret_env_hosts']);
+    const MAPS = new Set(['concurrency.domain_overrides', 'lua.http_allowlist', 'lua.credentials', 'lua.secret_env_hosts', 'edge.domain_rates']);
     const keys: string[] = [];
     const walk = (o: Record<string, unknown>, p: string[]) => {
       for (const [k, v] of Object.entries(o)) {
@@ -351,6 +359,7 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
     };
     walk(defaults as unknown as Record<string, unknown>, []);
     keys.push('redis.url', 'redis.password', 'signing.default_secret', 'signing.secrets_key', 'signing.old_secrets_keys');
+    keys.push('bridge.kafka_password', 'bridge.redis_token', 'edge.kafka_rest_password', 'edge.redis_rest_url', 'edge.redis_rest_token', 'edge.api_keys');
     const table = configDocsTable();
     for (const k of keys) expect(table, k).toContain(`| \`${k}\` |`);
     expect(keys).toHaveLength(leaves.length);

@@ -2,8 +2,6 @@ import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Messa
 import { NotFoundError, UnavailableError, errorMessage } from '../../core/errors/errors';
 import { settleWithin } from '../../core/domain/deadline';
 
-process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
-
 // Produce with per-record offsets, as the Upstash Kafka dialect answers. kafkajs reports one
 // base offset per partition, so the bridge picks each record's partition itself with
 // kafkajs's own DefaultPartitioner (murmur2 of the key, as howk-api's producer does): a
@@ -31,7 +29,7 @@ export class KafkaRestProducer {
 
   constructor(private readonly o: KafkaRestOptions) {
     this.kafka = new Kafka({ clientId: o.clientId, brokers: o.brokers, logLevel: logLevel.NOTHING, connectionTimeout: 1000, requestTimeout: 5000, retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 } });
-    this.producer = this.kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 } });
+    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 } });
     this.admin = this.kafka.admin();
   }
 

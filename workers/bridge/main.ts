@@ -5,13 +5,13 @@ import { configFromProcess, parseFlags, redisUrlOf } from '../node/config';
 import { onShutdown } from '../node/lifecycle';
 import { createRedis } from '../redis/client';
 import { createBridgeApp } from './app';
-import { loadBridgeSettings } from './config';
+import { bridgeSettings } from './config';
 import { newCounters } from './counters';
 import { KafkaRestProducer } from './kafka-produce';
 
 // howk-bridge: how a self-hosted Kafka + Redis sits behind the edge (docs/EDGE.md).
 const config = configFromProcess(parseFlags(process.argv.slice(2)));
-const settings = loadBridgeSettings(process.env, config);
+const settings = bridgeSettings(config);
 const log = createLogger('howk-bridge', config.log.level);
 const producer = new KafkaRestProducer({ brokers: config.kafka.brokers, clientId: `${config.kafka.client_id}-bridge`, produceTimeoutMs: settings.produce_timeout });
 const redis = createRedis(redisUrlOf(config), { commandTimeoutMs: config.redis.command_timeout, connectionName: 'howk-bridge', onError: () => {} });

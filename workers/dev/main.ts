@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
@@ -8,7 +6,7 @@ import { systemClock } from '../../core/ports/clock';
 import { toBase64 } from '../../core/signing/encoding';
 import { createSecretBox, randomSecretsKey } from '../../core/signing/secret-box';
 import { LOOPBACK_NETWORKS } from '../../core/security/destination';
-import { configFromProcess, parseFlags } from '../node/config';
+import { loadProcessConfig, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onReload, onShutdown } from '../node/lifecycle';
 import { createDryRunSender, createHttpSender } from '../node/sender';
@@ -18,13 +16,10 @@ import { createDryRunSender, createHttpSender } from '../node/sender';
 const flags = parseFlags(process.argv.slice(2));
 const generatedSecret = `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
 // howk-dev's own defaults, for local development: no API keys, and loopback receivers are
-// reachable. Either is overridden by the YAML file or HOWK_* variable that sets it.
-const yamlConfig = flags.config ? ((parseYaml(readFileSync(flags.config, 'utf8')) as Record<string, any>) ?? {}) : {};
-const userSet = (env: string, path: string[]) => !!process.env[env] || path.reduce<any>((o, k) => o?.[k], yamlConfig) !== undefined;
-const config = configFromProcess(flags, {
-  ...(userSet('HOWK_API_AUTH_ENABLED', ['api', 'auth', 'enabled']) ? {} : { 'api.auth.enabled': false }),
-  ...(userSet('HOWK_DELIVERY_ALLOWED_NETWORKS', ['delivery', 'allowed_networks']) ? {} : { 'delivery.allowed_networks': [...LOOPBACK_NETWORKS] }),
-});
+// reachable. Either gives way to the YAML file or HOWK_* variable that sets it.
+const { config, sources } = loadProcessConfig(flags);
+if (!sources['api.auth.enabled']) config.api.auth.enabled = false;
+if (!sources['delivery.allowed_networks']) config.delivery.allowed_networks = [...LOOPBACK_NETWORKS];
 if (!config.signing.default_secret) config.signing.default_secret = generatedSecret;
 const log = createLogger('howk-dev', config.log.level);
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? randomSecretsKey() });

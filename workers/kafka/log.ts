@@ -1,9 +1,7 @@
-import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { BatchHandler, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
-
-process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -94,7 +92,8 @@ export class KafkaLog implements Log {
   }
 
   producer(): LogProducer {
-    const p = this.kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } });
+    // The partitioner is named (murmur2, kafkajs's default) so that kafkajs has no default-partitioner warning to print.
+    const p = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } });
     this.producers.push(p);
     let connected: Promise<void> | undefined;
     const connect = () => (connected ??= p.connect().catch((e) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../core/config/load';
+import { loadConfigWithSources, type LoadedConfig } from '../../core/config/load';
 import type { Config } from '../../core/config/schema';
 
 export type CliFlags = { config?: string; port?: string; dry?: boolean; 'scripts-dir'?: string };
@@ -12,13 +12,16 @@ export const parseFlags = (argv: string[]): CliFlags =>
     strict: true,
   }).values as CliFlags;
 
-/** Defaults < --config YAML < HOWK_* env < flags. */
-export const configFromProcess = (flags: CliFlags, overrides: Record<string, unknown> = {}): Config =>
-  loadConfig({
+/** Defaults < --config YAML < HOWK_* env < flags, with the keys each one set. */
+export const loadProcessConfig = (flags: CliFlags, env: Record<string, string | undefined> = process.env): LoadedConfig =>
+  loadConfigWithSources({
     yaml: flags.config ? readFileSync(flags.config, 'utf8') : undefined,
-    env: process.env,
-    overrides: { ...(flags.port ? { 'api.port': Number(flags.port) } : {}), ...(flags.dry ? { 'worker.dry_run': true } : {}), ...overrides },
+    env,
+    overrides: { ...(flags.port ? { 'api.port': Number(flags.port) } : {}), ...(flags.dry ? { 'worker.dry_run': true } : {}) },
   });
+
+/** Defaults < --config YAML < HOWK_* env < flags. */
+export const configFromProcess = (flags: CliFlags): Config => loadProcessConfig(flags).config;
 
 export const redisUrlOf = (c: Config): string => {
   if (c.redis.url) return c.redis.url;

@@ -70,11 +70,11 @@ export const startBridge = async (env: Record<string, string>, port?: number, ex
 export const edgeVars = (env: Record<string, string>, bridgeUrl: string, extra: Record<string, string> = {}): Record<string, string> => ({
   ...Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('HOWK_KAFKA_TOPICS_') || k === 'HOWK_API_AUTH_ENABLED')),
   HOWK_LOG_LEVEL: 'error',
-  HOWK_KAFKA_REST_URL: `${bridgeUrl}/kafka`,
-  HOWK_KAFKA_REST_USERNAME: 'howk',
-  HOWK_KAFKA_REST_PASSWORD: BRIDGE_PASSWORD,
-  HOWK_REDIS_REST_URL: `${bridgeUrl}/redis`,
-  HOWK_REDIS_REST_TOKEN: BRIDGE_TOKEN,
+  HOWK_EDGE_KAFKA_REST_URL: `${bridgeUrl}/kafka`,
+  HOWK_EDGE_KAFKA_REST_USERNAME: 'howk',
+  HOWK_EDGE_KAFKA_REST_PASSWORD: BRIDGE_PASSWORD,
+  HOWK_EDGE_REDIS_REST_URL: `${bridgeUrl}/redis`,
+  HOWK_EDGE_REDIS_REST_TOKEN: BRIDGE_TOKEN,
   ...extra,
 });
 
