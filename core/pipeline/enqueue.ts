@@ -6,7 +6,7 @@ import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import type { EnqueueItem } from '../http/enqueue-request';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import type { Logger } from './logger';
@@ -16,7 +16,7 @@ export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate
 export type EnqueueDeps = {
   config: Config;
   producer: LogProducer;
-  hot: HotState;
+  hot: IdempotencyStore & HotWriter;
   clock: Clock;
   secretBox?: SecretBox;
   log: Logger;

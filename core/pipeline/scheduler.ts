@@ -2,11 +2,11 @@ import type { Config } from '../config/schema';
 import { decodeWebhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { RetrySchedule } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { Logger } from './logger';
 
-export type SchedulerDeps = { config: Config; hot: HotState; producer: LogProducer; clock: Clock; log: Logger };
+export type SchedulerDeps = { config: Config; hot: RetrySchedule; producer: LogProducer; clock: Clock; log: Logger };
 
 /**
  * One scheduler pass: claim due retries under a lease, produce them to the pending topic
