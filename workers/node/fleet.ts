@@ -21,9 +21,9 @@ import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
-import { embedReconciler } from '../reconciler/embed';
 import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
+import { embedReconciler } from './reconciler';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
 export type FleetParts = {
