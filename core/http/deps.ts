@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
 import type { DeadLetterStore, StatsReader, StatusReader, WebhookListing } from '../ports/hot-state';

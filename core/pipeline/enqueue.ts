@@ -9,7 +9,7 @@ import type { Clock } from '../ports/clock';
 import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 

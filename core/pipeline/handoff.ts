@@ -1,8 +1,8 @@
 import { errorMessage } from '../errors/errors';
 import type { HotBatch, HotWriter, RetrySchedule } from '../ports/hot-state';
 import type { LogProducer, LogRecord } from '../ports/log';
-import type { Logger } from './logger';
-import { sleep } from './scheduler';
+import type { Logger } from '../ports/logger';
+import { sleep } from '../domain/time';
 
 // Deliveries that outlive their batch (a slow endpoint must not hold back the partition)
 // finish in the background. Before the batch commits, each such webhook is written to

@@ -2,7 +2,7 @@ import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { RetrySchedule } from '../ports/hot-state';
 import type { Leased } from './handoff';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 
 /**
  * Keeps the leases of deliveries still running in the background alive: every third of a

@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema';
 import { iso } from '../domain/time';
 import { UnavailableError, errorMessage } from '../errors/errors';
-import type { Logger } from '../pipeline/logger';
-import { sleep as defaultSleep } from '../pipeline/scheduler';
+import type { Logger } from '../ports/logger';
+import { sleep as defaultSleep } from '../domain/time';
 import type { Clock } from '../ports/clock';
 import type { DeadLetterStore, RebuildState } from '../ports/hot-state';
 import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recovery';

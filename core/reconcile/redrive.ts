@@ -6,7 +6,7 @@ import { iso, nowNs } from '../domain/time';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
 import { HowkError, NotFoundError } from '../errors/errors';
 import { pendingStatus } from '../pipeline/enqueue';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Clock } from '../ports/clock';
 import type { DeadLetterStore, HotWriter, IdempotencyStore, StatusReader } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';

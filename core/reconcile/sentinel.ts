@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema';
 import { errorMessage } from '../errors/errors';
-import type { Logger } from '../pipeline/logger';
-import { sleep as defaultSleep } from '../pipeline/scheduler';
+import type { Logger } from '../ports/logger';
+import { sleep as defaultSleep } from '../domain/time';
 import type { RebuildState, RetrySchedule } from '../ports/hot-state';
 import type { EnsureOutcome, Reconciler } from './reconciler';
 

@@ -5,7 +5,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { runScheduler } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { startWorker } from '../../core/pipeline/worker';

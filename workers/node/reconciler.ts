@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Config } from '../../core/config/schema';
 import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import type { Clock } from '../../core/ports/clock';
 import type { DeadLetterStore, RebuildState, RetrySchedule } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';

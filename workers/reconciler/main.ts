@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
 import { kafkaLogFrom, redisHotFrom } from '../node/adapters';
