@@ -6,7 +6,7 @@ import { headerLimits } from '../core/http/middleware/limits';
 import { enqueueRoutes } from '../core/http/routes/enqueue';
 import { healthRoutes } from '../core/http/routes/health';
 import { statusRoutes } from '../core/http/routes/status';
-import { createLogger } from '../core/pipeline/logger';
+import { createLogger } from '../core/ports/logger';
 import { systemClock } from '../core/ports/clock';
 import { secretBoxFromConfig } from '../core/signing/secret-box';
 import { edgeConfigFrom } from './config';

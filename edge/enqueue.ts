@@ -5,7 +5,7 @@ import type { EnqueueItem } from '../core/http/enqueue-request';
 import { webhookBuilder, type EnqueueResult, type Enqueuer } from '../core/pipeline/enqueue';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';
-import type { Logger } from '../core/pipeline/logger';
+import type { Logger } from '../core/ports/logger';
 import { GATE_ORIGIN, type AdmitReply, type AdmitRequest, type AdmitResult, type GateError, type ReserveReply } from './gate/protocol';
 import type { DurableObjectNamespace } from './runtime';
 import type { RestProducer, RestRecord } from './upstash/kafka';

@@ -26,3 +26,15 @@ export const hourBucket = (ms: number): string => {
 };
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { ApiDeps } from './deps';
+import type { NodeApiDeps } from './deps';
 import { errorResponse } from './errors';
 import { authMiddleware } from './middleware/auth';
 import { headerLimits } from './middleware/limits';
@@ -15,10 +15,10 @@ import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
 import { deadLetterRoutes } from './routes/deadletter';
 
-export type { ApiDeps, DependencyCheck } from './deps';
+export type { ApiDeps, DependencyCheck, NodeApiDeps } from './deps';
 
 /** Routes shared by howk-api and howk-dev (and, for enqueue, the edge). One file per concept under routes/. */
-export const createApiApp = (d: ApiDeps) => {
+export const createApiApp = (d: NodeApiDeps) => {
   const app = new Hono();
   app.onError((e, c) => errorResponse(c, e, d.log));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));

@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
-import type { HotState } from '../ports/hot-state';
+import type { DeadLetterStore, StatsReader, StatusReader, WebhookListing } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
@@ -14,11 +14,15 @@ import type { TransformerRegistry } from '../transformers/registry';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
-/** What the HTTP layer needs. Capabilities added later (admin, scripts, keys) join as optional fields. */
+/**
+ * What the HTTP layer needs. Capabilities added later (admin, scripts, keys) join as optional fields.
+ * `hot` is what the routes shared with the edge read (status, auth, stats); the listings
+ * ask for more (NodeApiDeps).
+ */
 export type ApiDeps = {
   config: Config;
   enqueue: Enqueuer;
-  hot: HotState;
+  hot: StatusReader & StatsReader;
   log: Logger;
   dependencies: DependencyCheck[];
   clock: { now(): number };
@@ -43,3 +47,6 @@ export type ApiDeps = {
   /** The peer address of a request's connection (the host knows its server); per-client limits key by it. */
   remoteAddress?: (c: Context) => string | undefined;
 };
+
+/** howk-api and howk-dev: every route, the listings of webhooks and dead letters included. */
+export type NodeApiDeps = ApiDeps & { hot: WebhookListing & DeadLetterStore };

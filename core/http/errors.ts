@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { AuthError, ForbiddenError, HeadersTooLargeError, HowkError, NotConfiguredError, NotFoundError, RateLimitedError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 
 /** The only place where typed errors become HTTP responses. */
 export const errorResponse = (c: Context, e: unknown, log?: Logger): Response => {

@@ -7,7 +7,7 @@ import { deadLetterFloor, deadLetterMember, scanPage, type Candidate } from '../
 
 // The recovery and listing half of MemoryHotState (core/memory/hot-state.ts delegates
 // here): same semantics as workers/redis/recovery.ts, held by the test-shared contract
-// (test/contract/hot-state.contract-recovery.ts).
+// (test/contract/hot-state.contract-rebuild.ts, -listing.ts, -deadletters.ts).
 
 /** What this half needs of the status and retry maps it shares with MemoryHotState. */
 export type MemoryTables = {

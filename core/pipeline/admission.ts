@@ -6,10 +6,10 @@ import type { Admission, Completion, Guards, PauseScope } from '../ports/guards'
 import { coalesce } from './coalesce';
 import { guardParams } from './guard-params';
 import { createInflightKeeper } from './inflight-keeper';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 import { createOriginSlots, type OriginSlots } from './origin-slots';
 import type { EndpointPacer } from './pacer';
-import { sleep } from './scheduler';
+import { sleep } from '../domain/time';
 
 export type Lane = 'fast' | 'slow';
 

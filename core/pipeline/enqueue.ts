@@ -6,17 +6,17 @@ import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import type { EnqueueItem } from '../http/enqueue-request';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 
 export type EnqueueDeps = {
   config: Config;
   producer: LogProducer;
-  hot: HotState;
+  hot: IdempotencyStore & HotWriter;
   clock: Clock;
   secretBox?: SecretBox;
   log: Logger;

@@ -1,8 +1,8 @@
 import { errorMessage } from '../errors/errors';
-import type { HotBatch, HotState } from '../ports/hot-state';
+import type { HotBatch, HotWriter, RetrySchedule } from '../ports/hot-state';
 import type { LogProducer, LogRecord } from '../ports/log';
-import type { Logger } from './logger';
-import { sleep } from './scheduler';
+import type { Logger } from '../ports/logger';
+import { sleep } from '../domain/time';
 
 // Deliveries that outlive their batch (a slow endpoint must not hold back the partition)
 // finish in the background. Before the batch commits, each such webhook is written to
@@ -14,7 +14,7 @@ import { sleep } from './scheduler';
 export type Leased = { id: string; leaseDueAt: number; leaseWritten: Promise<void> };
 export type Flushable = { records: LogRecord[]; hot: HotBatch; leases: Leased[] };
 
-export const createHandoff = (d: { hot: HotState; producer: LogProducer; log: Logger; flushMs?: number }) => {
+export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: LogProducer; log: Logger; flushMs?: number }) => {
   let pending: Flushable[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inFlight = 0;

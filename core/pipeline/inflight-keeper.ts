@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { InflightLease } from '../ports/guards';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 
 /**
  * Keeps the in-flight leases of this worker's running deliveries alive. A lease is short

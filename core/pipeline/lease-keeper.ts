@@ -1,15 +1,15 @@
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { RetrySchedule } from '../ports/hot-state';
 import type { Leased } from './handoff';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 
 /**
  * Keeps the leases of deliveries still running in the background alive: every third of a
  * lease (at least 1 s) each open lease is moved to now + lease, once its first write is
  * done, so that a short lease (fast recovery after a crash) never runs out under live work.
  */
-export const createLeaseKeeper = (d: { hot: Pick<HotState, 'renewLeases'>; clock: Clock; log: Logger; leaseMs: number }) => {
+export const createLeaseKeeper = (d: { hot: Pick<RetrySchedule, 'renewLeases'>; clock: Clock; log: Logger; leaseMs: number }) => {
   const open = new Set<Leased>();
   const renew = async (): Promise<void> => {
     const leases = [...open];

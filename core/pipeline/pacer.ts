@@ -1,6 +1,6 @@
 import { slowLanePace } from '../policy/adaptive-limit';
 import type { Clock } from '../ports/clock';
-import { sleep } from './scheduler';
+import { sleep } from '../domain/time';
 
 /**
  * The slow lane's pace, per endpoint: limit / latency per second (what the endpoint absorbs,

@@ -2,11 +2,12 @@ import type { Config } from '../config/schema';
 import { decodeWebhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { RetrySchedule } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
-import type { Logger } from './logger';
+import { sleep } from '../domain/time';
+import type { Logger } from '../ports/logger';
 
-export type SchedulerDeps = { config: Config; hot: HotState; producer: LogProducer; clock: Clock; log: Logger };
+export type SchedulerDeps = { config: Config; hot: RetrySchedule; producer: LogProducer; clock: Clock; log: Logger };
 
 /**
  * One scheduler pass: claim due retries under a lease, produce them to the pending topic
@@ -48,13 +49,5 @@ export const runScheduler = async (d: SchedulerDeps, signal: AbortSignal): Promi
   }
 };
 
-export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+// sleep lives in core/domain/time.ts; re-exported for the importers of this path.
+export { sleep } from '../domain/time';

@@ -44,7 +44,13 @@ export type HotTtls = {
   deadletter_ttl?: number;
 };
 
-export type HotState = {
+// The port by role: each consumer names only the roles it uses (enqueue: idempotency and
+// writes; the scheduler: the retry schedule; the edge: status and stats reads), and a
+// runtime implements only the roles its consumers need. Each role has its own contract
+// suite (test/contract/hot-state.contract-*.ts). The Node adapters implement all of them.
+
+/** Enqueue and redrive: one webhook per idempotency key. */
+export type IdempotencyStore = {
   /**
    * Claims idempotency keys; for each item the id that owns the key: the given id when
    * this call claimed it, or the earlier webhook's id.
@@ -52,9 +58,26 @@ export type HotState = {
   claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]>;
   /** Gives keys back (enqueue failed after claiming), only where they still hold our id. */
   releaseIdempotency(items: IdempotencyClaim[]): Promise<void>;
+};
+
+/** Every writer of outcomes (enqueue, delivery, handoff, redrive). */
+export type HotWriter = {
   /** Status (last-write-wins by updated_at_ns), history, retries and stats in one round trip. */
   apply(batch: HotBatch): Promise<void>;
+};
+
+/** GET /webhooks/:id/status, the auth middleware's config check, redrive. */
+export type StatusReader = {
   getStatus(id: string): Promise<WebhookStatusView | null>;
+};
+
+/** GET /webhooks. Listing indexes follow every status write (apply and restore). */
+export type WebhookListing = {
+  listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>>;
+};
+
+/** The scheduler, the handoff and its lease keeper. */
+export type RetrySchedule = {
   /**
    * Claims up to `limit` retries due at `now` under a visibility lease: they stay in the
    * schedule, moved to now+leaseMs, so a claimer that dies before ackRetries loses nothing.
@@ -65,9 +88,24 @@ export type HotState = {
   /** Moves leases still at `from` to `to` (work still running); returns how many were renewed. */
   renewLeases(items: { id: string; from: number; to: number }[]): Promise<number>;
   retryCount(): Promise<number>;
-  stats(now: number, hours: number): Promise<StatsWindow>;
+};
 
-  // Recovery and listing (types in ./recovery.ts). Listing indexes follow every status write.
+/** GET /stats (the counters are written by apply). */
+export type StatsReader = {
+  stats(now: number, hours: number): Promise<StatsWindow>;
+};
+
+/** Dead letters (types in ./recovery.ts): indexed by the worker's producer and the rebuild, read by the API and redrive. */
+export type DeadLetterStore = {
+  /** Stores dead letters (per webhook the one with the latest dead_at) and indexes them by config and reason. */
+  putDeadLetters(items: DeadLetterEntry[]): Promise<void>;
+  /** The raw record of a webhook's latest dead letter. */
+  getDeadLetter(webhookId: string): Promise<string | null>;
+  listDeadLetters(q: DeadLetterQuery): Promise<Page<string>>;
+};
+
+/** The reconciler and its sentinel (docs/RELIABILITY.md, Redis loss). */
+export type RebuildState = {
   /**
    * Writes replayed statuses where nothing as new is stored (LWW by updated_at_ns), and
    * with each written one its retry, unless that webhook is already scheduled. A status
@@ -75,12 +113,6 @@ export type HotState = {
    * many statuses were written.
    */
   restore(items: RestoreItem[]): Promise<number>;
-  listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>>;
-  /** Stores dead letters (per webhook the one with the latest dead_at) and indexes them by config and reason. */
-  putDeadLetters(items: DeadLetterEntry[]): Promise<void>;
-  /** The raw record of a webhook's latest dead letter. */
-  getDeadLetter(webhookId: string): Promise<string | null>;
-  listDeadLetters(q: DeadLetterQuery): Promise<Page<string>>;
   /** The canary (howk:system:initialized): absent after a Redis loss. */
   isInitialized(): Promise<boolean>;
   markInitialized(note: string): Promise<void>;
@@ -88,6 +120,21 @@ export type HotState = {
   acquireLock(owner: string, ttlMs: number): Promise<boolean>;
   renewLock(owner: string, ttlMs: number): Promise<boolean>;
   releaseLock(owner: string): Promise<void>;
+};
+
+/** Health checks and shutdown. */
+export type HotConnection = {
   ping(): Promise<void>;
   close(): Promise<void>;
 };
+
+/** Every role: what the Node fleet wires (Redis in production, memory in howk-dev). */
+export type HotState = IdempotencyStore &
+  HotWriter &
+  StatusReader &
+  WebhookListing &
+  RetrySchedule &
+  StatsReader &
+  DeadLetterStore &
+  RebuildState &
+  HotConnection;

@@ -1,9 +1,8 @@
 import type { WebhookStatus } from '../domain/status';
 import type { ConsumedBatch } from './log';
 
-// Types of the recovery and listing side of HotState (docs/RELIABILITY.md), and the TopicReader port a
-// rebuild replays Kafka with. Kept apart from hot-state.ts so that file stays the delivery
-// path's contract.
+// Types of the rebuild, listing and dead-letter roles of HotState (docs/RELIABILITY.md), and
+// the TopicReader port a rebuild replays Kafka with.
 
 /** A status replayed from howk.state or howk.deadletter, with the retry to schedule again. */
 export type RestoreItem = {

@@ -1,5 +1,5 @@
 import type { WebhookState, WebhookStatus } from '../domain/status';
-import type { HotState } from '../ports/hot-state';
+import type { DeadLetterStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { DeadLetterEntry } from '../ports/recovery';
 
@@ -86,7 +86,7 @@ export const deadProgress = (e: DeadLetterEntry): number => {
  * deliverer retries it in place; a retry of the same records (the same array) skips the
  * produce that already succeeded, so Redis being away does not duplicate Kafka records.
  */
-export const indexingDeadLetters = (inner: LogProducer, hot: HotState, deadletterTopic: string): LogProducer => {
+export const indexingDeadLetters = (inner: LogProducer, hot: DeadLetterStore, deadletterTopic: string): LogProducer => {
   const produced = new WeakSet<object>();
   return {
     send: async (records) => {

@@ -1,10 +1,10 @@
 import type { Config } from '../config/schema';
 import { iso } from '../domain/time';
 import { UnavailableError, errorMessage } from '../errors/errors';
-import type { Logger } from '../pipeline/logger';
-import { sleep as defaultSleep } from '../pipeline/scheduler';
+import type { Logger } from '../ports/logger';
+import { sleep as defaultSleep } from '../domain/time';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { DeadLetterStore, RebuildState } from '../ports/hot-state';
 import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recovery';
 import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
 import { createStateFold, restoreItemOf, type FoldStats } from './replay';
@@ -26,7 +26,7 @@ export type RebuildSummary = {
 
 export type ReconcilerDeps = {
   config: Config;
-  hot: HotState;
+  hot: RebuildState & DeadLetterStore;
   reader: TopicReader;
   log: Logger;
   clock: Clock;

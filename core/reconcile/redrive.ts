@@ -6,9 +6,9 @@ import { iso, nowNs } from '../domain/time';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
 import { HowkError, NotFoundError } from '../errors/errors';
 import { pendingStatus } from '../pipeline/enqueue';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Clock } from '../ports/clock';
-import type { HotState } from '../ports/hot-state';
+import type { DeadLetterStore, HotWriter, IdempotencyStore, StatusReader } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import { deadLetterEntryOf, deadStatusOf } from './deadletters';
@@ -35,7 +35,7 @@ export type RedriveOptions = {
 
 export type RedriveResult = { webhook_id: string; status: 'pending' | 'duplicate'; attempt?: number; replay_of?: string; dropped_headers: string[] };
 
-export type RedriveDeps = { config: Config; hot: HotState; producer: LogProducer; clock: Clock; log: Logger; secretBox?: SecretBox };
+export type RedriveDeps = { config: Config; hot: StatusReader & DeadLetterStore & IdempotencyStore & HotWriter; producer: LogProducer; clock: Clock; log: Logger; secretBox?: SecretBox };
 
 /** What core/pipeline/redact.ts puts in place of a secret-looking header value. */
 const REDACTED = '[redacted]';

@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema';
 import { errorMessage } from '../errors/errors';
-import type { Logger } from '../pipeline/logger';
-import { sleep as defaultSleep } from '../pipeline/scheduler';
-import type { HotState } from '../ports/hot-state';
+import type { Logger } from '../ports/logger';
+import { sleep as defaultSleep } from '../domain/time';
+import type { RebuildState, RetrySchedule } from '../ports/hot-state';
 import type { EnsureOutcome, Reconciler } from './reconciler';
 
 // The runtime sentinel of every worker and scheduler: every reconciler.sentinel_interval
@@ -16,7 +16,7 @@ export type Pausable = { pause(): void; resume(): void };
 
 export type SentinelDeps = {
   config: Config;
-  hot: HotState;
+  hot: RebuildState;
   reconciler: Pick<Reconciler, 'ensureInitialized'>;
   log: Logger;
   /** Read at each check: consumers may come and go. */
@@ -56,10 +56,10 @@ export const runSentinel = async (d: SentinelDeps, signal: AbortSignal): Promise
 };
 
 /**
- * The scheduler's pause switch: a HotState whose claimDueRetries hands out nothing while
- * paused, so no retry is moved while the schedule is being restored.
+ * The scheduler's pause switch: the same hot state, but its claimDueRetries hands out
+ * nothing while paused, so no retry is moved while the schedule is being restored.
  */
-export const pausableClaims = (hot: HotState): { hot: HotState; gate: Pausable } => {
+export const pausableClaims = <H extends RetrySchedule>(hot: H): { hot: H; gate: Pausable } => {
   let paused = false;
   const gated = new Proxy(hot, {
     get(target, prop) {

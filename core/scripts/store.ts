@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config/schema';
 import { NotFoundError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
 import { checkSyntax } from '../lua';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Log, LogProducer } from '../ports/log';
 import { startReplica } from '../security/replica';
 import { toHex } from '../signing/encoding';

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors/errors';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Log, LogConsumer, LogProducer } from '../ports/log';
 
 // An in-memory replica of compacted topics (API keys, per-config secrets). Every instance

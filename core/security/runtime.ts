@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema';
-import type { Logger } from '../pipeline/logger';
+import type { Logger } from '../ports/logger';
 import type { Log } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import { KeyTable } from './api-keys';

@@ -5,7 +5,7 @@ import { checkConfigId, enqueueItemSchema } from '../../core/http/enqueue-reques
 import { errorResponse } from '../../core/http/errors';
 import { LuaError, LuaSyntaxError, runTransformer, type LuaServices } from '../../core/lua';
 import type { Enqueuer } from '../../core/pipeline/enqueue';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { inboundRequest, verifyInbound } from '../../core/signing/inbound';
 import type { Config } from '../../core/config/schema';
 import { transformerItems } from '../../core/transformers/items';

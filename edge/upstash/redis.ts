@@ -3,12 +3,12 @@ import { keys } from '../../core/domain/keys';
 import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
 import { HowkError, NotConfiguredError, UnavailableError, errorMessage } from '../../core/errors/errors';
-import { STAT_NAMES, type HotState, type StatsWindow } from '../../core/ports/hot-state';
+import { STAT_NAMES, type HotConnection, type StatsReader, type StatsWindow, type StatusReader } from '../../core/ports/hot-state';
 
 // Hot-state reads at the edge over the Upstash Redis REST dialect (howk-bridge in front of
 // the real Redis): the same keys and shapes as workers/redis/hot-state.ts, one round trip
-// (a pipeline) per call. The edge writes nothing to Redis; every other operation of the
-// port answers a typed error instead of pretending.
+// (a pipeline) per call. The edge writes nothing to Redis: of the HotState roles it
+// implements the two its routes read (status, stats) and ping for its health check.
 
 const HOUR_MS = 3_600_000;
 
@@ -27,15 +27,15 @@ export const createEdgeRedis = (o: EdgeRedisOptions): Redis =>
 
 const unavailable = (e: unknown) => (e instanceof HowkError ? e : new UnavailableError(`redis REST: ${errorMessage(e)}`, 2));
 
-type ReadPart = Pick<HotState, 'getStatus' | 'stats' | 'ping'>;
+export type EdgeHotReads = StatusReader & StatsReader & Pick<HotConnection, 'ping'>;
 
 /** Reads over REST; without a Redis REST endpoint they answer NotConfiguredError (501). */
-export const edgeHotState = (client: Redis | undefined): HotState => {
+export const edgeHotState = (client: Redis | undefined): EdgeHotReads => {
   const need = (): Redis => {
     if (!client) throw new NotConfiguredError('edge.redis_rest_url and edge.redis_rest_token (HOWK_EDGE_REDIS_REST_URL, HOWK_EDGE_REDIS_REST_TOKEN) are not set at the edge');
     return client;
   };
-  const reads: ReadPart = {
+  return {
     async getStatus(id: string): Promise<WebhookStatusView | null> {
       const redis = need();
       try {
@@ -76,13 +76,4 @@ export const edgeHotState = (client: Redis | undefined): HotState => {
       }
     },
   };
-  // Writes, retries and the reconciler's operations belong to the Node fleet.
-  return new Proxy(reads as HotState, {
-    get: (target, prop) =>
-      prop in target
-        ? target[prop as keyof ReadPart]
-        : prop === 'then'
-          ? undefined
-          : () => Promise.reject(new HowkError('unsupported', `hot state ${String(prop)} is not available at the edge`)),
-  });
 };

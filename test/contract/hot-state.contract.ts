@@ -1,179 +1,32 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HISTORY_LIMIT } from '../../core/domain/status';
-import { attemptOf, elapse, ns, statusOf, withHarness, type ContractContext, type HotStateHarness, type MakeHotState } from './hot-state.fixtures';
-import { retriesContract, statsContract } from './hot-state.contract-retries';
-import { recoveryContract } from './hot-state.contract-recovery';
+import { expect, it } from 'vitest';
+import type { HotConnection, HotState } from '../../core/ports/hot-state';
+import { roleContract, type MakeHotState } from './hot-state.fixtures';
+import { deadLettersContract } from './hot-state.contract-deadletters';
+import { idempotencyContract } from './hot-state.contract-idempotency';
+import { listingContract } from './hot-state.contract-listing';
+import { rebuildContract } from './hot-state.contract-rebuild';
+import { retriesContract } from './hot-state.contract-retries';
+import { statsContract } from './hot-state.contract-stats';
+import { statusContract } from './hot-state.contract-status';
 
-// The observable semantics of HotState (core/ports/hot-state.ts), run against every adapter:
-// memory (hot-state.memory.test.ts) and Redis (hot-state.redis.test.ts).
+// The observable semantics of HotState (core/ports/hot-state.ts), one suite per role, run
+// against every adapter that implements them all: memory (hot-state.memory.test.ts) and
+// Redis (hot-state.redis.test.ts). An adapter of a few roles runs only their suites.
 
-export const hotStateContract = (name: string, make: MakeHotState): void => {
-  describe(`HotState contract: ${name}`, () => {
-    let harness: HotStateHarness;
-    beforeEach(async () => {
-      harness = await make();
-    });
-    afterEach(async () => {
-      await harness.cleanup();
-    });
-    const ctx: ContractContext = { h: () => harness, make };
-    statusContract(ctx);
-    idempotencyContract(ctx);
-    retriesContract(ctx);
-    statsContract(ctx);
-    recoveryContract(ctx);
-
+export const connectionContract = (name: string, make: MakeHotState<Pick<HotConnection, 'ping'>>): void =>
+  roleContract('connection', name, make, (ctx) => {
     it('answers ping', async () => {
       await expect(ctx.h().state.ping()).resolves.toBeUndefined();
     });
   });
+
+export const hotStateContract = (name: string, make: MakeHotState<HotState>): void => {
+  idempotencyContract(name, make);
+  statusContract(name, make);
+  listingContract(name, make);
+  retriesContract(name, make);
+  statsContract(name, make);
+  deadLettersContract(name, make);
+  rebuildContract(name, make);
+  connectionContract(name, make);
 };
-
-const statusContract = (ctx: ContractContext) =>
-  describe('status (last-write-wins by updated_at_ns) and history', () => {
-    const T = 1_750_000_000_000;
-
-    it('returns null for an unknown webhook', async () => {
-      expect(await ctx.h().state.getStatus('wh_unknown')).toBeNull();
-    });
-
-    it('stores a status and returns it with an empty history', async () => {
-      const s = statusOf('wh_1', ns(T), { replay_of: 'wh_0', dead_reason: null });
-      await ctx.h().state.apply({ statuses: [{ status: s }] });
-      expect(await ctx.h().state.getStatus('wh_1')).toEqual({ ...s, history: [] });
-    });
-
-    it('lets a newer stamp replace the status and never an older or equal one', async () => {
-      const { state } = ctx.h();
-      await state.apply({ statuses: [{ status: statusOf('wh_1', ns(T, 5), { state: 'retrying', attempts: 1 }) }] });
-      await state.apply({ statuses: [{ status: statusOf('wh_1', ns(T, 9), { state: 'delivered', attempts: 2 }) }] });
-      await state.apply({ statuses: [{ status: statusOf('wh_1', ns(T, 7), { state: 'failed' }) }] });
-      await state.apply({ statuses: [{ status: statusOf('wh_1', ns(T, 9), { state: 'exhausted' }) }] });
-      expect((await state.getStatus('wh_1'))?.state).toBe('delivered');
-    });
-
-    // Neighbouring 19-digit stamps are one double apart or the same double: a numeric
-    // compare in Lua would get these wrong.
-    it.each([
-      ['1750000000000000001', '1750000000000000002', '1750000000000000003'],
-      ['1750000000000999998', '1750000000000999999', '1750000000001000000'],
-      ['9007199254740993000', '9007199254740993001', '9007199254740993002'],
-    ])('compares equal-length stamps exactly (%s < %s < %s)', async (a, b, c) => {
-      const { state } = ctx.h();
-      await state.apply({ statuses: [{ status: statusOf('wh_1', b, { attempts: 2 }) }] });
-      await state.apply({ statuses: [{ status: statusOf('wh_1', a, { attempts: 1 }) }] });
-      expect((await state.getStatus('wh_1'))?.updated_at_ns).toBe(b);
-      await state.apply({ statuses: [{ status: statusOf('wh_1', c, { attempts: 3 }) }] });
-      expect((await state.getStatus('wh_1'))?.updated_at_ns).toBe(c);
-    });
-
-    it('applies several writes of one webhook in a batch in order', async () => {
-      const { state } = ctx.h();
-      await state.apply({
-        statuses: [
-          { status: statusOf('wh_1', ns(T, 2), { state: 'delivered' }), attempt: attemptOf(0) },
-          { status: statusOf('wh_1', ns(T, 1), { state: 'retrying' }), attempt: attemptOf(1) },
-        ],
-      });
-      const got = await state.getStatus('wh_1');
-      expect(got?.state).toBe('delivered');
-      expect(got?.history.map((a) => a.attempt)).toEqual([0, 1]);
-    });
-
-    it('keeps the last HISTORY_LIMIT attempts in order, appending even stale writes', async () => {
-      const { state } = ctx.h();
-      for (let i = 0; i < HISTORY_LIMIT + 5; i++) {
-        // Every third write carries an older stamp than the one stored: its attempt still counts.
-        const stamp = i % 3 === 2 ? ns(T, 0) : ns(T, 100 + i);
-        await state.apply({ statuses: [{ status: statusOf('wh_1', stamp, { attempts: i }), attempt: attemptOf(i) }] });
-      }
-      const got = await state.getStatus('wh_1');
-      expect(got?.history).toHaveLength(HISTORY_LIMIT);
-      expect(got?.history.map((a) => a.attempt)).toEqual(Array.from({ length: HISTORY_LIMIT }, (_, i) => i + 5));
-      expect(got?.history[0]).toEqual(attemptOf(5));
-      expect(got?.attempts).toBe(HISTORY_LIMIT + 5 - 1);
-    });
-
-    it('keeps the history when a write carries no attempt', async () => {
-      const { state } = ctx.h();
-      await state.apply({ statuses: [{ status: statusOf('wh_1', ns(T, 1)), attempt: attemptOf(0) }] });
-      await state.apply({ statuses: [{ status: statusOf('wh_1', ns(T, 2), { state: 'delivered' }) }] });
-      expect((await state.getStatus('wh_1'))?.history).toEqual([attemptOf(0)]);
-    });
-
-    it('writes many webhooks in one batch', async () => {
-      const { state } = ctx.h();
-      const ids = Array.from({ length: 50 }, (_, i) => `wh_batch_${i}`);
-      await state.apply({ statuses: ids.map((id, i) => ({ status: statusOf(id, ns(T, i)), attempt: attemptOf(i) })) });
-      const got = await Promise.all(ids.map((id) => state.getStatus(id)));
-      expect(got.map((s) => s?.updated_at_ns)).toEqual(ids.map((_, i) => ns(T, i)));
-      expect(got.map((s) => s?.history[0]?.attempt)).toEqual(ids.map((_, i) => i));
-    });
-
-    it('forgets status and history after status_ttl', async () => {
-      await withHarness(ctx, { ttls: { status_ttl: 300 } }, async ({ state, clock }) => {
-        await state.apply({ statuses: [{ status: statusOf('wh_ttl', ns(T)), attempt: attemptOf(0) }] });
-        expect(await state.getStatus('wh_ttl')).not.toBeNull();
-        await elapse(clock, 450);
-        expect(await state.getStatus('wh_ttl')).toBeNull();
-      });
-    });
-  });
-
-const idempotencyContract = (ctx: ContractContext) =>
-  describe('idempotency', () => {
-    const TTL = 60_000;
-
-    it('gives each key to its first claimer and answers later claimers with that id', async () => {
-      const { state } = ctx.h();
-      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }], TTL)).toEqual(['wh_1']);
-      const got = await state.claimIdempotency(
-        [
-          { configId: 'cfg', key: 'a', webhookId: 'wh_2' },
-          { configId: 'cfg', key: 'b', webhookId: 'wh_3' },
-          { configId: 'cfg', key: 'b', webhookId: 'wh_4' },
-          { configId: 'other', key: 'a', webhookId: 'wh_5' },
-        ],
-        TTL,
-      );
-      expect(got).toEqual(['wh_1', 'wh_3', 'wh_3', 'wh_5']);
-    });
-
-    it('keeps the keys of configs apart when a config id holds ":" (tenantA:x + order-1 vs tenantA + x:order-1)', async () => {
-      const { state } = ctx.h();
-      const pairs = [
-        [{ configId: 'tenantA:x', key: 'order-1', webhookId: 'wh_1' }, { configId: 'tenantA', key: 'x:order-1', webhookId: 'wh_2' }],
-        [{ configId: 'a', key: '}:b', webhookId: 'wh_3' }, { configId: 'a}:', key: 'b', webhookId: 'wh_4' }],
-        [{ configId: 'wh', key: '42:k', webhookId: 'wh_5' }, { configId: 'wh:42', key: 'k', webhookId: 'wh_6' }],
-      ];
-      for (const [first, second] of pairs) {
-        expect(await state.claimIdempotency([first!], TTL)).toEqual([first!.webhookId]);
-        expect(await state.claimIdempotency([second!], TTL)).toEqual([second!.webhookId]);
-        // Releasing one never frees the other.
-        await state.releaseIdempotency([second!]);
-        expect(await state.claimIdempotency([{ ...first!, webhookId: 'wh_late' }], TTL)).toEqual([first!.webhookId]);
-      }
-    });
-
-    it('answers an empty batch with an empty list', async () => {
-      expect(await ctx.h().state.claimIdempotency([], TTL)).toEqual([]);
-      await expect(ctx.h().state.releaseIdempotency([])).resolves.toBeUndefined();
-    });
-
-    it('releases a key only for the webhook that holds it', async () => {
-      const { state } = ctx.h();
-      await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }], TTL);
-      await state.releaseIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_2' }, { configId: 'cfg', key: 'none', webhookId: 'wh_2' }]);
-      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_3' }], TTL)).toEqual(['wh_1']);
-      await state.releaseIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }]);
-      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_4' }], TTL)).toEqual(['wh_4']);
-    });
-
-    it('frees a key once its ttl has passed', async () => {
-      const { state, clock } = ctx.h();
-      expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_1' }], 300)).toEqual(['wh_1']);
-      expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_2' }], 300)).toEqual(['wh_1']);
-      await elapse(clock, 450);
-      expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_3' }], 300)).toEqual(['wh_3']);
-    });
-  });

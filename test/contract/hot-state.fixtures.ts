@@ -1,24 +1,40 @@
+import { afterEach, beforeEach, describe } from 'vitest';
 import type { AttemptRecord, WebhookStatus } from '../../core/domain/status';
 import type { HotState, HotTtls } from '../../core/ports/hot-state';
 
-// Shared pieces of the HotState contract: the harness each adapter provides, and builders.
+// Shared pieces of the HotState role contracts: the harness each adapter provides, and builders.
+// A suite names the roles it exercises (S); an adapter that implements them can run it.
 
 export type ContractClock = { now(): number; advance?(ms: number): void };
 
-export type HotStateHarness = {
-  state: HotState;
+export type HotStateHarness<S = HotState> = {
+  state: S;
   clock: ContractClock;
   /** A second client on the same store (its own connection for Redis), for races. Defaults to state. */
-  peer?: HotState;
+  peer?: S;
   cleanup(): Promise<void>;
 };
 
-export type MakeHotState = (opts?: { ttls?: Partial<HotTtls> }) => Promise<HotStateHarness>;
+export type MakeHotState<S = HotState> = (opts?: { ttls?: Partial<HotTtls> }) => Promise<HotStateHarness<S>>;
 
-export type ContractContext = { h: () => HotStateHarness; make: MakeHotState };
+export type ContractContext<S = HotState> = { h: () => HotStateHarness<S>; make: MakeHotState<S> };
+
+/** One role's suite: a harness of its own for each test, cleaned up after it. */
+export const roleContract = <S>(title: string, name: string, make: MakeHotState<S>, body: (ctx: ContractContext<S>) => void): void => {
+  describe(`${title} contract: ${name}`, () => {
+    let harness: HotStateHarness<S>;
+    beforeEach(async () => {
+      harness = await make();
+    });
+    afterEach(async () => {
+      await harness.cleanup();
+    });
+    body({ h: () => harness, make });
+  });
+};
 
 /** Runs `fn` on a harness of its own (e.g. with short TTLs) and always cleans it up. */
-export const withHarness = async (ctx: ContractContext, opts: Parameters<MakeHotState>[0], fn: (h: HotStateHarness) => Promise<void>) => {
+export const withHarness = async <S>(ctx: ContractContext<S>, opts: Parameters<MakeHotState<S>>[0], fn: (h: HotStateHarness<S>) => Promise<void>) => {
   const h = await ctx.make(opts);
   try {
     await fn(h);

@@ -6,7 +6,7 @@ import { loadConfig } from '../../core/config/load';
 import { decodeWebhook } from '../../core/domain/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { admissionOf, edgeConfigFrom } from '../../edge/config';
 import { webhookBuilder } from '../../core/pipeline/enqueue';
 import { MicroBatcher } from '../../edge/gate/batcher';

@@ -3,7 +3,7 @@ import type { Config } from '../../core/config/schema';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
-import { createLogger, silentLogger, type Logger } from '../../core/pipeline/logger';
+import { createLogger, silentLogger, type Logger } from '../../core/ports/logger';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { KafkaLog } from '../../workers/kafka/log';
 import { startFleet, type Fleet } from '../../workers/node/fleet';
 import { createHttpSender } from '../../workers/node/sender';

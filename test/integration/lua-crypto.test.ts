@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { runCredentials } from '../../workers/cli/credentials';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';

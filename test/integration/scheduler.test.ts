@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookId } from '../../core/domain/ids';
 import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { createSchedulerTick } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { KafkaLog } from '../../workers/kafka/log';
 import { createRedis } from '../../workers/redis/client';
 import { requireEnv, uniq, waitFor } from '../helpers/env';

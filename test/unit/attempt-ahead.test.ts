@@ -4,7 +4,7 @@ import type { Webhook } from '../../core/domain/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { createAttempter } from '../../core/pipeline/attempt';
 import { guardParams } from '../../core/pipeline/guard-params';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import type { AdmitRequest, Admission, GuardParams } from '../../core/ports/guards';
 import type { DeliveryRequest, Sender } from '../../core/ports/sender';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { resolveDelivery } from '../../core/transformers/secret-templates';
 import { createDryRunSender } from '../../workers/node/sender';
 

@@ -5,7 +5,7 @@ import { MemoryGuards } from '../../core/memory/guards';
 import { createAttempter } from '../../core/pipeline/attempt';
 import { guardParams } from '../../core/pipeline/guard-params';
 import { createInflightKeeper } from '../../core/pipeline/inflight-keeper';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import type { InflightLease } from '../../core/ports/guards';
 import type { Sender } from '../../core/ports/sender';
 

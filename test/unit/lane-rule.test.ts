@@ -4,7 +4,7 @@ import type { Webhook } from '../../core/domain/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { createAttempter } from '../../core/pipeline/attempt';
 import { guardParams } from '../../core/pipeline/guard-params';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
 
 // The lane rule through the attempter (core/pipeline/admission.ts) on the memory guards: at

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLeaseKeeper } from '../../core/pipeline/lease-keeper';
 import type { Leased } from '../../core/pipeline/handoff';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 
 // The lease keeper of deliveries running in the background (core/pipeline/lease-keeper.ts) on a fake clock.
 

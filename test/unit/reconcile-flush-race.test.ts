@@ -8,7 +8,7 @@ import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { createHandoff } from '../../core/pipeline/handoff';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { snapshotValue } from '../../core/pipeline/outcome-records';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';

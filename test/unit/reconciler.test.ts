@@ -4,7 +4,7 @@ import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
 import { createHandoff } from '../../core/pipeline/handoff';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import type { HotState } from '../../core/ports/hot-state';
 import type { TopicReader } from '../../core/ports/recovery';
 import { createReconciler, deferred } from '../../core/reconcile/reconciler';

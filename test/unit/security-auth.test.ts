@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { createApiApp } from '../../core/http/app';
 import { buildOpenApi } from '../../core/http/openapi';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { hashToken, KeyTable, tokenId } from '../../core/security/api-keys';
 import { take } from '../../core/security/rate-limit';
 import { routeAccess } from '../../core/security/route-access';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { createApiApp } from '../../core/http/app';
 import { MAX_ADMIN_BODY } from '../../core/http/json-body';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { postRaw } from '../helpers/receiver';
 

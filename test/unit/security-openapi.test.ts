@@ -5,7 +5,7 @@ import { ConfigSchema } from '../../core/config/schema';
 import { apiDocsMarkdown } from '../../core/http/api-docs';
 import { createApiApp } from '../../core/http/app';
 import { buildOpenApi } from '../../core/http/openapi';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 
 const read = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
 

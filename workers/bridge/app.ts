@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Redis } from 'ioredis';
 import { errorMessage } from '../../core/errors/errors';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { toHowkError } from '../redis/exec';
 import { basicAuth, bearerAuth } from './auth';
 import type { BridgeSettings } from './config';

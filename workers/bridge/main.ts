@@ -1,6 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { configFromProcess, parseFlags, redisUrlOf } from '../node/config';
 import { onShutdown } from '../node/lifecycle';
 import { createRedis } from '../redis/client';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../../core/config/schema';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
 import { SCOPES, type Scope } from '../../core/security/api-keys';

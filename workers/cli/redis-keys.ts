@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../../core/config/schema';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { redisUrlOf } from '../node/config';
 import { loadTransformers } from '../node/transformers';
 import { createRedis } from '../redis/client';

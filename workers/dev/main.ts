@@ -1,7 +1,7 @@
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { systemClock } from '../../core/ports/clock';
 import { toBase64 } from '../../core/signing/encoding';
 import { createSecretBox, randomSecretsKey } from '../../core/signing/secret-box';

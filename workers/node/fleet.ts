@@ -5,7 +5,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { runScheduler } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { startWorker } from '../../core/pipeline/worker';
@@ -21,9 +21,9 @@ import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
-import { embedReconciler } from '../reconciler/embed';
 import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
+import { embedReconciler } from './reconciler';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 
 export type FleetParts = {

@@ -1,4 +1,4 @@
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 
 /** Runs `stop` once on SIGTERM/SIGINT, then exits; a second signal exits at once. */
 export const onShutdown = (log: Logger, stop: () => Promise<void>): void => {

@@ -1,7 +1,7 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../core/config/schema';
 import { CREDENTIAL_KEY_ENV, CredentialError, credentialKeysFromEnv, credentialSession, namespaceChain, parseEnvelope, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { destinationPolicy } from '../../core/security/destination';
 import { createLuaPool } from './lua-pool/pool';
 import { guardedConnector, isBlockedError } from './ssrf-guard';

@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config/schema';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { kafkaLogFrom, redisHotFrom, secretBoxFrom } from './adapters';
 import { configFromProcess, parseFlags, redisUrlOf } from './config';
 import { startFleet } from './fleet';

@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { destinationPolicy } from '../../core/security/destination';
 import { findHeaderIssue } from '../../core/security/headers';
 import { guardedConnector, isBlockedError } from './ssrf-guard';

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import { checkSyntax } from '../../core/lua';
 import { CONFIG_ID } from '../../core/http/enqueue-request';
 import { checkTemplates } from '../../core/transformers/secret-templates';

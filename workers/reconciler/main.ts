@@ -1,18 +1,18 @@
 import { parseArgs } from 'node:util';
-import { createLogger } from '../../core/pipeline/logger';
+import { createLogger } from '../../core/ports/logger';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
 import { kafkaLogFrom, redisHotFrom } from '../node/adapters';
 import { configFromProcess, redisUrlOf } from '../node/config';
 import { onShutdown } from '../node/lifecycle';
-import { embedReconciler } from './embed';
+import { embedReconciler } from '../node/reconciler';
 
 // howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter).
 //   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
 //                              instance that is rebuilding), then exit 0
 //   howk-reconciler --force    rebuild even though the canary is present (waits for the lock)
 //   howk-reconciler --watch    after that, keep running the sentinel until SIGTERM
-// Workers and schedulers embed the same code (workers/reconciler/embed.ts); this binary is
+// Workers and schedulers embed the same code (workers/node/reconciler.ts); this binary is
 // for a forced rebuild, or a deployment that wants the sentinel outside the workers.
 
 const { values: flags } = parseArgs({

@@ -4,6 +4,7 @@ import { NotFoundError } from '../../errors/errors';
 import { parseDeadLetterListQuery } from '../../reconcile/listing';
 import { deadLetterView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
+import type { DeadLetterStore } from '../../ports/hot-state';
 import { enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
 import { conflictAware, redriverOf } from './webhooks';
@@ -25,7 +26,7 @@ export const deadLetterRow = (record: string) => {
   return v;
 };
 
-export const deadLetterRoutes = (d: ApiDeps) => {
+export const deadLetterRoutes = (d: ApiDeps & { hot: DeadLetterStore }) => {
   const app = new Hono();
   const item = enqueueItemSchema(d.config.api).shape;
   const replayBody = z

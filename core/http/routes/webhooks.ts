@@ -7,6 +7,7 @@ import { parseWebhookListQuery } from '../../reconcile/listing';
 import { RedriveConflictError, type Redriver } from '../../reconcile/redrive';
 import { statusView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
+import type { WebhookListing } from '../../ports/hot-state';
 import { enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
 
@@ -35,7 +36,7 @@ export const conflictAware = async (c: Context, run: () => Promise<Response>): P
   }
 };
 
-export const webhookRoutes = (d: ApiDeps) => {
+export const webhookRoutes = (d: ApiDeps & { hot: WebhookListing }) => {
   const app = new Hono();
   const item = enqueueItemSchema(d.config.api).shape;
   const retryBody = z.object({ headers: item.headers, signing_secret: item.signing_secret, attempts: z.number().int().min(1).max(1000).optional() }).strict();

@@ -2,9 +2,9 @@ import { hostname } from 'node:os';
 import type { Config } from '../../core/config/schema';
 import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
-import type { Logger } from '../../core/pipeline/logger';
+import type { Logger } from '../../core/ports/logger';
 import type { Clock } from '../../core/ports/clock';
-import type { HotState } from '../../core/ports/hot-state';
+import type { DeadLetterStore, RebuildState, RetrySchedule } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';
 import type { TopicReader } from '../../core/ports/recovery';
 import { createReconciler, type EnsureOutcome, type Reconciler } from '../../core/reconcile/reconciler';
@@ -16,7 +16,7 @@ import { KafkaTopicReader } from '../kafka/topic-reader';
 // process's consumers and scheduler while the fleet rebuilds. howk-reconciler
 // (workers/reconciler/main.ts) runs the same code on its own.
 
-export type ReconcilerParts = { config: Config; logStore: Log; hot: HotState; log: Logger; clock: Clock; reader?: TopicReader };
+export type ReconcilerParts = { config: Config; logStore: Log; hot: RebuildState & DeadLetterStore; log: Logger; clock: Clock; reader?: TopicReader };
 
 /** A lock token unique to this process. */
 export const ownerToken = (role: string): string => `${hostname()}:${process.pid}:${role}:${Math.random().toString(36).slice(2, 10)}`;
@@ -34,7 +34,7 @@ export type EmbeddedReconciler = {
   /** Consumers the sentinel pauses during a rebuild. */
   track(consumers: Pausable[]): void;
   /** The scheduler's view of the hot state: it claims nothing while a rebuild runs. */
-  gateClaims(hot: HotState): HotState;
+  gateClaims<H extends RetrySchedule>(hot: H): H;
   /** Starts the sentinel. */
   start(): void;
   stop(): Promise<void>;
