@@ -6,7 +6,7 @@ import type { HotWriter } from '../../core/ports/hot-state';
 import { silentLogger } from '../../core/ports/logger';
 import { createEdgeRedis, edgeHotState, type EdgeHotReads } from '../../edge/upstash/redis';
 import { createBridgeApp } from '../../workers/bridge/app';
-import { loadBridgeSettings } from '../../workers/bridge/config';
+import { bridgeSettings } from '../../workers/bridge/config';
 import { newCounters } from '../../workers/bridge/counters';
 import type { KafkaRestProducer } from '../../workers/bridge/kafka-produce';
 import { createRedis } from '../../workers/redis/client';
@@ -31,7 +31,7 @@ let server: ServerType;
 let restUrl: string;
 
 beforeAll(async () => {
-  const settings = loadBridgeSettings({ HOWK_BRIDGE_KAFKA_PASSWORD: 'unused', HOWK_BRIDGE_REDIS_TOKEN: TOKEN }, loadConfig({ env: {} }));
+  const settings = bridgeSettings(loadConfig({ env: { HOWK_BRIDGE_KAFKA_PASSWORD: 'unused', HOWK_BRIDGE_REDIS_TOKEN: TOKEN } }));
   // Only /redis is used: the Kafka side never sees a request.
   const producer = {} as KafkaRestProducer;
   const app = createBridgeApp({ settings, producer, redis: bridgeRedis, counters: newCounters(), log: silentLogger });
