@@ -1,6 +1,8 @@
 import { defaultLuaEngine, type RunOptions } from './engine';
-import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
-import { checkTemplates } from '../transformers/secret-templates';
+import { lowerKeys } from './headers';
+import { checkHeaders } from '../security/headers';
+import { RESERVED_HEADERS } from '../domain/reserved-headers';
+import { checkTemplates } from '../domain/templates';
 import { hostAllowed } from './http';
 import type { LuaServices } from './types';
 import { stringifyJson } from './values';

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors/errors';
-import { enqueueItemSchema, type EnqueueItem } from '../http/enqueue-request';
+import { enqueueItemSchema, type EnqueueItem } from '../domain/enqueue';
 import type { CollectedWebhook } from '../lua/transformer';
 
 type ItemSchema = ReturnType<typeof enqueueItemSchema>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { ValidationError } from '../../core/errors/errors';
-import { parseBatchBody, parseEnqueueBody, type EnqueueLimits } from '../../core/http/enqueue-request';
+import { parseBatchBody, parseEnqueueBody, type EnqueueLimits } from '../../core/domain/enqueue';
 
 const L: EnqueueLimits = loadConfig().api; // max_batch_size 100, max_endpoint_length 2048, max_headers 50, ...
 const EP = 'https://example.com/hooks/1';

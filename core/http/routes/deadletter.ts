@@ -4,7 +4,7 @@ import { NotFoundError } from '../../errors/errors';
 import { parseDeadLetterListQuery } from '../../reconcile/listing';
 import { deadLetterView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
-import { enqueueItemSchema } from '../enqueue-request';
+import { enqueueItemSchema } from '../../domain/enqueue';
 import { readJsonBody } from '../json-body';
 import { conflictAware, redriverOf } from './webhooks';
 

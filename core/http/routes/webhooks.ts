@@ -7,7 +7,7 @@ import { parseWebhookListQuery } from '../../reconcile/listing';
 import { RedriveConflictError, type Redriver } from '../../reconcile/redrive';
 import { statusView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
-import { enqueueItemSchema } from '../enqueue-request';
+import { enqueueItemSchema } from '../../domain/enqueue';
 import { readJsonBody } from '../json-body';
 
 // GET /webhooks (delivery listing) and POST /webhooks/:id/retry (docs/RELIABILITY.md, Listings;

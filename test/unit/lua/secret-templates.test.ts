@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { checkTemplates, resolveDelivery, templateVars } from '../../../core/transformers/secret-templates';
+import { checkTemplates, templateVars } from '../../../core/domain/templates';
+import { resolveDelivery } from '../../../core/transformers/secret-templates';
 import { runTransformer } from '../../../core/lua';
 
-// ${VAR} delivery templates (core/transformers/secret-templates.ts).
+// ${VAR} delivery templates (core/domain/templates.ts, core/transformers/secret-templates.ts).
 
 describe('delivery secret templates', () => {
   const env: Record<string, string> = { TOKEN: 'tok$1&x', KEY: 'k=1 2', NL: 'a\r\nb' };
