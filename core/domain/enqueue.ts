@@ -63,9 +63,10 @@ const itemSchemaFor = (l: EnqueueLimits) => {
   return s;
 };
 
+/** One webhook to enqueue: from a request body, or posted by a transformer (howk.post). */
 export type EnqueueItem = {
   endpoint: string;
-  /** Raw JSON text of the payload as the producer sent it. */
+  /** Raw JSON text: the bytes enqueued, signed and sent (as the producer sent them, or as the transformer fixed them). */
   payload: string;
   headers: Record<string, string>;
   idempotency_key?: string;

@@ -1,6 +1,5 @@
 import { ValidationError } from '../errors/errors';
 import { enqueueItemSchema, type EnqueueItem } from '../domain/enqueue';
-import type { CollectedWebhook } from '../lua/transformer';
 
 type ItemSchema = ReturnType<typeof enqueueItemSchema>;
 type Templates = { delivery_headers?: Record<string, string>; delivery_query_params?: Record<string, string> };
@@ -13,7 +12,7 @@ type Templates = { delivery_headers?: Record<string, string>; delivery_query_par
  * not supported (the edge, docs/LUA.md): none at all then. Shared by howk-api's and the
  * edge's /incoming routes.
  */
-export const transformerItems = (name: string, webhooks: CollectedWebhook[], schema: ItemSchema, templates: Templates | null): EnqueueItem[] =>
+export const transformerItems = (name: string, webhooks: EnqueueItem[], schema: ItemSchema, templates: Templates | null): EnqueueItem[] =>
   webhooks.map((w, i) => {
     const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
     if (!r.success) {
