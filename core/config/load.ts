@@ -72,8 +72,7 @@ export const loadConfig = (input: LoadInput = {}): Config => {
   }
   const res = ConfigSchema.safeParse(raw);
   if (!res.success) {
-    const issues = res.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new ValidationError(`invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues[0]?.path, issues);
+    throw ValidationError.fromZod(res.error, { prefix: 'invalid config: ' });
   }
   // A default secret that cannot sign would dead-letter every webhook without one of its own.
   const secret = res.data.signing.default_secret;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError } from '../errors/errors';
+import { ValidationError, type Issue } from '../errors/errors';
 import { arrayElements, objectMembers, slice } from './raw-json';
 import type { Config } from '../config/schema';
 import { CLIENT_MANAGED_HEADERS, HEADER_NAME, headerProblem } from '../security/headers';
@@ -85,15 +85,9 @@ const parseJson = (text: string): unknown => {
   }
 };
 
-const issuesOf = (e: z.ZodError, prefix: string) =>
-  e.issues.map((i) => ({ path: [prefix, ...i.path].filter((p) => p !== '').join('.'), message: i.message }));
-
 const toItem = (text: string, start: number, value: Record<string, unknown>, l: EnqueueLimits, prefix: string): EnqueueItem => {
   const res = itemSchemaFor(l).safeParse(value);
-  if (!res.success) {
-    const issues = issuesOf(res.error, prefix);
-    throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]?.path, issues);
-  }
+  if (!res.success) throw ValidationError.fromZod(res.error, { at: prefix });
   const span = objectMembers(text, start).get('payload')!;
   const d = res.data;
   return { endpoint: d.endpoint, payload: slice(text, span), headers: d.headers ?? {}, idempotency_key: d.idempotency_key, signing_secret: d.signing_secret, max_attempts: d.max_attempts };
@@ -116,7 +110,7 @@ export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] =>
   if (items.length > l.max_batch_size) throw new ValidationError(`webhooks holds ${items.length} items; the limit is ${l.max_batch_size}`, 'webhooks');
   const spans = arrayElements(text, objectMembers(text, 0).get('webhooks')!.start);
   const out: EnqueueItem[] = [];
-  const issues: { path: string; message: string }[] = [];
+  const issues: Issue[] = [];
   items.forEach((item, i) => {
     if (!isObject(item)) {
       issues.push({ path: `webhooks.${i}`, message: 'must be an object' });
@@ -129,6 +123,6 @@ export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] =>
       else throw e;
     }
   });
-  if (issues.length) throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]!.path, issues);
+  if (issues.length) throw ValidationError.fromIssues(issues);
   return out;
 };
