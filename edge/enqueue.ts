@@ -1,7 +1,7 @@
 import type { Config } from '../core/config/schema';
 import { encodeWebhook } from '../core/domain/webhook';
 import { HowkError, UnavailableError, errorMessage } from '../core/errors/errors';
-import type { EnqueueItem } from '../core/http/enqueue-request';
+import type { EnqueueItem } from '../core/domain/enqueue';
 import { webhookBuilder, type EnqueueResult, type Enqueuer } from '../core/pipeline/enqueue';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';

@@ -26,6 +26,7 @@ const step = (name, fn) => {
 let failed = 0;
 failed ||= step('lint (eslint: core/ stays runtime-agnostic)', () => run(bin('eslint'), ['.']));
 failed ||= step('typecheck (tsc --noEmit)', () => run(bin('tsc'), ['--noEmit', '-p', '.']));
+failed ||= step('typecheck core (no Node types)', () => run(bin('tsc'), ['--noEmit', '-p', 'core/tsconfig.json']));
 if (existsSync(join(root, 'edge', 'tsconfig.json'))) failed ||= step('typecheck edge (workers types)', () => run(bin('tsc'), ['--noEmit', '-p', 'edge/tsconfig.json']));
 if (failed) process.exit(failed);
 

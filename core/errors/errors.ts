@@ -10,14 +10,45 @@ export class HowkError extends Error {
   }
 }
 
+export type Issue = { path: string; message: string };
+
+/** What fromZod reads of a zod error, so that this file needs no zod. */
+type ZodErrorLike = { readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[] };
+
+export type FromZodOptions = {
+  /** Where the checked value sits (e.g. "webhooks.3"): put before every issue's path. */
+  at?: string;
+  /** The field an issue about the whole value (empty path) names, e.g. "body". */
+  root?: string;
+  /** Put before the message, e.g. "invalid config: ". */
+  prefix?: string;
+};
+
 /** Input that does not match a schema; `field` names the offending path. */
 export class ValidationError extends HowkError {
   readonly field: string | undefined;
-  readonly issues: { path: string; message: string }[];
-  constructor(message: string, field?: string, issues: { path: string; message: string }[] = []) {
+  readonly issues: Issue[];
+  constructor(message: string, field?: string, issues: Issue[] = []) {
     super('invalid_request', message);
     this.field = field;
     this.issues = issues;
+  }
+
+  /** "path: message; path: message", the first path as `field`. */
+  static fromIssues(issues: Issue[], prefix = ''): ValidationError {
+    return new ValidationError(`${prefix}${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues[0]?.path, issues);
+  }
+
+  /**
+   * A zod error, every issue named by its dotted path: `at` first, empty segments (an empty
+   * `at`, an empty record key) left out, `root` when nothing is left.
+   */
+  static fromZod(error: ZodErrorLike, o: FromZodOptions = {}): ValidationError {
+    const issues = error.issues.map((i) => ({
+      path: [o.at ?? '', ...i.path.map(String)].filter((p) => p !== '').join('.') || (o.root ?? ''),
+      message: i.message,
+    }));
+    return ValidationError.fromIssues(issues, o.prefix);
   }
 }
 

@@ -19,9 +19,6 @@ export const readJsonBody = async <T extends z.ZodType>(c: Context, schema: T, o
     }
   }
   const res = schema.safeParse(value);
-  if (!res.success) {
-    const issues = res.error.issues.map((i) => ({ path: i.path.join('.') || 'body', message: i.message }));
-    throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]?.path, issues);
-  }
+  if (!res.success) throw ValidationError.fromZod(res.error, { root: 'body' });
   return res.data;
 };

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Config } from '../config/schema';
 import { AttemptRecord, WebhookStatusSchema } from '../domain/status';
 import { routeAccess } from '../security/route-access';
-import { CONFIG_ID, enqueueItemSchema } from './enqueue-request';
+import { CONFIG_ID } from '../domain/config-id';
+import { enqueueItemSchema } from '../domain/enqueue';
 import { CreatedKeySchema, CreateKeyBody, KeyViewSchema } from './routes/keys';
 import { PutSecretBody, RotatedSecretSchema, RotateSecretBody, SecretViewSchema } from './routes/secrets';
 

@@ -1,6 +1,8 @@
 import { defaultLuaEngine, type RunOptions } from './engine';
 import { LuaRuntimeError } from './errors';
-import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
+import { lowerKeys } from './headers';
+import { checkHeaders } from '../security/headers';
+import { RESERVED_HEADERS } from '../domain/reserved-headers';
 import type { LuaServices } from './types';
 import { jsonEqual, stringifyJson } from './values';
 

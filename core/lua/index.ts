@@ -1,7 +1,7 @@
 // Public surface of the Lua engine (docs/LUA.md). Everything else in core/lua is internal.
 export { checkSyntax, createLuaEngine, defaultLuaEngine, type LuaEngine, type LuaEngineOptions, type RunOptions } from './engine';
 export { runDeliveryScript, type DeliveryInput, type DeliveryScriptResult } from './delivery';
-export { runTransformer, type CollectedWebhook, type TransformerInput, type TransformerOptions, type TransformerResult } from './transformer';
+export { runTransformer, type TransformerInput, type TransformerOptions, type TransformerResult } from './transformer';
 export { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutError, type LuaErrorCode } from './errors';
 export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
 export { DEFAULT_LIMITS, type FetchLike, type HttpPolicy, type KvStore, type LuaLimits, type LuaLogLevel, type LuaLogSink, type LuaServices } from './types';

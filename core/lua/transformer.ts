@@ -1,6 +1,9 @@
 import { defaultLuaEngine, type RunOptions } from './engine';
-import { checkHeaders, lowerKeys, RESERVED_HEADERS } from './headers';
-import { checkTemplates } from '../transformers/secret-templates';
+import { lowerKeys } from './headers';
+import { checkHeaders } from '../security/headers';
+import { RESERVED_HEADERS } from '../domain/reserved-headers';
+import { checkTemplates } from '../domain/templates';
+import type { EnqueueItem } from '../domain/enqueue';
 import { hostAllowed } from './http';
 import type { LuaServices } from './types';
 import { stringifyJson } from './values';
@@ -28,23 +31,12 @@ export type TransformerOptions = RunOptions & {
   maxWebhooks?: number;
 };
 
-export type CollectedWebhook = {
-  endpoint: string;
-  /** Raw JSON text, fixed here: these are the bytes enqueued, signed and sent. */
-  payload: string;
-  headers: Record<string, string>;
-  idempotency_key?: string;
-  max_attempts?: number;
-  /** `${VAR}` templates resolved by the worker at send time (docs/LUA.md, secret injection). */
-  delivery_headers?: Record<string, string>;
-  delivery_query_params?: Record<string, string>;
-};
-
-export type TransformerResult = { webhooks: CollectedWebhook[]; cpu_ms: number };
+/** The webhooks posted, as enqueue items (never with a signing_secret). */
+export type TransformerResult = { webhooks: EnqueueItem[]; cpu_ms: number };
 
 const MAX_KEY = 256;
 
-const collect = (args: unknown[], allowed: readonly string[] | undefined): CollectedWebhook => {
+const collect = (args: unknown[], allowed: readonly string[] | undefined): EnqueueItem => {
   const [endpoint, payload, opts] = args;
   if (typeof endpoint !== 'string') throw new Error('endpoint must be a string');
   let url: URL;
@@ -73,7 +65,7 @@ const collect = (args: unknown[], allowed: readonly string[] | undefined): Colle
   if (typeof o !== 'object' || Array.isArray(o)) throw new Error('opts must be a table');
   const headers = checkHeaders(o.headers, 'opts.headers');
   for (const k of Object.keys(headers)) if (RESERVED_HEADERS.has(k)) throw new Error(`opts.headers: ${k} is reserved`);
-  const wh: CollectedWebhook = { endpoint: url.href, payload: raw, headers };
+  const wh: EnqueueItem = { endpoint: url.href, payload: raw, headers };
   if (o.idempotency_key !== undefined) {
     if (typeof o.idempotency_key !== 'string' || o.idempotency_key.length === 0 || o.idempotency_key.length > MAX_KEY) throw new Error(`opts.idempotency_key must be a string of 1-${MAX_KEY} characters`);
     wh.idempotency_key = o.idempotency_key;
@@ -91,7 +83,7 @@ const collect = (args: unknown[], allowed: readonly string[] | undefined): Colle
 export const runTransformer = async (code: string, input: TransformerInput, opts: TransformerOptions = {}): Promise<TransformerResult> => {
   const engine = opts.engine ?? defaultLuaEngine();
   const max = opts.maxWebhooks ?? 100;
-  const webhooks: CollectedWebhook[] = [];
+  const webhooks: EnqueueItem[] = [];
   const emit = (args: unknown[]): string | undefined => {
     if (webhooks.length >= max) return `howk.post: too many webhooks (limit ${max})`;
     try {

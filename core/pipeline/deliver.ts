@@ -77,11 +77,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         if (!result.success) count('failed');
         // Any terminal outcome ends the webhook on howk.state: a webhook parked or paused at
         // attempt 0 has a snapshot too, and without a tombstone a rebuild would resurrect it.
-        const hadSnapshot = true;
         if (o.decision.kind === 'delivered') {
           count('delivered');
           ended.push(w.id);
-          if (hadSnapshot) records.push({ topic: topics.state, key: w.id, value: null });
+          records.push({ topic: topics.state, key: w.id, value: null });
         } else if (o.decision.kind === 'retry') {
           count('retried');
           const data = encodeWebhook(o.decision.next);
@@ -92,7 +91,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           ended.push(w.id);
           if (o.decision.reason_type === 'exhausted') count('exhausted');
           records.push({ topic: topics.deadletter, key: w.id, value: deadLetterValue(o, o.decision.reason_type, o.decision.reason) });
-          if (hadSnapshot) records.push({ topic: topics.state, key: w.id, value: null });
+          records.push({ topic: topics.state, key: w.id, value: null });
           d.log.info('webhook dead-lettered', { webhook_id: w.id, config_id: w.config_id, reason_type: o.decision.reason_type, attempts: status.attempts });
         }
       } else if (s.kind === 'parked') {

@@ -4,7 +4,7 @@ import { iso, nowNs } from '../domain/time';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
-import type { EnqueueItem } from '../http/enqueue-request';
+import type { EnqueueItem } from '../domain/enqueue';
 import type { Clock } from '../ports/clock';
 import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';

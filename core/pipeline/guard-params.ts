@@ -21,7 +21,3 @@ export const guardParams = (c: Config): GuardParams => ({
   burst: c.rate_limit.burst,
   circuitTtlMs: c.ttl.circuit_state_ttl,
 });
-
-/** True when no guard needs Redis for this config (skips the admission round trip). */
-export const guardsOff = (p: GuardParams, hasDomainLimits: boolean): boolean =>
-  !p.circuit.enabled && p.maxInflightPerEndpoint === 0 && !hasDomainLimits && p.rate === 0;

@@ -1,6 +1,6 @@
 import { WebhookState } from '../domain/status';
 import { ValidationError } from '../errors/errors';
-import { CONFIG_ID } from '../http/enqueue-request';
+import { CONFIG_ID } from '../domain/config-id';
 
 // Rules of the two listings (GET /webhooks, GET /deadletter): query validation, cursors,
 // and the time floors below which index entries are trimmed.

@@ -60,3 +60,23 @@ export const findHeaderIssue = (headers: Readonly<Record<string, string>>): Head
   }
   return undefined;
 };
+
+/** A header table read back from Lua → lower-case names and string values; throws a message for Lua. */
+export const checkHeaders = (v: unknown, what: string): Record<string, string> => {
+  if (v === undefined) return {};
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    // An empty Lua table reads as {}; a list is a mistake.
+    throw new Error(`${what} must be a table of name = value`);
+  }
+  const out: Record<string, string> = {};
+  for (const [rawName, value] of Object.entries(v)) {
+    const name = rawName.toLowerCase();
+    if (!isHeaderName(name)) throw new Error(`${what}: invalid header name ${JSON.stringify(rawName)}`);
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'bigint') throw new Error(`${what}.${rawName} must be a string`);
+    const text = String(value);
+    const problem = headerValueProblem(text);
+    if (problem) throw new Error(`${what}.${rawName}: ${problem}`);
+    out[name] = text;
+  }
+  return out;
+};

@@ -1,6 +1,5 @@
 import { ValidationError } from '../errors/errors';
-import { enqueueItemSchema, type EnqueueItem } from '../http/enqueue-request';
-import type { CollectedWebhook } from '../lua/transformer';
+import { enqueueItemSchema, type EnqueueItem } from '../domain/enqueue';
 
 type ItemSchema = ReturnType<typeof enqueueItemSchema>;
 type Templates = { delivery_headers?: Record<string, string>; delivery_query_params?: Record<string, string> };
@@ -13,13 +12,10 @@ type Templates = { delivery_headers?: Record<string, string>; delivery_query_par
  * not supported (the edge, docs/LUA.md): none at all then. Shared by howk-api's and the
  * edge's /incoming routes.
  */
-export const transformerItems = (name: string, webhooks: CollectedWebhook[], schema: ItemSchema, templates: Templates | null): EnqueueItem[] =>
+export const transformerItems = (name: string, webhooks: EnqueueItem[], schema: ItemSchema, templates: Templates | null): EnqueueItem[] =>
   webhooks.map((w, i) => {
     const r = schema.safeParse({ endpoint: w.endpoint, payload: true, headers: w.headers, idempotency_key: w.idempotency_key, max_attempts: w.max_attempts });
-    if (!r.success) {
-      const issues = r.error.issues.map((x) => ({ path: [`webhooks.${i}`, ...x.path].join('.'), message: x.message }));
-      throw new ValidationError(`transformer ${name} posted an invalid webhook: ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues[0]?.path, issues);
-    }
+    if (!r.success) throw ValidationError.fromZod(r.error, { at: `webhooks.${i}`, prefix: `transformer ${name} posted an invalid webhook: ` });
     const dh = templates ? { ...templates.delivery_headers, ...w.delivery_headers } : {};
     const dq = templates ? { ...templates.delivery_query_params, ...w.delivery_query_params } : {};
     return {

@@ -46,12 +46,6 @@ export type TransformerRegistry = {
   verifyHash?: HashVerifier;
 };
 
-export const staticRegistry = (scripts: Iterable<TransformerScript>): TransformerRegistry => {
-  const m = new Map<string, TransformerScript>();
-  for (const s of scripts) m.set(s.name, s);
-  return { get: (n) => m.get(n) };
-};
-
 export const configIdFor = (s: TransformerScript): string => s.settings.config_id ?? `incoming:${s.name}`;
 
 const BCRYPT_PREFIX = /^\$2[abxy]?\$/;

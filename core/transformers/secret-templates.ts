@@ -1,4 +1,4 @@
-import { checkHeaders, RESERVED_HEADERS } from '../lua/headers';
+import { fillTemplate, templateVars, type Templates } from '../domain/templates';
 import { hostAllowed } from '../lua/http';
 
 // Delivery-time secret injection (HOWK's `_delivery_headers` / `_delivery_query_params`).
@@ -7,50 +7,8 @@ import { hostAllowed } from '../lua/http';
 // lua.secret_env_allowlist. The resolved values exist only in that request: they are never
 // part of the webhook record, so they never reach Kafka, Redis, dead letters or logs. Each
 // variable may only go to the hosts lua.secret_env_hosts lists for it: the endpoint is
-// chosen at enqueue, the secret by the operator, and only the operator joins them.
-
-const NAME = '[A-Za-z_][A-Za-z0-9_]{0,127}';
-const VAR = new RegExp(`\\$\\{(${NAME})\\}`, 'g');
-const ANY_OPEN = /\$\{/g;
-const MAX_ENTRIES = 20;
-const MAX_TEMPLATE = 1024;
-const QUERY_NAME = /^[A-Za-z0-9._~-]{1,128}$/;
-
-export type Templates = Record<string, string>;
-
-/** The variables a template map refers to. */
-export const templateVars = (t: Templates | undefined): string[] => {
-  const out = new Set<string>();
-  for (const v of Object.values(t ?? {})) for (const m of v.matchAll(VAR)) out.add(m[1]!);
-  return [...out];
-};
-
-/** Validates a template map (name.json or howk.post opts); throws a message naming the problem. */
-export const checkTemplates = (v: unknown, kind: 'header' | 'query'): Templates => {
-  const what = kind === 'header' ? 'delivery headers' : 'delivery query params';
-  const map = kind === 'header' ? checkHeaders(v, what) : checkQuery(v, what);
-  if (Object.keys(map).length > MAX_ENTRIES) throw new Error(`${what}: at most ${MAX_ENTRIES} entries`);
-  for (const [k, t] of Object.entries(map)) {
-    if (kind === 'header' && (RESERVED_HEADERS.has(k) || k === 'content-type' || k === 'user-agent')) throw new Error(`${what}: ${k} is reserved`);
-    if (t.length > MAX_TEMPLATE) throw new Error(`${what}.${k} is longer than ${MAX_TEMPLATE} characters`);
-    // Every "${" must open a well-formed ${NAME}: a typo must not be sent literally.
-    const opens = t.match(ANY_OPEN)?.length ?? 0;
-    const vars = t.match(VAR)?.length ?? 0;
-    if (opens !== vars) throw new Error(`${what}.${k}: malformed template (use \${NAME} with A-Z a-z 0-9 _)`);
-  }
-  return map;
-};
-
-const checkQuery = (v: unknown, what: string): Templates => {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`${what} must be a table of name = value`);
-  const out: Templates = {};
-  for (const [k, x] of Object.entries(v)) {
-    if (!QUERY_NAME.test(k)) throw new Error(`${what}: invalid parameter name ${JSON.stringify(k)}`);
-    if (typeof x !== 'string' && typeof x !== 'number') throw new Error(`${what}.${k} must be a string`);
-    out[k] = String(x);
-  }
-  return out;
-};
+// chosen at enqueue, the secret by the operator, and only the operator joins them. The
+// template grammar is core/domain/templates.ts.
 
 export type SecretReason = 'secret_not_allowed' | 'secret_missing' | 'secret_host_not_allowed';
 
@@ -85,7 +43,7 @@ export const resolveDelivery = (
     if (value === undefined || value === '') return { ok: false, reason_type: 'secret_missing', message: `\${${name}} is allow-listed but not set in the worker's environment` };
     values.set(name, value);
   }
-  const fill = (t: string) => t.replace(VAR, (_, name: string) => values.get(name)!);
+  const fill = (t: string) => fillTemplate(t, values);
   const headers: Record<string, string> = {};
   for (const [k, t] of Object.entries(h ?? {})) {
     const v = fill(t);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONFIG_ID } from '../../core/http/enqueue-request';
+import { CONFIG_ID } from '../../core/domain/config-id';
 import { PROVIDERS } from '../../core/signing/inbound/types';
 import { TRANSFORMER_NAME } from '../../core/transformers/registry';
 

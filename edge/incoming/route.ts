@@ -1,7 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { NotFoundError, TooLargeError } from '../../core/errors/errors';
-import { checkConfigId, enqueueItemSchema } from '../../core/http/enqueue-request';
+import { checkConfigId } from '../../core/domain/config-id';
+import { enqueueItemSchema } from '../../core/domain/enqueue';
 import { errorResponse } from '../../core/http/errors';
 import { LuaError, LuaSyntaxError, runTransformer, type LuaServices } from '../../core/lua';
 import type { Enqueuer } from '../../core/pipeline/enqueue';

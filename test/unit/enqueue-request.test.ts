@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { ValidationError } from '../../core/errors/errors';
-import { parseBatchBody, parseEnqueueBody, type EnqueueLimits } from '../../core/http/enqueue-request';
+import { parseBatchBody, parseEnqueueBody, type EnqueueLimits } from '../../core/domain/enqueue';
 
 const L: EnqueueLimits = loadConfig().api; // max_batch_size 100, max_endpoint_length 2048, max_headers 50, ...
 const EP = 'https://example.com/hooks/1';
@@ -110,6 +110,21 @@ describe('parseEnqueueBody: invalid bodies name the problem', () => {
 });
 
 const item = (n: number, payload = `{"n":${n}}`) => `{"endpoint":"${EP}/${n}","payload":${payload}}`;
+
+describe('parseEnqueueBody: reserved headers', () => {
+  it.each([
+    ['Content-Type', 'application/xml', 'Content-Type is set by Howk and cannot be given'],
+    ['Webhook-Signature', 'v1,forged', 'Webhook-Signature is set by Howk and cannot be given'],
+    ['x-webhook-id', 'a\u0001b', 'x-webhook-id is set by Howk and cannot be given'],
+    ['Host', 'evil.example', 'Host is managed by the HTTP client and cannot be set'],
+    ['content-length', '5', 'content-length is managed by the HTTP client and cannot be set'],
+  ])('refuses %s, saying who sets it', (name, value, message) => {
+    const e = validationError(() => parseEnqueueBody(body({ endpoint: EP, headers: { [name]: value } }), L));
+    expect(e.issues).toEqual([{ path: `headers.${name}`, message }]);
+    expect(e.field).toBe(`headers.${name}`);
+    expect(e.message).toBe(`headers.${name}: ${message}`);
+  });
+});
 
 describe('parseBatchBody', () => {
   it('returns every item with its own payload text', () => {

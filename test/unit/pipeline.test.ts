@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
-import { runKeyed, semaphore } from '../../core/pipeline/limiter';
+import { semaphore } from '../../core/pipeline/limiter';
 import type { LogProducer, LogRecord } from '../../core/ports/log';
 
 const rec = (value: string, topic = 't'): LogRecord => ({ topic, key: 'k', value });
@@ -136,61 +136,6 @@ describe('batchingProducer', () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-describe('runKeyed', () => {
-  it('with perKey=1 runs the items of one key one at a time, in order', async () => {
-    const items = Array.from({ length: 30 }, (_, i) => ({ key: `k${i % 3}`, n: i }));
-    const started: Record<string, number[]> = {};
-    const active: Record<string, number> = {};
-    let overlap = false;
-    await runKeyed(items, (t) => t.key, 1, async (t) => {
-      active[t.key] = (active[t.key] ?? 0) + 1;
-      if (active[t.key]! > 1) overlap = true;
-      (started[t.key] ??= []).push(t.n);
-      await sleep(Math.floor(Math.random() * 4));
-      active[t.key]!--;
-    });
-    expect(overlap).toBe(false);
-    for (const k of ['k0', 'k1', 'k2']) expect(started[k]).toEqual(items.filter((i) => i.key === k).map((i) => i.n));
-  });
-
-  it('runs distinct keys at the same time', async () => {
-    // A's first item can only finish once B's first item has started: sequential keys would hang.
-    let bStarted!: () => void;
-    const bHasStarted = new Promise<void>((r) => (bStarted = r));
-    const order: string[] = [];
-    const run = runKeyed([{ key: 'A', n: 1 }, { key: 'A', n: 2 }, { key: 'B', n: 1 }], (t) => t.key, 1, async (t) => {
-      order.push(`start ${t.key}${t.n}`);
-      if (t.key === 'B') bStarted();
-      if (t.key === 'A' && t.n === 1) await bHasStarted;
-      order.push(`end ${t.key}${t.n}`);
-    });
-    await expect(Promise.race([run.then(() => 'done'), sleep(2000).then(() => 'hung')])).resolves.toBe('done');
-    expect(order.indexOf('start B1')).toBeLessThan(order.indexOf('end A1'));
-    expect(order.indexOf('end A1')).toBeLessThan(order.indexOf('start A2'));
-  });
-
-  it('with perKey=2 runs up to two of one key at once, never more', async () => {
-    let active = 0;
-    let peak = 0;
-    const seen: number[] = [];
-    await runKeyed(Array.from({ length: 10 }, (_, n) => n), () => 'same', 2, async (n) => {
-      active++;
-      peak = Math.max(peak, active);
-      seen.push(n);
-      await sleep(2);
-      active--;
-    });
-    expect(peak).toBe(2);
-    expect(seen.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-  });
-
-  it('resolves at once for no items', async () => {
-    const run = vi.fn(async () => {});
-    await runKeyed([], () => 'k', 1, run);
-    expect(run).not.toHaveBeenCalled();
-  });
-});
 
 describe('semaphore', () => {
   it('never runs more than max at once, and reaches max', async () => {

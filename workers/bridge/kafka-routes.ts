@@ -39,7 +39,7 @@ export const kafkaRoutes = (producer: KafkaRestProducer, allowedTopics: readonly
       throw new ValidationError('body is not valid JSON', 'body');
     }
     const parsed = BodySchema.safeParse(body);
-    if (!parsed.success) throw new ValidationError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    if (!parsed.success) throw ValidationError.fromZod(parsed.error);
     const records: RestRecord[] = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
     const refused = records.find((r) => !allowed.has(r.topic));
     if (refused) throw new ForbiddenError(`topic ${refused.topic} is not open to the edge`);

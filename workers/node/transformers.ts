@@ -2,8 +2,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../core/ports/logger';
 import { checkSyntax } from '../../core/lua';
-import { CONFIG_ID } from '../../core/http/enqueue-request';
-import { checkTemplates } from '../../core/transformers/secret-templates';
+import { CONFIG_ID } from '../../core/domain/config-id';
+import { checkTemplates } from '../../core/domain/templates';
 import { bcryptVerifier } from './passwords';
 import { parsePasswd, TRANSFORMER_NAME, type TransformerAuth, type TransformerRegistry, type TransformerScript, type TransformerSettings } from '../../core/transformers/registry';
 

@@ -5,7 +5,7 @@ import { parseDeadLetterListQuery } from '../../reconcile/listing';
 import { deadLetterView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
 import type { DeadLetterStore } from '../../ports/hot-state';
-import { enqueueItemSchema } from '../enqueue-request';
+import { enqueueItemSchema } from '../../domain/enqueue';
 import { readJsonBody } from '../json-body';
 import { conflictAware, redriverOf } from './webhooks';
 

@@ -4,7 +4,7 @@ import { guardParams } from '../../pipeline/guard-params';
 import { resumeAndDrain } from '../../pipeline/pause';
 import type { PauseScope } from '../../ports/guards';
 import type { ApiDeps } from '../deps';
-import { checkConfigId } from '../enqueue-request';
+import { checkConfigId } from '../../domain/config-id';
 
 const checkHash = (h: string): void => {
   if (!/^[0-9a-f]{32}$/.test(h)) throw new ValidationError('endpoint hash must be 32 lowercase hex characters (the endpoint_hash of a webhook)', 'hash');

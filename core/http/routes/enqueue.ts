@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { TooLargeError } from '../../errors/errors';
 import type { ApiDeps } from '../deps';
-import { checkConfigId, parseBatchBody, parseEnqueueBody } from '../enqueue-request';
+import { checkConfigId } from '../../domain/config-id';
+import { parseBatchBody, parseEnqueueBody } from '../../domain/enqueue';
 import { errorResponse } from '../errors';
 
 export const enqueueRoutes = (d: ApiDeps) => {

@@ -7,7 +7,8 @@ import { LuaError, LuaSyntaxError, redactDeep, redactor, runTransformer } from '
 import { transformerItems } from '../../transformers/items';
 import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type TransformerScript } from '../../transformers/registry';
 import type { ApiDeps } from '../deps';
-import { checkConfigId, enqueueItemSchema } from '../enqueue-request';
+import { checkConfigId } from '../../domain/config-id';
+import { enqueueItemSchema } from '../../domain/enqueue';
 import { errorResponse } from '../errors';
 
 /**

@@ -4,7 +4,7 @@ import { NotConfiguredError, NotFoundError } from '../../errors/errors';
 import { EMPTY_CONFIG_IDS, SCOPES } from '../../security/api-keys';
 import type { ApiDeps } from '../deps';
 import type { AuthVariables } from '../middleware/auth';
-import { CONFIG_ID } from '../enqueue-request';
+import { CONFIG_ID } from '../../domain/config-id';
 import { readJsonBody } from '../json-body';
 
 export const CreateKeyBody = z

@@ -4,7 +4,7 @@ import { objectMembers, slice } from '../../domain/raw-json';
 import { NotConfiguredError, TooLargeError, ValidationError } from '../../errors/errors';
 import { LuaError, LuaSyntaxError, redactor, runDeliveryScript, type Redactor } from '../../lua';
 import type { ApiDeps } from '../deps';
-import { checkConfigId } from '../enqueue-request';
+import { checkConfigId } from '../../domain/config-id';
 import { errorResponse } from '../errors';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

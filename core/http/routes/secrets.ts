@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { NotConfiguredError } from '../../errors/errors';
 import type { ApiDeps } from '../deps';
-import { checkConfigId } from '../enqueue-request';
+import { checkConfigId } from '../../domain/config-id';
 import { readJsonBody } from '../json-body';
 import { signingSecretProblem } from '../../signing/secret-format';
 

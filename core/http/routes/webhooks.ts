@@ -8,7 +8,7 @@ import { RedriveConflictError, type Redriver } from '../../reconcile/redrive';
 import { statusView } from '../../pipeline/redact';
 import type { ApiDeps } from '../deps';
 import type { WebhookListing } from '../../ports/hot-state';
-import { enqueueItemSchema } from '../enqueue-request';
+import { enqueueItemSchema } from '../../domain/enqueue';
 import { readJsonBody } from '../json-body';
 
 // GET /webhooks (delivery listing) and POST /webhooks/:id/retry (docs/RELIABILITY.md, Listings;

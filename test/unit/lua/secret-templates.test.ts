@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { checkTemplates, resolveDelivery, templateVars } from '../../../core/transformers/secret-templates';
+import { checkTemplates, templateVars } from '../../../core/domain/templates';
+import { resolveDelivery } from '../../../core/transformers/secret-templates';
 import { runTransformer } from '../../../core/lua';
 
-// ${VAR} delivery templates (core/transformers/secret-templates.ts).
+// ${VAR} delivery templates (core/domain/templates.ts, core/transformers/secret-templates.ts).
 
 describe('delivery secret templates', () => {
   const env: Record<string, string> = { TOKEN: 'tok$1&x', KEY: 'k=1 2', NL: 'a\r\nb' };
@@ -15,6 +16,10 @@ describe('delivery secret templates', () => {
     expect(() => checkTemplates({ Authorization: 'Bearer ${TOKEN' }, 'header')).toThrow(/malformed template/);
     expect(() => checkTemplates({ Authorization: 'Bearer ${1X}' }, 'header')).toThrow(/malformed template/);
     expect(() => checkTemplates({ 'webhook-signature': '${X}' }, 'header')).toThrow(/reserved/);
+    // The reserved set plus the two headers the sender always writes itself.
+    for (const name of ['Host', 'Content-Length', 'X-Webhook-Id', 'Content-Type', 'User-Agent']) {
+      expect(() => checkTemplates({ [name]: '${X}' }, 'header')).toThrow(`delivery headers: ${name.toLowerCase()} is reserved`);
+    }
     expect(() => checkTemplates({ 'bad name': '${X}' }, 'query')).toThrow(/invalid parameter name/);
     expect(() => checkTemplates(['x'], 'query')).toThrow(/table of name = value/);
   });

@@ -1,18 +1,16 @@
 import { z } from 'zod';
-import { ValidationError } from '../errors/errors';
-import { arrayElements, objectMembers, slice } from '../domain/raw-json';
+import { ValidationError, type Issue } from '../errors/errors';
+import { arrayElements, objectMembers, slice } from './raw-json';
 import type { Config } from '../config/schema';
-import { HEADER_NAME, headerProblem, SIGNATURE_HEADERS } from '../security/headers';
+import { CLIENT_MANAGED_HEADERS, HEADER_NAME, headerProblem } from '../security/headers';
 import { signingSecretProblem } from '../signing/secret-format';
+import { ENQUEUE_RESERVED_HEADERS } from './reserved-headers';
 
-// The enqueue request schemas (shared by howk-api and the edge). Validation runs on the
-// parsed body; the payload's bytes are cut from the raw text (see raw-json.ts).
+// The enqueue contract: the request schemas and the item they yield, shared by howk-api, the
+// edge and transformers (/incoming). Validation runs on the parsed body; the payload's bytes
+// are cut from the raw text (see raw-json.ts).
 
 export type EnqueueLimits = Pick<Config['api'], 'max_batch_size' | 'max_endpoint_length' | 'max_headers' | 'max_header_value_length' | 'max_idempotency_key_length'>;
-
-// Besides what the HTTP client refuses (core/security/headers.ts): the body is always JSON,
-// and identity and signatures are made per attempt by the sender.
-const SET_BY_HOWK: ReadonlySet<string> = new Set(['content-type', ...SIGNATURE_HEADERS]);
 
 export const enqueueItemSchema = (l: EnqueueLimits) =>
   z.object({
@@ -35,7 +33,9 @@ export const enqueueItemSchema = (l: EnqueueLimits) =>
         if (names.length > l.max_headers) ctx.addIssue({ code: 'custom', message: `at most ${l.max_headers} headers` });
         for (const name of names) {
           const value = h[name]!;
-          const message = SET_BY_HOWK.has(name.toLowerCase())
+          const lower = name.toLowerCase();
+          // The HTTP client's own names get headerProblem's message, which says so.
+          const message = ENQUEUE_RESERVED_HEADERS.has(lower) && !CLIENT_MANAGED_HEADERS.has(lower)
             ? `${name} is set by Howk and cannot be given`
             : (headerProblem(name, value) ?? (value.length > l.max_header_value_length ? `header values are limited to ${l.max_header_value_length} characters` : undefined));
           if (message) ctx.addIssue({ code: 'custom', path: [name], message });
@@ -63,9 +63,10 @@ const itemSchemaFor = (l: EnqueueLimits) => {
   return s;
 };
 
+/** One webhook to enqueue: from a request body, or posted by a transformer (howk.post). */
 export type EnqueueItem = {
   endpoint: string;
-  /** Raw JSON text of the payload as the producer sent it. */
+  /** Raw JSON text: the bytes enqueued, signed and sent (as the producer sent them, or as the transformer fixed them). */
   payload: string;
   headers: Record<string, string>;
   idempotency_key?: string;
@@ -76,12 +77,6 @@ export type EnqueueItem = {
   delivery_query_params?: Record<string, string>;
 };
 
-export const CONFIG_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export const checkConfigId = (id: string): void => {
-  if (!CONFIG_ID.test(id)) throw new ValidationError('config id must be 1-128 characters of A-Z a-z 0-9 . _ : -', 'config');
-};
-
 const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
@@ -90,15 +85,9 @@ const parseJson = (text: string): unknown => {
   }
 };
 
-const issuesOf = (e: z.ZodError, prefix: string) =>
-  e.issues.map((i) => ({ path: [prefix, ...i.path].filter((p) => p !== '').join('.'), message: i.message }));
-
 const toItem = (text: string, start: number, value: Record<string, unknown>, l: EnqueueLimits, prefix: string): EnqueueItem => {
   const res = itemSchemaFor(l).safeParse(value);
-  if (!res.success) {
-    const issues = issuesOf(res.error, prefix);
-    throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]?.path, issues);
-  }
+  if (!res.success) throw ValidationError.fromZod(res.error, { at: prefix });
   const span = objectMembers(text, start).get('payload')!;
   const d = res.data;
   return { endpoint: d.endpoint, payload: slice(text, span), headers: d.headers ?? {}, idempotency_key: d.idempotency_key, signing_secret: d.signing_secret, max_attempts: d.max_attempts };
@@ -121,7 +110,7 @@ export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] =>
   if (items.length > l.max_batch_size) throw new ValidationError(`webhooks holds ${items.length} items; the limit is ${l.max_batch_size}`, 'webhooks');
   const spans = arrayElements(text, objectMembers(text, 0).get('webhooks')!.start);
   const out: EnqueueItem[] = [];
-  const issues: { path: string; message: string }[] = [];
+  const issues: Issue[] = [];
   items.forEach((item, i) => {
     if (!isObject(item)) {
       issues.push({ path: `webhooks.${i}`, message: 'must be an object' });
@@ -134,6 +123,6 @@ export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] =>
       else throw e;
     }
   });
-  if (issues.length) throw new ValidationError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]!.path, issues);
+  if (issues.length) throw ValidationError.fromIssues(issues);
   return out;
 };
