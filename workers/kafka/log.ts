@@ -2,6 +2,7 @@ import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Prod
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { BatchHandler, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
+import { commitTimer } from './commit-timer';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
 
@@ -232,6 +233,7 @@ class KafkaConsumer implements LogConsumer {
   async run(handler: BatchHandler): Promise<void> {
     await this.c.connect();
     await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
+    const commits = commitTimer(this.c, this.opts.onCommitted);
     await this.c.run({
       autoCommit: true,
       eachBatchAutoResolve: false,
@@ -257,6 +259,7 @@ class KafkaConsumer implements LogConsumer {
           clearInterval(beat);
         }
         // Only now is every outcome of the batch durable: resolve and commit.
+        commits?.handled(batch.topic, batch.partition, batch.messages[batch.messages.length - 1]!.offset, batch.messages.length);
         resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
         await commitOffsetsIfNecessary();
       },
