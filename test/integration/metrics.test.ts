@@ -108,3 +108,24 @@ describe('delivery stage metrics (real Kafka + Redis)', () => {
     expect(w).toContain('process_cpu_seconds_total');
   });
 });
+
+describe('delivery stage metrics (howk-dev: in-memory log, one process)', () => {
+  it('counts every delivered webhook once per stage on the one /metrics', async () => {
+    const rx = await startReceiver();
+    const f = await startTestFleet('memory');
+    try {
+      for (let i = 0; i < 3; i++) expect((await f.post('/webhooks/mem/enqueue', { endpoint: rx.url(`/mem/${i}`), payload: { i } })).status).toBe(202);
+      await waitFor(() => rx.byWebhook().size >= 3, { what: '3 deliveries' });
+      const all = ['produced', ...WORKER_STAGES];
+      const text = await waitFor(async () => {
+        const t = await (await fetch(`${f.baseUrl}/metrics`)).text();
+        return all.every((s) => (series(t, 'howk_stage_seconds', `stage="${s}"`)?.count ?? 0) >= 3) ? t : undefined;
+      }, { what: 'every stage' });
+      for (const s of all) expect(series(text, 'howk_stage_seconds', `stage="${s}"`)?.count, s).toBe(3);
+      expect(series(text, 'howk_enqueue_to_delivery_seconds', 'attempt="first"')?.count).toBe(3);
+    } finally {
+      await f.stop();
+      await rx.close();
+    }
+  });
+});
