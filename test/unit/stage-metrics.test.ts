@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { histogramDiff, histogramQuantile, histogramsDiff, histogramSum, parseHistograms, type Histogram } from '../../core/metrics/histogram';
+import { createStageRecorder } from '../../core/metrics/recorder';
 import { STAGE_BUCKETS } from '../../core/metrics/stages';
 import { createNodeMetrics } from '../../workers/node/metrics';
 
@@ -50,7 +51,31 @@ describe('histogram quantiles', () => {
   });
 });
 
-describe('the Prometheus stage recorder', () => {
+describe('the stage recorder', () => {
+  it('counts a time on a bound in that bucket (le is inclusive), and n observations at once', () => {
+    const { recorder, snapshot } = createStageRecorder();
+    recorder.stage('sent', 1); // 0.001 s, a bound
+    recorder.stage('sent', 1.0001);
+    recorder.stage('committed', 7, 4);
+    recorder.stage('committed', 7);
+    const sent = snapshot().stages.get('sent')!;
+    const at = (h: Histogram, b: number) => h.counts[h.bounds.indexOf(b)];
+    expect(at(sent, 0.001)).toBe(1);
+    expect(at(sent, STAGE_BUCKETS[STAGE_BUCKETS.indexOf(0.001) + 1]!)).toBe(2);
+    expect(at(sent, STAGE_BUCKETS[STAGE_BUCKETS.indexOf(0.001) - 1]!)).toBe(0);
+    const committed = snapshot().stages.get('committed')!;
+    expect(committed.count).toBe(5);
+    expect(committed.sum).toBeCloseTo(0.035, 9);
+    expect(committed.counts.at(-1)).toBe(5);
+    // Past the last bound: only +Inf has it.
+    recorder.delivered(60_000, false);
+    const first = snapshot().delivered.first;
+    expect(first.counts.at(-2)).toBe(0);
+    expect(first.counts.at(-1)).toBe(1);
+  });
+});
+
+describe('the Prometheus exposition of the recorder', () => {
   it('shows the stages of its process at zero, then each observation in seconds', async () => {
     const m = createNodeMetrics(['produced']);
     const zero = await scrape(m);
