@@ -2,7 +2,7 @@ import tseslint from 'typescript-eslint';
 
 // The layering rules (docs/ARCHITECTURE.md, Layout): core/ is runtime-agnostic, edge/ and
 // workers/ never import each other.
-const nodeOnly = ['node:*', 'kafkajs', 'ioredis', 'undici', 'cloudflare:*', '@hono/node-server'];
+const nodeOnly = ['node:*', 'kafkajs', 'ioredis', 'undici', 'cloudflare:*', '@hono/node-server', 'prom-client'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.wrangler/**', '.tmp/**'] },

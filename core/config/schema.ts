@@ -162,6 +162,10 @@ export const ConfigSchema = z.object({
     secret_env_allowlist: list([], 'Environment variables that ${VAR} templates in _delivery_headers / _delivery_query_params may read at send time; any other name dead-letters the webhook'),
     secret_env_hosts: listMap('Hosts each allow-listed ${VAR} may be sent to: VAR → ["api.partner.com", "*.partner.com"]; a delivery to any other host (or a variable without an entry) dead-letters as secret_host_not_allowed'),
   }),
+  metrics: section({
+    port: int(0, 'Port on which the process serves GET /metrics (Prometheus text, no API key) besides howk-api\'s own /metrics route; how howk-worker and howk-scheduler are scraped (0 = off)', { max: 65535 }),
+    host: str('127.0.0.1', 'Interface the metrics port binds to'),
+  }),
   log: section({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),
   }),

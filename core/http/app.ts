@@ -8,6 +8,7 @@ import { healthRoutes } from './routes/health';
 import { incomingRoutes } from './routes/incoming';
 import { endpointRoutes } from './routes/endpoints';
 import { keyRoutes } from './routes/keys';
+import { metricsRoutes } from './routes/metrics';
 import { openApiRoutes } from './routes/openapi';
 import { scriptRoutes } from './routes/scripts';
 import { secretRoutes } from './routes/secrets';
@@ -35,5 +36,6 @@ export const createApiApp = (d: NodeApiDeps) => {
   app.route('/', endpointRoutes(d));
   app.route('/', incomingRoutes(d));
   app.route('/', scriptRoutes(d));
+  app.route('/', metricsRoutes(d));
   return app;
 };

@@ -46,6 +46,8 @@ export type ApiDeps = {
   lua?: LuaHostServices;
   /** The peer address of a request's connection (the host knows its server); per-client limits key by it. */
   remoteAddress?: (c: Context) => string | undefined;
+  /** GET /metrics: the process's metrics as Prometheus text (the host renders them); 501 without it. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
 };
 
 /** howk-api and howk-dev: every route, the listings of webhooks and dead letters included. */

@@ -94,6 +94,7 @@ const ops = (c: Config): Op[] => [
   { method: 'get', path: '/ready', tag: 'health', summary: 'Readiness: every dependency answers', ok: { '200': json(schema(z.object({ status: z.string(), dependencies: z.array(Check.extend({ name: z.string() })) })), 'ready'), '503': json(schema(z.object({ status: z.string(), dependencies: z.array(Check.extend({ name: z.string() })) })), 'not ready') } },
   { method: 'get', path: '/health/dependencies', tag: 'health', summary: 'Per-dependency checks', ok: { '200': json(schema(z.object({ status: z.string(), dependencies: z.record(z.string(), Check) })), 'all ok'), '503': json(schema(z.object({ status: z.string(), dependencies: z.record(z.string(), Check) })), 'degraded') } },
   { method: 'get', path: '/openapi.json', tag: 'health', summary: 'This document', ok: { '200': json({ type: 'object' }, 'OpenAPI 3.1') } },
+  { method: 'get', path: '/metrics', tag: 'health', summary: 'Prometheus metrics of this api process: delivery stage and process histograms (docs/OPERATIONS.md, Metrics)', ok: { '200': { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } } } },
   {
     method: 'post', path: '/webhooks/{config}/enqueue', tag: 'webhooks', summary: 'Enqueue one webhook (202 once it is durably in Kafka)', params: [configParam], body: enqueueBody(c), bodyRequired: true,
     ok: { '202': json(schema(EnqueueResponse), 'accepted', { Location: { schema: { type: 'string' } } }), '200': json(schema(EnqueueResponse), 'duplicate idempotency_key: the first webhook') },

@@ -119,6 +119,7 @@ class MemoryConsumer implements LogConsumer {
                 handler({ topic, partition, records: batch }).then(
                   () => {
                     this.group.offsets.set(id, from + batch.length);
+                    this.opts.onCommitted?.(batch.length, 0);
                   },
                   async () => {
                     // Not committed: the same batch comes again after a short pause.

@@ -5,6 +5,7 @@ import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSessi
 import { limitSample } from '../policy/adaptive-limit';
 import { circuitOutcome, classify } from '../policy/classify';
 import { decide } from '../policy/retry';
+import type { StageRecorder } from '../metrics/stages';
 import type { Admission } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
 import { findHeaderIssue } from '../security/headers';
@@ -40,6 +41,8 @@ export type AttemptDeps = AdmissionDeps & {
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
   lua?: LuaHostServices;
   random?: () => number;
+  /** Stage times of each delivery (core/metrics/stages.ts); none recorded without it. */
+  stages?: StageRecorder;
 };
 
 /** Admission (guards), signing, sending, classification and decision for one webhook. */
@@ -100,7 +103,7 @@ export const createAttempter = (d: AttemptDeps) => {
   const secretEnv = (name: string): string | undefined => d.lua?.env(name);
   type Target = { url: string; headers: Record<string, string> };
 
-  const send = async (w: Webhook, p: Prepared, target: Target): Promise<DeliveryResponse> => {
+  const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
       const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets: await secretsOf(w), scheme: config.signing.scheme, hmac: d.hmac });
@@ -111,28 +114,36 @@ export const createAttempter = (d: AttemptDeps) => {
       // Records enqueued before headers were checked, or anything else that slipped through.
       const bad = findHeaderIssue(headers);
       if (bad) return { kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: d.clock.now() - sent };
-      return await gate(() =>
-        d.sender.send({
+      return await gate(async () => {
+        const handed = d.clock.now();
+        const r = await d.sender.send({
           url: target.url,
           headers,
           body: p.body,
           timeoutMs: config.delivery.timeout,
-        }),
-      );
+        });
+        if (d.stages) {
+          // Written: when the client says the request left (a pool wait and connect before it), else when it was handed over.
+          const written = handed + (r.kind === 'response' ? (r.writtenMs ?? 0) : 0);
+          d.stages.stage('sent', written - admittedAt);
+          d.stages.stage('responded', d.clock.now() - written);
+        }
+        return r;
+      });
     } catch (e) {
       // Nothing left this process: a secret that cannot sign, or a local fault; never the endpoint's doing.
       return { kind: e instanceof InvalidSecretError ? 'invalid_secret' : 'local_error', error: errorMessage(e), durationMs: d.clock.now() - sent };
     }
   };
 
-  /** One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead). */
-  const attempt = async (w: Webhook, lane: Lane, next?: Webhook): Promise<Step> => {
+  /** One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead); `fetchedAt` when its batch was fetched. */
+  const attempt = async (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number): Promise<Step> => {
     const host = admission.hostOf(w);
     const { a, release } = await admission.admit(w, lane);
     // Not after a probe: the next admission must see how the probe went.
     if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
     try {
-      return await attemptAdmitted(w, host, a);
+      return await attemptAdmitted(w, host, a, fetchedAt);
     } catch (e) {
       admission.abandon(w, a);
       throw e;
@@ -141,13 +152,14 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  const attemptAdmitted = async (w: Webhook, host: string, a: Admission | { kind: 'held' }): Promise<Step> => {
+  const attemptAdmitted = async (w: Webhook, host: string, a: Admission | { kind: 'held' }, fetchedAt?: number): Promise<Step> => {
     const now = d.clock.now();
     if (a.kind === 'held') return { kind: 'held', webhook: w, at: now };
     if (a.kind === 'park') return { kind: 'parked', webhook: w, until: a.until, reason: a.reason, at: now };
     if (a.kind === 'divert') return { kind: 'diverted', webhook: w, at: now };
     if (a.kind === 'recovered') return { kind: 'returned', webhook: w, at: now };
     if (a.kind !== 'go') throw new Error(`unexpected admission ${a.kind}`);
+    if (fetchedAt !== undefined) d.stages?.stage('admitted', now - fetchedAt);
     const started = d.clock.now();
     const prepared = await prepare(w);
     // A run that opened a credential may only send to that credential's hosts: the endpoint
@@ -167,13 +179,18 @@ export const createAttempter = (d: AttemptDeps) => {
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
       return { kind: 'attempted', o: { webhook: w, response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` } } };
     }
-    const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} });
+    const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} }, now);
     const at = d.clock.now();
     const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
     const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
     const outcome = circuitOutcome(c);
     record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome, probe: a.probe, counted: a.counted, error, sample: limitSample(response, outcome) });
-    return { kind: 'attempted', o: { webhook: w, response, at, decision: decide(w, c, at, config.retry, rand()) } };
+    const decision = decide(w, c, at, config.retry, rand());
+    if (decision.kind === 'delivered' && d.stages) {
+      const created = Date.parse(w.created_at);
+      if (!Number.isNaN(created)) d.stages.delivered(at - created, w.attempt + w.deferrals > 0);
+    }
+    return { kind: 'attempted', o: { webhook: w, response, at, decision } };
   };
 
   return { attempt, discard: admission.discard, settle: admission.settle };

@@ -11,6 +11,7 @@ import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from './logger';
 import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
 import { sleep } from './scheduler';
+import { durableStages, fetchedStages } from './stage-marks';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -116,7 +117,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     return { statuses, retries, ended, counts };
   };
 
-  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log });
+  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock });
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
@@ -146,7 +147,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
             const w = items[next++]!;
             // Slow lane: each endpoint at its own pace (limit / latency).
             if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            onStep(w, await attempter.attempt(w, lane, items[next]));
+            onStep(w, await attempter.attempt(w, lane, items[next], start));
             moved.set(key, d.clock.now());
           }
         };
@@ -196,10 +197,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const flushable = (steps: Step[], leases: Leased[]): Flushable => {
     const records: LogRecord[] = [];
     const { statuses, retries, ended, counts } = collect(steps, records);
-    return { records, hot: { statuses, retries, ended, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases };
+    return { records, hot: { statuses, retries, ended, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases, steps };
   };
 
   const deliver = async (batch: ConsumedBatch): Promise<void> => {
+    fetchedStages(d.stages, batch, d.clock.now());
     const records: LogRecord[] = [];
     const hooks: Webhook[] = [];
     for (const rec of batch.records) {
@@ -277,6 +279,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // was when it started). test/unit/reconcile-flush-race.test.ts
     await durably('outcome produce', () => d.producer.send(out));
     await durably('retry scheduling', apply);
+    durableStages(d.stages, part, d.clock.now());
   };
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {

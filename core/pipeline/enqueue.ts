@@ -5,6 +5,7 @@ import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import type { EnqueueItem } from '../domain/enqueue';
+import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
 import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
@@ -20,6 +21,8 @@ export type EnqueueDeps = {
   clock: Clock;
   secretBox?: SecretBox;
   log: Logger;
+  /** Records the 'produced' stage (enqueue call → Kafka's acknowledgement) per webhook. */
+  stages?: StageRecorder;
 };
 
 export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
@@ -133,6 +136,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
         if (mine.length) await d.hot.releaseIdempotency(mine).catch(() => {});
         throw e;
       }
+      d.stages?.stage('produced', d.clock.now() - now, fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
       await d.hot
         .apply({

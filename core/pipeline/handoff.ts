@@ -3,6 +3,10 @@ import type { HotBatch, HotWriter, RetrySchedule } from '../ports/hot-state';
 import type { LogProducer, LogRecord } from '../ports/log';
 import type { Logger } from '../ports/logger';
 import { sleep } from '../domain/time';
+import type { StageRecorder } from '../metrics/stages';
+import type { Clock } from '../ports/clock';
+import type { Step } from './attempt';
+import { durableStages } from './stage-marks';
 
 // Deliveries that outlive their batch (a slow endpoint must not hold back the partition)
 // finish in the background. Before the batch commits, each such webhook is written to
@@ -12,9 +16,10 @@ import { sleep } from '../domain/time';
 // lease is acked (removed only if still ours, so a new schedule of the outcome survives).
 
 export type Leased = { id: string; leaseDueAt: number; leaseWritten: Promise<void> };
-export type Flushable = { records: LogRecord[]; hot: HotBatch; leases: Leased[] };
+/** `steps`: the delivery steps whose outcome this is (their 'durable' stage ends with the flush). */
+export type Flushable = { records: LogRecord[]; hot: HotBatch; leases: Leased[]; steps?: readonly Step[] };
 
-export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: LogProducer; log: Logger; flushMs?: number }) => {
+export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: LogProducer; log: Logger; flushMs?: number; stages?: StageRecorder; clock?: Clock }) => {
   let pending: Flushable[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inFlight = 0;
@@ -41,6 +46,7 @@ export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: Log
     // the outcome was durable would leave a window in which a crash loses it.
     await d.producer.send(records);
     await d.hot.apply(hot);
+    if (d.stages) durableStages(d.stages, items.flatMap((i) => i.steps ?? []), (d.clock ?? Date).now());
     // With the ack, any other schedule of a webhook that ended goes too (a stale copy, e.g.
     // one a rebuild restored from the lease's snapshot): only now that the outcome is durable.
     const ended = items.flatMap((i) => i.hot.ended ?? []);

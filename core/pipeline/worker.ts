@@ -2,6 +2,7 @@ import type { Log, LogConsumer } from '../ports/log';
 import { createDeliverer, type DeliverDeps, type Deliverer } from './deliver';
 import { createOriginSlots } from './origin-slots';
 import { createEndpointPacer } from './pacer';
+import { committedStage } from './stage-marks';
 
 export type WorkerDeps = DeliverDeps & { logStore: Log };
 
@@ -16,15 +17,16 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
   const consumers: LogConsumer[] = [];
   const deliverers: Deliverer[] = [];
   const slots = d.slots ?? createOriginSlots(d.config.delivery.max_conns_per_host, concurrency.initial_limit);
+  const onCommitted = committedStage(d.stages);
   if (worker.lanes !== 'slow') {
-    const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true });
+    const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true, onCommitted });
     const deliver = createDeliverer({ ...d, slots }, 'fast');
     await fast.run(deliver);
     consumers.push(fast);
     deliverers.push(deliver);
   }
   if (worker.lanes !== 'fast') {
-    const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true });
+    const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true, onCommitted });
     const deliver = createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow');
     await slow.run(deliver);
     consumers.push(slow);

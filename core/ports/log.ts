@@ -31,6 +31,8 @@ export type ConsumerOptions = {
   groupId: string;
   topics: string[];
   fromBeginning?: boolean;
+  /** Told once a batch's offsets are committed: its record count and the ms since its handler resolved. */
+  onCommitted?: (records: number, ms: number) => void;
 };
 
 /**

@@ -8,7 +8,15 @@ export type DeliveryRequest = {
 };
 
 export type DeliveryResponse =
-  | { kind: 'response'; status: number; retryAfter: string | null; bodySnippet: string; durationMs: number }
+  | {
+      kind: 'response';
+      status: number;
+      retryAfter: string | null;
+      bodySnippet: string;
+      durationMs: number;
+      /** From the send call until the request was fully written (a wait for a pooled connection included), when the client can tell. */
+      writtenMs?: number;
+    }
   | { kind: 'timeout' | 'network'; error: string; durationMs: number }
   /** Refused before any connection (SSRF guard): the target resolves to a forbidden address. */
   | { kind: 'blocked'; error: string; durationMs: number }

@@ -17,7 +17,10 @@ export const envNum = (name: string, def: number): number => {
 };
 export const envInt = (name: string, def: number): number => Math.floor(envNum(name, def));
 
-export const log = (msg: string) => process.stderr.write(`[busy] ${msg}\n`);
+let logTag = 'busy';
+/** The tag of the progress lines on stderr (each bench its own). */
+export const setLogTag = (tag: string) => void (logTag = tag);
+export const log = (msg: string) => process.stderr.write(`[${logTag}] ${msg}\n`);
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const fmt = (n: number, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';

@@ -65,7 +65,8 @@ export const startReceiver = async (): Promise<Receiver> => {
 export type Route = { config: string; endpoint: string; cls: string };
 export type Sent = { start: number; cls: string };
 export type EnqueueResult = { accepted: number; requests: number; retries: number; failures: number; ids: Map<string, Sent>; t0: number; tEnd: number };
-export type LoadShape = { batch: number; concurrency: number; payloadBytes: number };
+/** `single`: one webhook per POST /webhooks/:config/enqueue instead of batch requests (batch is then 1). */
+export type LoadShape = { batch: number; concurrency: number; payloadBytes: number; single?: boolean };
 
 const payloadOf = (pad: string, seq: number) => `{"type":"bench.event","seq":${seq},"data":{"user":"u_${seq % 9973}","amount":${seq % 100_000},"currency":"EUR","note":"${pad}"}}`;
 
@@ -104,21 +105,23 @@ export const enqueueAll = async (
       const r = route(c);
       const items: string[] = [];
       for (let i = from; i < to; i++) items.push(`{"endpoint":${JSON.stringify(r.endpoint)},"payload":${payloadOf(pad, i)}}`);
-      const body = `{"webhooks":[${items.join(',')}]}`;
+      const body = shape.single ? items[0]! : `{"webhooks":[${items.join(',')}]}`;
+      const path = shape.single ? `/webhooks/${r.config}/enqueue` : `/webhooks/${r.config}/enqueue/batch`;
       for (let attempt = 0; ; attempt++) {
         const start = performance.now();
         st.requests++;
         let status = 0;
         let text = '';
         try {
-          const res = await request(`${base}/webhooks/${r.config}/enqueue/batch`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, dispatcher: agent });
+          const res = await request(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, dispatcher: agent });
           status = res.statusCode;
           text = await res.body.text();
         } catch (e) {
           text = String(e);
         }
         if (status === 202) {
-          for (const x of (JSON.parse(text) as { results: { webhook_id: string; status: string }[] }).results) {
+          const json = JSON.parse(text) as { webhook_id: string; status: string; results?: { webhook_id: string; status: string }[] };
+          for (const x of json.results ?? [json]) {
             if (x.status !== 'pending') continue;
             st.ids.set(x.webhook_id, { start, cls: r.cls });
             st.accepted++;

@@ -2,6 +2,7 @@ import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Consu
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { BatchHandler, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
+import { commitTimer } from './commit-timer';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -231,6 +232,7 @@ class KafkaConsumer implements LogConsumer {
   async run(handler: BatchHandler): Promise<void> {
     await this.c.connect();
     await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
+    const commits = commitTimer(this.c, this.opts.onCommitted);
     await this.c.run({
       autoCommit: true,
       eachBatchAutoResolve: false,
@@ -256,6 +258,7 @@ class KafkaConsumer implements LogConsumer {
           clearInterval(beat);
         }
         // Only now is every outcome of the batch durable: resolve and commit.
+        commits?.handled(batch.topic, batch.partition, batch.messages[batch.messages.length - 1]!.offset, batch.messages.length);
         resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
         await commitOffsetsIfNecessary();
       },

@@ -21,6 +21,8 @@ import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
+import { createNodeMetrics, type NodeMetrics } from './metrics';
+import { serveMetrics } from './metrics-server';
 import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
@@ -44,9 +46,11 @@ export type FleetParts = {
   scriptDirs?: string[];
   /** Store of the Lua kv module; in memory (one process) when not given. */
   luaKv?: KvStore;
+  /** Prometheus metrics of the process; made here when not given. */
+  metrics?: NodeMetrics;
 };
 
-export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState; /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry };
+export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; metrics: NodeMetrics; /** GET /metrics on metrics.port, when set */ metricsUrl?: string; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState; /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry };
 
 /** api + worker + scheduler over the given adapters, in one process (howk-dev, and tests). */
 export const startFleet = async (p: FleetParts): Promise<Fleet> => {
@@ -67,6 +71,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let baseUrl: string | undefined;
   let transformers: ReloadableRegistry | undefined;
   const luaKv = p.luaKv ?? memoryKv();
+  // The api records the 'produced' stage, the worker every later one.
+  const metrics = p.metrics ?? createNodeMetrics([...(roles.api ? (['produced'] as const) : []), ...(roles.worker ? (['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'] as const) : [])]);
+  const stages = metrics.stages;
   // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
   const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log) : undefined;
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
@@ -93,7 +100,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua, stages });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
   }
@@ -105,13 +112,13 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   }
   if (roles.api) {
     const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
-    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log });
+    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages });
     const dependencies: DependencyCheck[] = [
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address });
+    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address, metrics: metrics.exposition });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
@@ -130,10 +137,18 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   }
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
   if (security || lua || scripts) stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop()])) });
+  let metricsUrl: string | undefined;
+  if (config.metrics.port > 0) {
+    const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host);
+    metricsUrl = m.url;
+    stops.unshift({ name: 'metrics server', run: m.close });
+  }
   reconcile?.start();
   return {
     baseUrl,
     server,
+    metrics,
+    metricsUrl,
     security,
     transformers,
     stop: async () => {

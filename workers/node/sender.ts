@@ -44,6 +44,7 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
   private retryAfter: string | null = null;
   private snippet = '';
   private read = 0;
+  private writtenMs: number | undefined;
   private readonly timer: ReturnType<typeof setTimeout>;
 
   constructor(
@@ -81,6 +82,10 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
   onConnect(abort: (err?: Error) => void): void {
     this.abortFn = abort;
     if (this.done) abort(new Error('delivery timed out'));
+  }
+
+  onRequestSent(): void {
+    this.writtenMs = this.ms();
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -127,7 +132,7 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
   }
 
   private response(): DeliveryResponse {
-    return { kind: 'response', status: this.status, retryAfter: this.retryAfter, bodySnippet: this.snippet, durationMs: this.ms() };
+    return { kind: 'response', status: this.status, retryAfter: this.retryAfter, bodySnippet: this.snippet, durationMs: this.ms(), ...(this.writtenMs !== undefined ? { writtenMs: this.writtenMs } : {}) };
   }
 }
 

@@ -1,0 +1,62 @@
+import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+import type { Histogram } from '../../core/metrics/histogram';
+import { createStageRecorder } from '../../core/metrics/recorder';
+import { STAGES, type Stage, type StageRecorder } from '../../core/metrics/stages';
+
+export type NodeMetrics = {
+  registry: Registry;
+  /** The recorder the pipeline is given (core/metrics/recorder.ts). */
+  stages: StageRecorder;
+  /** The Prometheus text exposition of every metric of this process. */
+  exposition: () => Promise<{ contentType: string; body: string }>;
+};
+
+type Value = { metricName: string; labels: Record<string, string | number>; value: number };
+
+const histogramValues = (name: string, label: string, series: [string, Histogram][]): Value[] =>
+  series.flatMap(([v, h]) => [
+    ...h.bounds.map((b, i) => ({ metricName: `${name}_bucket`, labels: { [label]: v, le: b === Infinity ? '+Inf' : b }, value: h.counts[i]! })),
+    { metricName: `${name}_sum`, labels: { [label]: v }, value: h.sum },
+    { metricName: `${name}_count`, labels: { [label]: v }, value: h.count },
+  ]);
+
+/**
+ * A histogram of the prom-client registry whose values come from `read` at scrape time
+ * (prom-client renders it as any other metric: the get() contract of its own metrics).
+ */
+const histogramMetric = (registry: Registry, name: string, help: string, label: string, read: () => [string, Histogram][]): void => {
+  const metric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => ({ name, help, type: 'histogram', aggregator: 'sum', values: histogramValues(name, label, read()) }),
+    reset: () => {},
+  };
+  registry.registerMetric(metric as unknown as Metric);
+};
+
+/**
+ * Prometheus metrics of one process: the delivery stages, enqueue→delivery, and prom-client's
+ * process and Node.js metrics (CPU, memory, event loop lag). `stages` are the ones this
+ * process records: they are shown (at zero) from the start; the others once observed.
+ */
+export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetrics => {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const { recorder, snapshot } = createStageRecorder();
+  const shown = new Set<Stage>(stages);
+  const delivers = stages.includes('responded');
+  histogramMetric(registry, 'howk_stage_seconds', 'Time each delivery spent in each stage: since the previous stage ended (docs/OPERATIONS.md, Metrics)', 'stage', () =>
+    [...snapshot().stages].filter(([s, h]) => shown.has(s) || h.count > 0),
+  );
+  histogramMetric(registry, 'howk_enqueue_to_delivery_seconds', 'created_at of a delivered webhook → its 2xx response received; attempt="retry" after a failed or deferred attempt', 'attempt', () => {
+    const { first, retry } = snapshot().delivered;
+    return ([['first', first], ['retry', retry]] as [string, Histogram][]).filter(([, h]) => delivers || h.count > 0);
+  });
+  return {
+    registry,
+    stages: recorder,
+    exposition: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+  };
+};
