@@ -48,7 +48,7 @@ export const buildOpenApi = (c: Config, routes: readonly Route[]): Json => {
   const paths: Record<string, Record<string, Json>> = {};
   for (const r of routes) {
     const scope = scopeText(r);
-    const params = [...parameters('path', r.request?.params), ...parameters('query', r.request?.query)];
+    const params = [...parameters('path', r.request?.params), ...parameters('query', r.request?.query?.(c))];
     const body = r.request?.body?.(c);
     (paths[openApiPath(r.path)] ??= {})[r.method] = {
       tags: [r.tag],

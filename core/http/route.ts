@@ -48,7 +48,8 @@ export type Route = {
   needs?: readonly Capability[];
   request?: {
     params?: z.ZodObject;
-    query?: z.ZodObject;
+    /** Of the running config where a limit comes from it. */
+    query?: (c: Config) => z.ZodObject;
     /** A zod schema (input side), or JSON Schema where the zod schema's refinements need spelling out. */
     body?: (c: Config) => z.ZodType | Json;
     bodyRequired?: boolean;

@@ -62,7 +62,7 @@ describe('route table: mounted = documented', () => {
     for (const r of ROUTES) {
       const c = r.config;
       if (!c) continue;
-      if (c.from === 'query') expect(Object.keys(r.request?.query?.shape ?? {}), routeKey(r)).toContain(c.name);
+      if (c.from === 'query') expect(Object.keys(r.request?.query?.(config).shape ?? {}), routeKey(r)).toContain(c.name);
       else expect(r.path.split('/'), routeKey(r)).toContain(`:${c.name}`);
     }
     // A path naming a config is bound by it.

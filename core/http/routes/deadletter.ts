@@ -7,6 +7,7 @@ import { CONFIG_ID, enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
 import { IdParam } from '../params';
 import type { ConfigFrom, Route } from '../route';
+import { withEnqueueFields } from './enqueue';
 import { deadLetterConfig } from './status';
 import { CONFLICT, conflictAware, LIMIT, pageOf, RedriveResultSchema } from './webhooks';
 
@@ -40,10 +41,10 @@ const replayBody = (c: Config) => {
   return z.object({ headers: item.headers, signing_secret: item.signing_secret, max_attempts: item.max_attempts, idempotency_key: item.idempotency_key }).strict();
 };
 
-const DeadLetterQuery = z.object({
+const DeadLetterQuery = () => z.object({
   config_id: z.string().regex(CONFIG_ID),
   reason_type: z.string().regex(REASON).optional(),
-  since: z.string().optional().describe('ISO 8601 date or unix milliseconds: dead letters from then on'),
+  since: z.string().max(64).optional().describe('ISO 8601 date or unix milliseconds: dead letters from then on'),
   cursor: z.string().regex(DL_CURSOR).optional().describe('next_cursor of the previous page'),
   limit: LIMIT,
 });
@@ -80,7 +81,7 @@ export const deadLetterRoutes: Route[] = [
   {
     method: 'post', path: '/deadletter/:id/replay', tag: 'deadletter', summary: 'A new webhook (new id, replay_of the dead one) from the dead letter; the original never changes',
     access: 'admin', config: DEAD_LETTER_OWNER, needs: ['redrive', 'listing'],
-    request: { params: IdParam, body: replayBody },
+    request: { params: IdParam, body: (c) => withEnqueueFields(c, replayBody(c)) },
     responses: {
       '202': { description: 'enqueued', schema: RedriveResultSchema, headers: { Location: { schema: { type: 'string' } } } },
       '200': { description: 'duplicate idempotency_key: the first webhook', schema: RedriveResultSchema },

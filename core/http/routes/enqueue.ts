@@ -23,6 +23,14 @@ export const enqueueBody = (c: Config): Json => {
   return item;
 };
 
+/** JSON Schema of a body made of enqueue fields (retry, replay): those fields written out as enqueueBody has them. */
+export const withEnqueueFields = (c: Config, s: z.ZodObject): Json => {
+  const j = toJsonSchema(s, 'input') as { properties: Record<string, Json> };
+  const item = (enqueueBody(c) as { properties: Record<string, Json> }).properties;
+  for (const k of Object.keys(j.properties)) if (item[k]) j.properties[k] = item[k];
+  return j;
+};
+
 export const enqueueRoutes: Route[] = [
   {
     method: 'post', path: '/webhooks/:config/enqueue', tag: 'webhooks', summary: 'Enqueue one webhook (202 once it is durably in Kafka)',

@@ -8,6 +8,7 @@ import { RedriveConflictError } from '../../reconcile/redrive';
 import { statusView } from '../../pipeline/redact';
 import { CONFIG_ID, enqueueItemSchema } from '../enqueue-request';
 import { readJsonBody } from '../json-body';
+import { withEnqueueFields } from './enqueue';
 import { IdParam } from '../params';
 import type { ResponseDoc, Route } from '../route';
 import { WEBHOOK_OWNER } from './status';
@@ -48,10 +49,12 @@ const retryBody = (c: Config) => {
   return z.object({ headers: item.headers, signing_secret: item.signing_secret, attempts: z.number().int().min(1).max(1000).optional() }).strict();
 };
 
-const WebhookListQuery = z.object({
+// An endpoint longer than api.max_endpoint_length was never enqueued; the bound also keeps the
+// URL under the server's header size limit (a longer one is answered by Node's parser, not JSON).
+const WebhookListQuery = (c: Config) => z.object({
   config_id: z.string().regex(CONFIG_ID),
   state: WebhookState.optional(),
-  endpoint: z.string().min(1).max(4096).optional().describe('Only webhooks to this endpoint URL'),
+  endpoint: z.string().min(1).max(c.api.max_endpoint_length).optional().describe('Only webhooks to this endpoint URL'),
   cursor: z.string().regex(ID_CURSOR).optional().describe('next_cursor of the previous page'),
   limit: LIMIT,
 });
@@ -79,7 +82,7 @@ export const webhookRoutes: Route[] = [
   {
     method: 'post', path: '/webhooks/:id/retry', tag: 'webhooks', summary: 'A new attempt of the same webhook (same id, attempt count going on) from its dead letter',
     access: 'admin', config: WEBHOOK_OWNER, needs: ['redrive'],
-    request: { params: IdParam, body: retryBody },
+    request: { params: IdParam, body: (c) => withEnqueueFields(c, retryBody(c)) },
     responses: { '202': { description: 'on its way', schema: RedriveResultSchema, headers: { Location: { schema: { type: 'string' } } } }, '409': CONFLICT },
     handler: (d) => {
       const body = retryBody(d.config);
