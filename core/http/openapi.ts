@@ -40,7 +40,7 @@ export const scopeText = (r: Route): string => (r.access === 'open' ? 'none (ope
 
 /** Where a config-bound key's config is, as docs show it. */
 export const configText = (f: ConfigFrom | undefined): string =>
-  f === undefined ? 'none (a key bound to configs is refused)' : f.from === 'param' ? `path parameter ${f.name}` : f.from === 'query' ? `query parameter ${f.name}` : `the config of the ${f.name} named (another config's answers 404)`;
+  f === undefined ? 'none (a key bound to configs is refused)' : f.from === 'param' ? `path parameter ${f.name}` : f.from === 'query' ? `query parameter ${f.name}` : `the config of what path parameter ${f.name} names (another config's answers 404)`;
 
 const operationId = (r: Route) => `${r.method}${openApiPath(r.path).replace(/[{}]/g, '').replace(/[/.](\w)/g, (_m, ch: string) => ch.toUpperCase())}`;
 

@@ -14,8 +14,9 @@ import { edgeLuaEngine } from '../lua/engine';
 import { checkBasicAuth } from './auth';
 import type { Transformer } from './bundle';
 
-// The edge's handler of POST /incoming/:name (declared in core/http/routes/incoming.ts): Basic auth (when configured), the provider's signature
-// on the raw bytes, then the transformer on the core Lua engine, and its webhooks enqueued
+// The edge's handler of POST /incoming/:name (declared in core/http/routes/incoming.ts):
+// Basic auth (when configured), the provider's signature on the raw bytes, then the
+// transformer on the core Lua engine, and its webhooks enqueued
 // together (accepted or refused whole) through the DomainGates. Answers as howk-api's route
 // (core/http/routes/incoming.ts) does: 200 {webhooks: [{id, endpoint}], count}; a script
 // error is 400 (syntax) or 422 with its reason type; the posted webhooks meet the enqueue limits.
