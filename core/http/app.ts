@@ -1,41 +1,38 @@
-import { Hono } from 'hono';
-import type { NodeApiDeps } from './deps';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { accessMatcher } from './access';
+import type { ApiDeps } from './deps';
 import { errorResponse } from './errors';
 import { authMiddleware } from './middleware/auth';
 import { headerLimits } from './middleware/limits';
-import { enqueueRoutes } from './routes/enqueue';
-import { healthRoutes } from './routes/health';
-import { incomingRoutes } from './routes/incoming';
-import { endpointRoutes } from './routes/endpoints';
-import { keyRoutes } from './routes/keys';
-import { metricsRoutes } from './routes/metrics';
-import { openApiRoutes } from './routes/openapi';
-import { scriptRoutes } from './routes/scripts';
-import { secretRoutes } from './routes/secrets';
-import { statusRoutes } from './routes/status';
-import { webhookRoutes } from './routes/webhooks';
-import { deadLetterRoutes } from './routes/deadletter';
+import { hasCapabilities, routeKey, type Route, type RouteHandler } from './route';
+import { ROUTES } from './route-table';
 
-export type { ApiDeps, DependencyCheck, NodeApiDeps } from './deps';
+export type { ApiDeps, DependencyCheck } from './deps';
 
-/** Routes shared by howk-api and howk-dev (and, for enqueue, the edge). One file per concept under routes/. */
-export const createApiApp = (d: NodeApiDeps) => {
+export type AppOptions = {
+  /** A runtime's own handler of a declared route (key `POST /incoming/:name`); mounted whatever the route needs. */
+  implementations?: Record<string, (d: ApiDeps) => RouteHandler[]>;
+};
+
+/** The routes an app over these deps mounts: those whose capabilities it has, and those it implements itself. */
+export const mountedRoutes = (d: ApiDeps, o: AppOptions = {}): Route[] => {
+  const own = o.implementations ?? {};
+  for (const k of Object.keys(own)) if (!ROUTES.some((r) => routeKey(r) === k)) throw new Error(`${k} is not a declared route (core/http/route-table.ts)`);
+  return ROUTES.filter((r) => own[routeKey(r)] !== undefined || hasCapabilities(d, r.needs));
+};
+
+/** The HTTP app of howk-api, howk-dev and the edge, from the one route table (core/http/route-table.ts). */
+export const createApiApp = (d: ApiDeps, o: AppOptions = {}) => {
   const app = new Hono();
   app.onError((e, c) => errorResponse(c, e, d.log));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
-  // Header limits, then API keys (core/security/route-access.ts maps routes to scopes).
-  app.use('*', headerLimits(d), authMiddleware(d));
-  app.route('/', healthRoutes(d));
-  app.route('/', openApiRoutes(d));
-  app.route('/', enqueueRoutes(d));
-  app.route('/', statusRoutes(d));
-  app.route('/', webhookRoutes(d));
-  app.route('/', deadLetterRoutes(d));
-  app.route('/', keyRoutes(d));
-  app.route('/', secretRoutes(d));
-  app.route('/', endpointRoutes(d));
-  app.route('/', incomingRoutes(d));
-  app.route('/', scriptRoutes(d));
-  app.route('/', metricsRoutes(d));
+  const routes = mountedRoutes(d, o);
+  // Header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.
+  app.use('*', headerLimits(d), authMiddleware(d, accessMatcher(ROUTES)));
+  for (const r of routes) {
+    const own = o.implementations?.[routeKey(r)];
+    const handlers = own ? own(d) : r.handler(d, { routes });
+    app.on(r.method.toUpperCase(), r.path, ...(handlers as [MiddlewareHandler]));
+  }
   return app;
 };

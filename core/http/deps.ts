@@ -14,31 +14,41 @@ import type { TransformerRegistry } from '../transformers/registry';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
+/** Listings and dead letters of the hot state (the edge's REST reads have none of them). */
+export type Listing = WebhookListing & Pick<DeadLetterStore, 'listDeadLetters' | 'getDeadLetter'>;
+
+/** What the auth middleware needs of the API keys. */
+export type KeyVerifier = Pick<KeyService, 'synced' | 'verify'>;
+
 /**
- * What the HTTP layer needs. Capabilities added later (admin, scripts, keys) join as optional fields.
- * `hot` is what the routes shared with the edge read (status, auth, stats); the listings
- * ask for more (NodeApiDeps).
+ * What the HTTP layer needs. The optional fields are capabilities: a route that needs one
+ * (core/http/route.ts, `needs`) is mounted only where the runtime provides it.
  */
 export type ApiDeps = {
   config: Config;
   enqueue: Enqueuer;
+  /** What every runtime reads, the edge included (status, auth's config binding, stats). */
   hot: StatusReader & StatsReader;
   log: Logger;
   dependencies: DependencyCheck[];
   clock: { now(): number };
-  /** Circuit/pause admin (/endpoints, /configs/:id/pause|resume); 501 without it. */
+  /** GET /webhooks, GET /deadletter, GET /deadletter/:id. */
+  listing?: Listing;
+  /** Circuit/pause admin (/endpoints, /configs/:id/pause|resume), with `producer`. */
   guards?: Guards;
   /** Produces drained webhooks back to the pending topic on resume. */
   producer?: LogProducer;
   /** API keys (core/security): without it, a server with api.auth.enabled answers 503 to every guarded route. */
-  keys?: KeyService;
-  /** Per-config signing secrets: the /configs/:id/secret routes answer 501 without it. */
+  keys?: KeyVerifier;
+  /** Creating, listing and revoking API keys (/keys). */
+  keyAdmin?: KeyService;
+  /** Per-config signing secrets (/configs/:id/secret). */
   configSecrets?: ConfigSecrets;
-  /** POST /webhooks/:id/retry and /deadletter/:id/replay (core/reconcile/redrive.ts); 501 without it. */
+  /** POST /webhooks/:id/retry and /deadletter/:id/replay (core/reconcile/redrive.ts). */
   redrive?: Redriver;
-  /** POST /incoming/:name transformers (loaded by the host); 501 without it. */
+  /** POST /incoming/:name transformers (loaded by the host). */
   transformers?: TransformerRegistry;
-  /** Per-config delivery scripts (/config/:id/script); 501 without it. */
+  /** Per-config delivery scripts (/config/:id/script). */
   scripts?: ScriptStore;
   /** Store of the Lua kv module (Redis in production); without it kv calls answer nil, err. */
   luaKv?: KvStore;
@@ -46,9 +56,6 @@ export type ApiDeps = {
   lua?: LuaHostServices;
   /** The peer address of a request's connection (the host knows its server); per-client limits key by it. */
   remoteAddress?: (c: Context) => string | undefined;
-  /** GET /metrics: the process's metrics as Prometheus text (the host renders them); 501 without it. */
+  /** GET /metrics: the process's metrics as Prometheus text (the host renders them). */
   metrics?: () => Promise<{ contentType: string; body: string }>;
 };
-
-/** howk-api and howk-dev: every route, the listings of webhooks and dead letters included. */
-export type NodeApiDeps = ApiDeps & { hot: WebhookListing & DeadLetterStore };

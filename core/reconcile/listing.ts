@@ -11,9 +11,9 @@ export const LIST_MAX_LIMIT = 500;
 type Params = Record<string, string | undefined>;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const ID_CURSOR = /^[A-Za-z0-9_]{1,64}$/;
-const DL_CURSOR = /^\d{13}:[A-Za-z0-9_]{1,64}$/;
-const REASON = /^[A-Za-z0-9_.-]{1,64}$/;
+export const ID_CURSOR = /^[A-Za-z0-9_]{1,64}$/;
+export const DL_CURSOR = /^\d{13}:[A-Za-z0-9_]{1,64}$/;
+export const REASON = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * The smallest webhook id made at `ms` ('wh_' + the 10-character ULID time): every id

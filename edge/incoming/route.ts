@@ -1,9 +1,9 @@
-import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { NotFoundError, TooLargeError } from '../../core/errors/errors';
+import type { Context } from 'hono';
+import { NotFoundError } from '../../core/errors/errors';
 import { checkConfigId } from '../../core/domain/config-id';
 import { enqueueItemSchema } from '../../core/domain/enqueue';
-import { errorResponse } from '../../core/http/errors';
+import type { RouteHandler } from '../../core/http/route';
+import { limitBody } from '../../core/http/routes/body-limit';
 import { LuaError, LuaSyntaxError, runTransformer, type LuaServices } from '../../core/lua';
 import type { Enqueuer } from '../../core/pipeline/enqueue';
 import type { Logger } from '../../core/ports/logger';
@@ -15,8 +15,9 @@ import { edgeLuaEngine } from '../lua/engine';
 import { checkBasicAuth } from './auth';
 import type { Transformer } from './bundle';
 
-// POST /incoming/:name at the edge: Basic auth (when configured), the provider's signature
-// on the raw bytes, then the transformer on the core Lua engine, and its webhooks enqueued
+// The edge's handler of POST /incoming/:name (declared in core/http/routes/incoming.ts):
+// Basic auth (when configured), the provider's signature on the raw bytes, then the
+// transformer on the core Lua engine, and its webhooks enqueued
 // together (accepted or refused whole) through the DomainGates. Answers as howk-api's route
 // (core/http/routes/incoming.ts) does: 200 {webhooks: [{id, endpoint}], count}; a script
 // error is 400 (syntax) or 422 with its reason type; the posted webhooks meet the enqueue limits.
@@ -37,15 +38,12 @@ const unauthorized = (c: Context, message: string, basic: boolean) => {
   return c.json({ error: { code: 'unauthorized', message } }, 401);
 };
 
-export const incomingRoutes = (d: IncomingDeps) => {
-  const app = new Hono();
-  const limit = d.config.api.max_request_size;
+export const incomingHandler = (d: IncomingDeps): RouteHandler[] => {
   const itemSchema = enqueueItemSchema(d.config.api);
-  app.post(
-    '/incoming/:name',
-    bodyLimit({ maxSize: limit, onError: (c) => errorResponse(c, new TooLargeError('request body', limit)) }),
+  return [
+    limitBody(d.config.api.max_request_size),
     async (c) => {
-      const name = c.req.param('name');
+      const name = c.req.param('name')!;
       const t = TRANSFORMER_NAME.test(name) ? d.transformers().get(name) : undefined;
       if (!t) throw new NotFoundError(`transformer ${name}`);
       const auth = checkBasicAuth(t, d.env, c.req.header('authorization'));
@@ -90,6 +88,5 @@ export const incomingRoutes = (d: IncomingDeps) => {
       const results = await d.enqueue(configId, items);
       return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: r.endpoint })), count: results.length });
     },
-  );
-  return app;
+  ];
 };

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { createApiApp } from '../../core/http/app';
+import { accessMatcher } from '../../core/http/access';
 import { buildOpenApi } from '../../core/http/openapi';
+import { ROUTES as TABLE } from '../../core/http/route-table';
 import { silentLogger } from '../../core/ports/logger';
 import { hashToken, KeyTable, tokenId } from '../../core/security/api-keys';
 import { take } from '../../core/security/rate-limit';
-import { routeAccess } from '../../core/security/route-access';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
+
+const routeAccess = accessMatcher(TABLE);
 
 // API keys on a whole api (embedded log, real HTTP on loopback). "Nothing enqueued" is
 // read from the log itself.
@@ -38,8 +41,8 @@ describe('API keys and scopes', () => {
 
   // Every route of the API (documented ones, the endpoint admin routes, and an unknown path).
   const ROUTES: [string, string, unknown?][] = [
-    ...Object.entries(buildOpenApi(f0()).paths as Record<string, Record<string, unknown>>).flatMap(([p, ms]) =>
-      Object.keys(ms).map((m) => [m.toUpperCase(), p.replace('{config}', 'cfg-b').replace('{id}', 'wh_x')] as [string, string]),
+    ...Object.entries(buildOpenApi(f0(), TABLE).paths as Record<string, Record<string, unknown>>).flatMap(([p, ms]) =>
+      Object.keys(ms).map((m) => [m.toUpperCase(), p.replace('{config}', 'cfg-b').replace('{id}', 'wh_x').replace('{hash}', 'abc')] as [string, string]),
     ),
     ['GET', '/endpoints/abc'], ['POST', '/endpoints/abc/pause'], ['POST', '/endpoints/abc/resume'], ['POST', '/endpoints/abc/circuit/reset'],
     ['POST', '/configs/cfg-b/pause'], ['POST', '/configs/cfg-b/resume'], ['GET', '/no/such/route'], ['DELETE', '/webhooks/wh_x'],
@@ -168,9 +171,11 @@ describe('auth building blocks', () => {
   });
 
   it('maps routes to scopes, defaulting unknown writes to admin', () => {
-    expect(routeAccess('POST', '/webhooks/a/enqueue')).toMatchObject({ scope: 'enqueue', configId: 'a' });
-    expect(routeAccess('GET', '/webhooks/wh_1/status')).toMatchObject({ scope: 'read', configId: null, webhookId: 'wh_1' });
-    expect(routeAccess('POST', '/configs/a%3Ab/pause')).toMatchObject({ scope: 'admin', configId: 'a:b' });
+    expect(routeAccess('POST', '/webhooks/a/enqueue')).toMatchObject({ scope: 'enqueue', params: { config: 'a' }, route: { config: { from: 'param', name: 'config' } } });
+    expect(routeAccess('GET', '/webhooks/wh_1/status')).toMatchObject({ scope: 'read', params: { id: 'wh_1' }, route: { config: { from: 'owner', name: 'id' } } });
+    expect(routeAccess('POST', '/configs/a%3Ab/pause')).toMatchObject({ scope: 'admin', params: { config: 'a:b' } });
+    expect(routeAccess('GET', '/webhooks')).toMatchObject({ scope: 'read', route: { config: { from: 'query', name: 'config_id' } } });
+    expect(routeAccess('HEAD', '/stats')).toMatchObject({ scope: 'read' });
     expect(routeAccess('GET', '/keys')).toMatchObject({ scope: 'admin' });
     expect(routeAccess('PATCH', '/anything/new')).toMatchObject({ scope: 'admin' });
     expect(routeAccess('GET', '/health')).toEqual({ kind: 'open' });

@@ -118,7 +118,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address, metrics: metrics.exposition });
+    const app = createApiApp({ config, enqueue, hot, listing: hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, keyAdmin: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address, metrics: metrics.exposition });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.

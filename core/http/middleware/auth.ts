@@ -1,8 +1,8 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { AuthError, ForbiddenError, NotFoundError, RateLimitedError, UnavailableError } from '../../errors/errors';
 import { grants, reaches, type ApiKeyRecord } from '../../security/api-keys';
 import { createRateLimiter } from '../../security/rate-limit';
-import { routeAccess } from '../../security/route-access';
+import type { Access } from '../access';
 import type { ApiDeps } from '../deps';
 
 export type AuthVariables = { apiKey?: ApiKeyRecord };
@@ -10,15 +10,35 @@ export type AuthVariables = { apiKey?: ApiKeyRecord };
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /**
+ * A bound key's check of the config the route acts on (the route's `config`, core/http/route.ts).
+ * A resource named by id (a webhook, a dead letter) of another config looks like no resource.
+ */
+const checkConfig = async (d: ApiDeps, c: Context, key: ApiKeyRecord, access: Extract<Access, { kind: 'key' }>): Promise<void> => {
+  const from = access.route?.config;
+  if (from?.from === 'owner') {
+    const id = access.params[from.name] ?? '';
+    const owner = await from.owner(d, id);
+    // No owner: the route answers its own 404.
+    if (owner !== null && !reaches(key, owner)) throw new NotFoundError(from.notFound(id));
+    return;
+  }
+  // The same parse as the route's (c.req.query(): the first of repeated names), so both read one value.
+  const configId = from === undefined ? null : from.from === 'param' ? (access.params[from.name] ?? null) : (c.req.query()[from.name] ?? null);
+  if (!reaches(key, configId)) {
+    throw new ForbiddenError(configId === null ? `API key ${key.id} is bound to configs; this route is not about one config` : `API key ${key.id} does not reach config ${configId}`);
+  }
+};
+
+/**
  * API keys on every route but the open ones (health, the spec, /incoming). Runs before the
  * routes, so a refused request never reaches the enqueuer: nothing is produced.
  * Order: key → rate limit (also for a key that then lacks the scope) → scope → config.
  */
-export const authMiddleware = (d: ApiDeps): MiddlewareHandler<{ Variables: AuthVariables }> => {
+export const authMiddleware = (d: ApiDeps, accessOf: (method: string, path: string) => Access): MiddlewareHandler<{ Variables: AuthVariables }> => {
   const auth = d.config.api.auth;
   const limit = createRateLimiter(auth.rate_limit, auth.rate_burst);
   return async (c, next) => {
-    const access = routeAccess(c.req.method, c.req.path);
+    const access = accessOf(c.req.method, c.req.path);
     if (access.kind === 'open' || !auth.enabled) return next();
     // Fail closed: without a loaded key table nobody gets in.
     if (!d.keys || !d.keys.synced()) throw new UnavailableError('API keys are not loaded yet', 1);
@@ -29,15 +49,7 @@ export const authMiddleware = (d: ApiDeps): MiddlewareHandler<{ Variables: AuthV
     const rl = limit(key.id, d.clock.now());
     if (!rl.ok) throw new RateLimitedError(`API key ${key.id} is over ${auth.rate_limit} requests per second`, rl.retryAfterSec);
     if (!grants(key, access.scope)) throw new ForbiddenError(`API key ${key.id} lacks the ${access.scope} scope`);
-    if (key.config_ids !== null) {
-      if (access.webhookId !== undefined) {
-        // A bound key sees only its configs' webhooks; another config's looks like no webhook.
-        const s = await d.hot.getStatus(access.webhookId);
-        if (s && !reaches(key, s.config_id)) throw new NotFoundError(`webhook ${access.webhookId}`);
-      } else if (!reaches(key, access.configId)) {
-        throw new ForbiddenError(access.configId === null ? `API key ${key.id} is bound to configs; this route is not about one config` : `API key ${key.id} does not reach config ${access.configId}`);
-      }
-    }
+    if (key.config_ids !== null) await checkConfig(d, c, key, access);
     c.set('apiKey', key);
     return next();
   };

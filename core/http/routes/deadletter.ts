@@ -1,13 +1,16 @@
-import { Hono } from 'hono';
 import { z } from 'zod';
+import type { Config } from '../../config/schema';
 import { NotFoundError } from '../../errors/errors';
-import { parseDeadLetterListQuery } from '../../reconcile/listing';
+import { DL_CURSOR, parseDeadLetterListQuery, REASON } from '../../reconcile/listing';
 import { deadLetterView } from '../../pipeline/redact';
-import type { ApiDeps } from '../deps';
-import type { DeadLetterStore } from '../../ports/hot-state';
+import { CONFIG_ID } from '../../domain/config-id';
 import { enqueueItemSchema } from '../../domain/enqueue';
 import { readJsonBody } from '../json-body';
-import { conflictAware, redriverOf } from './webhooks';
+import { IdParam } from '../params';
+import type { ConfigFrom, Route } from '../route';
+import { withEnqueueFields } from './enqueue';
+import { deadLetterConfig } from './status';
+import { CONFLICT, conflictAware, LIMIT, pageOf, RedriveResultSchema } from './webhooks';
 
 // GET /deadletter (listing), GET /deadletter/:id (one, payload included) and
 // POST /deadletter/:id/replay (a new webhook recording replay_of; the original never changes).
@@ -26,34 +29,76 @@ export const deadLetterRow = (record: string) => {
   return v;
 };
 
-export const deadLetterRoutes = (d: ApiDeps & { hot: DeadLetterStore }) => {
-  const app = new Hono();
-  const item = enqueueItemSchema(d.config.api).shape;
-  const replayBody = z
-    .object({ headers: item.headers, signing_secret: item.signing_secret, max_attempts: item.max_attempts, idempotency_key: item.idempotency_key })
-    .strict();
-
-  app.get('/deadletter', async (c) => {
-    const q = parseDeadLetterListQuery(c.req.query());
-    const page = await d.hot.listDeadLetters(q);
-    return c.json({ items: page.items.map(deadLetterRow), count: page.items.length, next_cursor: page.next });
-  });
-
-  app.get('/deadletter/:id', async (c) => {
-    const record = await d.hot.getDeadLetter(c.req.param('id'));
-    if (!record) throw new NotFoundError(`dead letter of webhook ${c.req.param('id')}`);
-    // As stored on howk.deadletter (the payload's bytes as they were enqueued), secrets masked.
-    return c.body(deadLetterView(record), 200, { 'content-type': 'application/json' });
-  });
-
-  app.post('/deadletter/:id/replay', (c) =>
-    conflictAware(c, async () => {
-      const redrive = redriverOf(d);
-      const { max_attempts, ...rest } = await readJsonBody(c, replayBody, { optional: true });
-      const r = await redrive.replay(c.req.param('id'), { ...rest, ...(max_attempts ? { attempts: max_attempts } : {}) });
-      if (r.status === 'pending') c.header('Location', `/webhooks/${r.webhook_id}/status`);
-      return c.json(r, r.status === 'duplicate' ? 200 : 202);
-    }),
-  );
-  return app;
+/** A dead letter named by `:id`: a key bound to other configs is told it does not exist. */
+const DEAD_LETTER_OWNER: ConfigFrom = {
+  from: 'owner',
+  name: 'id',
+  owner: async (d, id) => deadLetterConfig((await d.listing?.getDeadLetter(id)) ?? null),
+  notFound: (id) => `dead letter of webhook ${id}`,
 };
+
+const replayBody = (c: Config) => {
+  const item = enqueueItemSchema(c.api).shape;
+  return z.object({ headers: item.headers, signing_secret: item.signing_secret, max_attempts: item.max_attempts, idempotency_key: item.idempotency_key }).strict();
+};
+
+const DeadLetterQuery = () => z.object({
+  config_id: z.string().regex(CONFIG_ID),
+  reason_type: z.string().regex(REASON).optional(),
+  since: z.string().max(64).optional().describe('ISO 8601 date or unix milliseconds: dead letters from then on'),
+  cursor: z.string().regex(DL_CURSOR).optional().describe('next_cursor of the previous page'),
+  limit: LIMIT,
+});
+
+const DeadLetter = z.looseObject({ webhook_id: z.string(), config_id: z.string(), reason_type: z.string(), dead_at: z.string(), webhook: z.looseObject({}) });
+
+export const deadLetterRoutes: Route[] = [
+  {
+    method: 'get', path: '/deadletter', tag: 'deadletter', summary: 'Dead letters of a config, oldest first from since, by reason (one page; payloads left out, their size given)',
+    access: 'read', config: { from: 'query', name: 'config_id' }, needs: ['listing'],
+    request: { query: DeadLetterQuery },
+    responses: { '200': { description: 'page', schema: pageOf(DeadLetter) } },
+    handler: (d) => [
+      async (c) => {
+        const q = parseDeadLetterListQuery(c.req.query());
+        const page = await d.listing!.listDeadLetters(q);
+        return c.json({ items: page.items.map(deadLetterRow), count: page.items.length, next_cursor: page.next });
+      },
+    ],
+  },
+  {
+    method: 'get', path: '/deadletter/:id', tag: 'deadletter', summary: 'One dead letter as stored on howk.deadletter, payload bytes as enqueued (secrets masked)',
+    access: 'read', config: DEAD_LETTER_OWNER, needs: ['listing'],
+    request: { params: IdParam },
+    responses: { '200': { description: 'dead letter', schema: DeadLetter } },
+    handler: (d) => [
+      async (c) => {
+        const record = await d.listing!.getDeadLetter(c.req.param('id')!);
+        if (!record) throw new NotFoundError(`dead letter of webhook ${c.req.param('id')}`);
+        return c.body(deadLetterView(record), 200, { 'content-type': 'application/json' });
+      },
+    ],
+  },
+  {
+    method: 'post', path: '/deadletter/:id/replay', tag: 'deadletter', summary: 'A new webhook (new id, replay_of the dead one) from the dead letter; the original never changes',
+    access: 'admin', config: DEAD_LETTER_OWNER, needs: ['redrive', 'listing'],
+    request: { params: IdParam, body: (c) => withEnqueueFields(c, replayBody(c)) },
+    responses: {
+      '202': { description: 'enqueued', schema: RedriveResultSchema, headers: { Location: { schema: { type: 'string' } } } },
+      '200': { description: 'duplicate idempotency_key: the first webhook', schema: RedriveResultSchema },
+      '409': CONFLICT,
+    },
+    handler: (d) => {
+      const body = replayBody(d.config);
+      return [
+        (c) =>
+          conflictAware(c, async () => {
+            const { max_attempts, ...rest } = await readJsonBody(c, body, { optional: true });
+            const r = await d.redrive!.replay(c.req.param('id')!, { ...rest, ...(max_attempts ? { attempts: max_attempts } : {}) });
+            if (r.status === 'pending') c.header('Location', `/webhooks/${r.webhook_id}/status`);
+            return c.json(r, r.status === 'duplicate' ? 200 : 202);
+          }),
+      ];
+    },
+  },
+];

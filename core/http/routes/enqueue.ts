@@ -1,38 +1,76 @@
-import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { TooLargeError } from '../../errors/errors';
-import type { ApiDeps } from '../deps';
+import { z } from 'zod';
+import type { Config } from '../../config/schema';
 import { checkConfigId } from '../../domain/config-id';
-import { parseBatchBody, parseEnqueueBody } from '../../domain/enqueue';
-import { errorResponse } from '../errors';
+import { enqueueItemSchema, parseBatchBody, parseEnqueueBody } from '../../domain/enqueue';
+import { ConfigParam } from '../params';
+import { toJsonSchema, type Json, type Route } from '../route';
+import { limitBody } from './body-limit';
 
-export const enqueueRoutes = (d: ApiDeps) => {
-  const app = new Hono();
-  const limits = d.config.api;
-  const limitBody = bodyLimit({
-    maxSize: limits.max_request_size,
-    // The unread rest of the body would poison a kept-alive connection: close it.
-    onError: (c) => {
-      c.header('Connection', 'close');
-      return errorResponse(c, new TooLargeError('request body', limits.max_request_size));
-    },
-  });
+const EnqueueResponse = z.object({ webhook_id: z.string(), status: z.enum(['pending', 'duplicate']) });
+const BatchResponse = z.object({ count: z.number().int(), accepted: z.number().int(), results: z.array(z.object({ index: z.number().int(), webhook_id: z.string(), status: z.enum(['pending', 'duplicate']), endpoint: z.string() })) });
 
-  app.post('/webhooks/:config/enqueue', limitBody, async (c) => {
-    const configId = c.req.param('config');
-    checkConfigId(configId);
-    const item = parseEnqueueBody(await c.req.text(), limits);
-    const [r] = await d.enqueue(configId, [item]);
-    c.header('Location', `/webhooks/${r!.webhook_id}/status`);
-    return c.json({ webhook_id: r!.webhook_id, status: r!.status }, r!.status === 'duplicate' ? 200 : 202);
-  });
-
-  app.post('/webhooks/:config/enqueue/batch', limitBody, async (c) => {
-    const configId = c.req.param('config');
-    checkConfigId(configId);
-    const items = parseBatchBody(await c.req.text(), limits);
-    const results = await d.enqueue(configId, items);
-    return c.json({ count: results.length, accepted: results.filter((r) => r.status === 'pending').length, results: results.map((r, index) => ({ index, ...r })) }, 202);
-  });
-  return app;
+/** One enqueue item as JSON Schema, with the refinements zod cannot express written out for clients and fuzzers. */
+export const enqueueBody = (c: Config): Json => {
+  const item = toJsonSchema(enqueueItemSchema(c.api), 'input') as { properties: Record<string, Json> };
+  item.properties.endpoint = { ...item.properties.endpoint, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'absolute http(s) URL; delivered only if it resolves to an allowed address' };
+  item.properties.headers = {
+    ...item.properties.headers,
+    maxProperties: c.api.max_headers,
+    additionalProperties: { type: 'string', maxLength: c.api.max_header_value_length, pattern: '^[\\t\\x20-\\x7e\\x80-\\xff]*$' },
+    description: 'custom headers: names are RFC 9110 tokens; values hold only tab, printable ASCII and U+0080-U+00FF (one byte each); hop-by-hop and client-managed headers (Connection, Keep-Alive, Upgrade, Expect, Transfer-Encoding, TE, Trailer, Proxy-*, Host, Content-Length), Content-Type and the signature headers are refused',
+  };
+  item.properties.signing_secret = { ...item.properties.signing_secret, description: 'whsec_<standard base64 of at least 16 bytes> (Standard Webhooks), or 8-512 characters used as they are' };
+  item.properties.payload = { description: 'any JSON value; its bytes are delivered exactly as sent' };
+  return item;
 };
+
+/** JSON Schema of a body made of enqueue fields (retry, replay): those fields written out as enqueueBody has them. */
+export const withEnqueueFields = (c: Config, s: z.ZodObject): Json => {
+  const j = toJsonSchema(s, 'input') as { properties: Record<string, Json> };
+  const item = (enqueueBody(c) as { properties: Record<string, Json> }).properties;
+  for (const k of Object.keys(j.properties)) if (item[k]) j.properties[k] = item[k];
+  return j;
+};
+
+export const enqueueRoutes: Route[] = [
+  {
+    method: 'post', path: '/webhooks/:config/enqueue', tag: 'webhooks', summary: 'Enqueue one webhook (202 once it is durably in Kafka)',
+    access: 'enqueue', config: { from: 'param', name: 'config' },
+    request: { params: ConfigParam, body: enqueueBody, bodyRequired: true },
+    responses: {
+      '202': { description: 'accepted', schema: EnqueueResponse, headers: { Location: { schema: { type: 'string' } } } },
+      '200': { description: 'duplicate idempotency_key: the first webhook', schema: EnqueueResponse },
+    },
+    handler: (d) => [
+      limitBody(d.config.api.max_request_size),
+      async (c) => {
+        const configId = c.req.param('config')!;
+        checkConfigId(configId);
+        const item = parseEnqueueBody(await c.req.text(), d.config.api);
+        const [r] = await d.enqueue(configId, [item]);
+        c.header('Location', `/webhooks/${r!.webhook_id}/status`);
+        return c.json({ webhook_id: r!.webhook_id, status: r!.status }, r!.status === 'duplicate' ? 200 : 202);
+      },
+    ],
+  },
+  {
+    method: 'post', path: '/webhooks/:config/enqueue/batch', tag: 'webhooks', summary: 'Enqueue up to api.max_batch_size webhooks; one invalid item rejects the batch',
+    access: 'enqueue', config: { from: 'param', name: 'config' },
+    request: {
+      params: ConfigParam,
+      bodyRequired: true,
+      body: (c) => ({ type: 'object', properties: { webhooks: { type: 'array', minItems: 1, maxItems: c.api.max_batch_size, items: enqueueBody(c) } }, required: ['webhooks'] }),
+    },
+    responses: { '202': { description: 'accepted', schema: BatchResponse } },
+    handler: (d) => [
+      limitBody(d.config.api.max_request_size),
+      async (c) => {
+        const configId = c.req.param('config')!;
+        checkConfigId(configId);
+        const items = parseBatchBody(await c.req.text(), d.config.api);
+        const results = await d.enqueue(configId, items);
+        return c.json({ count: results.length, accepted: results.filter((r) => r.status === 'pending').length, results: results.map((r, index) => ({ index, ...r })) }, 202);
+      },
+    ],
+  },
+];

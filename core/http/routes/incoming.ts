@@ -1,6 +1,6 @@
-import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { NotConfiguredError, NotFoundError, RateLimitedError, TooLargeError, UnavailableError } from '../../errors/errors';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { NotFoundError, RateLimitedError, UnavailableError } from '../../errors/errors';
 import { redactEndpoint } from '../../pipeline/redact';
 import { clientAddress, createAuthThrottle } from '../../security/auth-throttle';
 import { LuaError, LuaSyntaxError, redactDeep, redactor, runTransformer } from '../../lua';
@@ -9,25 +9,16 @@ import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type T
 import type { ApiDeps } from '../deps';
 import { checkConfigId } from '../../domain/config-id';
 import { enqueueItemSchema } from '../../domain/enqueue';
-import { errorResponse } from '../errors';
+import type { Route, RouteHandler } from '../route';
+import { limitBody } from './body-limit';
 
-/**
- * POST /incoming/:name — runs a transformer on the inbound body; every `howk.post` of the run
- * becomes a webhook, enqueued in ONE call after the run succeeded (all or nothing).
- */
-export const incomingRoutes = (d: ApiDeps) => {
-  const app = new Hono();
+const IncomingResult = z.object({ webhooks: z.array(z.object({ id: z.string(), endpoint: z.string() })), count: z.number().int() });
+
+const incomingHandler = (d: ApiDeps): RouteHandler[] => {
   const limits = d.config.api;
   // The same limits as a batch enqueue (header count and sizes, endpoint length). Built once:
   // building it costs ~0.8 ms, more than the Lua run (docs/BENCHMARKS.md, "Lua").
   const itemSchema = enqueueItemSchema(limits);
-  const limitBody = bodyLimit({
-    maxSize: limits.max_request_size,
-    onError: (c) => {
-      c.header('Connection', 'close');
-      return errorResponse(c, new TooLargeError('request body', limits.max_request_size));
-    },
-  });
 
   const t = d.config.transformer;
   const throttle = createAuthThrottle({
@@ -59,10 +50,9 @@ export const incomingRoutes = (d: ApiDeps) => {
     }
   };
 
-  app.post('/incoming/:name', async (c, next) => {
-    const name = c.req.param('name');
-    if (!d.transformers) throw new NotConfiguredError('transformers are not available on this server');
-    const script = TRANSFORMER_NAME.test(name) ? d.transformers.get(name) : undefined;
+  const authorize: RouteHandler = async (c, next) => {
+    const name = c.req.param('name')!;
+    const script = TRANSFORMER_NAME.test(name) ? d.transformers!.get(name) : undefined;
     if (!script) throw new NotFoundError(`transformer ${name}`);
     // Credentials before the body is read: an unauthenticated caller cannot make us buffer it.
     const auth = await authenticate(c, name, script);
@@ -71,8 +61,9 @@ export const incomingRoutes = (d: ApiDeps) => {
       return c.json({ error: { code: 'unauthorized', message: auth.message } }, 401);
     }
     return next();
-  }, limitBody, async (c) => {
-    const name = c.req.param('name');
+  };
+  const run: RouteHandler = async (c) => {
+    const name = c.req.param('name')!;
     const script = d.transformers!.get(name);
     if (!script) throw new NotFoundError(`transformer ${name}`);
     const body = await c.req.text();
@@ -130,6 +121,23 @@ export const incomingRoutes = (d: ApiDeps) => {
     const results = await d.enqueue(configId, items);
     // The caller is the sender of the inbound body: endpoints the script built (tokens from its settings) are shown redacted.
     return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: redactEndpoint(r.endpoint) })), count: results.length });
-  });
-  return app;
+  };
+  return [authorize, limitBody(limits.max_request_size), run];
 };
+
+/**
+ * POST /incoming/:name — runs a transformer on the inbound body; every `howk.post` of the run
+ * becomes a webhook, enqueued in ONE call after the run succeeded (all or nothing). Open to
+ * API keys: a transformer has its own Basic auth (docs/SECURITY.md). The edge mounts its own
+ * handler of this route (edge/incoming/route.ts).
+ */
+export const incomingRoutes: Route[] = [
+  {
+    method: 'post', path: '/incoming/:name', tag: 'incoming', access: 'open', needs: ['transformers'],
+    summary: 'Run a transformer on the raw body; every howk.post of the run is enqueued, all or nothing (422/400 with the Lua error and its reason_type otherwise). Basic auth when the script has a passwd file',
+    request: { params: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }), body: () => ({ description: 'any body; the script reads it raw' }) },
+    responses: { '200': { description: 'enqueued', schema: IncomingResult } },
+    handler: (d) => incomingHandler(d),
+  },
+];
+

@@ -1,11 +1,12 @@
-import { Hono } from 'hono';
+import type { Context } from 'hono';
 import { z } from 'zod';
-import { NotConfiguredError, NotFoundError } from '../../errors/errors';
+import { NotFoundError } from '../../errors/errors';
 import { EMPTY_CONFIG_IDS, SCOPES } from '../../security/api-keys';
-import type { ApiDeps } from '../deps';
 import type { AuthVariables } from '../middleware/auth';
 import { CONFIG_ID } from '../../domain/config-id';
 import { readJsonBody } from '../json-body';
+import { IdParam } from '../params';
+import type { Route } from '../route';
 
 export const CreateKeyBody = z
   .object({
@@ -29,25 +30,37 @@ export const CreatedKeySchema = KeyViewSchema.extend({ key: z.string().describe(
 export const KEY_ID = /^[0-9a-f]{16}$/;
 
 /** Key management; the auth middleware already required an admin key bound to no config. */
-export const keyRoutes = (d: ApiDeps) => {
-  const app = new Hono<{ Variables: AuthVariables }>();
-  const keys = () => {
-    if (!d.keys) throw new NotConfiguredError('this server has no API key store');
-    return d.keys;
-  };
-  app.post('/keys', async (c) => {
-    const body = await readJsonBody(c, CreateKeyBody);
-    const created = await keys().create({ name: body.name, scopes: body.scopes, config_ids: body.config_ids ?? null });
-    d.log.info('api key created', { key_id: created.id, scopes: created.scopes, by: c.get('apiKey')?.id ?? null });
-    return c.json(created, 201);
-  });
-  app.get('/keys', (c) => c.json({ keys: keys().list() }));
-  app.delete('/keys/:id', async (c) => {
-    const id = c.req.param('id');
-    if (!KEY_ID.test(id)) throw new NotFoundError('API key');
-    const revoked = await keys().revoke(id);
-    d.log.info('api key revoked', { key_id: revoked.id });
-    return c.json(revoked);
-  });
-  return app;
-};
+export const keyRoutes: Route[] = [
+  {
+    method: 'post', path: '/keys', tag: 'keys', summary: 'Create an API key (the key is shown once)', access: 'admin', needs: ['keyAdmin'],
+    request: { body: () => CreateKeyBody, bodyRequired: true },
+    responses: { '201': { description: 'created', schema: CreatedKeySchema } },
+    handler: (d) => [
+      async (c: Context<{ Variables: AuthVariables }>) => {
+        const body = await readJsonBody(c, CreateKeyBody);
+        const created = await d.keyAdmin!.create({ name: body.name, scopes: body.scopes, config_ids: body.config_ids ?? null });
+        d.log.info('api key created', { key_id: created.id, scopes: created.scopes, by: c.get('apiKey')?.id ?? null });
+        return c.json(created, 201);
+      },
+    ],
+  },
+  {
+    method: 'get', path: '/keys', tag: 'keys', summary: 'List API keys (never their secret or hash)', access: 'admin', needs: ['keyAdmin'],
+    responses: { '200': { description: 'keys', schema: z.object({ keys: z.array(KeyViewSchema) }) } },
+    handler: (d) => [(c) => c.json({ keys: d.keyAdmin!.list() })],
+  },
+  {
+    method: 'delete', path: '/keys/:id', tag: 'keys', summary: 'Revoke an API key: it stops working at once', access: 'admin', needs: ['keyAdmin'],
+    request: { params: IdParam },
+    responses: { '200': { description: 'revoked', schema: KeyViewSchema } },
+    handler: (d) => [
+      async (c) => {
+        const id = c.req.param('id')!;
+        if (!KEY_ID.test(id)) throw new NotFoundError('API key');
+        const revoked = await d.keyAdmin!.revoke(id);
+        d.log.info('api key revoked', { key_id: revoked.id });
+        return c.json(revoked);
+      },
+    ],
+  },
+];

@@ -1,14 +1,16 @@
-import { Hono } from 'hono';
-import { NotConfiguredError } from '../../errors/errors';
-import type { ApiDeps } from '../deps';
+import type { Route } from '../route';
 
-/** GET /metrics: Prometheus text (read scope when api.auth.enabled, like every unlisted GET). */
-export const metricsRoutes = (d: ApiDeps) => {
-  const app = new Hono();
-  app.get('/metrics', async (c) => {
-    if (!d.metrics) throw new NotConfiguredError('metrics are not collected by this server');
-    const { contentType, body } = await d.metrics();
-    return c.body(body, 200, { 'content-type': contentType });
-  });
-  return app;
-};
+/** GET /metrics: Prometheus text of this process (docs/OPERATIONS.md, Metrics). */
+export const metricsRoutes: Route[] = [
+  {
+    method: 'get', path: '/metrics', tag: 'health', summary: 'Prometheus metrics of this api process: delivery stage and process histograms (docs/OPERATIONS.md, Metrics)',
+    access: 'read', needs: ['metrics'],
+    responses: { '200': { description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' } } },
+    handler: (d) => [
+      async (c) => {
+        const { contentType, body } = await d.metrics!();
+        return c.body(body, 200, { 'content-type': contentType });
+      },
+    ],
+  },
+];

@@ -1,11 +1,14 @@
-import { Hono } from 'hono';
-import type { ApiDeps } from '../deps';
 import { buildOpenApi } from '../openapi';
+import type { Route } from '../route';
 
-/** The running server's OpenAPI document (its own limits). Open: it holds no secret. */
-export const openApiRoutes = (d: ApiDeps) => {
-  const app = new Hono();
-  const doc = buildOpenApi(d.config);
-  app.get('/openapi.json', (c) => c.json(doc));
-  return app;
-};
+/** The running server's OpenAPI document: its own limits, and only the routes it mounts. Open: it holds no secret. */
+export const openApiRoutes: Route[] = [
+  {
+    method: 'get', path: '/openapi.json', tag: 'health', summary: 'This document', access: 'open',
+    responses: { '200': { description: 'OpenAPI 3.1', schema: { type: 'object' } } },
+    handler: (d, { routes }) => {
+      const doc = buildOpenApi(d.config, routes);
+      return [(c) => c.json(doc)];
+    },
+  },
+];

@@ -1,9 +1,9 @@
-import { Hono } from 'hono';
+import type { Context } from 'hono';
 import { z } from 'zod';
-import { NotConfiguredError } from '../../errors/errors';
-import type { ApiDeps } from '../deps';
 import { checkConfigId } from '../../domain/config-id';
 import { readJsonBody } from '../json-body';
+import { ConfigParam } from '../params';
+import type { Route } from '../route';
 import { signingSecretProblem } from '../../signing/secret-format';
 
 /** `whsec_<base64 of at least 16 bytes>`, or 16-512 printable ASCII characters used as they are. */
@@ -25,42 +25,62 @@ export const SecretMetaSchema = z.object({ id: z.string(), created_at: z.string(
 export const SecretViewSchema = z.object({ config_id: z.string(), secrets: z.array(SecretMetaSchema) });
 export const RotatedSecretSchema = SecretViewSchema.extend({ secret: z.string().optional().describe('The generated secret, shown once (absent when the request gave one)') });
 
+const secret = { tag: 'secrets', access: 'admin', needs: ['configSecrets'], config: { from: 'param', name: 'config' }, request: { params: ConfigParam } } as const;
+
+const configOf = (c: Context): string => {
+  const id = c.req.param('config')!;
+  checkConfigId(id);
+  return id;
+};
+
 /**
  * Per-config signing secrets. Answers carry ids and dates, never a secret, except the one
  * a rotation generated (the caller must hand it to the receiver; it is not shown again).
  */
-export const secretRoutes = (d: ApiDeps) => {
-  const app = new Hono();
-  const svc = () => {
-    if (!d.configSecrets) throw new NotConfiguredError('this server has no config secret store');
-    return d.configSecrets;
-  };
-  app.get('/configs/:config/secret', (c) => {
-    checkConfigId(c.req.param('config'));
-    return c.json(svc().describe(c.req.param('config')));
-  });
-  app.put('/configs/:config/secret', async (c) => {
-    const id = c.req.param('config');
-    checkConfigId(id);
-    const body = await readJsonBody(c, PutSecretBody);
-    const view = await svc().set(id, body.secret);
-    d.log.info('config signing secret set', { config_id: id, secret_id: view.secrets[0]?.id });
-    return c.json(view);
-  });
-  app.post('/configs/:config/secret/rotate', async (c) => {
-    const id = c.req.param('config');
-    checkConfigId(id);
-    const body = await readJsonBody(c, RotateSecretBody, { optional: true });
-    const view = await svc().rotate(id, body.secret);
-    d.log.info('config signing secret rotated', { config_id: id, secret_id: view.secrets[0]?.id, valid: view.secrets.length });
-    return c.json(view);
-  });
-  app.delete('/configs/:config/secret', async (c) => {
-    const id = c.req.param('config');
-    checkConfigId(id);
-    const view = await svc().remove(id);
-    d.log.info('config signing secret removed', { config_id: id });
-    return c.json(view);
-  });
-  return app;
-};
+export const secretRoutes: Route[] = [
+  {
+    ...secret, method: 'get', path: '/configs/:config/secret', summary: 'Ids and validity of the config\'s signing secrets (never values)',
+    responses: { '200': { description: 'secrets', schema: SecretViewSchema } },
+    handler: (d) => [(c) => c.json(d.configSecrets!.describe(configOf(c)))],
+  },
+  {
+    ...secret, method: 'put', path: '/configs/:config/secret', summary: 'Set the config\'s signing secret, replacing all others at once',
+    request: { ...secret.request, body: () => PutSecretBody, bodyRequired: true },
+    responses: { '200': { description: 'set', schema: SecretViewSchema } },
+    handler: (d) => [
+      async (c) => {
+        const id = configOf(c);
+        const body = await readJsonBody(c, PutSecretBody);
+        const view = await d.configSecrets!.set(id, body.secret);
+        d.log.info('config signing secret set', { config_id: id, secret_id: view.secrets[0]?.id });
+        return c.json(view);
+      },
+    ],
+  },
+  {
+    ...secret, method: 'post', path: '/configs/:config/secret/rotate', summary: 'Add a new signing secret; the previous one stays valid for signing.rotation_overlap',
+    request: { ...secret.request, body: () => RotateSecretBody },
+    responses: { '200': { description: 'rotated', schema: RotatedSecretSchema } },
+    handler: (d) => [
+      async (c) => {
+        const id = configOf(c);
+        const body = await readJsonBody(c, RotateSecretBody, { optional: true });
+        const view = await d.configSecrets!.rotate(id, body.secret);
+        d.log.info('config signing secret rotated', { config_id: id, secret_id: view.secrets[0]?.id, valid: view.secrets.length });
+        return c.json(view);
+      },
+    ],
+  },
+  {
+    ...secret, method: 'delete', path: '/configs/:config/secret', summary: 'Remove the config\'s secrets (deliveries fall back to signing.default_secret)',
+    responses: { '200': { description: 'removed', schema: SecretViewSchema } },
+    handler: (d) => [
+      async (c) => {
+        const id = configOf(c);
+        const view = await d.configSecrets!.remove(id);
+        d.log.info('config signing secret removed', { config_id: id });
+        return c.json(view);
+      },
+    ],
+  },
+];
