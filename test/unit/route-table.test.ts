@@ -6,7 +6,7 @@ import { buildOpenApi } from '../../core/http/openapi';
 import { openApiPath, routeKey } from '../../core/http/route';
 import { ROUTES } from '../../core/http/route-table';
 import { servesRoute } from '../../core/http/runtimes';
-import { silentLogger } from '../../core/pipeline/logger';
+import { silentLogger } from '../../core/ports/logger';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 
 // The route table is the one declaration of the HTTP API: what an app mounts and what its
@@ -17,7 +17,7 @@ const config = ConfigSchema.parse({});
 const stub = {} as never;
 const base: ApiDeps = { config, enqueue: async () => [], hot: stub, log: silentLogger, dependencies: [], clock: { now: () => 0 } };
 // Every capability (as howk-api's fleet provides them); handlers are only built, never called.
-const full: ApiDeps = { ...base, listing: stub, redrive: stub, guards: stub, producer: stub, keyAdmin: stub, configSecrets: stub, scripts: stub, transformers: stub };
+const full: ApiDeps = { ...base, listing: stub, redrive: stub, guards: stub, producer: stub, keyAdmin: stub, configSecrets: stub, scripts: stub, transformers: stub, metrics: stub };
 
 type App = ReturnType<typeof createApiApp>;
 const mounted = (app: App) => new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${openApiPath(r.path)}`));
