@@ -92,6 +92,7 @@ export const App = () => {
         <div class="session">
           {info && <span class="server">{info.server}</span>}
           {info && !info.auth && <span data-testid="auth-off">Authentication is off on this server: no API key needed.</span>}
+          {info?.auth && !key && <span>API key required</span>}
           {info?.auth && key && (
             <>
               <span data-testid="signed-in">Signed in with key …{key.slice(-4)}</span>

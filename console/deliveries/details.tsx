@@ -29,7 +29,7 @@ export const Details = ({ row, apiKey }: { row: Row; apiKey: string | null }) =>
             <li key={`${a.attempt}-${a.at}`}>
               Attempt {a.attempt} at {a.at}: {a.outcome}
               {a.status_code !== null ? `, HTTP ${a.status_code}` : ''}
-              {a.error ? `, ${a.error}` : ''} ({a.duration_ms} ms)
+              {a.error && a.error !== `HTTP ${a.status_code}` ? `, ${a.error}` : ''} ({a.duration_ms} ms)
             </li>
           ))}
         </ol>

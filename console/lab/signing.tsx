@@ -4,6 +4,15 @@ import { changeOneCharacter, DEMO_PAYLOAD, signDemo, verifyDemo, type DemoVerifi
 // The signed-payload demo: sign a body as a worker does, then check what "arrived" as a
 // receiver does. WebCrypto needs a secure context (https, or localhost / 127.0.0.1).
 
+/** A letter or digit near the middle of the body (inside a value, not a brace): the change is visible but small. */
+const pickIndex = (text: string): number => {
+  const mid = Math.floor(text.length / 2);
+  const after = text.slice(mid).search(/[0-9A-Za-z]/);
+  if (after >= 0) return mid + after;
+  const any = text.search(/[0-9A-Za-z]/);
+  return any >= 0 ? any : 0;
+};
+
 const verdict = (v: DemoVerification['standard']): string => (v.ok ? 'valid' : `rejected: ${v.reason}${v.detail ? ` (${v.detail})` : ''}`);
 
 export const SigningDemo = () => {
@@ -63,7 +72,7 @@ export const SigningDemo = () => {
           <label for="sign-received">Body as it arrived</label>
           <textarea id="sign-received" rows={3} value={received} onInput={(e) => verify(e.currentTarget.value)} />
           <div class="row">
-            <button type="button" disabled={received.length === 0} onClick={() => verify(changeOneCharacter(received, Math.min(received.length - 1, Math.max(0, received.indexOf('4200') + 1))))}>
+            <button type="button" disabled={received.length === 0} onClick={() => verify(changeOneCharacter(received, pickIndex(received)))}>
               Change one character
             </button>
             <button type="button" onClick={() => verify(signed.body)}>

@@ -99,7 +99,7 @@ describe('console: Deliveries (howk-dev, auth off)', () => {
     await expect.poll(() => help.isVisible()).toBe(true);
     expect(await help.textContent()).toContain('Next page');
     await expectAccessible(page);
-    await screenshot(page, 'help');
+    await screenshot(page, 'help', false);
     await page.keyboard.press('Escape');
     await expect.poll(() => help.isVisible()).toBe(false);
     expect(problems).toEqual([]);

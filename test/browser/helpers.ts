@@ -43,9 +43,12 @@ export const expectAccessible = async (page: Page): Promise<void> => {
   expect(bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
 };
 
-export const screenshot = async (page: Page, name: string): Promise<void> => {
+/** Into docs/console (the whole page, or the viewport: a modal dialog's backdrop covers only that). */
+export const screenshot = async (page: Page, name: string, fullPage = true): Promise<void> => {
   mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  // From the top, so that the Lab's sticky controls sit where they belong in a full-page shot.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
 };
 
 export const post = async (base: string, path: string, body: unknown, key?: string) => {
