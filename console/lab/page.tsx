@@ -124,7 +124,7 @@ export const LabPage = () => {
         </div>
       )}
       <div class="controls" role="group" aria-label="Controls">
-        <p class="clock" data-testid="clock">
+        <p class="clock" data-testid="clock" data-now={snap.now}>
           {(snap.now / 1000).toFixed(1)} s · seed {snap.seed} · {snap.paused ? 'paused' : `running ×${snap.speed}`}
         </p>
         <button type="button" aria-pressed={snap.paused} aria-keyshortcuts="p" onClick={controls.pause}>

@@ -41,6 +41,8 @@ describe('the Lab page (howk-dev)', () => {
     await loadPaused(page, dev.base, 'failure', 7);
     for (let i = 0; i < 12; i++) await page.keyboard.press('.');
     await expect.poll(() => page.getByTestId('clock').textContent()).toBe('12.0 s · seed 7 · paused');
+    // To the millisecond: paused means no frame moved the clock.
+    expect(await page.getByTestId('clock').getAttribute('data-now')).toBe('12000');
 
     const lab = createLab({ scenario: 'failure', seed: 7 });
     lab.step(12_000);
@@ -77,6 +79,8 @@ describe('the Lab page (howk-dev)', () => {
     await expect.poll(() => page.getByRole('button', { name: '×4 (4)' }).getAttribute('aria-pressed')).toBe('true');
     await page.keyboard.press('p');
     await expect.poll(() => page.getByTestId('clock').textContent()).toContain('running ×4');
+    // Running, the animation frames move the simulated clock on from the 5 s it was stepped to.
+    await expect.poll(async () => Number(await page.getByTestId('clock').getAttribute('data-now'))).toBeGreaterThan(5000);
     await page.keyboard.press('p');
     await page.keyboard.press('0');
     await expect.poll(() => page.getByTestId('clock').textContent()).toBe('0.0 s · seed 1 · paused');

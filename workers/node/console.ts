@@ -1,6 +1,6 @@
-import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,9 +39,23 @@ type Bundle = Map<string, Asset>;
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8' };
 const asset = (body: Uint8Array, ext: string): Asset => ({ body, type: TYPES[ext]!, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
 
+type Esbuild = typeof import('esbuild');
+
+/**
+ * esbuild, loaded only by a process that serves the console: the project's own when it is
+ * installed, else the one tsx (a runtime dependency: it runs every binary) brings along.
+ */
+const esbuild = async (): Promise<Esbuild> => {
+  try {
+    return await import('esbuild');
+  } catch {
+    return createRequire(join(ROOT, 'node_modules', 'tsx', 'package.json'))('esbuild') as Esbuild;
+  }
+};
+
 /** console/main.tsx (and the CSS it imports) bundled, plus index.html: name → asset. */
 export const buildConsole = async (): Promise<Bundle> => {
-  const r = await build({
+  const r = await (await esbuild()).build({
     entryPoints: { app: join(SOURCES, 'main.tsx') },
     bundle: true,
     write: false,
