@@ -21,7 +21,8 @@ export const useShortcuts = (group: string, list: Shortcut[]): void => {
   useEffect(() => {
     active.set(group, ref.current);
     const on = (e: KeyboardEvent) => {
-      if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented || typing(e.target)) return;
+      // Nothing behind an open modal (the help) reacts to its keys.
+      if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented || typing(e.target) || document.querySelector('dialog[open]')) return;
       const s = ref.current.find((x) => x.key === e.key);
       if (!s) return;
       e.preventDefault();

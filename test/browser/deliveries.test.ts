@@ -98,6 +98,10 @@ describe('console: Deliveries (howk-dev, auth off)', () => {
     const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
     await expect.poll(() => help.isVisible()).toBe(true);
     expect(await help.textContent()).toContain('Next page');
+    // Keys pressed in the help do not reach the page behind it.
+    await page.keyboard.press('n');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await page.getByRole('status').first().textContent()).toContain('page 1');
     await expectAccessible(page);
     await screenshot(page, 'help', false);
     await page.keyboard.press('Escape');
