@@ -112,6 +112,7 @@ describe('the Lab page (howk-dev)', () => {
     await expect.poll(() => page.getByTestId('verify-result').textContent()).toContain('rejected: bad_signature');
     expect(await page.locator('main script').count()).toBe(0);
     expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    await expectAccessible(page);
     await screenshot(page, 'lab-signing');
     expect(problems).toEqual([]);
     await close();
