@@ -27,6 +27,17 @@ export default tseslint.config(
     },
   },
   {
+    // The console renders API data as text nodes only (docs/CONSOLE.md) and runs in a browser.
+    files: ['console/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: [...nodeOnly, '**/workers/**', '**/edge/**', 'wasmoon'], message: 'console/ is a browser bundle: Web APIs and core/ only.' }] }],
+      'no-restricted-syntax': ['error',
+        { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Render data as text: no dangerouslySetInnerHTML.' },
+        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML|insertAdjacentHTML|write|writeln)$/]", message: 'Render data as text: no HTML strings.' },
+      ],
+    },
+  },
+  {
     files: ['edge/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/workers/**'], message: 'edge/ never imports workers/.' }] }] },
   },

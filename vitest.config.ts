@@ -23,6 +23,18 @@ export default defineConfig({
         },
       },
       {
+        // The console and the Lab in Debian's Chromium (headless) against howk-dev processes
+        // (docs/CONSOLE.md); the global setup installs chromium when it is missing.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['test/browser/setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
         // Chaos (test/chaos, docs/RELIABILITY.md): on a Kafka broker and a Redis of its own
         // that it stops, kills and flushes. The ci profile runs in `npm test`; `npm run
         // test:chaos` sets HOWK_CHAOS_PROFILE=full (full sizes, each scenario 3x).

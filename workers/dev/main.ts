@@ -41,6 +41,7 @@ if (config.api.auth.enabled && fleet.security?.keys) {
 
 log.info('howk-dev ready', {
   url: fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host),
+  console: `${fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host)}/console (and /lab)`,
   mode: config.worker.dry_run ? 'dry-run (no HTTP)' : 'live HTTP delivery',
   storage: 'in-memory log and hot state (nothing persists)',
   allowed_networks: config.delivery.allowed_networks.length

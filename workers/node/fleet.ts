@@ -27,6 +27,7 @@ import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
+import { withConsole } from './console';
 
 export type FleetParts = {
   config: Config;
@@ -123,7 +124,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
       const serverOptions = { maxHeaderSize: Math.max(16_384, 2 * config.api.max_request_header_bytes + 4096) };
-      const s = serve({ fetch: app.fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
+      // The operators' console and the Lab share the API's origin (docs/CONSOLE.md).
+      const fetch = withConsole(app.fetch, { auth: config.api.auth.enabled, server: roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api' });
+      const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
     const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };

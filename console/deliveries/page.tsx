@@ -1,0 +1,165 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, apiGet } from '../api';
+import { useShortcuts } from '../keys';
+import { navigate } from '../router';
+import { Details } from './details';
+import { STATES, type Page } from './types';
+
+// Deliveries: GET /webhooks of one config, filtered by state, a page at a time. Every value
+// from the API is rendered as a text node.
+
+const PAGE_SIZE = 25;
+
+const time = (iso: string | null): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+
+type Props = { apiKey: string | null; query: URLSearchParams; onUnauthorized: () => void };
+
+export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
+  const configId = query.get('config_id') ?? '';
+  const state = query.get('state') ?? '';
+  const [draft, setDraft] = useState({ configId, state });
+  // Cursors of the pages before the current one; the current one's is last.
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [page, setPage] = useState<Page | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [open, setOpen] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  const configInput = useRef<HTMLInputElement>(null);
+  const cursor = cursors[cursors.length - 1] ?? null;
+
+  useEffect(() => {
+    setDraft({ configId, state });
+    setCursors([null]);
+    setOpen(null);
+  }, [configId, state]);
+
+  useEffect(() => {
+    if (!configId) {
+      setPage(null);
+      return;
+    }
+    let live = true;
+    setLoading(true);
+    const q = new URLSearchParams({ config_id: configId, limit: String(PAGE_SIZE) });
+    if (state) q.set('state', state);
+    if (cursor) q.set('cursor', cursor);
+    apiGet<Page>(`/webhooks?${q}`, apiKey)
+      .then((p) => live && (setPage(p), setError(null)))
+      .catch((e: ApiError) => {
+        if (!live) return;
+        if (e.status === 401) onUnauthorized();
+        setPage(null);
+        setError(e.message + (e.field ? ` (${e.field})` : ''));
+      })
+      .finally(() => live && setLoading(false));
+    return () => void (live = false);
+  }, [configId, state, cursor, apiKey, tick]);
+
+  const next = () => page?.next_cursor && setCursors([...cursors, page.next_cursor]);
+  const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
+  useShortcuts('Deliveries', [
+    { key: '/', label: 'Focus the config filter', run: () => configInput.current?.focus() },
+    { key: 'r', label: 'Refresh', run: () => setTick((t) => t + 1) },
+    { key: 'n', label: 'Next page', run: next },
+    { key: 'p', label: 'Previous page', run: prev },
+  ]);
+
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    if (draft.configId.trim()) q.set('config_id', draft.configId.trim());
+    if (draft.state) q.set('state', draft.state);
+    navigate(`/console/deliveries${q.size ? `?${q}` : ''}`);
+  };
+
+  return (
+    <section aria-labelledby="deliveries-title">
+      <h1 id="deliveries-title">Deliveries</h1>
+      <form class="filters" onSubmit={apply} role="search" aria-label="Filter deliveries">
+        <label for="f-config">Config id</label>
+        <input id="f-config" ref={configInput} required value={draft.configId} placeholder="tenant123" aria-keyshortcuts="/" onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })} />
+        <label for="f-state">State</label>
+        <select id="f-state" value={draft.state} onChange={(e) => setDraft({ ...draft, state: e.currentTarget.value })}>
+          <option value="">any</option>
+          {STATES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+        <button type="submit">Show</button>
+        <button type="button" disabled={!configId} onClick={() => setTick((t) => t + 1)} aria-keyshortcuts="r">
+          Refresh
+        </button>
+      </form>
+      <p class="status" role="status">
+        {!configId ? 'Enter a config id to list its deliveries (newest first).' : loading ? 'Loading…' : page ? `${page.count} deliveries on this page (page ${cursors.length}).` : ''}
+      </p>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {page && page.items.length > 0 && (
+        <table class="deliveries">
+          <caption>
+            Deliveries of config {configId}
+            {state ? `, state ${state}` : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Webhook</th>
+              <th scope="col">State</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Endpoint</th>
+              <th scope="col">Last result</th>
+              <th scope="col">Created</th>
+              <th scope="col">Next retry</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.items.map((r) => [
+              <tr key={r.webhook_id}>
+                <td>
+                  <button type="button" class="link" aria-expanded={open === r.webhook_id} aria-controls={`d-${r.webhook_id}`} onClick={() => setOpen(open === r.webhook_id ? null : r.webhook_id)}>
+                    {r.webhook_id}
+                  </button>
+                </td>
+                <td>
+                  <span class={`state state-${r.state}`}>{r.state}</span>
+                  {r.held ? ` (held: ${r.held})` : ''}
+                </td>
+                <td>
+                  {r.attempts} / {r.max_attempts}
+                </td>
+                <td class="endpoint">{r.endpoint}</td>
+                <td>{r.last_status_code ?? r.last_error ?? '—'}</td>
+                <td>{time(r.created_at)}</td>
+                <td>{time(r.next_retry_at)}</td>
+              </tr>,
+              open === r.webhook_id && (
+                <tr key={`${r.webhook_id}-details`} id={`d-${r.webhook_id}`}>
+                  <td colSpan={7}>
+                    <Details row={r} apiKey={apiKey} />
+                  </td>
+                </tr>
+              ),
+            ])}
+          </tbody>
+        </table>
+      )}
+      {page && page.items.length === 0 && <p>No deliveries match.</p>}
+      {configId && (
+        <nav class="pager" aria-label="Pages of deliveries">
+          <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
+            Previous page
+          </button>
+          <button type="button" disabled={!page?.next_cursor} onClick={next} aria-keyshortcuts="n">
+            Next page
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+};
