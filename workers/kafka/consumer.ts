@@ -95,7 +95,8 @@ export class KafkaConsumer implements LogConsumer {
   }
 
   private async take({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload, handler: BatchHandler): Promise<void> {
-    if (!batch.messages.length || isStale() || this.stopping) return;
+    // Left untaken (not resolved), a batch is fetched again later from the same offset.
+    if (!batch.messages.length || isStale() || this.stopping || this.pausedTopics) return;
     // Backpressure: this blocks the fetcher, so nothing more is fetched until room opens.
     let rebalancing = false;
     while (!this.tracker.hasRoom()) {
