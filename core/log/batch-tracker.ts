@@ -5,7 +5,7 @@
 // ones, and a batch that rejects sends the partition back to its first offset.
 
 /** How long a stopping consumer waits for the batches still in flight before it leaves. */
-export const IN_FLIGHT_STOP_WAIT_MS = 5000;
+export const IN_FLIGHT_STOP_WAIT_MS = 4000;
 
 /** A consumer without an explicit bound (ConsumerOptions.maxUnresolved). */
 export const DEFAULT_MAX_UNRESOLVED = 2000;

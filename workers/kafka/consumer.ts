@@ -40,7 +40,7 @@ import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/port
 /** How long a stopping consumer waits for kafkajs to leave its group. */
 const CONSUMER_STOP_WAIT_MS = 3000;
 /** How long a stopping consumer waits for its last commit. */
-const COMMIT_STOP_WAIT_MS = 3000;
+const COMMIT_STOP_WAIT_MS = 2000;
 /** A rejected batch's partition rests this long before it is fetched again. */
 const REWIND_PAUSE_MS = 200;
 /** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
