@@ -91,7 +91,15 @@ export class KafkaConsumer implements LogConsumer {
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
     const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));
-    for (const { topic, partition, position } of kept) this.c.seek({ topic, partition, offset: position.toString() });
+    // Called from inside kafkajs' join (the event is synchronous): it must not throw.
+    for (const { topic, partition, position } of kept) {
+      try {
+        this.c.seek({ topic, partition, offset: position.toString() });
+      } catch (e) {
+        this.log.warn('seek after a rebalance failed; the partition restarts from its last commit', { topic, partition, error: errorMessage(e) });
+        this.tracker.reassign((t, p) => t !== topic || p !== partition);
+      }
+    }
   }
 
   private async take({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload, handler: BatchHandler): Promise<void> {
