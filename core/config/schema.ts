@@ -50,7 +50,8 @@ export const ConfigSchema = z.object({
     per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),
     produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
     max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
-    max_wait: duration('50ms', 'Longest broker wait for a fetch to fill'),
+    max_wait: duration('50ms', 'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling)'),
+    max_unresolved: int(2000, 'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve', { min: 1 }),
     session_timeout: duration('30s', 'Consumer session timeout: how soon a crashed worker\'s partitions move to the others'),
   }),
   redis: section({

@@ -1,3 +1,5 @@
+import { settleWithin } from '../domain/deadline';
+import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker } from '../log/batch-tracker';
 import type { BatchHandler, ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../ports/log';
 
 // The embedded log of howk-dev: partitioned, keyed, with consumer groups and committed
@@ -5,6 +7,8 @@ import type { BatchHandler, ConsumedRecord, ConsumerOptions, Log, LogConsumer, L
 
 const DEFAULT_PARTITIONS = 4;
 const MAX_BATCH = 500;
+/** A rejected batch's partition rests this long before it is taken again. */
+const REWIND_PAUSE_MS = 100;
 
 const hashKey = (key: string): number => {
   let h = 0x811c9dc5;
@@ -66,20 +70,10 @@ export class MemoryLog implements Log {
     return new MemoryConsumer(this, g, opts);
   }
 
-  waitForAppend(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(t);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const t = setTimeout(done, ms);
-      this.waiters.add(done);
-    });
-  }
-
-  wake(): void {
-    for (const w of [...this.waiters]) w();
+  /** Calls `fn` at the next append; returns the unsubscribe. */
+  onAppend(fn: () => void): () => void {
+    this.waiters.add(fn);
+    return () => this.waiters.delete(fn);
   }
 
   async close(): Promise<void> {
@@ -90,48 +84,91 @@ export class MemoryLog implements Log {
 class MemoryConsumer implements LogConsumer {
   private running = false;
   private paused = false;
+  private stopped: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  /** Partitions resting after a rejected batch, until then. */
+  private readonly restUntil = new Map<string, number>();
+  private readonly tracker: BatchTracker;
 
-  constructor(private readonly log: MemoryLog, private readonly group: Group, private readonly opts: ConsumerOptions) {}
+  constructor(private readonly log: MemoryLog, private readonly group: Group, private readonly opts: ConsumerOptions) {
+    this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
+      commit: (topic, partition, offset, batches) => {
+        if (!this.group.members.includes(this) || !this.assigned(topic, partition)) return;
+        this.group.offsets.set(`${topic}:${partition}`, Number(offset));
+        const now = Date.now();
+        for (const b of batches) this.opts.onCommitted?.(b.count, now - b.resolvedAt);
+      },
+      rewind: (topic, partition) => {
+        // The tracker is now back at the batch's first offset: the loop takes it again after a rest.
+        this.restUntil.set(`${topic}:${partition}`, Date.now() + REWIND_PAUSE_MS);
+      },
+      settled: () => this.wake?.(),
+    });
+  }
 
   private assigned(topic: string, partition: number): boolean {
     const members = this.group.members;
     return members[partition % members.length] === this;
   }
 
+  /** Membership changed: partitions lost no longer commit; the new owner starts from the last commit. */
+  rebalanced(): void {
+    this.tracker.reassign((topic, partition) => this.assigned(topic, partition));
+    this.wake?.();
+  }
+
+  private nap(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        off();
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      const off = this.log.onAppend(done);
+      this.wake = done;
+    });
+  }
+
+  /** Takes every batch available now, in partition then offset order, while there is room. */
+  private takeAll(handler: BatchHandler): boolean {
+    let took = false;
+    const now = Date.now();
+    for (const topic of this.opts.topics) {
+      const parts = this.log.topic(topic);
+      for (let partition = 0; partition < parts.length; partition++) {
+        if (!this.tracker.hasRoom()) return took;
+        if (!this.assigned(topic, partition)) continue;
+        const id = `${topic}:${partition}`;
+        if ((this.restUntil.get(id) ?? 0) > now) continue;
+        const records = parts[partition]!;
+        let from = this.tracker.position(topic, partition);
+        if (from === undefined) {
+          const committed = this.group.offsets.get(id) ?? (this.opts.fromBeginning === false ? records.length : 0);
+          if (!this.group.offsets.has(id)) this.group.offsets.set(id, committed);
+          from = BigInt(committed);
+        }
+        const at = Number(from);
+        if (at >= records.length) continue;
+        const batch = records.slice(at, at + MAX_BATCH);
+        took = true;
+        this.tracker.take(topic, partition, from, from + BigInt(batch.length), batch.length, () => handler({ topic, partition, records: batch }));
+      }
+    }
+    return took;
+  }
+
   async run(handler: BatchHandler): Promise<void> {
     this.running = true;
     this.group.members.push(this);
+    for (const m of this.group.members) m.rebalanced();
     this.loop = (async () => {
       while (this.running) {
-        const work: Promise<void>[] = [];
-        if (!this.paused) {
-          for (const topic of this.opts.topics) {
-            const parts = this.log.topic(topic);
-            parts.forEach((records, partition) => {
-              if (!this.assigned(topic, partition)) return;
-              const id = `${topic}:${partition}`;
-              const from = this.group.offsets.get(id) ?? (this.opts.fromBeginning === false ? records.length : 0);
-              if (!this.group.offsets.has(id)) this.group.offsets.set(id, from);
-              if (from >= records.length) return;
-              const batch = records.slice(from, from + MAX_BATCH);
-              work.push(
-                handler({ topic, partition, records: batch }).then(
-                  () => {
-                    this.group.offsets.set(id, from + batch.length);
-                    this.opts.onCommitted?.(batch.length, 0);
-                  },
-                  async () => {
-                    // Not committed: the same batch comes again after a short pause.
-                    await new Promise((r) => setTimeout(r, 100));
-                  },
-                ),
-              );
-            });
-          }
-        }
-        if (work.length) await Promise.all(work);
-        else await this.log.waitForAppend(this.paused ? 50 : 200);
+        // Something taken: look again at once (a partition may have more than one batch).
+        if (!this.paused && this.takeAll(handler)) await new Promise((r) => setTimeout(r, 0));
+        else await this.nap(this.paused ? 50 : 200);
       }
     })();
   }
@@ -142,14 +179,21 @@ class MemoryConsumer implements LogConsumer {
 
   resume(): void {
     this.paused = false;
-    this.log.wake();
+    this.wake?.();
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    this.log.wake();
-    await this.loop;
-    const i = this.group.members.indexOf(this);
-    if (i >= 0) this.group.members.splice(i, 1);
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.running = false;
+      this.wake?.();
+      await this.loop;
+      // Batches in flight may still finish and commit, within bounds.
+      await settleWithin(this.tracker.idle(), IN_FLIGHT_STOP_WAIT_MS, () => new Error('in flight')).catch(() => {});
+      this.tracker.clear();
+      const i = this.group.members.indexOf(this);
+      if (i >= 0) this.group.members.splice(i, 1);
+      for (const m of this.group.members) m.rebalanced();
+    })();
+    return this.stopped;
   }
 }

@@ -8,9 +8,9 @@ import type { ConsumedBatch, LogProducer, LogRecord } from '../ports/log';
 import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
 import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
-import type { Logger } from './logger';
+import type { Logger } from '../ports/logger';
 import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
-import { sleep } from './scheduler';
+import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 
 export type DeliverDeps = AttemptDeps & {
@@ -25,7 +25,9 @@ export type DeliverDeps = AttemptDeps & {
  * Delivers one consumed batch and makes every outcome durable before returning: results,
  * dead letters, lane moves and state records in one produce; retries, status and stats in
  * one hot-state round trip. The consumer commits the batch's offsets only after this
- * resolves, so a crash anywhere before redelivers the batch (at-least-once).
+ * resolves (and every earlier batch of the partition has), so a crash anywhere before
+ * redelivers the batch (at-least-once). Calls overlap: the consumer starts a partition's next
+ * batch while this one runs (core/ports/log.ts), in offset order.
  */
 export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const { config } = d;
@@ -216,6 +218,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const finished = new Set<Webhook>();
     const leased = new Map<Webhook, Leased>();
     const progress = new Map<string, number>();
+    // No await before this: each config's lane must be registered in `tails` at the call, so
+    // that the lanes of a batch started next (while this one runs) queue behind these.
+    // test/unit/deliver-overlap.test.ts
     const all = runLanes(hooks, progress, (w, s) => {
       finished.add(w);
       const lease = leased.get(w);

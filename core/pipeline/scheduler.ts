@@ -48,6 +48,3 @@ export const runScheduler = async (d: SchedulerDeps, signal: AbortSignal): Promi
     if (moved < d.config.scheduler.batch_size) await sleep(d.config.scheduler.poll_interval, signal);
   }
 };
-
-// sleep lives in core/domain/time.ts; re-exported for the importers of this path.
-export { sleep } from '../domain/time';

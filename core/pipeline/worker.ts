@@ -10,7 +10,9 @@ export type WorkerDeps = DeliverDeps & { logStore: Log };
  * The worker's consumers: the fast lane (pending topic) and the slow lane (penalty box,
  * each endpoint paced at its limit / latency, at most concurrency.slow_lane_rate per worker,
  * in its own consumer group so that it never takes the fast lane's fetch slots). Both share
- * the worker's connection slots per origin. Offsets are committed per batch after it resolves.
+ * the worker's connection slots per origin. Batches are pipelined (core/ports/log.ts): a
+ * batch's deliveries start as soon as it is fetched, and offsets are committed in order once
+ * every batch up to them has resolved.
  */
 export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsumer[]; stop: () => Promise<void> }> => {
   const { kafka, worker, concurrency } = d.config;
@@ -19,14 +21,14 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
   const slots = d.slots ?? createOriginSlots(d.config.delivery.max_conns_per_host, concurrency.initial_limit);
   const onCommitted = committedStage(d.stages);
   if (worker.lanes !== 'slow') {
-    const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true, onCommitted });
+    const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true, maxUnresolved: kafka.max_unresolved, onCommitted });
     const deliver = createDeliverer({ ...d, slots }, 'fast');
     await fast.run(deliver);
     consumers.push(fast);
     deliverers.push(deliver);
   }
   if (worker.lanes !== 'fast') {
-    const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true, onCommitted });
+    const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true, maxUnresolved: kafka.max_unresolved, onCommitted });
     const deliver = createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow');
     await slow.run(deliver);
     consumers.push(slow);

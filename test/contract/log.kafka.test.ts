@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaLog } from '../../workers/kafka/log';
-import { logContract } from './log.contract';
+import { logContract, type LogHarness } from './log.contract';
+import { logPipelineContract } from './log.contract-pipeline';
 
 // Real Kafka from KAFKA_BROKERS (scripts/infra/kafka.sh start prints it). Every test gets
 // topics and groups under its own prefix and deletes them afterwards, so runs can share a broker.
@@ -9,7 +10,7 @@ const brokersEnv = process.env.KAFKA_BROKERS;
 if (!brokersEnv) throw new Error('KAFKA_BROKERS is not set: the Kafka Log contract needs a real broker (eval "$(bash scripts/infra/up.sh)" prints one)');
 const brokers = brokersEnv.split(',').map((s) => s.trim()).filter(Boolean);
 
-logContract('kafka', async () => {
+const kafkaHarness = async (): Promise<LogHarness> => {
   const prefix = `t-${Date.now()}-${randomBytes(4).toString('hex')}`;
   const log = new KafkaLog({ brokers, clientId: `howk-test-${prefix}`, produceTimeoutMs: 10_000, maxWaitMs: 50, maxBytesPerPartition: 1_048_576 });
   return {
@@ -29,4 +30,7 @@ logContract('kafka', async () => {
       }
     },
   };
-});
+};
+
+logContract('kafka', kafkaHarness);
+logPipelineContract('kafka', kafkaHarness);

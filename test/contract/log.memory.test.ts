@@ -1,8 +1,11 @@
 import { MemoryLog } from '../../core/memory/log';
-import { logContract } from './log.contract';
+import { logContract, type LogHarness } from './log.contract';
+import { logPipelineContract } from './log.contract-pipeline';
 
 let n = 0;
-logContract('memory', async () => {
+const memoryHarness = async (): Promise<LogHarness> => {
   const log = new MemoryLog();
   return { log, topic: (base) => `${base}-${++n}`, cleanup: () => log.close() };
-});
+};
+logContract('memory', memoryHarness);
+logPipelineContract('memory', memoryHarness);

@@ -98,8 +98,12 @@ describe('protection (kafka + redis)', () => {
     expect((await f.post('/configs/tenant-p/pause', {})).status).toBe(200);
     const sentAt = new Map<string, number>();
     await enqueueBatch(f, 'tenant-p', rx.url('/p1'), 10, sentAt);
+    const held = [...sentAt.keys()];
     await enqueueBatch(f, 'tenant-q', rx.url('/q1'), 10, sentAt);
     await waitFor(() => rx.received.filter((r) => r.path === '/q1').length >= 10, { what: 'other config flows' });
+    // Batches are pipelined: q's may be delivered before p's batch has finished holding its webhooks.
+    const heldState = async (id: string) => ((await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as any).held;
+    await waitFor(async () => (await Promise.all(held.map(heldState))).every((h) => h === 'paused'), { what: 'every webhook of the paused config held' });
     expect(rx.received.filter((r) => r.path === '/p1')).toHaveLength(0);
     expect(((await (await f.post('/configs/tenant-p/resume', {})).json()) as any).released).toBe(10);
     await waitFor(() => rx.received.filter((r) => r.path === '/p1').length >= 10, { what: 'paused config drained' });

@@ -1,8 +1,9 @@
-import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
-import type { BatchHandler, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
+import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
-import { commitTimer } from './commit-timer';
+import { createLogger, type Logger } from '../../core/ports/logger';
+import { KafkaConsumer } from './consumer';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -11,12 +12,15 @@ export type KafkaLogOptions = {
   maxWaitMs: number;
   maxBytesPerPartition: number;
   sessionTimeoutMs?: number;
-  /** Partitions of one consumer handled at once. */
+  /**
+   * Batches of one fetch response kafkajs hands to the consumer at once. Taking a batch no
+   * longer waits for its deliveries (workers/kafka/consumer.ts), so this only matters while
+   * the consumer waits for room under its maxUnresolved bound.
+   */
   partitionsConsumedConcurrently?: number;
+  /** Where the consumers report commits that failed and rewinds. */
+  log?: Logger;
 };
-
-/** How long a stopping consumer waits for kafkajs to leave its group. */
-const CONSUMER_STOP_WAIT_MS = 3000;
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   settleWithin(p, ms, () => new UnavailableError(`${what} timed out after ${ms} ms`), (e) =>
@@ -213,6 +217,7 @@ export class KafkaLog implements Log {
       }),
       opts,
       this.opts.partitionsConsumedConcurrently ?? 4,
+      this.opts.log ?? createLogger(`${this.opts.clientId}-consumer`, 'warn'),
     );
     this.consumers.push(c);
     return c;
@@ -220,68 +225,5 @@ export class KafkaLog implements Log {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...this.producers.map((p) => p.disconnect()), this.adminClient?.disconnect()]);
-  }
-}
-
-class KafkaConsumer implements LogConsumer {
-  private pausedTopics = false;
-  private stopped = false;
-
-  constructor(private readonly c: Consumer, private readonly opts: ConsumerOptions, private readonly concurrency: number) {}
-
-  async run(handler: BatchHandler): Promise<void> {
-    await this.c.connect();
-    await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
-    const commits = commitTimer(this.c, this.opts.onCommitted);
-    await this.c.run({
-      autoCommit: true,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.concurrency,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isStale }) => {
-        if (!batch.messages.length || isStale()) return;
-        // Long deliveries must not cost the group membership.
-        const beat = setInterval(() => void heartbeat().catch(() => {}), 2000);
-        try {
-          await handler({
-            topic: batch.topic,
-            partition: batch.partition,
-            records: batch.messages.map((m) => ({
-              topic: batch.topic,
-              partition: batch.partition,
-              offset: m.offset,
-              key: m.key ? m.key.toString('utf8') : null,
-              value: m.value ? m.value.toString('utf8') : null,
-              timestamp: Number(m.timestamp),
-            })),
-          });
-        } finally {
-          clearInterval(beat);
-        }
-        // Only now is every outcome of the batch durable: resolve and commit.
-        commits?.handled(batch.topic, batch.partition, batch.messages[batch.messages.length - 1]!.offset, batch.messages.length);
-        resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
-        await commitOffsetsIfNecessary();
-      },
-    });
-  }
-
-  pause(): void {
-    this.pausedTopics = true;
-    this.c.pause(this.opts.topics.map((topic) => ({ topic })));
-  }
-
-  resume(): void {
-    if (!this.pausedTopics) return;
-    this.pausedTopics = false;
-    this.c.resume(this.opts.topics.map((topic) => ({ topic })));
-  }
-
-  async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    // After a broker restart kafkajs' disconnect can sit out its whole retry schedule (19 s
-    // seen), long enough to get the process killed. Leaving without it is safe: offsets are
-    // committed only once outcomes are durable, and the group notices at its session timeout.
-    await settleWithin(this.c.disconnect(), CONSUMER_STOP_WAIT_MS, () => new Error('disconnect')).catch(() => {});
   }
 }

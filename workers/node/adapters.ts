@@ -1,5 +1,6 @@
 import type { Config } from '../../core/config/schema';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
+import { createLogger } from '../../core/ports/logger';
 import { secretBoxFromConfig } from '../../core/signing/secret-box';
 import { KafkaLog } from '../kafka/log';
 import { createRedis } from '../redis/client';
@@ -16,6 +17,7 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     maxBytesPerPartition: c.kafka.max_batch_bytes,
     sessionTimeoutMs: c.kafka.session_timeout,
     partitionsConsumedConcurrently,
+    log: createLogger(`${c.kafka.client_id}-${clientSuffix}`, c.log.level),
   });
 
 /** Hot state and guards over one Redis connection (closing the hot state closes it). */

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { createBatchTracker } from '../../core/log/batch-tracker';
+
+// The bookkeeping behind pipelined consumption (both log adapters use it; the contract
+// tests in test/contract/log.contract-pipeline.ts hold the adapters to the result).
+
+const flush = async () => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+const setup = (max = 100) => {
+  const commits: string[] = [];
+  const rewinds: string[] = [];
+  const t = createBatchTracker(max, {
+    commit: (topic, partition, offset) => commits.push(`${topic}/${partition}@${offset}`),
+    rewind: (topic, partition, offset) => rewinds.push(`${topic}/${partition}@${offset}`),
+  });
+  const batches: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  const take = (partition: number, first: number, next: number) =>
+    t.take('t', partition, BigInt(first), BigInt(next), next - first, () => new Promise<void>((resolve, reject) => batches.push({ resolve, reject })));
+  return { t, commits, rewinds, batches, take };
+};
+
+describe('batch tracker', () => {
+  it('commits a partition only past a prefix of resolved batches, partitions independently', async () => {
+    const { commits, batches, take } = setup();
+    take(0, 0, 5);
+    take(0, 5, 10);
+    take(1, 0, 3);
+    batches[1]!.resolve();
+    batches[2]!.resolve();
+    await flush();
+    expect(commits).toEqual(['t/1@3']);
+    batches[0]!.resolve();
+    await flush();
+    expect(commits).toEqual(['t/1@3', 't/0@10']);
+  });
+
+  it('a rejection rewinds to the batch\'s first offset; later batches of it commit nothing, earlier ones still do', async () => {
+    const { t, commits, rewinds, batches, take } = setup();
+    take(0, 0, 5);
+    take(0, 5, 10);
+    take(0, 10, 15);
+    batches[1]!.reject(new Error('boom'));
+    await flush();
+    expect(rewinds).toEqual(['t/0@5']);
+    expect(t.position('t', 0)).toBe(5n);
+    batches[2]!.resolve();
+    batches[0]!.resolve();
+    await flush();
+    expect(commits).toEqual(['t/0@5']);
+    // The partition read again from 5: commits go on from there.
+    take(0, 5, 15);
+    batches[3]!.resolve();
+    await flush();
+    expect(commits).toEqual(['t/0@5', 't/0@15']);
+  });
+
+  it('bounds the records in flight, orphans included, and reports idle once all settle', async () => {
+    const { t, batches, take } = setup(10);
+    take(0, 0, 6);
+    expect(t.hasRoom()).toBe(true);
+    take(0, 6, 12);
+    expect(t.hasRoom()).toBe(false);
+    let room = false;
+    void t.room().then(() => (room = true));
+    t.reassign(() => false); // revoked: the batches no longer commit, but still run
+    await flush();
+    expect(room).toBe(false);
+    batches[0]!.resolve();
+    await flush();
+    expect(room).toBe(true);
+    let idle = false;
+    void t.idle().then(() => (idle = true));
+    await flush();
+    expect(idle).toBe(false);
+    batches[1]!.resolve();
+    await flush();
+    expect(idle).toBe(true);
+    expect(t.unresolved()).toBe(0);
+  });
+
+  it('a revoked partition commits nothing; a kept one goes on', async () => {
+    const { t, commits, batches, take } = setup();
+    take(0, 0, 5);
+    take(1, 0, 5);
+    expect(t.reassign((_, p) => p === 1)).toEqual([{ topic: 't', partition: 1, position: 5n }]);
+    batches[0]!.resolve();
+    batches[1]!.resolve();
+    await flush();
+    expect(commits).toEqual(['t/1@5']);
+    expect(t.position('t', 0)).toBeUndefined();
+  });
+});

@@ -1,0 +1,217 @@
+import type { Consumer, EachBatchPayload } from 'kafkajs';
+import { settleWithin } from '../../core/domain/deadline';
+import { errorMessage } from '../../core/errors/errors';
+import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
+import type { Logger } from '../../core/ports/logger';
+import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
+
+// Pipelined consumption on kafkajs 2.2.4. What its source (src/consumer/) says, and the
+// design that follows from it:
+//
+// - The fetch position of a partition is the offset manager's *resolved* offset
+//   (offsetManager.nextOffset: resolvedOffsets, else the committed offset), and a fetcher
+//   fetches again only once every batch of its previous response went through eachBatch
+//   (fetcher.js waits on workerQueue.push). So eachBatch resolves a batch's last offset as
+//   soon as it has *taken* the batch and returns without awaiting the handler: the next
+//   fetch goes past it while it runs. Resolved therefore means "fetched", not "done".
+// - Hence autoCommit: false. With autoCommit, the runner commits every resolved offset
+//   (after each batch, on an eachBatch error, on a rebalancing heartbeat), which would commit
+//   batches still running. The consumer commits its own watermark (core/log/batch-tracker.ts:
+//   past a prefix of resolved batches only) with consumer.commitOffsets, one request at a
+//   time, coalescing the partitions that advanced meanwhile.
+// - seek() with autoCommit: false only moves the resolved offset (offsetManager.seek), and
+//   until the next fetch pops it, fetched batches of that partition are dropped
+//   (consumerGroup.fetch) and isStale() is true in eachBatch. A rejected batch seeks its
+//   partition back to its first offset; batches of it already taken keep running but no
+//   longer commit.
+// - On a rebalance, kafkajs builds a new offset manager (consumerGroup.js, SYNC): resolved
+//   but uncommitted offsets are dropped and fetching restarts from the committed offset. The
+//   GROUP_JOIN event carries the new assignment: partitions lost lose their tracking (their
+//   batches in flight commit nothing, so they cannot commit over the new owner); partitions
+//   kept are sought to where this consumer had got, so that the batches in flight are not
+//   fetched again. Commits carry the member's generation: the broker refuses those of an old
+//   one (ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, not retried by kafkajs), and a commit is
+//   sent only for partitions of the current assignment. One that slips through anyway (a
+//   retried commit crossing a rebalance) only names offsets this consumer made durable, so it
+//   can cause redelivery, never loss. Commit errors are logged, never thrown.
+// - A crash (the runner restarts the consumer) drops all tracking; a disconnect drops the
+//   resolved offsets, so only what was committed counts: stop() commits before disconnecting.
+
+/** How long a stopping consumer waits for kafkajs to leave its group. */
+const CONSUMER_STOP_WAIT_MS = 3000;
+/** How long a stopping consumer waits for its last commit. */
+const COMMIT_STOP_WAIT_MS = 2000;
+/** A rejected batch's partition rests this long before it is fetched again. */
+const REWIND_PAUSE_MS = 200;
+/** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
+const WAIT_HEARTBEAT_MS = 1000;
+
+const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+const isRebalancing = (e: unknown) => /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);
+
+type Commit = { topic: string; partition: number; offset: string; batches: CommittedBatch[] };
+
+export class KafkaConsumer implements LogConsumer {
+  private pausedTopics = false;
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+  /** Partitions of the current assignment. */
+  private assigned = new Set<string>();
+  private readonly tracker: BatchTracker;
+  private readonly pending = new Map<string, Commit>();
+  private committing: Promise<void> | undefined;
+
+  constructor(private readonly c: Consumer, private readonly opts: ConsumerOptions, private readonly concurrency: number, private readonly log: Logger) {
+    this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
+      commit: (topic, partition, offset, batches) => {
+        const k = keyOf(topic, partition);
+        // A commit not yet sent is carried by this one: so are the batches it covered.
+        const earlier = this.pending.get(k)?.batches ?? [];
+        this.pending.set(k, { topic, partition, offset: offset.toString(), batches: earlier.length ? [...earlier, ...batches] : batches });
+        this.flush();
+      },
+      rewind: (topic, partition, offset, error) => this.rewind(topic, partition, offset, error),
+    });
+  }
+
+  async run(handler: BatchHandler): Promise<void> {
+    this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
+    this.c.on(this.c.events.CRASH, () => {
+      this.assigned.clear();
+      this.tracker.reassign(() => false);
+    });
+    await this.c.connect();
+    await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
+    await this.c.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.concurrency,
+      eachBatch: (p) => this.take(p, handler),
+    });
+  }
+
+  private onJoin(assignment: Record<string, number[]>): void {
+    this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
+    for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
+    const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));
+    // Called from inside kafkajs' join (the event is synchronous): it must not throw.
+    for (const { topic, partition, position } of kept) {
+      try {
+        this.c.seek({ topic, partition, offset: position.toString() });
+      } catch (e) {
+        this.log.warn('seek after a rebalance failed; the partition restarts from its last commit', { topic, partition, error: errorMessage(e) });
+        this.tracker.reassign((t, p) => t !== topic || p !== partition);
+      }
+    }
+  }
+
+  private async take({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload, handler: BatchHandler): Promise<void> {
+    // Left untaken (not resolved), a batch is fetched again later from the same offset.
+    if (!batch.messages.length || isStale() || this.stopping || this.pausedTopics) return;
+    // Backpressure: this blocks the fetcher, so nothing more is fetched until room opens.
+    let rebalancing = false;
+    while (!this.tracker.hasRoom()) {
+      void heartbeat().catch((e: unknown) => {
+        rebalancing ||= isRebalancing(e);
+      });
+      await Promise.race([this.tracker.room(), new Promise((r) => setTimeout(r, WAIT_HEARTBEAT_MS))]);
+      // Leave the batch untaken: kafkajs cannot rejoin the group while eachBatch runs.
+      if (rebalancing || isStale() || this.stopping) return;
+    }
+    const { topic, partition } = batch;
+    const last = batch.messages[batch.messages.length - 1]!.offset;
+    const records = batch.messages.map((m) => ({
+      topic,
+      partition,
+      offset: m.offset,
+      key: m.key ? m.key.toString('utf8') : null,
+      value: m.value ? m.value.toString('utf8') : null,
+      timestamp: Number(m.timestamp),
+    }));
+    // The next fetch of the partition starts after this batch (see the top of the file).
+    resolveOffset(last);
+    this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, () => handler({ topic, partition, records }));
+  }
+
+  private rewind(topic: string, partition: number, offset: bigint, error: unknown): void {
+    if (this.stopping) return;
+    this.log.warn('batch failed: its partition is consumed again from its first offset', { topic, partition, offset: offset.toString(), error: errorMessage(error) });
+    try {
+      this.c.seek({ topic, partition, offset: offset.toString() });
+      if (this.pausedTopics) return;
+      this.c.pause([{ topic, partitions: [partition] }]);
+      setTimeout(() => {
+        // A topic-wide pause since then owns the partition's state (partition resumes would override it).
+        if (this.pausedTopics || this.stopping) return;
+        try {
+          this.c.resume([{ topic, partitions: [partition] }]);
+        } catch {
+          // the consumer is restarting; its new run fetches everything it owns
+        }
+      }, REWIND_PAUSE_MS);
+    } catch (e) {
+      // Not running (a crash being restarted): the restart fetches from the last commit.
+      this.log.warn('rewind not applied; the consumer restarts from its last commit', { topic, partition, error: errorMessage(e) });
+    }
+  }
+
+  /** Commits the partitions that advanced, one request at a time. */
+  private flush(): Promise<void> {
+    this.committing ??= (async () => {
+      while (this.pending.size) {
+        const offsets = [...this.pending.values()].filter((o) => this.assigned.has(keyOf(o.topic, o.partition)));
+        this.pending.clear();
+        if (!offsets.length) continue;
+        try {
+          await this.c.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset })));
+          const report = this.opts.onCommitted;
+          if (report) {
+            const now = Date.now();
+            for (const o of offsets) for (const b of o.batches) report(b.count, now - b.resolvedAt);
+          }
+        } catch (e) {
+          // Not fatal: a later commit of the partition carries this one, and an offset never
+          // committed only means redelivery.
+          this.log.warn('offset commit failed', { error: errorMessage(e), offsets });
+          for (const o of offsets) if (!this.pending.has(keyOf(o.topic, o.partition))) this.pending.set(keyOf(o.topic, o.partition), o);
+          return;
+        }
+      }
+    })().finally(() => {
+      this.committing = undefined;
+    });
+    return this.committing;
+  }
+
+  pause(): void {
+    this.pausedTopics = true;
+    this.c.pause(this.opts.topics.map((topic) => ({ topic })));
+  }
+
+  resume(): void {
+    if (!this.pausedTopics) return;
+    this.pausedTopics = false;
+    this.c.resume(this.opts.topics.map((topic) => ({ topic })));
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      try {
+        this.c.pause(this.opts.topics.map((topic) => ({ topic })));
+      } catch {
+        // never ran
+      }
+      // What is in flight may still finish and commit, within bounds.
+      await settleWithin(this.tracker.idle(), IN_FLIGHT_STOP_WAIT_MS, () => new Error('in flight')).catch(() => {});
+      await settleWithin(this.committing ?? Promise.resolve(), COMMIT_STOP_WAIT_MS, () => new Error('commit')).catch(() => {});
+      if (this.pending.size) await settleWithin(this.flush(), COMMIT_STOP_WAIT_MS, () => new Error('commit')).catch(() => {});
+      this.tracker.clear();
+      // After a broker restart kafkajs' disconnect can sit out its whole retry schedule (19 s
+      // seen), long enough to get the process killed. Leaving without it is safe: offsets are
+      // committed only once outcomes are durable, and the group notices at its session timeout.
+      await settleWithin(this.c.disconnect(), CONSUMER_STOP_WAIT_MS, () => new Error('disconnect')).catch(() => {});
+    })();
+    return this.stopped;
+  }
+}
