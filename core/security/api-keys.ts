@@ -73,8 +73,17 @@ export const reaches = (r: Pick<ApiKeyRecord, 'config_ids'>, configId: string | 
  * The in-memory view of the keys topic on one instance. `apply` takes records in log
  * order; a revoked record stays (so `list` shows it and nothing can resurrect the id).
  */
+/** Tokens remembered with their hash after a successful verify (oldest forgotten first). */
+const VERIFIED_CACHE = 1024;
+
 export class KeyTable {
   private readonly byId = new Map<string, ApiKeyRecord>();
+  // A producer sends the same token on every request, and hashing it through crypto.subtle
+  // cost about a tenth of howk-api's CPU under single enqueues. Only tokens that matched a
+  // live record are kept, so a hit needs the exact secret: it tells an attacker nothing, and
+  // random tokens cannot fill the cache. Revocation and rotation still apply on every call:
+  // the record is looked up and its hash compared each time.
+  private readonly verified = new Map<string, string>();
 
   apply(id: string, value: string | null): void {
     if (value === null) {
@@ -100,8 +109,13 @@ export class KeyTable {
     const id = tokenId(token);
     const rec = id ? this.byId.get(id) : undefined;
     // Hash even on a miss so that an unknown id costs the same time as a wrong secret.
-    const hash = await hashToken(token);
+    const hash = this.verified.get(token) ?? (await hashToken(token));
     if (!rec || rec.revoked_at !== null) return null;
-    return timingSafeEqual(utf8(hash), utf8(rec.hash)) ? rec : null;
+    if (!timingSafeEqual(utf8(hash), utf8(rec.hash))) return null;
+    if (!this.verified.has(token)) {
+      if (this.verified.size >= VERIFIED_CACHE) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, hash);
+    }
+    return rec;
   }
 }

@@ -26,6 +26,20 @@ export const retriesContract = (name: string, make: MakeHotState<HotWriter & Ret
       expect((await state.claimDueRetries(t + 2 * LEASE, 10, LEASE)).map((r) => r.id)).toEqual(['wh_run']);
     });
 
+    it('applies made at once take effect in call order (an adapter may send them together)', async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      await state.apply({ retries: [entry('wh_a', t - 10), entry('wh_b', t - 10)] });
+      // Not awaited one by one: a writer that merges concurrent applies must keep their order.
+      await Promise.all([
+        state.apply({ ended: ['wh_a'] }),
+        state.apply({ retries: [entry('wh_a', t - 5, 'again')] }),
+        state.apply({ retries: [entry('wh_c', t - 1)] }),
+        state.apply({ ended: ['wh_b', 'wh_c'] }),
+      ]);
+      expect(await state.claimDueRetries(t, 10, LEASE)).toEqual([entry('wh_a', t + LEASE, 'again')]);
+    });
+
     it('counts scheduled retries; scheduling an id again replaces it', async () => {
       const { state, clock } = ctx.h();
       const t = clock.now();

@@ -20,6 +20,8 @@ import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeli
 // test (test/contract/hot-state.contract.ts) holds both to them.
 
 const HOUR_MS = 3_600_000;
+/** Most statuses one merged apply carries (one batch alone may carry more). */
+const MAX_MERGED_STATUSES = 1000;
 const retryDataPrefix = keys.retryData('');
 
 export class RedisHotState implements HotState {
@@ -44,12 +46,57 @@ export class RedisHotState implements HotState {
     await execPipeline(p);
   }
 
-  async apply(batch: HotBatch): Promise<void> {
+  /**
+   * Writes arriving while an apply is in flight wait for it, then leave together: one
+   * pipeline with one writeStatuses.lua call for all their statuses. With pipelined
+   * consumption a worker writes many small batches at once, and each round trip and script
+   * call costs the worker and Redis more than the statuses it carries. An idle writer sends
+   * at once. Each caller resolves when the round trip that carried its batch succeeded.
+   */
+  apply(batch: HotBatch): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.applies.push({ batch, resolve, reject });
+      if (!this.applying) this.pumpApplies();
+    });
+  }
+
+  private readonly applies: { batch: HotBatch; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private applying = false;
+
+  private pumpApplies(): void {
+    if (!this.applies.length) {
+      this.applying = false;
+      return;
+    }
+    this.applying = true;
+    let statuses = 0;
+    let n = 0;
+    while (n < this.applies.length && (n === 0 || statuses + (this.applies[n]!.batch.statuses?.length ?? 0) <= MAX_MERGED_STATUSES)) statuses += this.applies[n++]!.batch.statuses?.length ?? 0;
+    const taken = this.applies.splice(0, n);
+    const run = async () => {
+      try {
+        await this.write(taken.map((t) => t.batch));
+        for (const t of taken) t.resolve();
+      } catch (e) {
+        // An error reply (a defect in one batch) must not fail the batches that only shared
+        // its round trip: each is written again on its own. Redis away fails them all.
+        if (taken.length === 1 || !(e instanceof Error && e.name === 'ReplyError')) {
+          for (const t of taken) t.reject(e);
+          return;
+        }
+        await Promise.all(taken.map((t) => this.write([t.batch]).then(t.resolve, t.reject)));
+      }
+    };
+    void run().finally(() => this.pumpApplies());
+  }
+
+  /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries, ended and stats. */
+  private async write(batches: HotBatch[]): Promise<void> {
     const p = scriptedPipeline(this.redis);
     const { status_ttl, retry_data_ttl, stats_ttl } = this.ttls;
-    const statuses = batch.statuses ?? [];
+    const statuses = batches.flatMap((b) => b.statuses ?? []);
     if (statuses.length) {
-      // Every status of the batch and its index entries in one script call (writeStatuses.lua).
+      // Every status and its index entries in one script call (writeStatuses.lua).
       const keyList: string[] = [];
       const args: (string | number)[] = [status_ttl, HISTORY_LIMIT, this.recovery.indexFloor()];
       for (const { status, attempt, patch } of statuses) {
@@ -60,16 +107,18 @@ export class RedisHotState implements HotState {
       }
       p.howk_writeStatuses(keyList.length, ...keyList, ...args);
     }
-    // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
-    // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
-    for (const r of batch.retries ?? []) {
-      p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
-      p.zadd(keys.retries(), r.dueAt, r.id);
+    for (const batch of batches) {
+      // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
+      // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
+      for (const r of batch.retries ?? []) {
+        p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
+        p.zadd(keys.retries(), r.dueAt, r.id);
+      }
+      // One ZREM and one DEL per batch, not two commands per webhook.
+      const ended = batch.ended ?? [];
+      if (ended.length) p.zrem(keys.retries(), ...ended).del(...ended.map(keys.retryData));
+      if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     }
-    // One ZREM and one DEL for the whole batch, not two commands per webhook.
-    const ended = batch.ended ?? [];
-    if (ended.length) p.zrem(keys.retries(), ...ended).del(...ended.map(keys.retryData));
-    if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     if (p.length) await execPipeline(p);
   }
 
