@@ -7,6 +7,7 @@ import { RedisGuards } from '../../workers/redis/guards';
 import { flushOwnDb } from '../helpers/redis-db';
 import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
 import { guardsPauseContract } from './guards.contract-pause';
+import { guardsRestoreContract } from './guards.contract-restore';
 
 // Real Redis from REDIS_URL, db HOWK_TEST_REDIS_DB (47 by default, its own), flushed before each
 // test (files of the integration project run one at a time, so no other test file shares it meanwhile).
@@ -38,6 +39,7 @@ const make: MakeGuards = async () => {
 };
 guardsContract('redis', make);
 guardsPauseContract('redis', make);
+guardsRestoreContract('redis', make);
 
 describe('RedisGuards: keys and TTLs', () => {
   let redis: Redis;
