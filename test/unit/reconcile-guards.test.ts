@@ -9,6 +9,8 @@ import { journaledGuards } from '../../core/pipeline/guard-journal';
 import { guardParams } from '../../core/pipeline/guard-params';
 import { silentLogger } from '../../core/ports/logger';
 import type { PauseScope } from '../../core/ports/guards';
+import { UnavailableError } from '../../core/errors/errors';
+import type { LogProducer } from '../../core/ports/log';
 import { createReconciler } from '../../core/reconcile/reconciler';
 import { snapshotValue } from '../../core/reconcile/replay';
 import { T0, hook, stamp } from '../helpers/reconcile-fixtures';
@@ -99,5 +101,22 @@ describe('rebuild of pauses, held webhooks and circuits', () => {
     expect(v.circuit).toMatchObject({ state: 'OPEN', open_until: t + recovery + 20 + config.circuit_breaker.probe_interval, opened_count: 1 });
     expect((await w.after.endpoint('11'.repeat(16), t, p)).circuit.state).toBe('CLOSED');
     expect((await w.after.endpoint('22'.repeat(16), t, p)).circuit.state).toBe('CLOSED');
+  });
+
+  it('journal: a pause is on the topic before Redis (a failed produce pauses nothing); deliveries that move no circuit produce nothing', async () => {
+    const w = world();
+    const down: LogProducer = { send: async () => Promise.reject(new UnavailableError('kafka: down')), close: async () => {} };
+    const inner = new MemoryGuards();
+    const g = journaledGuards(inner, { producer: down, topic: 's.guards', log: silentLogger, now: w.clock.now });
+    await expect(g.pause(EPS)).rejects.toThrow(UnavailableError);
+    expect((await inner.endpoint(EP, w.clock.now(), guardParams(config))).paused).toBe(false);
+    // Successes and failures below the threshold: no record; the opening failure: one.
+    const p = guardParams(config);
+    const done = (outcome: 'success' | 'failure', i: number) => ({ id: `w${i}`, endpointHash: EP, host: 'h', now: w.clock.now() + i, outcome, probe: false, counted: { endpoint: false, domain: false } });
+    await w.before.complete(Array.from({ length: 100 }, (_, i) => done('success', i)), p);
+    for (let i = 1; i < config.circuit_breaker.failure_threshold; i++) await w.before.complete([done('failure', 100 + i)], p);
+    expect(w.log.records('s.guards')).toHaveLength(0);
+    await w.before.complete([done('failure', 200)], p);
+    expect(w.log.records('s.guards').map((r) => r.key)).toEqual([`circuit:${EP}`]);
   });
 });
