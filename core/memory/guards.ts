@@ -200,13 +200,13 @@ export class MemoryGuards implements Guards {
     return n;
   }
 
-  /** Memory circuits have no TTL (`ttlMs` is not used); as on Redis, a live state is kept. */
+  /** Memory circuits have no TTL (`ttlMs` is not used). */
   async restoreCircuits(items: CircuitRestore[]): Promise<number> {
     let n = 0;
     for (const r of items) {
-      const c = this.circuits.get(r.endpointHash);
-      // admit() creates untouched closed circuits: those count as no state (Redis writes none).
-      if (c && (c.state !== 'CLOSED' || c.failures > 0 || c.opened_count > 0)) continue;
+      // A live open or half-open circuit is newer: it wins. A closed one only counts what
+      // happened since the loss (restoreCircuit.lua).
+      if ((this.circuits.get(r.endpointHash)?.state ?? 'CLOSED') !== 'CLOSED') continue;
       this.circuits.set(r.endpointHash, { ...closedCircuit(), state: 'OPEN', open_until: r.openUntil, opened_count: r.openedCount });
       n++;
     }

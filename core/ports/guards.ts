@@ -23,6 +23,12 @@ export type GuardParams = {
   rate: number;
   burst: number;
   circuitTtlMs: number;
+  /**
+   * Admit nothing (every request waits) while the hot state has no canary: Redis was lost and
+   * is not rebuilt yet, so its pauses and circuits are not there to be read. Only where a
+   * reconciler sets the canary (reconciler.enabled).
+   */
+  requireCanary?: boolean;
 };
 
 export type AdmitRequest = {
@@ -114,7 +120,7 @@ export type HeldRestore = { id: string; data: string };
 export type GuardRestore = {
   /** Pauses the scopes that have no pause value (a live pause or drain stays as it is). Returns how many were set. */
   restorePauses(scopes: PauseScope[]): Promise<number>;
-  /** Opens the circuits that have no state (a live one stays as it is). Returns how many were set. */
+  /** Opens the circuits that are not open or half-open already (a live one of those stays as it is). Returns how many were set. */
   restoreCircuits(items: CircuitRestore[]): Promise<number>;
   /**
    * Appends webhooks to a paused (or draining) scope's held queue, in the given order, each

@@ -57,17 +57,19 @@ export const guardsRestoreContract = (name: string, make: MakeGuards): void => {
       expect(await h.guards.takeHeld(CFGS, 'd1', 10, T0, 30_000)).toEqual({ kind: 'batch', items: ['a'] });
     });
 
-    it('opens a restored circuit until its open_until, then lets a probe through; a live circuit is kept', async () => {
+    it('opens a restored circuit until its open_until, then lets a probe through; a live open circuit is kept, a closed one replaced', async () => {
+      // EP: a failure since the loss (closed). EP2: nothing. The third: re-opened live.
+      const EP3 = 'cd'.repeat(16);
       await fail(T0);
-      expect(await h.guards.restoreCircuits([
-        { endpointHash: EP2, openUntil: T0 + 10_000, openedCount: 4, ttlMs: DAY },
-        { endpointHash: EP, openUntil: T0 + 10_000, openedCount: 4, ttlMs: DAY },
-      ])).toBe(1);
-      expect(await admit1({ endpointHash: EP2, now: T0 + 9_999 })).toEqual({ kind: 'park', reason: 'circuit_open', until: T0 + 10_000 });
-      expect(await h.guards.endpoint(EP2, T0, params())).toMatchObject({ circuit: { state: 'OPEN', open_until: T0 + 10_000, opened_count: 4 } });
-      expect(await admit1({ endpointHash: EP2, now: T0 + 10_000 })).toMatchObject({ kind: 'go', probe: true });
-      // EP had a live (closed, one failure) circuit: not opened by the restore.
-      expect(await admit1({ now: T0 + 1 })).toMatchObject({ kind: 'go', probe: false });
+      for (let i = 0; i < CB.failure_threshold; i++) await h.guards.complete([completion({ outcome: 'failure', now: T0 + i, endpointHash: EP3 })], params());
+      const restore = (hash: string) => ({ endpointHash: hash, openUntil: T0 + 10_000, openedCount: 4, ttlMs: DAY });
+      expect(await h.guards.restoreCircuits([restore(EP2), restore(EP), restore(EP3)])).toBe(2);
+      for (const hash of [EP, EP2]) {
+        expect(await admit1({ endpointHash: hash, now: T0 + 9_999 })).toEqual({ kind: 'park', reason: 'circuit_open', until: T0 + 10_000 });
+        expect(await h.guards.endpoint(hash, T0, params())).toMatchObject({ circuit: { state: 'OPEN', open_until: T0 + 10_000, opened_count: 4 } });
+        expect(await admit1({ endpointHash: hash, now: T0 + 10_000 })).toMatchObject({ kind: 'go', probe: true });
+      }
+      expect(await h.guards.endpoint(EP3, T0, params())).toMatchObject({ circuit: { state: 'OPEN', open_until: T0 + 2 + CB.recovery_timeout, opened_count: 1 } });
     });
 
     it('puts held webhooks back behind a paused scope in order, once each, and says when the scope is not paused', async () => {

@@ -53,6 +53,14 @@ describe('RedisGuards: keys and TTLs', () => {
   });
   beforeEach(flush);
 
+  it('with requireCanary, admits nothing (wait) and writes nothing while the canary is missing (Redis lost, not rebuilt yet)', async () => {
+    const p = params({ requireCanary: true, maxInflightPerEndpoint: 5 });
+    expect(await guards.admit([req({ id: 'wh_1' }), req({ id: 'wh_2' })], p)).toEqual([{ kind: 'wait' }, { kind: 'wait' }]);
+    expect(await redis.dbsize()).toBe(0);
+    await redis.set(keys.canary(), 'x');
+    expect(await guards.admit([req({ id: 'wh_1' })], p)).toMatchObject([{ kind: 'go' }]);
+  });
+
   it('keeps in-flight leases in zsets (member: webhook id, score: admission + lease) whose TTL is the lease, ended by completion', async () => {
     const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5, inflightLeaseMs: 60_000 });
     const [a] = await guards.admit([req({ id: 'wh_1' }), req({ id: 'wh_2', now: T0 + 7 })], p);

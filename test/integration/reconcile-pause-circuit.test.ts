@@ -8,7 +8,7 @@ import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { flushOwnDb } from '../helpers/redis-db';
 
-// Pauses and open circuits survive a Redis loss (FLUSHDB of this file's own dbs 61-63: the
+// Pauses and open circuits survive a Redis loss (FLUSHDB of this file's own dbs 54, 61-63: the
 // shared server is never flushed whole). They are on howk.guards; the sentinel notices the
 // loss, the fleet rebuilds, and an endpoint or config paused before it stays paused, its held
 // webhooks back behind the pause (none delivered, none lost), and an open circuit stays open
@@ -72,6 +72,25 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     expect(sent.filter((i) => i < 10 || i >= 20)).toEqual([...Array.from({ length: 10 }, (_, i) => i), 20, 21, 22, 23, 24]);
     expect(sent.filter((i) => i >= 10 && i < 20)).toEqual(Array.from({ length: 10 }, (_, i) => 10 + i));
     expect(await view(hash)).toMatchObject({ paused: false, draining: false, parked_while_paused: 0 });
+  });
+
+  it('webhooks that reach a paused endpoint between the loss and the rebuild are held too, not delivered', async () => {
+    // A sentinel that looks every 4 s: a window in which Redis is empty and the workers run.
+    const { rx, f, redis, enqueue, view } = await start(54, () => ({ status: 200 }), { 'reconciler.sentinel_interval': 4000 });
+    const endpoint = rx.url('/window');
+    const hash = await endpointHash(endpoint);
+    expect((await f.post(`/endpoints/${hash}/pause`, {})).status).toBe(200);
+    const ids = await enqueue('rw', endpoint, 5);
+    await waitFor(async () => (await view(hash)).parked_while_paused === 5, { what: '5 webhooks held' });
+    await flushOwnDb(redis, 54);
+    ids.push(...(await enqueue('rw', endpoint, 5, 5)));
+    await waitFor(async () => (await redis.exists(keys.canary())) === 1, { timeoutMs: 60_000, what: 'canary restored by the sentinel' });
+    await waitFor(async () => (await view(hash)).parked_while_paused === 10, { what: 'the 5 arrivals of the window held behind the 5 restored' });
+    expect(rx.received).toHaveLength(0);
+    expect(((await (await f.post(`/endpoints/${hash}/resume`, {})).json()) as any).released).toBe(10);
+    await waitFor(() => rx.byWebhook().size >= 10, { timeoutMs: 60_000, what: '10 webhooks delivered' });
+    expect([...rx.byWebhook().keys()].sort()).toEqual([...ids].sort());
+    expect(rx.received.map((r) => (JSON.parse(r.body.toString()) as { i: number }).i)).toEqual(Array.from({ length: 10 }, (_, i) => i));
   });
 
   it('a config paused before the loss stays paused; after the resume every webhook is delivered', async () => {

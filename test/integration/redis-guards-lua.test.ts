@@ -72,6 +72,15 @@ describe('admitDelivery.lua', () => {
     expect(await redis.dbsize()).toBe(0);
   });
 
+  it("with the canary as the last KEY: {'rebuilding'} for every request and nothing written while it is absent; as usual once it is back", async () => {
+    const canary = 'howk:system:initialized';
+    const withCanary = async (n: number) => (await redis.eval(BATCH_SCRIPTS.admitDelivery, n * 9 + 1, ...Array.from({ length: n }, () => request({}).keys).flat(), canary, ...shared({ endpointMax: 5, domainMax: 5 }), ...Array.from({ length: n }, () => request({ domainMax: 5 }).args).flat())) as unknown[];
+    expect(await withCanary(2)).toEqual([['rebuilding'], ['rebuilding']]);
+    expect(await redis.dbsize()).toBe(0);
+    await redis.set(canary, 'x');
+    expect((await withCanary(2)).map(short)).toEqual([['go', 0, 1, 1], ['go', 0, 1, 1]]);
+  });
+
   it("returns {'paused', scope} when KEYS[1] or KEYS[2] exists (paused or draining), endpoint first", async () => {
     await redis.set(K.pauseCfg, 'draining');
     expect(await admit()).toEqual(['paused', 'config']);

@@ -172,9 +172,13 @@ describe('restoreCircuit.lua', () => {
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
-  it('keeps a live circuit as it is', async () => {
+  it('keeps a live open or half-open circuit as it is, and replaces a closed one', async () => {
     await redis.hset(C, { state: 'HALF_OPEN', probe_at: NOW });
     expect(await run('restoreCircuit', [C], [NOW + 5_000, 3, 60_000])).toBe(0);
     expect(await redis.hgetall(C)).toEqual({ state: 'HALF_OPEN', probe_at: String(NOW) });
+    await redis.del(C);
+    await redis.hset(C, { state: 'CLOSED', failures: 1, window_start: NOW });
+    expect(await run('restoreCircuit', [C], [NOW + 5_000, 3, 60_000])).toBe(1);
+    expect(await redis.hgetall(C)).toEqual({ state: 'OPEN', open_until: String(NOW + 5_000), opened_count: '3' });
   });
 });

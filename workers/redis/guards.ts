@@ -27,6 +27,9 @@ const toAdmission = (r: unknown): Admission => {
       return { kind: 'paused', scope: a[1] as 'endpoint' | 'config' };
     case 'recovered':
       return { kind: 'recovered' };
+    // No canary: Redis is being rebuilt (its pauses and circuits are not back yet); ask again.
+    case 'rebuilding':
+      return { kind: 'wait' };
     default:
       return { kind: 'wait' };
   }
@@ -50,6 +53,7 @@ export class RedisGuards implements Guards {
       keyList.push(keys.endpointLimit(h), keys.domainLimit(r.host), keys.endpointQueued(h));
       args.push(r.now, r.lane, p.maxInflightPerDomain(r.host), r.id, r.waited ? 1 : 0);
     }
+    if (p.requireCanary) keyList.push(keys.canary());
     const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
     return replies.map(toAdmission);
   }
