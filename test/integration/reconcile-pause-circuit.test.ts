@@ -33,7 +33,9 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     const loseRedis = async () => {
       expect(await redis.exists(keys.canary())).toBe(1);
       await flushOwnDb(redis, db);
+      const t0 = Date.now();
       await waitFor(async () => (await redis.exists(keys.canary())) === 1, { timeoutMs: 60_000, what: 'canary restored by the sentinel' });
+      return Date.now() - t0;
     };
     const enqueue = async (configId: string, endpoint: string, n: number, from = 0, maxAttempts = 5) => {
       const res = await f.post(`/webhooks/${configId}/enqueue/batch`, { webhooks: Array.from({ length: n }, (_, i) => ({ endpoint, payload: { i: from + i }, max_attempts: maxAttempts })) });
@@ -52,8 +54,9 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     const ids = [...(await enqueue('rp-a', endpoint, 10)), ...(await enqueue('rp-b', endpoint, 10, 10))];
     await waitFor(async () => (await view(hash)).parked_while_paused === 20, { what: '20 webhooks held' });
 
-    await loseRedis();
+    const ms = await loseRedis();
     expect(await view(hash)).toMatchObject({ paused: true, parked_while_paused: 20 });
+    console.log(`paused endpoint across FLUSHDB: canary back in ${ms} ms, 20 held webhooks back behind the pause`);
     // Restored retries would be due after restore_delay (300 ms): give them many times that.
     await sleep(3000);
     ids.push(...(await enqueue('rp-a', endpoint, 5, 20)));
