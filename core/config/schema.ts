@@ -42,6 +42,7 @@ export const ConfigSchema = z.object({
       scripts: str('howk.scripts', 'Compacted Lua scripts'),
       keys: str('howk.keys', 'Compacted API key records (hashes only); every api instance replays it'),
       config_secrets: str('howk.config-secrets', 'Compacted per-config signing secrets (AES-GCM sealed); every api and worker replays it'),
+      guards: str('howk.guards', 'Compacted pauses (per endpoint and config) and open circuits, keyed by scope; a Redis rebuild replays it'),
     }),
     consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
     partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),

@@ -2,7 +2,7 @@ import { allowed, freshLimit, LATENCY_SAMPLES, laneDecision, QUEUED_WINDOW_MS, r
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
-import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
+import type { Admission, AdmitRequest, CircuitRestore, CircuitTransition, Completion, EndpointView, GuardParams, Guards, HeldRestore, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
 
 // howk-dev's guards: the same decisions as the Redis scripts, on maps.
 
@@ -130,7 +130,8 @@ export class MemoryGuards implements Guards {
     return ep ? { kind: 'go', probe, counted, seen: { fastLimit, limit: ep.limit, latencyMs: ep.latMs } } : { kind: 'go', probe, counted };
   }
 
-  async complete(done: Completion[], p: GuardParams): Promise<void> {
+  async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
+    const moved: CircuitTransition[] = [];
     for (const d of done) {
       const x = d.sample;
       if (x && d.counted.endpoint) {
@@ -140,13 +141,20 @@ export class MemoryGuards implements Guards {
       if (x && d.counted.domain) this.learn(this.domainLimits, d.host, x, this.count(this.domainLeases, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
       if (d.counted.endpoint) this.endLease(this.endpointLeases, d.endpointHash, d.id);
       if (d.counted.domain) this.endLease(this.domainLeases, d.host, d.id);
-      if (p.circuit.enabled) recordCircuit(this.circuit(d.endpointHash), d.now, d.outcome, d.probe, p.circuit);
+      if (p.circuit.enabled) {
+        const c = this.circuit(d.endpointHash);
+        const before = c.state;
+        recordCircuit(c, d.now, d.outcome, d.probe, p.circuit);
+        // Opened (failures, a failed probe) or closed (the probes): what completeDelivery.lua reports.
+        if (c.state !== before && c.state !== 'HALF_OPEN') moved.push({ endpointHash: d.endpointHash, state: c.state, at: d.now, openUntil: c.state === 'OPEN' ? c.open_until : 0, openedCount: c.opened_count });
+      }
       if (d.error) {
         const list = this.errors.get(d.endpointHash) ?? [];
         list.unshift({ at: new Date(d.now).toISOString(), error: d.error.slice(0, 200) });
         this.errors.set(d.endpointHash, list.slice(0, 10));
       }
     }
+    return moved;
   }
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
@@ -180,6 +188,43 @@ export class MemoryGuards implements Guards {
     const cur = this.pauses.get(scopeKey(s));
     if (cur) cur.state = 'paused';
     else this.pauses.set(scopeKey(s), { state: 'paused', held: [] });
+  }
+
+  async restorePauses(scopes: PauseScope[]): Promise<number> {
+    let n = 0;
+    for (const s of scopes) {
+      if (this.pauses.has(scopeKey(s))) continue;
+      this.pauses.set(scopeKey(s), { state: 'paused', held: [] });
+      n++;
+    }
+    return n;
+  }
+
+  /** Memory circuits have no TTL (`ttlMs` is not used). */
+  async restoreCircuits(items: CircuitRestore[]): Promise<number> {
+    let n = 0;
+    for (const r of items) {
+      // A live open or half-open circuit is newer: it wins. A closed one only counts what
+      // happened since the loss (restoreCircuit.lua).
+      if ((this.circuits.get(r.endpointHash)?.state ?? 'CLOSED') !== 'CLOSED') continue;
+      this.circuits.set(r.endpointHash, { ...closedCircuit(), state: 'OPEN', open_until: r.openUntil, opened_count: r.openedCount });
+      n++;
+    }
+    return n;
+  }
+
+  async restoreHeld(s: PauseScope, items: HeldRestore[]): Promise<number | null> {
+    const cur = this.pauses.get(scopeKey(s));
+    if (!cur) return items.length ? null : 0;
+    const have = new Set(cur.held);
+    let n = 0;
+    for (const { data } of items) {
+      if (have.has(data)) continue;
+      cur.held.push(data);
+      have.add(data);
+      n++;
+    }
+    return n;
   }
 
   async holdPaused(s: PauseScope, data: string, releasedBy: readonly string[] = []): Promise<HoldResult> {

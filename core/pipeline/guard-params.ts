@@ -20,4 +20,5 @@ export const guardParams = (c: Config): GuardParams => ({
   rate: c.rate_limit.rate,
   burst: c.rate_limit.burst,
   circuitTtlMs: c.ttl.circuit_state_ttl,
+  requireCanary: c.reconciler.enabled,
 });

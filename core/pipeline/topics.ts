@@ -19,5 +19,7 @@ export const topicSpecs = (c: Config): TopicSpec[] => {
     // One partition each: every instance replays them whole, in order, into memory.
     { name: t.keys, partitions: 1, compacted: true },
     { name: t.config_secrets, partitions: 1, compacted: true },
+    // Pauses and open circuits: small, replayed whole by a rebuild, in order per scope.
+    { name: t.guards, partitions: 1, compacted: true },
   ].map((s) => ({ ...s, replicationFactor }));
 };

@@ -23,6 +23,12 @@ export type GuardParams = {
   rate: number;
   burst: number;
   circuitTtlMs: number;
+  /**
+   * Admit nothing (every request waits) while the hot state has no canary: Redis was lost and
+   * is not rebuilt yet, so its pauses and circuits are not there to be read. Only where a
+   * reconciler sets the canary (reconciler.enabled).
+   */
+  requireCanary?: boolean;
 };
 
 export type AdmitRequest = {
@@ -98,9 +104,36 @@ export type EndpointView = {
 
 export type PauseScope = { kind: 'endpoint' | 'config'; id: string };
 
-export type Guards = {
+/**
+ * A completion that moved a circuit: opened (failures, or a failed probe) or closed (the
+ * probes succeeded). What howk.guards records, so that a rebuild brings the circuit back.
+ */
+export type CircuitTransition = { endpointHash: string; state: 'OPEN' | 'CLOSED'; at: number; openUntil: number; openedCount: number };
+
+/** An open circuit as a rebuild restores it (from its last transition on howk.guards), for what is left of its TTL. */
+export type CircuitRestore = { endpointHash: string; openUntil: number; openedCount: number; ttlMs: number };
+
+/** A held webhook as a rebuild puts it back behind its pause: its id and its encoded record. */
+export type HeldRestore = { id: string; data: string };
+
+/** What a rebuild writes back (core/reconcile/guard-replay.ts): a live value is never replaced. */
+export type GuardRestore = {
+  /** Pauses the scopes that have no pause value (a live pause or drain stays as it is). Returns how many were set. */
+  restorePauses(scopes: PauseScope[]): Promise<number>;
+  /** Opens the circuits that are not open or half-open already (a live one of those stays as it is). Returns how many were set. */
+  restoreCircuits(items: CircuitRestore[]): Promise<number>;
+  /**
+   * Appends webhooks to a paused (or draining) scope's held queue, in the given order, each
+   * only if the queue does not hold the same record already. Returns how many were appended,
+   * or null when the scope is not paused (the caller schedules them instead).
+   */
+  restoreHeld(scope: PauseScope, items: HeldRestore[]): Promise<number | null>;
+};
+
+export type Guards = GuardRestore & {
   admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]>;
-  complete(done: Completion[], p: GuardParams): Promise<void>;
+  /** Records the completions; returns the circuit transitions they caused, in order. */
+  complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]>;
   /** Moves the end of these deliveries' leases to now + inflightLeaseMs; a lease already ended (completed, or dropped once it ran out) stays ended. */
   renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void>;
   endpoint(endpointHash: string, now: number, p: GuardParams): Promise<EndpointView>;

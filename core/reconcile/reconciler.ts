@@ -7,7 +7,9 @@ import type { Clock } from '../ports/clock';
 import type { DeadLetterStore, RebuildState } from '../ports/hot-state';
 import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recovery';
 import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
-import { createStateFold, restoreItemOf, type FoldStats } from './replay';
+import type { GuardRestore } from '../ports/guards';
+import { replayGuards, restoreHeld, splitHeld, type GuardSummary } from './guard-replay';
+import { createStateFold, restoreItemOf, type FoldStats, type Snapshot } from './replay';
 
 // Rebuilds the hot state from Kafka, because a Redis loss must lose nothing (Kafka is the
 // source of truth), with a canary + lock protocol (docs/RELIABILITY.md, Redis loss):
@@ -21,6 +23,8 @@ import { createStateFold, restoreItemOf, type FoldStats } from './replay';
 export type RebuildSummary = {
   state: FoldStats & { live: number; restored: number; idled: number[] };
   deadletters: { records: number; indexed: number; restored: number; idled: number[] };
+  /** Pauses, open circuits and held webhooks (absent without guards: howk-dev without limits). */
+  guards?: GuardSummary;
   ms: number;
 };
 
@@ -30,6 +34,8 @@ export type ReconcilerDeps = {
   reader: TopicReader;
   log: Logger;
   clock: Clock;
+  /** Pauses and circuits to restore from howk.guards (absent: they are not rebuilt). */
+  guards?: GuardRestore;
   /** This instance's lock token (unique per process). */
   owner: string;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -68,12 +74,27 @@ export const createReconciler = (d: ReconcilerDeps) => {
 
   const rebuildNow = async (): Promise<RebuildSummary> => {
     const t0 = d.clock.now();
+    // Pauses first: the held webhooks of howk.state go back behind those still in force.
+    const g = d.guards
+      ? await replayGuards({ reader: d.reader, guards: d.guards, topic: topics.guards, idleTimeoutMs: rc.read_idle_timeout, circuitTtlMs: config.ttl.circuit_state_ttl, now: () => d.clock.now() })
+      : undefined;
     const fold = createStateFold();
     const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
     const live = fold.live();
     let restored = 0;
     const now = d.clock.now();
-    for (const c of chunks(live, rc.restore_batch)) restored += await hot.restore(c.map((s) => deferred(restoreItemOf(s), now, rc.restore_delay)));
+    const schedule = async (snaps: Snapshot[]) => {
+      let n = 0;
+      for (const c of chunks(snaps, rc.restore_batch)) n += await hot.restore(c.map((s) => deferred(restoreItemOf(s), now, rc.restore_delay)));
+      return n;
+    };
+    const { held, rest } = g ? splitHeld(live, g.paused) : { held: new Map(), rest: live };
+    restored += await schedule(rest);
+    if (g && d.guards) {
+      const [n, h] = await restoreHeld(d.guards, hot, held.values(), rc.restore_batch, schedule);
+      restored += n;
+      g.summary.held = h;
+    }
 
     // Dead letters: listable again, and the terminal status of webhooks that died - unless
     // a snapshot recorded more progress than the death: the webhook was retried since.
@@ -97,7 +118,7 @@ export const createReconciler = (d: ReconcilerDeps) => {
       { idleTimeoutMs: rc.read_idle_timeout },
     );
     dl.idled = dlRead.idled;
-    const summary = { state: { ...fold.stats, live: live.length, restored, idled: read.idled }, deadletters: dl, ms: d.clock.now() - t0 };
+    const summary = { state: { ...fold.stats, live: live.length, restored, idled: read.idled }, deadletters: dl, ...(g && { guards: g.summary }), ms: d.clock.now() - t0 };
     if (read.idled.length || dlRead.idled.length) log.warn('rebuild stopped waiting for partitions whose tail was compacted away', { state: read.idled, deadletter: dlRead.idled });
     return summary;
   };
@@ -118,7 +139,7 @@ export const createReconciler = (d: ReconcilerDeps) => {
       log.warn('hot state rebuild: replaying Kafka', { owner: d.owner });
       const summary = await Promise.race([rebuildNow(), limit]);
       await hot.markInitialized(JSON.stringify({ by: d.owner, at: iso(d.clock.now()), restored: summary.state.restored, dead_letters: summary.deadletters.indexed }));
-      log.warn('hot state rebuilt; canary set', { ...summary.state, deadletters: summary.deadletters, ms: summary.ms });
+      log.warn('hot state rebuilt; canary set', { ...summary.state, deadletters: summary.deadletters, guards: summary.guards, ms: summary.ms });
       return summary;
     } finally {
       clearInterval(beat);

@@ -1,6 +1,7 @@
 import { MemoryGuards } from '../../core/memory/guards';
 import { guardsContract, type MakeGuards } from './guards.contract';
 import { guardsPauseContract } from './guards.contract-pause';
+import { guardsRestoreContract } from './guards.contract-restore';
 
 // One MemoryGuards per test; the "second client" of the race tests is the same object.
 const make: MakeGuards = async () => {
@@ -9,3 +10,4 @@ const make: MakeGuards = async () => {
 };
 guardsContract('memory', make);
 guardsPauseContract('memory', make);
+guardsRestoreContract('memory', make);

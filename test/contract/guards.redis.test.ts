@@ -7,6 +7,7 @@ import { RedisGuards } from '../../workers/redis/guards';
 import { flushOwnDb } from '../helpers/redis-db';
 import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
 import { guardsPauseContract } from './guards.contract-pause';
+import { guardsRestoreContract } from './guards.contract-restore';
 
 // Real Redis from REDIS_URL, db HOWK_TEST_REDIS_DB (47 by default, its own), flushed before each
 // test (files of the integration project run one at a time, so no other test file shares it meanwhile).
@@ -38,6 +39,7 @@ const make: MakeGuards = async () => {
 };
 guardsContract('redis', make);
 guardsPauseContract('redis', make);
+guardsRestoreContract('redis', make);
 
 describe('RedisGuards: keys and TTLs', () => {
   let redis: Redis;
@@ -50,6 +52,14 @@ describe('RedisGuards: keys and TTLs', () => {
     await redis.quit();
   });
   beforeEach(flush);
+
+  it('with requireCanary, admits nothing (wait) and writes nothing while the canary is missing (Redis lost, not rebuilt yet)', async () => {
+    const p = params({ requireCanary: true, maxInflightPerEndpoint: 5 });
+    expect(await guards.admit([req({ id: 'wh_1' }), req({ id: 'wh_2' })], p)).toEqual([{ kind: 'wait' }, { kind: 'wait' }]);
+    expect(await redis.dbsize()).toBe(0);
+    await redis.set(keys.canary(), 'x');
+    expect(await guards.admit([req({ id: 'wh_1' })], p)).toMatchObject([{ kind: 'go' }]);
+  });
 
   it('keeps in-flight leases in zsets (member: webhook id, score: admission + lease) whose TTL is the lease, ended by completion', async () => {
     const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5, inflightLeaseMs: 60_000 });

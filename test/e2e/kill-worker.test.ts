@@ -35,6 +35,7 @@ describe('kill -9 of howk-worker mid-stream', () => {
       HOWK_KAFKA_TOPICS_SCRIPTS: `${p}.scripts`,
       HOWK_KAFKA_TOPICS_KEYS: `${p}.keys`,
       HOWK_KAFKA_TOPICS_CONFIG_SECRETS: `${p}.config-secrets`,
+      HOWK_KAFKA_TOPICS_GUARDS: `${p}.guards`,
       // The receiver is on loopback and this test is not about API keys.
       HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
       HOWK_API_AUTH_ENABLED: 'false',

@@ -50,7 +50,7 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
       'kafka.partitions': 4,
       'kafka.consumer_group': `${prefix}-workers`,
       'kafka.max_wait': 20,
-      'kafka.topics': { pending: `${prefix}.pending`, slow: `${prefix}.slow`, results: `${prefix}.results`, deadletter: `${prefix}.deadletter`, state: `${prefix}.state`, scripts: `${prefix}.scripts`, keys: `${prefix}.keys`, config_secrets: `${prefix}.config-secrets` },
+      'kafka.topics': { pending: `${prefix}.pending`, slow: `${prefix}.slow`, results: `${prefix}.results`, deadletter: `${prefix}.deadletter`, state: `${prefix}.state`, scripts: `${prefix}.scripts`, keys: `${prefix}.keys`, config_secrets: `${prefix}.config-secrets`, guards: `${prefix}.guards` },
       'retry.base_delay': 200,
       'retry.jitter': 0,
       'scheduler.poll_interval': 25,

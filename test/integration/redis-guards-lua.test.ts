@@ -72,6 +72,15 @@ describe('admitDelivery.lua', () => {
     expect(await redis.dbsize()).toBe(0);
   });
 
+  it("with the canary as the last KEY: {'rebuilding'} for every request and nothing written while it is absent; as usual once it is back", async () => {
+    const canary = 'howk:system:initialized';
+    const withCanary = async (n: number) => (await redis.eval(BATCH_SCRIPTS.admitDelivery, n * 9 + 1, ...Array.from({ length: n }, () => request({}).keys).flat(), canary, ...shared({ endpointMax: 5, domainMax: 5 }), ...Array.from({ length: n }, () => request({ domainMax: 5 }).args).flat())) as unknown[];
+    expect(await withCanary(2)).toEqual([['rebuilding'], ['rebuilding']]);
+    expect(await redis.dbsize()).toBe(0);
+    await redis.set(canary, 'x');
+    expect((await withCanary(2)).map(short)).toEqual([['go', 0, 1, 1], ['go', 0, 1, 1]]);
+  });
+
   it("returns {'paused', scope} when KEYS[1] or KEYS[2] exists (paused or draining), endpoint first", async () => {
     await redis.set(K.pauseCfg, 'draining');
     expect(await admit()).toEqual(['paused', 'config']);
@@ -277,7 +286,8 @@ describe('completeDelivery.lua', () => {
       request({ outcome: 'failure', ep: 1, now: NOW + 2, error: 'HTTP 503', id: 'busy2' }),
       request({ outcome: 'success', now: NOW + 3 }),
     ]);
-    expect(replies).toEqual(['CLOSED', 'CLOSED', 'OPEN', 'OPEN']);
+    // The third opened the circuit (a transition: {state, open_until, opened_count}); the fourth, late, changed nothing.
+    expect(replies).toEqual(['CLOSED', 'CLOSED', ['OPEN', String(NOW + 2 + CB.recovery), 1], 'OPEN']);
     expect(await redis.zcard(K.conc)).toBe(0);
     expect(await redis.hget(K.circuit, 'open_until')).toBe(String(NOW + 2 + CB.recovery));
     expect(await redis.llen(K.errors)).toBe(1);
@@ -332,7 +342,7 @@ describe('completeDelivery.lua', () => {
     expect(await complete({ outcome: 'failure', now: NOW })).toBe('CLOSED');
     expect(await redis.hgetall(K.circuit)).toEqual({ state: 'CLOSED', failures: '1', window_start: String(NOW) });
     expect(await complete({ outcome: 'failure', now: NOW + 5_000 })).toBe('CLOSED');
-    expect(await complete({ outcome: 'failure', now: NOW + 10_000, ttl: 70_000 })).toBe('OPEN');
+    expect(await complete({ outcome: 'failure', now: NOW + 10_000, ttl: 70_000 })).toEqual(['OPEN', String(NOW + 10_000 + CB.recovery), 1]);
     expect(await redis.hgetall(K.circuit)).toEqual({ state: 'OPEN', failures: '3', window_start: String(NOW), open_until: String(NOW + 10_000 + CB.recovery), opened_count: '1' });
     const ttl = await redis.pttl(K.circuit);
     expect(ttl).toBeGreaterThan(60_000);
@@ -383,7 +393,7 @@ describe('completeDelivery.lua', () => {
 
   it('re-opens on a failed probe until now + probe_interval, clearing successes', async () => {
     await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW, successes: 1, opened_count: 2 });
-    expect(await complete({ outcome: 'failure', probe: 1, now: NOW + 300 })).toBe('OPEN');
+    expect(await complete({ outcome: 'failure', probe: 1, now: NOW + 300 })).toEqual(['OPEN', String(NOW + 300 + CB.probeInterval), 2]);
     expect(await redis.hgetall(K.circuit)).toMatchObject({ state: 'OPEN', open_until: String(NOW + 300 + CB.probeInterval), successes: '0', opened_count: '2' });
   });
 
@@ -391,7 +401,7 @@ describe('completeDelivery.lua', () => {
     await redis.hset(K.circuit, { state: 'HALF_OPEN', probe_at: NOW, successes: 0, failures: 3, window_start: NOW - 5_000, open_until: NOW, opened_count: 2 });
     expect(await complete({ outcome: 'success', probe: 1 })).toBe('HALF_OPEN');
     expect(await redis.hgetall(K.circuit)).toMatchObject({ state: 'HALF_OPEN', successes: '1', probe_at: '0' });
-    expect(await complete({ outcome: 'success', probe: 1, ttl: 80_000 })).toBe('CLOSED');
+    expect(await complete({ outcome: 'success', probe: 1, ttl: 80_000 })).toEqual(['CLOSED', '0', 2]);
     expect(await redis.hgetall(K.circuit)).toEqual({ state: 'CLOSED', opened_count: '2' });
     expect(await redis.pttl(K.circuit)).toBeGreaterThan(70_000);
   });

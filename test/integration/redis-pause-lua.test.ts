@@ -143,3 +143,42 @@ describe('holdPaused.lua', () => {
     expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['w2', 'w3']);
   });
 });
+
+describe('restoreHeld.lua', () => {
+  it('returns -1 and writes nothing when the scope is not paused', async () => {
+    expect(await run('restoreHeld', K, ['a', 'b'])).toBe(-1);
+    expect(await redis.dbsize()).toBe(0);
+  });
+
+  it('appends in order after what is held, skipping records the queue holds already (paused or draining)', async () => {
+    await redis.set(K[0]!, 'paused');
+    await hold('b');
+    expect(await run('restoreHeld', K, ['a', 'b', 'c', 'a'])).toBe(2);
+    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['b', 'a', 'c']);
+    await redis.set(K[0]!, `draining:d1:${NOW}`);
+    expect(await run('restoreHeld', K, ['c', 'd'])).toBe(1);
+    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['b', 'a', 'c', 'd']);
+    expect(await redis.get(K[0]!)).toBe(`draining:d1:${NOW}`);
+  });
+});
+
+describe('restoreCircuit.lua', () => {
+  const C = 'circuit:ep';
+  it('opens a circuit that has no state, with its TTL', async () => {
+    expect(await run('restoreCircuit', [C], [NOW + 5_000, 3, 60_000])).toBe(1);
+    expect(await redis.hgetall(C)).toEqual({ state: 'OPEN', open_until: String(NOW + 5_000), opened_count: '3' });
+    const ttl = await redis.pttl(C);
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('keeps a live open or half-open circuit as it is, and replaces a closed one', async () => {
+    await redis.hset(C, { state: 'HALF_OPEN', probe_at: NOW });
+    expect(await run('restoreCircuit', [C], [NOW + 5_000, 3, 60_000])).toBe(0);
+    expect(await redis.hgetall(C)).toEqual({ state: 'HALF_OPEN', probe_at: String(NOW) });
+    await redis.del(C);
+    await redis.hset(C, { state: 'CLOSED', failures: 1, window_start: NOW });
+    expect(await run('restoreCircuit', [C], [NOW + 5_000, 3, 60_000])).toBe(1);
+    expect(await redis.hgetall(C)).toEqual({ state: 'OPEN', open_until: String(NOW + 5_000), opened_count: '3' });
+  });
+});

@@ -5,6 +5,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
+import { journaledGuards } from '../../core/pipeline/guard-journal';
 import type { Logger } from '../../core/ports/logger';
 import { runScheduler } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';
@@ -85,8 +86,12 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   // Per-config delivery scripts (api, worker): the compacted howk.scripts topic replayed into memory.
   const scripts = roles.api || roles.worker ? startScriptState({ config, logStore, log, clock, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') }) : undefined;
 
+  // Pauses, resumes and circuit transitions go to howk.guards too, so a rebuild restores them.
+  const journal = p.guards && (roles.api || roles.worker) ? logStore.producer() : undefined;
+  const guards = p.guards && journal ? journaledGuards(p.guards, { producer: journal, topic: config.kafka.topics.guards, log, now: () => clock.now() }) : p.guards;
+
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
-  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock }, roles.worker ? 'worker' : 'scheduler') : undefined;
+  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock, guards: p.guards }, roles.worker ? 'worker' : 'scheduler') : undefined;
   if (reconcile) {
     await reconcile.ready();
     stops.push({ name: 'reconciler', run: () => reconcile.stop() });
@@ -101,7 +106,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards: p.guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua, stages });
+    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua, stages });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
   }
@@ -119,7 +124,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, listing: hot, log, clock, dependencies, guards: p.guards, producer, keys: security?.keys, keyAdmin: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address, metrics: metrics.exposition });
+    const app = createApiApp({ config, enqueue, hot, listing: hot, log, clock, dependencies, guards, producer, keys: security?.keys, keyAdmin: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address, metrics: metrics.exposition });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
@@ -138,6 +143,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const srv = server;
     stops.unshift({ name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) }, { name: 'api producer', run: () => producer.close() });
   }
+  // After the api and the worker (stopped above), which record on it.
+  if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
   if (security || lua || scripts) stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop()])) });
   let metricsUrl: string | undefined;

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Config } from '../../core/config/schema';
 import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
+import type { GuardRestore } from '../../core/ports/guards';
 import type { Logger } from '../../core/ports/logger';
 import type { Clock } from '../../core/ports/clock';
 import type { DeadLetterStore, RebuildState, RetrySchedule } from '../../core/ports/hot-state';
@@ -16,7 +17,7 @@ import { KafkaTopicReader } from '../kafka/topic-reader';
 // process's consumers and scheduler while the fleet rebuilds. howk-reconciler
 // (workers/reconciler/main.ts) runs the same code on its own.
 
-export type ReconcilerParts = { config: Config; logStore: Log; hot: RebuildState & DeadLetterStore; log: Logger; clock: Clock; reader?: TopicReader };
+export type ReconcilerParts = { config: Config; logStore: Log; hot: RebuildState & DeadLetterStore; log: Logger; clock: Clock; reader?: TopicReader; /** Pauses and circuits are rebuilt only with these. */ guards?: GuardRestore };
 
 /** A lock token unique to this process. */
 export const ownerToken = (role: string): string => `${hostname()}:${process.pid}:${role}:${Math.random().toString(36).slice(2, 10)}`;
@@ -42,7 +43,7 @@ export type EmbeddedReconciler = {
 
 export const embedReconciler = (p: ReconcilerParts, role: string): EmbeddedReconciler => {
   const reader = p.reader ?? readerFor(p.config, p.logStore);
-  const reconciler = createReconciler({ config: p.config, hot: p.hot, reader, log: p.log, clock: p.clock, owner: ownerToken(role) });
+  const reconciler = createReconciler({ config: p.config, hot: p.hot, reader, log: p.log, clock: p.clock, guards: p.guards, owner: ownerToken(role) });
   const pausables: Pausable[] = [];
   const abort = new AbortController();
   let sentinel: Promise<void> | undefined;

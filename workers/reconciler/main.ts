@@ -7,7 +7,7 @@ import { configFromProcess, redisUrlOf } from '../node/config';
 import { onShutdown } from '../node/lifecycle';
 import { embedReconciler } from '../node/reconciler';
 
-// howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter).
+// howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter, howk.guards).
 //   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
 //                              instance that is rebuilding), then exit 0
 //   howk-reconciler --force    rebuild even though the canary is present (waits for the lock)
@@ -25,7 +25,7 @@ const log = createLogger('howk-reconciler', config.log.level);
 const logStore = kafkaLogFrom(config, 'reconciler');
 const hot = redisHotFrom(config, redisUrlOf(config));
 await logStore.admin.ensureTopics(topicSpecs(config));
-const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock }, 'reconciler');
+const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock, guards: hot.guards }, 'reconciler');
 const close = async () => {
   await embedded.stop();
   await logStore.close();

@@ -2,10 +2,10 @@ import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { freshLimit, LATENCY_SAMPLES, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
-import type { Admission, AdmitRequest, Completion, EndpointView, GuardParams, Guards, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
+import type { Admission, AdmitRequest, CircuitRestore, CircuitTransition, Completion, EndpointView, GuardParams, Guards, HeldRestore, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
 import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline } from './exec';
-import { withScripts, type ScriptedClient } from './scripts';
+import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
 // admitDelivery (completeDelivery) script call: one round trip and one script run.
@@ -27,6 +27,9 @@ const toAdmission = (r: unknown): Admission => {
       return { kind: 'paused', scope: a[1] as 'endpoint' | 'config' };
     case 'recovered':
       return { kind: 'recovered' };
+    // No canary: Redis is being rebuilt (its pauses and circuits are not back yet); ask again.
+    case 'rebuilding':
+      return { kind: 'wait' };
     default:
       return { kind: 'wait' };
   }
@@ -50,12 +53,13 @@ export class RedisGuards implements Guards {
       keyList.push(keys.endpointLimit(h), keys.domainLimit(r.host), keys.endpointQueued(h));
       args.push(r.now, r.lane, p.maxInflightPerDomain(r.host), r.id, r.waited ? 1 : 0);
     }
+    if (p.requireCanary) keyList.push(keys.canary());
     const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
     return replies.map(toAdmission);
   }
 
-  async complete(done: Completion[], p: GuardParams): Promise<void> {
-    if (!done.length) return;
+  async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
+    if (!done.length) return [];
     const c = p.circuit;
     const keyList: string[] = [];
     const args: (string | number)[] = [c.enabled ? 1 : 0, c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs, ...limitArgs(p), LATENCY_SAMPLES];
@@ -66,7 +70,15 @@ export class RedisGuards implements Guards {
       args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, (d.error ?? '').slice(0, 200), new Date(d.now).toISOString());
       args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host), d.id);
     }
-    await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args));
+    const replies = (await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args))) as unknown[];
+    // A plain state: nothing moved; a triple: this completion opened or closed the circuit.
+    const moved: CircuitTransition[] = [];
+    replies.forEach((r, i) => {
+      if (!Array.isArray(r)) return;
+      const [state, until, count] = r as [string, string, number];
+      moved.push({ endpointHash: done[i]!.endpointHash, state: state === 'CLOSED' ? 'CLOSED' : 'OPEN', at: done[i]!.now, openUntil: Number(until), openedCount: Number(count) });
+    });
+    return moved;
   }
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
@@ -129,6 +141,26 @@ export class RedisGuards implements Guards {
 
   async pause(s: PauseScope): Promise<void> {
     await call(() => this.redis.howk_pauseScope(keys.pause(s.kind, s.id)));
+  }
+
+  async restorePauses(scopes: PauseScope[]): Promise<number> {
+    if (!scopes.length) return 0;
+    const pipe = this.redis.pipeline();
+    for (const s of scopes) pipe.set(keys.pause(s.kind, s.id), 'paused', 'NX');
+    return ((await execPipeline(pipe)) as unknown[]).filter((r) => r === 'OK').length;
+  }
+
+  async restoreCircuits(items: CircuitRestore[]): Promise<number> {
+    if (!items.length) return 0;
+    const pipe = scriptedPipeline(this.redis);
+    for (const c of items) pipe.howk_restoreCircuit(keys.circuit(c.endpointHash), c.openUntil, c.openedCount, Math.max(1, Math.ceil(c.ttlMs)));
+    return ((await execPipeline(pipe)) as unknown[]).filter((r) => Number(r) === 1).length;
+  }
+
+  async restoreHeld(s: PauseScope, items: HeldRestore[]): Promise<number | null> {
+    if (!items.length) return 0;
+    const n = Number(await call(() => this.redis.howk_restoreHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), ...items.map((i) => i.data))));
+    return n < 0 ? null : n;
   }
 
   async holdPaused(s: PauseScope, data: string, releasedBy: readonly string[] = []): Promise<HoldResult> {

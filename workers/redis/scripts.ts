@@ -33,6 +33,9 @@ export const SCRIPTS = {
   resumeScope: { numberOfKeys: 1, lua: lua('resumeScope') },
   takeHeld: { numberOfKeys: 2, lua: lua('takeHeld') },
   dropHeld: { numberOfKeys: 2, lua: lua('dropHeld') },
+  // A rebuild's guard state (core/reconcile/guard-replay.ts).
+  restoreCircuit: { numberOfKeys: 1, lua: lua('restoreCircuit') },
+  restoreHeld: { numberOfKeys: 2, lua: lua('restoreHeld') },
 } as const;
 
 /** Scripts taking any number of requests per call: the key count is each call's first argument. */

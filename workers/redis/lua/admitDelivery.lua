@@ -10,6 +10,9 @@
 --   KEYS[b+1] paused:endpoint:{hash}   KEYS[b+2] paused:config:{id}   KEYS[b+3] circuit:{hash}
 --   KEYS[b+4] rate:{hash}              KEYS[b+5] domain_inflight:{host} (zset)   KEYS[b+6] inflight:{hash} (zset)
 --   KEYS[b+7] limit:{hash}             KEYS[b+8] domain_limit:{host}   KEYS[b+9] endpoint_queued:{hash}
+--   then optionally one more, last: howk:system:initialized (the canary). When given and absent,
+--   Redis was lost and is not rebuilt yet (no pause or circuit to read): every request gets
+--   {'rebuilding'} and nothing is written.
 -- ARGV[1] circuit enabled (1|0)   ARGV[2] probe_interval ms   ARGV[3] circuit state TTL ms
 -- ARGV[4] rate per s (0 = off)   ARGV[5] burst   ARGV[6] endpoint fast-lane share (0 = off)
 -- ARGV[7] in-flight lease ms (a lease taken now runs out at now + this; also the zset's TTL)
@@ -19,7 +22,7 @@
 --   ARGV[a+3] domain limit ceiling (0 = off)   ARGV[a+4] webhook id (its lease and queue member)
 --   ARGV[a+5] waited before 1|0
 -- Returns one reply per request, in request order, each one of:
---   {'paused', scope} | {'park', reason, until} | {'divert', reason} | {'recovered'} | {'wait'}
+--   {'rebuilding'} | {'paused', scope} | {'park', reason, until} | {'divert', reason} | {'recovered'} | {'wait'}
 --   | {'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
 --      limit, latency estimate ms (both as text)}
 --   (counted_*: a lease was taken in inflight / domain_inflight)
@@ -139,8 +142,13 @@ local function admit(b, now, lane, domain_max, id)
   return {'go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0'}
 end
 
+local n = math.floor(#KEYS / 9)
 local out = {}
-for i = 0, #KEYS / 9 - 1 do
+if #KEYS > 9 * n and redis.call('EXISTS', KEYS[#KEYS]) == 0 then
+  for i = 1, n do out[i] = {'rebuilding'} end
+  return out
+end
+for i = 0, n - 1 do
   local a = 13 + 5 * i
   local now, lane = tonumber(ARGV[a + 1]), ARGV[a + 2]
   local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]), ARGV[a + 4])

@@ -22,7 +22,10 @@
 -- A sample moves the endpoint's limit only when the attempt was counted (the limit is on),
 -- and the host's when it was counted there; `inflight` is the leases in force before this
 -- one ends.
--- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN').
+-- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN'),
+-- or, when this completion moved the circuit (opened it, re-opened it after a failed probe, or
+-- closed it after the probes), {state, open_until, opened_count}: the transitions the caller
+-- records on howk.guards (only these: nothing more per delivery on the happy path).
 --#include adaptiveLimit
 local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
 local ceiling = tonumber(ARGV[13])
@@ -103,11 +106,11 @@ local function complete(b, a)
     failures = failures + 1
     if failures >= failure_threshold then
       redis.call('HSET', k_circuit, 'state', 'OPEN', 'failures', failures, 'window_start', window_start, 'open_until', now + recovery_timeout)
-      redis.call('HINCRBY', k_circuit, 'opened_count', 1)
-      state = 'OPEN'
-    else
-      redis.call('HSET', k_circuit, 'state', 'CLOSED', 'failures', failures, 'window_start', window_start)
+      local opened = redis.call('HINCRBY', k_circuit, 'opened_count', 1)
+      redis.call('PEXPIRE', k_circuit, ttl)
+      return {'OPEN', tostring(now + recovery_timeout), opened}
     end
+    redis.call('HSET', k_circuit, 'state', 'CLOSED', 'failures', failures, 'window_start', window_start)
     redis.call('PEXPIRE', k_circuit, ttl)
     return state
   end
@@ -117,14 +120,14 @@ local function complete(b, a)
   if outcome == 'failure' then
     redis.call('HSET', k_circuit, 'state', 'OPEN', 'open_until', now + probe_interval, 'successes', 0)
     redis.call('PEXPIRE', k_circuit, ttl)
-    return 'OPEN'
+    return {'OPEN', tostring(now + probe_interval), tonumber(redis.call('HGET', k_circuit, 'opened_count') or '0')}
   end
   local successes = tonumber(c[4] or '0') + 1
   if successes >= success_threshold then
     local opened = redis.call('HGET', k_circuit, 'opened_count')
     redis.call('DEL', k_circuit)
     if opened then redis.call('HSET', k_circuit, 'state', 'CLOSED', 'opened_count', opened) redis.call('PEXPIRE', k_circuit, ttl) end
-    return 'CLOSED'
+    return {'CLOSED', '0', tonumber(opened or '0')}
   end
   -- The next probe may go at once: the endpoint answered.
   redis.call('HSET', k_circuit, 'successes', successes, 'probe_at', 0)
