@@ -14,6 +14,28 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-definitions': ['error', 'type'],
     },
   },
+  // Functions stay short enough to read at once (tests excepted: a describe block is a list).
+  // The files below hold older factories past the limit; each is to be split by concern, not
+  // to grow (remove a file from the list once it passes).
+  {
+    files: ['core/**/*.ts', 'workers/**/*.ts', 'edge/**/*.ts', 'console/**/*.{ts,tsx}', 'scripts/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
+  {
+    files: [
+      'console/deliveries/page.tsx',
+      'console/lab/page.tsx',
+      'core/lab/engine.ts',
+      'core/lua/engine.ts',
+      'core/lua/runtime.ts',
+      'core/pipeline/admission.ts',
+      'core/pipeline/attempt.ts',
+      'core/pipeline/deliver.ts',
+      'core/reconcile/reconciler.ts',
+      'workers/node/lua-pool/pool.ts',
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
   {
     files: ['core/**/*.ts'],
     rules: {
