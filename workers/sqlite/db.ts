@@ -54,7 +54,8 @@ export const openLogDb = (o: SqliteOpenOptions): Database.Database => {
   if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
   let db: Database.Database;
   try {
-    db = new Database(o.path);
+    // No waiting on a lock: the only contention is a second process, which is refused.
+    db = new Database(o.path, { timeout: 500 });
     // Before the first table: only a new file takes it. Compaction gives free pages back.
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('locking_mode = EXCLUSIVE');
