@@ -8,6 +8,7 @@
 //   BENCH_N (20000)        webhooks in the measured run
 //   BENCH_WARMUP (1000)    webhooks delivered before timing starts
 //   BENCH_CONCURRENCY (4)  batch requests (100 webhooks each) in flight
+//   BENCH_CONFIGS (50)     config ids the batch requests rotate over (the log's partition key)
 //   BENCH_ENDPOINTS (50)   endpoints (paths) the webhooks rotate over
 //   BENCH_ORIGINS (8)      receiver ports they are spread over (connection slots are per origin)
 //   BENCH_TIMEOUT_S (180)  the run fails when not everything is delivered by then
@@ -34,6 +35,7 @@ const CONCURRENCY = Math.max(1, envInt('BENCH_CONCURRENCY', 4));
 const TIMEOUT_S = envInt('BENCH_TIMEOUT_S', 180);
 const TARGET = envInt('BENCH_TARGET', 2000);
 const ENDPOINTS = Math.max(1, envInt('BENCH_ENDPOINTS', 50));
+const CONFIGS = Math.max(1, envInt('BENCH_CONFIGS', 50));
 const ORIGINS = Math.max(1, envInt('BENCH_ORIGINS', 8));
 const MEMORY = process.env.BENCH_MEMORY === '1';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -87,10 +89,11 @@ try {
     const lane = async () => {
       while (next < count) {
         const n = Math.min(100, count - next);
+        const config = `bench-${tag}-${(next / 100) % CONFIGS}`;
         next += n;
         const webhooks = Array.from({ length: n }, (_, i) => ({ endpoint: `http://127.0.0.1:${receivers[i % ORIGINS]!.port}/hook/${i % ENDPOINTS}`, payload }));
         for (;;) {
-          const res = await fetch(`${base}/webhooks/bench-${tag}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhooks }) });
+          const res = await fetch(`${base}/webhooks/${config}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhooks }) });
           await res.body?.cancel();
           if (res.status === 202) break;
           await sleep(200);
@@ -107,8 +110,8 @@ try {
     }
   };
 
+  measuring = true;
   if (WARMUP) {
-    measuring = true;
     await enqueue(WARMUP, 'warmup');
     await waitDelivered(WARMUP);
     seen.clear();
