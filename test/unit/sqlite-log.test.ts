@@ -86,6 +86,22 @@ describe('SQLite log', () => {
     expect(count(log, 'state')).toBe(19);
   });
 
+  it('compacts what later rounds and a reopened file supersede', async () => {
+    const path = fresh();
+    const a = open(path);
+    await a.admin.ensureTopics([{ name: 'state', partitions: 1, compacted: true }]);
+    await a.producer().send([{ topic: 'state', key: 'k', value: 'v1' }, { topic: 'state', key: 'j', value: 'j1' }]);
+    a.compact();
+    await a.producer().send([{ topic: 'state', key: 'k', value: 'v2' }]);
+    a.compact();
+    expect(count(a, 'state')).toBe(2);
+    await a.producer().send([{ topic: 'state', key: 'j', value: 'j2' }]);
+    await a.close();
+    const b = open(path); // compacts at open
+    expect(values(await consumeAll(b, 'g', 'state', 2))).toEqual(['v2', 'j2']);
+    expect(count(b, 'state')).toBe(2);
+  });
+
   it('deletes records past retention once every group has consumed them, never before', async () => {
     const clock = { now: Date.now() };
     const log = open(fresh(), clock);

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
-import { compactLog, type CompactionResult } from './compaction';
+import { compactLog, type CompactionMarks, type CompactionResult } from './compaction';
 import { SqliteConsumer, type ConsumerGroup } from './consumer';
 import { openLogDb, type SqliteOpenOptions } from './db';
 
@@ -41,6 +41,7 @@ export class SqliteLog implements Log {
   private readonly waiters = new Set<() => void>();
   private readonly timer: ReturnType<typeof setInterval> | undefined;
   private rr = 0;
+  private readonly marks: CompactionMarks = new Map();
   private closed = false;
   private readonly now: () => number;
   private readonly stmt: Record<'insert' | 'upsertTopic' | 'setNext' | 'read' | 'getOffset' | 'setOffset', Database.Statement>;
@@ -181,7 +182,7 @@ export class SqliteLog implements Log {
   compact(): CompactionResult {
     if (this.closed) return { deleted: 0 };
     try {
-      return compactLog(this.db, [...this.topics.values()], this.now(), this.opts.tombstoneRetentionMs ?? TOMBSTONE_RETENTION_MS);
+      return compactLog(this.db, [...this.topics.values()], this.now(), this.opts.tombstoneRetentionMs ?? TOMBSTONE_RETENTION_MS, this.marks);
     } catch {
       // A busy or failing disk: the next round tries again; nothing is lost by waiting.
       return { deleted: 0 };
