@@ -42,6 +42,7 @@ export class SqliteLog implements Log {
   private readonly timer: ReturnType<typeof setInterval> | undefined;
   private rr = 0;
   private readonly marks: CompactionMarks = new Map();
+  private readonly offsets = new Map<string, number | undefined>();
   private closed = false;
   private readonly now: () => number;
   private readonly stmt: Record<'insert' | 'upsertTopic' | 'setNext' | 'read' | 'getOffset' | 'setOffset', Database.Statement>;
@@ -141,11 +142,15 @@ export class SqliteLog implements Log {
   }
 
   committed(groupId: string, topic: string, partition: number): number | undefined {
-    return (this.stmt.getOffset.get(groupId, topic, partition) as { n: number } | undefined)?.n;
+    // The file has one writer (this process): its offsets are cached after the first read.
+    const id = `${groupId}\u0000${topic}\u0000${partition}`;
+    if (!this.offsets.has(id)) this.offsets.set(id, (this.stmt.getOffset.get(groupId, topic, partition) as { n: number } | undefined)?.n);
+    return this.offsets.get(id);
   }
 
   commit(groupId: string, topic: string, partition: number, next: number): void {
     this.write(() => this.stmt.setOffset.run(groupId, topic, partition, next));
+    this.offsets.set(`${groupId}\u0000${topic}\u0000${partition}`, next);
   }
 
   producer(): LogProducer {
