@@ -42,7 +42,7 @@ const sender = config.worker.dry_run
   : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
 const logStore = storage.logStore;
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
-const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), reader: storage.reader, scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
+const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
 if (fleet.transformers) onReload(log, fleet.transformers.reload);
 
 // With api.auth.enabled, howk-dev makes an admin key for the run and prints it, like the

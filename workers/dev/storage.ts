@@ -2,11 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MemoryLog } from '../../core/memory/log';
 import type { Log } from '../../core/ports/log';
-import type { TopicReader } from '../../core/ports/recovery';
 import { toBase64 } from '../../core/signing/encoding';
 import { randomSecretsKey } from '../../core/signing/secret-box';
 import { SqliteLog } from '../sqlite/log';
-import { SqliteTopicReader } from '../sqlite/topic-reader';
 
 // Where howk-dev keeps what it accepted (docs/RELIABILITY.md, "The embedded mode"): the log
 // in <data>/howk.db (SQLite), and the secrets it generates for itself in <data>/secrets.json
@@ -45,7 +43,7 @@ const folderSecrets = (dir: string): DevSecrets => {
   return made;
 };
 
-export type DevStorage = { logStore: Log; reader?: TopicReader; secrets: DevSecrets; persistent: boolean; describe: string };
+export type DevStorage = { logStore: Log; secrets: DevSecrets; persistent: boolean; describe: string };
 
 export const openDevStorage = (args: DevArgs): DevStorage => {
   if (args.memory) {
@@ -56,7 +54,6 @@ export const openDevStorage = (args: DevArgs): DevStorage => {
   const log = new SqliteLog({ path: join(args.data, 'howk.db'), synchronous: 'FULL' });
   return {
     logStore: log,
-    reader: new SqliteTopicReader(log),
     secrets: folderSecrets(args.data),
     persistent: true,
     describe: `${join(args.data, 'howk.db')} (SQLite; delete the folder to start afresh)`,

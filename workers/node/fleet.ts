@@ -13,7 +13,6 @@ import { systemClock, type Clock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';
-import type { TopicReader } from '../../core/ports/recovery';
 import type { Sender } from '../../core/ports/sender';
 import { startSecurityState, type SecurityState } from '../../core/security/runtime';
 import type { SecretBox } from '../../core/signing/secret-box';
@@ -49,8 +48,6 @@ export type FleetParts = {
   luaKv?: KvStore;
   /** Prometheus metrics of the process; made here when not given. */
   metrics?: NodeMetrics;
-  /** How the hot-state rebuild reads the log (howk-dev's SQLite log); chosen from the log when not given. */
-  reader?: TopicReader;
 };
 
 export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; metrics: NodeMetrics; /** GET /metrics on metrics.port, when set */ metricsUrl?: string; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState; /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry };
@@ -88,7 +85,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const scripts = roles.api || roles.worker ? startScriptState({ config, logStore, log, clock, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') }) : undefined;
 
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
-  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock, reader: p.reader }, roles.worker ? 'worker' : 'scheduler') : undefined;
+  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock }, roles.worker ? 'worker' : 'scheduler') : undefined;
   if (reconcile) {
     await reconcile.ready();
     stops.push({ name: 'reconciler', run: () => reconcile.stop() });
