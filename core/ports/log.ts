@@ -33,18 +33,41 @@ export type ConsumerOptions = {
   fromBeginning?: boolean;
   /** Told once a batch's offsets are committed: its record count and the ms since its handler resolved. */
   onCommitted?: (records: number, ms: number) => void;
+  /**
+   * Most records taken and not yet resolved at once (all partitions of this consumer); past
+   * it, the consumer takes no new batch until some resolve. A batch is taken whole, so the
+   * bound can be exceeded by one batch.
+   */
+  maxUnresolved?: number;
 };
 
 /**
- * The handler sees one partition's batch at a time; the offsets of a batch are committed
- * only after the handler resolves. A handler that throws gets the batch again.
+ * Handles one partition's batch. Batches are pipelined: the handler for a partition's next
+ * batch may start while earlier batches (of the same and other partitions) are still
+ * running, but handlers are *started* in offset order per partition, synchronously one
+ * after the other, so a handler that registers its work in order at its call keeps that
+ * order across overlapping batches.
+ *
+ * Offsets: offset o of a partition is committed only once every batch up to o has resolved
+ * (a later batch that resolves first waits for the earlier ones). A handler that rejects
+ * gets its batch again: the partition is consumed again from that batch's first offset, and
+ * nothing after it is committed until it has resolved. Later batches of that partition that
+ * were already running are not stopped, and are delivered again after the rewind
+ * (at-least-once). After a rebalance, batches of a partition this consumer no longer owns
+ * commit nothing; the new owner starts from the last commit.
  */
 export type BatchHandler = (batch: ConsumedBatch) => Promise<void>;
 
 export type LogConsumer = {
+  /** Joins the group and starts consuming; resolves once consumption has started. */
   run(handler: BatchHandler): Promise<void>;
+  /** Stops taking new batches (those in flight go on); resume() takes them again. */
   pause(): void;
   resume(): void;
+  /**
+   * Graceful stop: takes no new batch, waits (bounded) for the batches in flight, commits
+   * what resolved, then leaves the group. Batches that resolve later commit nothing.
+   */
   stop(): Promise<void>;
 };
 

@@ -166,8 +166,8 @@ export class SqliteLog implements Log {
     return new SqliteConsumer(this, g, opts);
   }
 
-  /** Resolves at the next append or after `ms`. */
-  waitForAppend(ms: number): Promise<void> {
+  /** Resolves at the next append or after `ms`; `register` gets the function that ends the wait early. */
+  waitForAppend(ms: number, register?: (done: () => void) => void): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(t);
@@ -176,6 +176,7 @@ export class SqliteLog implements Log {
       };
       const t = setTimeout(done, ms);
       this.waiters.add(done);
+      register?.(done);
     });
   }
 

@@ -1,0 +1,139 @@
+// The bookkeeping of pipelined consumption, shared by the Kafka adapter and the memory log
+// (core/ports/log.ts has the contract). Batches of a partition are taken in offset order and
+// their handlers run side by side; a partition's offsets advance only past a prefix of
+// batches that have all resolved, so a later batch that finishes first waits for the earlier
+// ones, and a batch that rejects sends the partition back to its first offset.
+
+/** How long a stopping consumer waits for the batches still in flight before it leaves. */
+export const IN_FLIGHT_STOP_WAIT_MS = 4000;
+
+/** A consumer without an explicit bound (ConsumerOptions.maxUnresolved). */
+export const DEFAULT_MAX_UNRESOLVED = 2000;
+
+type Entry = { first: bigint; next: bigint; count: number; done: boolean; live: boolean; resolvedAt: number };
+
+/** A resolved batch a commit covers: its record count and when its handler resolved (ms). */
+export type CommittedBatch = { count: number; resolvedAt: number };
+type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint };
+
+export type TrackerHooks = {
+  /** Every batch up to `offset` (exclusive) has resolved: the partition may commit it. `batches`: the ones this commit newly covers. */
+  commit(topic: string, partition: number, offset: bigint, batches: CommittedBatch[]): void;
+  /** A batch rejected: consume the partition again from `offset`. Nothing after it commits. */
+  rewind(topic: string, partition: number, offset: bigint, error: unknown): void;
+  /** Any batch settled (room may have opened; the consumer may be idle). */
+  settled?(): void;
+};
+
+const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) => {
+  const parts = new Map<string, PartitionState>();
+  let unresolved = 0;
+  let running = 0;
+  let waiters: (() => void)[] = [];
+
+  const notify = () => {
+    const ws = waiters;
+    waiters = [];
+    for (const w of ws) w();
+    hooks.settled?.();
+  };
+
+  const onResolved = (s: PartitionState, e: Entry) => {
+    if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
+    e.done = true;
+    e.resolvedAt = Date.now();
+    let to: bigint | undefined;
+    const covered: CommittedBatch[] = [];
+    while (s.queue[0]?.done) {
+      const d = s.queue.shift()!;
+      to = d.next;
+      covered.push({ count: d.count, resolvedAt: d.resolvedAt });
+    }
+    if (to !== undefined) hooks.commit(s.topic, s.partition, to, covered);
+  };
+
+  const onRejected = (s: PartitionState, e: Entry, error: unknown) => {
+    if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
+    // The batch and every later one of the partition: their outcomes no longer move the offset
+    // (they may still deliver; the rewind delivers them again: at-least-once).
+    const i = s.queue.indexOf(e);
+    for (const dropped of s.queue.splice(i)) dropped.live = false;
+    s.position = e.first;
+    hooks.rewind(s.topic, s.partition, e.first, error);
+  };
+
+  return {
+    /** Where the partition's next batch starts (after the last batch taken), if it is tracked. */
+    position: (topic: string, partition: number): bigint | undefined => parts.get(keyOf(topic, partition))?.position,
+
+    /** Records taken and not yet settled, orphaned batches (rewound, revoked) included. */
+    unresolved: () => unresolved,
+
+    hasRoom: () => unresolved < maxUnresolved,
+
+    /** Resolves once the records in flight are under the bound. */
+    room: (): Promise<void> => (unresolved < maxUnresolved ? Promise.resolve() : new Promise((r) => waiters.push(r))),
+
+    /** Resolves once no batch is in flight. */
+    idle: async (): Promise<void> => {
+      while (running > 0) await new Promise<void>((r) => waiters.push(r));
+    },
+
+    /**
+     * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
+     * synchronously, so that handlers start in the order batches are taken.
+     */
+    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: () => Promise<void>): void {
+      const k = keyOf(topic, partition);
+      let s = parts.get(k);
+      if (!s) parts.set(k, (s = { topic, partition, queue: [], position: first }));
+      const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
+      s.queue.push(e);
+      s.position = next;
+      unresolved += count;
+      running++;
+      const state = s;
+      let p: Promise<void>;
+      try {
+        p = run();
+      } catch (err) {
+        p = Promise.reject(err);
+      }
+      p.then(
+        () => onResolved(state, e),
+        (err: unknown) => onRejected(state, e, err),
+      ).finally(() => {
+        unresolved -= count;
+        running--;
+        notify();
+      });
+    },
+
+    /**
+     * A new assignment: partitions not kept lose their state (their batches in flight no
+     * longer commit). Returns the kept partitions with their positions.
+     */
+    reassign(keep: (topic: string, partition: number) => boolean): { topic: string; partition: number; position: bigint }[] {
+      const kept: { topic: string; partition: number; position: bigint }[] = [];
+      for (const [k, s] of parts) {
+        if (keep(s.topic, s.partition)) {
+          kept.push({ topic: s.topic, partition: s.partition, position: s.position });
+          continue;
+        }
+        for (const e of s.queue) e.live = false;
+        parts.delete(k);
+      }
+      return kept;
+    },
+
+    /** Forgets every partition (a stopped consumer): later settlements commit nothing. */
+    clear(): void {
+      for (const s of parts.values()) for (const e of s.queue) e.live = false;
+      parts.clear();
+    },
+  };
+};
+
+export type BatchTracker = ReturnType<typeof createBatchTracker>;
