@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.memory.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.{memory,sqlite}.test.ts'],
           testTimeout: 20_000,
         },
       },

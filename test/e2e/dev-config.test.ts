@@ -22,7 +22,8 @@ describe('howk-dev configuration (process)', () => {
 
   const start = async (yaml: string | undefined, env: Record<string, string> = {}) => {
     const port = await freePort();
-    const args: string[] = [];
+    // Not the default ./.howk (one process per data folder): these runs keep nothing.
+    const args: string[] = ['--memory'];
     if (yaml !== undefined) {
       const file = join(dir, `howk-${port}.yaml`);
       await writeFile(file, yaml);

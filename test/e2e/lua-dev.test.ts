@@ -60,7 +60,7 @@ describe('howk-dev wires http, credentials, secret templates and bcrypt (process
         DEV_PARTNER_TOKEN: TOKEN,
         HOWK_LOG_LEVEL: 'debug',
       },
-      ['--scripts-dir', dir],
+      ['--scripts-dir', dir, '--memory'],
     );
     await waitFor(async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 60_000, what: `howk-dev ready\n${dev.output()}` });
   });

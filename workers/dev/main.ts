@@ -1,38 +1,52 @@
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
-import { MemoryLog } from '../../core/memory/log';
 import { createLogger } from '../../core/ports/logger';
 import { systemClock } from '../../core/ports/clock';
-import { toBase64 } from '../../core/signing/encoding';
-import { createSecretBox, randomSecretsKey } from '../../core/signing/secret-box';
+import { createSecretBox } from '../../core/signing/secret-box';
 import { LOOPBACK_NETWORKS } from '../../core/security/destination';
 import { loadProcessConfig, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onReload, onShutdown } from '../node/lifecycle';
 import { createDryRunSender, createHttpSender } from '../node/sender';
+import { openDevStorage, parseDevArgs } from './storage';
 
-// howk-dev: the whole pipeline in one process, with the in-memory log and hot state.
-// Nothing persists; deliveries are real HTTP unless --dry.
-const flags = parseFlags(process.argv.slice(2));
-const generatedSecret = `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
+// howk-dev: the whole pipeline in one process. The log is a SQLite file (./.howk/howk.db,
+// --data DIR) unless --memory; the hot state and guards are in memory, rebuilt from the log
+// at start (docs/RELIABILITY.md, "The embedded mode"). Deliveries are real HTTP unless --dry.
+const devArgs = parseDevArgs(process.argv.slice(2));
+const flags = parseFlags(devArgs.rest);
 // howk-dev's own defaults, for local development: no API keys, and loopback receivers are
 // reachable. Either gives way to the YAML file or HOWK_* variable that sets it.
 const { config, sources } = loadProcessConfig(flags);
+const storage = (() => {
+  try {
+    return openDevStorage(devArgs);
+  } catch (e) {
+    console.error(`howk-dev: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  }
+})();
+const generatedSecret = storage.secrets.signing_secret;
 if (!sources['api.auth.enabled']) config.api.auth.enabled = false;
 if (!sources['delivery.allowed_networks']) config.delivery.allowed_networks = [...LOOPBACK_NETWORKS];
 if (!config.signing.default_secret) config.signing.default_secret = generatedSecret;
 const log = createLogger('howk-dev', config.log.level);
-const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? randomSecretsKey() });
+if (storage.persistent && !config.reconciler.enabled) {
+  // The rebuild at start is how retries, parked webhooks and dead letters come back.
+  log.warn('reconciler.enabled=false is ignored: howk-dev rebuilds its hot state from its log at every start');
+  config.reconciler.enabled = true;
+}
+const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? storage.secrets.secrets_key });
 const sender = config.worker.dry_run
   ? createDryRunSender(log)
   : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
-const logStore = new MemoryLog();
+const logStore = storage.logStore;
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
 const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
 if (fleet.transformers) onReload(log, fleet.transformers.reload);
 
-// With api.auth.enabled, howk-dev makes an admin key for the run (nothing persists, so
-// there is no other way in) and prints it, like the signing secret.
+// With api.auth.enabled, howk-dev makes an admin key for the run and prints it, like the
+// signing secret (keys made before persist with the log, but their secrets are not shown again).
 let adminKey: string | undefined;
 if (config.api.auth.enabled && fleet.security?.keys) {
   await fleet.security.ready;
@@ -43,15 +57,16 @@ log.info('howk-dev ready', {
   url: fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host),
   console: `${fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host)}/console (and /lab)`,
   mode: config.worker.dry_run ? 'dry-run (no HTTP)' : 'live HTTP delivery',
-  storage: 'in-memory log and hot state (nothing persists)',
+  storage: storage.describe,
   allowed_networks: config.delivery.allowed_networks.length
     ? `${config.delivery.allowed_networks.join(',')} reachable besides public addresses (howk-dev allows loopback by default; other binaries refuse it)`
     : 'public addresses only',
   api_auth: adminKey ? `on; admin key for this run: ${adminKey}` : 'off (howk-dev default; HOWK_API_AUTH_ENABLED=true turns it on)',
   transformers: fleet.transformers?.names().length ? fleet.transformers.names().map((n) => `/incoming/${n}`).join(', ') : 'none (--scripts-dir DIR or transformer.script_dirs)',
-  signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (generated for this run; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
+  signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (${storage.persistent ? 'generated for this data folder' : 'generated for this run'}; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
 });
 onShutdown(log, async () => {
   await fleet.stop();
   await sender.close();
+  await logStore.close();
 });

@@ -11,6 +11,8 @@ import type { TopicReader } from '../../core/ports/recovery';
 import { createReconciler, type EnsureOutcome, type Reconciler } from '../../core/reconcile/reconciler';
 import { pausableClaims, runSentinel, type Pausable } from '../../core/reconcile/sentinel';
 import { KafkaTopicReader } from '../kafka/topic-reader';
+import { SqliteLog } from '../sqlite/log';
+import { SqliteTopicReader } from '../sqlite/topic-reader';
 
 // The reconciler as every worker and scheduler embeds it (workers/node/fleet.ts): the
 // start-up canary check before any consumer runs, and the runtime sentinel that pauses this
@@ -22,11 +24,13 @@ export type ReconcilerParts = { config: Config; logStore: Log; hot: RebuildState
 /** A lock token unique to this process. */
 export const ownerToken = (role: string): string => `${hostname()}:${process.pid}:${role}:${Math.random().toString(36).slice(2, 10)}`;
 
-/** The embedded log replays itself; Kafka gets a reader of its own (connected only when a rebuild runs). */
+/** The embedded logs replay themselves; Kafka gets a reader of its own (connected only when a rebuild runs). */
 export const readerFor = (config: Config, logStore: Log): TopicReader =>
   logStore instanceof MemoryLog
     ? new MemoryTopicReader(logStore)
-    : new KafkaTopicReader({ brokers: config.kafka.brokers, clientId: `${config.kafka.client_id}-reconciler`, groupPrefix: `${config.kafka.consumer_group}-rebuild` });
+    : logStore instanceof SqliteLog
+      ? new SqliteTopicReader(logStore)
+      : new KafkaTopicReader({ brokers: config.kafka.brokers, clientId: `${config.kafka.client_id}-reconciler`, groupPrefix: `${config.kafka.consumer_group}-rebuild` });
 
 export type EmbeddedReconciler = {
   reconciler: Reconciler;
