@@ -17,7 +17,7 @@ export type Dev = { base: string; proc: Proc; stop: () => Promise<void> };
 export const startDev = async (env: Record<string, string> = {}): Promise<Dev> => {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const proc = spawnRole('dev', { HOWK_API_PORT: String(port), HOWK_API_HOST: '127.0.0.1', HOWK_LOG_LEVEL: 'info', ...env });
+  const proc = spawnRole('dev', { HOWK_API_PORT: String(port), HOWK_API_HOST: '127.0.0.1', HOWK_LOG_LEVEL: 'info', ...env }, ['--memory']);
   await waitFor(async () => proc.output().includes('howk-dev ready') && (await fetch(`${base}/health`).then((r) => r.ok, () => false)), { timeoutMs: 60_000, what: `howk-dev on ${base}\n${proc.output()}` });
   return { base, proc, stop: () => stopProc(proc) };
 };
