@@ -19,7 +19,7 @@ const errors = {
 const response = (r: ResponseDoc): Json => ({
   description: r.description,
   ...(r.headers ? { headers: r.headers } : {}),
-  ...(r.schema ? { content: { 'application/json': { schema: isZod(r.schema) ? toJsonSchema(r.schema) : r.schema } } } : {}),
+  ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: isZod(r.schema) ? toJsonSchema(r.schema) : r.schema } } } : {}),
 });
 
 /** OpenAPI parameters of a zod object: its properties, required unless optional, their description lifted. */

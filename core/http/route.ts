@@ -29,7 +29,7 @@ export type ConfigFrom =
   | { from: 'owner'; name: string; owner: (d: ApiDeps, id: string) => Promise<string | null>; notFound: (id: string) => string };
 
 /** A response: a zod schema (or JSON Schema where zod cannot say it), or none. */
-export type ResponseDoc = { description: string; schema?: z.ZodType | Json; headers?: Json };
+export type ResponseDoc = { description: string; schema?: z.ZodType | Json; headers?: Json; /** application/json unless said. */ contentType?: string };
 
 /** A middleware or the final handler of a route. */
 export type RouteHandler = (c: Context<any>, next: Next) => Response | Promise<Response | void>;
