@@ -52,6 +52,8 @@ export const ConfigSchema = z.object({
     produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
     max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
     max_wait: duration('50ms', 'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling)'),
+    fetch_min_bytes: int(1, 'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency', { min: 1 }),
+    commit_interval: duration('20ms', 'Offsets of the batches that resolve within this long are committed in one request (a crash redelivers at most this much more)'),
     max_unresolved: int(2000, 'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve', { min: 1 }),
     session_timeout: duration('30s', 'Consumer session timeout: how soon a crashed worker\'s partitions move to the others'),
   }),
@@ -140,6 +142,7 @@ export const ConfigSchema = z.object({
   worker: section({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
+    outcome_linger: duration('5ms', 'How long the worker gathers outcome records (results, state, dead letters) into one Kafka produce: delays when a batch is durable and committed, never a delivery'),
   }),
   bridge: bridgeSection,
   edge: edgeSection,

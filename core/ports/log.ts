@@ -39,6 +39,8 @@ export type ConsumerOptions = {
    * bound can be exceeded by one batch.
    */
   maxUnresolved?: number;
+  /** Gather the commits of this long into one request (0: commit as soon as a batch resolves). */
+  commitIntervalMs?: number;
 };
 
 /**
@@ -78,8 +80,11 @@ export type LogAdmin = {
   ping(): Promise<void>;
 };
 
+/** `lingerMs`: how long an idle producer waits for more sends before it produces (0: at once). */
+export type ProducerOptions = { lingerMs?: number };
+
 export type Log = {
-  producer(): LogProducer;
+  producer(opts?: ProducerOptions): LogProducer;
   consumer(opts: ConsumerOptions): LogConsumer;
   admin: LogAdmin;
   close(): Promise<void>;

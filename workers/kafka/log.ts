@@ -1,6 +1,6 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
-import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
+import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
 import { createLogger, type Logger } from '../../core/ports/logger';
 import { KafkaConsumer } from './consumer';
@@ -10,6 +10,8 @@ export type KafkaLogOptions = {
   clientId: string;
   produceTimeoutMs: number;
   maxWaitMs: number;
+  /** Bytes a fetch waits for (up to maxWaitMs); 1 answers at the first record. */
+  minBytes?: number;
   maxBytesPerPartition: number;
   sessionTimeoutMs?: number;
   /**
@@ -96,7 +98,7 @@ export class KafkaLog implements Log {
     await withTimeout(admin.describeCluster(), 3000, 'kafka describeCluster');
   }
 
-  producer(): LogProducer {
+  producer(opts: ProducerOptions = {}): LogProducer {
     // The partitioner is named (murmur2, kafkajs's default) so that kafkajs has no default-partitioner warning to print.
     const p = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } });
     this.producers.push(p);
@@ -129,7 +131,7 @@ export class KafkaLog implements Log {
     // Sends that arrive while a produce is in flight wait for it, then leave together in one
     // produce request: kafkajs spends ~0.2 ms of CPU per request and ~10 us per record, and a
     // worker's many small per-partition and background sends cost more in requests than in
-    // records. An idle producer sends at once (after the current tick, so that the sends of
+    // records. An idle producer sends after its linger, or at once (after the current tick, so that the sends of
     // one tick share a request too). Each caller still resolves only once the request that
     // carried its records is acknowledged (acks=all), and rejects when it failed or when
     // produce_timeout passed since its own call (its records are then dropped if not yet sent).
@@ -174,10 +176,15 @@ export class KafkaLog implements Log {
         pump();
       });
     };
+    const linger = opts.lingerMs ?? 0;
     const schedule = () => {
       if (scheduled || busy) return;
       scheduled = true;
-      queueMicrotask(pump);
+      // With a linger (the worker's outcome records), the sends of the next few ms share the
+      // request too: a pipelined worker resolves many small batches, and a produce request per
+      // batch cost the worker and the broker more than the records it carried.
+      if (linger > 0) setTimeout(pump, linger);
+      else queueMicrotask(pump);
     };
 
     return {
@@ -212,6 +219,7 @@ export class KafkaLog implements Log {
         heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
         rebalanceTimeout: 30_000,
         maxWaitTimeInMs: this.opts.maxWaitMs,
+        minBytes: this.opts.minBytes ?? 1,
         maxBytesPerPartition: this.opts.maxBytesPerPartition,
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
       }),

@@ -14,6 +14,7 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     clientId: `${c.kafka.client_id}-${clientSuffix}`,
     produceTimeoutMs: c.kafka.produce_timeout,
     maxWaitMs: c.kafka.max_wait,
+    minBytes: c.kafka.fetch_min_bytes,
     maxBytesPerPartition: c.kafka.max_batch_bytes,
     sessionTimeoutMs: c.kafka.session_timeout,
     partitionsConsumedConcurrently,

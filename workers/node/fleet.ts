@@ -105,7 +105,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     await scripts!.ready;
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
-    const producer = indexingDeadLetters(logStore.producer(), hot, config.kafka.topics.deadletter);
+    const producer = indexingDeadLetters(logStore.producer({ lingerMs: config.worker.outcome_linger }), hot, config.kafka.topics.deadletter);
     const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua, stages });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
