@@ -11,7 +11,8 @@
  *
  * A db is leased in db 0 of the same server (`howk:test:db-lease:<n>`, SET NX PX, renewed in the
  * background), so test files, vitest workers and whole test runs sharing the server never hold
- * the same db; a crashed run's leases expire after LEASE_TTL_MS. Tests use dbs 1..63, never 0.
+ * the same db; a crashed run's leases expire after LEASE_TTL_MS. Tests use dbs 1..63 (never 0), except
+ * the ones the benchmarks and the fuzzer flush by default (RESERVED_DBS).
  */
 import { hostname } from 'node:os';
 import { threadId } from 'node:worker_threads';
@@ -33,6 +34,13 @@ export const flushOwnDb = async (r: Redis, db: number): Promise<void> => {
 /** The test Redis starts with 64 databases (scripts/infra/redis.sh); db 0 holds the leases. */
 export const FIRST_TEST_DB = 1;
 export const LAST_TEST_DB = 63;
+/**
+ * Default dbs of scripts/fuzz.mjs (8) and test/bench (9, 39, 56, 59): run by hand against the same
+ * Redis, they FLUSHDB their db without taking a lease, so no test is given one of these.
+ */
+export const RESERVED_DBS: readonly number[] = [8, 9, 39, 56, 59];
+/** The dbs the allocator hands out. */
+export const TEST_DBS: readonly number[] = Array.from({ length: LAST_TEST_DB - FIRST_TEST_DB + 1 }, (_, i) => FIRST_TEST_DB + i).filter((n) => !RESERVED_DBS.includes(n));
 export const LEASE_PREFIX = 'howk:test:db-lease:';
 /** How long a crashed holder keeps a db; renewals every RENEW_MS keep a live one far from it. */
 export const LEASE_TTL_MS = 60_000;
@@ -109,10 +117,10 @@ export const createRedisDbAllocator = (opts: RedisDbAllocatorOptions): RedisDbAl
   };
 
   const tryOnce = async (): Promise<number | undefined> => {
-    const n = LAST_TEST_DB - FIRST_TEST_DB + 1;
+    const n = TEST_DBS.length;
     const start = Math.floor(Math.random() * n);
     for (let i = 0; i < n; i++) {
-      const db = FIRST_TEST_DB + ((start + i) % n);
+      const db = TEST_DBS[(start + i) % n]!;
       if ((await redis().set(key(db), owner, 'PX', ttlMs, 'NX')) === 'OK') return db;
     }
     return undefined;
@@ -136,7 +144,7 @@ export const createRedisDbAllocator = (opts: RedisDbAllocatorOptions): RedisDbAl
           }
           return db;
         }
-        if (Date.now() > end) throw new Error(`no free Redis test db (${FIRST_TEST_DB}..${LAST_TEST_DB}) within ${waitMs} ms: all are leased (${prefix}*)`);
+        if (Date.now() > end) throw new Error(`no free Redis test db (${TEST_DBS.length} in ${FIRST_TEST_DB}..${LAST_TEST_DB}) within ${waitMs} ms: all are leased (${prefix}*)`);
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
       }
     },

@@ -86,7 +86,7 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     expect((await f.post(`/endpoints/${hash}/pause`, {})).status).toBe(200);
     const ids = await enqueue('rw', endpoint, 5);
     await waitFor(async () => (await view(hash)).parked_while_paused === 5, { what: '5 webhooks held' });
-    await flushOwnDb(redis, 54);
+    await flushOwnDb(redis, f.redisDb!);
     ids.push(...(await enqueue('rw', endpoint, 5, 5)));
     await waitFor(async () => (await redis.exists(keys.canary())) === 1, { timeoutMs: 60_000, what: 'canary restored by the sentinel' });
     await waitFor(async () => (await view(hash)).parked_while_paused === 10, { what: 'the 5 arrivals of the window held behind the 5 restored' });

@@ -2,13 +2,13 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
 import { requireEnv, uniq } from '../helpers/env';
-import { createRedisDbAllocator, FIRST_TEST_DB, LAST_TEST_DB, takeRedisDb, releaseRedisDb, type RedisDbAllocator } from '../helpers/redis-db';
+import { createRedisDbAllocator, FIRST_TEST_DB, releaseRedisDb, RESERVED_DBS, takeRedisDb, TEST_DBS, type RedisDbAllocator } from '../helpers/redis-db';
 
 // The test-db allocator on the real Redis. Leases go under a private prefix and takers do not
 // flush, so this file never disturbs the dbs other test runs hold on the shared server.
 describe('Redis test-db allocator', () => {
   const url = requireEnv('REDIS_URL');
-  const ALL = LAST_TEST_DB - FIRST_TEST_DB + 1;
+  const ALL = TEST_DBS.length;
   let prefix: string;
   let lease0: Redis;
   const open: RedisDbAllocator[] = [];
@@ -31,7 +31,7 @@ describe('Redis test-db allocator', () => {
   });
   const fresh = () => (prefix = `${uniq('howk:test:db-lease-selftest')}:`);
 
-  it('two takers taking at once never get the same db, and never db 0', async () => {
+  it('two takers taking at once never get the same db, nor db 0 or a reserved one', async () => {
     fresh();
     const [a, b] = [allocator(), allocator()];
     const per = Math.floor(ALL / 2);
@@ -40,6 +40,7 @@ describe('Redis test-db allocator', () => {
     for (const db of got) {
       expect(db).toBeGreaterThanOrEqual(1);
       expect(db).toBeLessThanOrEqual(63);
+      expect(RESERVED_DBS).not.toContain(db);
     }
   });
 
@@ -68,7 +69,7 @@ describe('Redis test-db allocator', () => {
   it("takes over a crashed holder's db once its lease expires, and never a renewed one", async () => {
     fresh();
     // A crashed run: leases on every db that nobody renews.
-    for (let db = FIRST_TEST_DB; db <= LAST_TEST_DB; db++) await lease0.set(`${prefix}${db}`, 'crashed-run', 'PX', 800);
+    for (const db of TEST_DBS) await lease0.set(`${prefix}${db}`, 'crashed-run', 'PX', 800);
     const t0 = Date.now();
     const db = await allocator({ waitMs: 20_000 }).take();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
