@@ -4,21 +4,20 @@ import { keys } from '../../core/domain/keys';
 import { UnavailableError } from '../../core/errors/errors';
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
-import { flushOwnDb } from '../helpers/redis-db';
+import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
 import { guardsPauseContract } from './guards.contract-pause';
 import { guardsRestoreContract } from './guards.contract-restore';
 
-// Real Redis from REDIS_URL, db HOWK_TEST_REDIS_DB (47 by default, its own), flushed before each
-// test (files of the integration project run one at a time, so no other test file shares it meanwhile).
+// Real Redis from REDIS_URL, a db of its own (useRedisDb), flushed before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis Guards contract needs a real Redis (scripts/infra/redis.sh start prints one)');
-const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 47);
+const db = useRedisDb();
 
 const flush = async () => {
-  const admin = createRedis(url, { db: DB });
+  const admin = createRedis(url, { db: db() });
   try {
-    await flushOwnDb(admin, DB);
+    await flushOwnDb(admin, db());
   } finally {
     await admin.quit();
   }
@@ -27,8 +26,8 @@ const flush = async () => {
 const make: MakeGuards = async () => {
   await flush();
   // Two connections: the race tests really have two clients admitting.
-  const a = createRedis(url, { db: DB });
-  const b = createRedis(url, { db: DB });
+  const a = createRedis(url, { db: db() });
+  const b = createRedis(url, { db: db() });
   return {
     guards: new RedisGuards(a),
     peer: new RedisGuards(b),
@@ -45,7 +44,7 @@ describe('RedisGuards: keys and TTLs', () => {
   let redis: Redis;
   let guards: RedisGuards;
   beforeAll(() => {
-    redis = createRedis(url, { db: DB });
+    redis = createRedis(url, { db: db() });
     guards = new RedisGuards(redis);
   });
   afterAll(async () => {

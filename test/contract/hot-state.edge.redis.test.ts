@@ -11,7 +11,8 @@ import { newCounters } from '../../workers/bridge/counters';
 import type { KafkaRestProducer } from '../../workers/bridge/kafka-produce';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
-import { flushOwnDb } from '../helpers/redis-db';
+import type { Redis } from 'ioredis';
+import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { DEFAULT_TTLS, type MakeHotState } from './hot-state.fixtures';
 import { connectionContract } from './hot-state.contract';
 import { statsContract } from './hot-state.contract-stats';
@@ -23,14 +24,15 @@ import { statusContract } from './hot-state.contract-status';
 // serves the dialect over the same Redis db; the edge adapter reads through it.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the edge hot-state contract needs a real Redis (scripts/infra/redis.sh start prints one)');
-const DB = 46;
+const db = useRedisDb();
 const TOKEN = 'edge-contract-token';
 
-const bridgeRedis = createRedis(url, { db: DB });
+let bridgeRedis: Redis;
 let server: ServerType;
 let restUrl: string;
 
 beforeAll(async () => {
+  bridgeRedis = createRedis(url, { db: db() });
   const settings = bridgeSettings(loadConfig({ env: { HOWK_BRIDGE_KAFKA_PASSWORD: 'unused', HOWK_BRIDGE_REDIS_TOKEN: TOKEN } }));
   // Only /redis is used: the Kafka side never sees a request.
   const producer = {} as KafkaRestProducer;
@@ -42,12 +44,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise<void>((r) => server?.close(() => r()));
-  await bridgeRedis.quit();
+  await bridgeRedis?.quit();
 });
 
 const make: MakeHotState<HotWriter & EdgeHotReads> = async (opts) => {
-  const writer = new RedisHotState(createRedis(url, { db: DB }), { ...DEFAULT_TTLS, ...opts?.ttls });
-  await flushOwnDb(bridgeRedis, DB);
+  const writer = new RedisHotState(createRedis(url, { db: db() }), { ...DEFAULT_TTLS, ...opts?.ttls });
+  await flushOwnDb(bridgeRedis, db());
   const reads = edgeHotState(createEdgeRedis({ url: restUrl, token: TOKEN, timeoutMs: 5000 }));
   return {
     state: { apply: (batch) => writer.apply(batch), ...reads },

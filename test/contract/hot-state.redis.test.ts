@@ -1,15 +1,17 @@
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
+import { useRedisDb } from '../helpers/redis-db';
 import { DEFAULT_TTLS } from './hot-state.fixtures';
 import { hotStateContract } from './hot-state.contract';
 
-// Real Redis from REDIS_URL, db 1 (other test files use other dbs), flushed before each test.
+// Real Redis from REDIS_URL, a db of its own (useRedisDb), flushed before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis HotState contract needs a real Redis (scripts/infra/redis.sh start prints one)');
-const DB = 1;
+const db = useRedisDb();
 
 hotStateContract('redis', async (opts) => {
   const ttls = { ...DEFAULT_TTLS, ...opts?.ttls };
+  const DB = db();
   const state = new RedisHotState(createRedis(url, { db: DB }), ttls);
   // Its own connection, so the race test really has two clients claiming.
   const peer = new RedisHotState(createRedis(url, { db: DB }), ttls);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
+import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
@@ -10,6 +11,7 @@ import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 // 2,000 webhooks, start a new one, and every webhook still arrives (at least once).
 describe('kill -9 of howk-worker mid-stream', () => {
   const N = 2000;
+  const db = useRedisDb();
   let rx: Receiver;
   let env: Record<string, string>;
   let api: Proc;
@@ -17,7 +19,7 @@ describe('kill -9 of howk-worker mid-stream', () => {
   const workers: Proc[] = [];
 
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: 5 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: db() });
     await redis.flushdb();
     await redis.quit();
     const p = uniq('e2e');
@@ -26,7 +28,7 @@ describe('kill -9 of howk-worker mid-stream', () => {
       HOWK_API_PORT: String(port),
       HOWK_API_HOST: '127.0.0.1',
       HOWK_KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
-      HOWK_REDIS_URL: `${requireEnv('REDIS_URL').replace(/\/\d*$/, '')}/5`,
+      HOWK_REDIS_URL: redisUrlOf(db()),
       HOWK_KAFKA_TOPICS_PENDING: `${p}.pending`,
       HOWK_KAFKA_TOPICS_SLOW: `${p}.slow`,
       HOWK_KAFKA_TOPICS_RESULTS: `${p}.results`,

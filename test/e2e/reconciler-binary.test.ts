@@ -7,20 +7,22 @@ import { loadConfig } from '../../core/config/load';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { KafkaLog } from '../../workers/kafka/log';
 import { createRedis } from '../../workers/redis/client';
+import type { Redis } from 'ioredis';
 import { requireEnv, uniq } from '../helpers/env';
+import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
 import { T0, deadLetter, hook, snapshot, stamp, tombstone } from '../helpers/reconcile-fixtures';
 
-// howk-reconciler as a process on real Kafka + Redis (db 10): it rebuilds when the canary is
+// howk-reconciler as a process on real Kafka + Redis (a db of its own): it rebuilds when the canary is
 // missing, does nothing when it is present, and rebuilds anyway with --force.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 describe('howk-reconciler', () => {
   const prefix = uniq('rec-bin');
-  const redis = createRedis(requireEnv('REDIS_URL'), { db: 10 });
+  const db = useRedisDb();
+  let redis: Redis;
   let log: KafkaLog;
   const env: Record<string, string> = {
     HOWK_KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
-    HOWK_REDIS_URL: `${requireEnv('REDIS_URL').replace(/\/\d*$/, '')}/10`,
     HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
     HOWK_KAFKA_PARTITIONS: '2',
     HOWK_LOG_LEVEL: 'info',
@@ -39,6 +41,8 @@ describe('howk-reconciler', () => {
     });
 
   beforeAll(async () => {
+    env.HOWK_REDIS_URL = redisUrlOf(db());
+    redis = createRedis(requireEnv('REDIS_URL'), { db: db() });
     await redis.flushdb();
     log = new KafkaLog({ brokers: env.HOWK_KAFKA_BROKERS!.split(','), clientId: 'rec-bin', produceTimeoutMs: 10_000, maxWaitMs: 20, maxBytesPerPartition: 1 << 20 });
     await log.admin.ensureTopics(topicSpecs(loadConfig({ env, overrides: {} })));
@@ -53,7 +57,7 @@ describe('howk-reconciler', () => {
 
   afterAll(async () => {
     await log?.close();
-    await redis.quit();
+    await redis?.quit();
   });
 
   it('rebuilds when the canary is missing, then exits 0', async () => {

@@ -3,12 +3,13 @@ import { Redis as UpstashRedis } from '@upstash/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaLog } from '../../workers/kafka/log';
 import { uniq, waitFor } from '../helpers/env';
-import { BRIDGE_PASSWORD, BRIDGE_TOKEN, bridgeAuth, collect, configOf, ensureTopics, fleetEnv, startBridge, type Bridge } from './helpers/stack';
+import { BRIDGE_PASSWORD, BRIDGE_TOKEN, bridgeAuth, collect, configOf, ensureTopics, fleetEnv, startBridge, useFleetRedisDb, type Bridge } from './helpers/stack';
 
 // howk-bridge on the real Kafka and Redis, driven by the official Upstash clients: what the
 // edge sends is what these clients send.
 describe('howk-bridge', () => {
   const env = fleetEnv();
+  useFleetRedisDb(env);
   const topics = configOf(env).kafka.topics;
   let bridge: Bridge;
   let down: Bridge;

@@ -6,13 +6,14 @@ import { TEST_SECRET } from '../helpers/fleet';
 import { spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
-import { EDGE_REDIS_DB, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+import { edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, useFleetRedisDb, type Bridge, type Edge } from './helpers/stack';
 
 // The acceptance run: the wrangler-built Worker in Miniflare takes an enqueue, its DomainGate
 // produces it over REST to howk-bridge, the bridge to Kafka; howk-worker (a process) delivers
 // it to a local receiver, and the signature verifies.
 describe('edge → bridge → Kafka → howk-worker → receiver', () => {
   const env = fleetEnv();
+  useFleetRedisDb(env);
   let bridge: Bridge;
   let worker: Proc;
   let edge: Edge;
@@ -44,7 +45,7 @@ describe('edge → bridge → Kafka → howk-worker → receiver', () => {
     expect(verifyStandardWebhook(TEST_SECRET, got.headers as Record<string, string>, got.body)).toBe(true);
 
     // The edge reads the status the worker wrote, through the bridge's Redis dialect.
-    const hot = new RedisHotState(createRedis(env.HOWK_REDIS_URL!, { db: EDGE_REDIS_DB }), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
+    const hot = new RedisHotState(createRedis(env.HOWK_REDIS_URL!), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
     try {
       const native = await waitFor(async () => ((await hot.getStatus(body.webhook_id))?.state === 'delivered' ? hot.getStatus(body.webhook_id) : undefined), { what: 'delivered status' });
       const status = await edge.mf.dispatchFetch(`http://edge/webhooks/${body.webhook_id}/status`);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/env';
 import { spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, useFleetRedisDb, type Bridge, type Edge } from './helpers/stack';
 
 type Reply = { status: number; body: { webhook_id: string; status: string } };
 
@@ -10,6 +10,7 @@ type Reply = { status: number; body: { webhook_id: string; status: string } };
 // admission into the fast or slow lane, and produce batching, each counted where it lands.
 describe('DomainGate', () => {
   const env = fleetEnv();
+  useFleetRedisDb(env);
   const topics = configOf(env).kafka.topics;
   let bridge: Bridge;
   let worker: Proc;

@@ -9,12 +9,13 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 import { SIGNERS, stripe } from './fixtures/signers';
 import { TRANSFORMER_CASES, transformerSource, type TransformerCase } from './fixtures/transformer-cases';
-import { collect, configOf, EDGE_REDIS_DB, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, useFleetRedisDb, type Bridge, type Edge } from './helpers/stack';
 
 // /incoming/:name at the edge: signatures checked on the raw bytes, transformers on the core
 // Lua engine inside workerd, their webhooks produced whole and delivered by howk-worker.
 describe('/incoming at the edge', () => {
   const env = fleetEnv();
+  useFleetRedisDb(env);
   const topics = configOf(env).kafka.topics;
   let bridge: Bridge;
   let worker: Proc;
@@ -135,7 +136,7 @@ describe('/incoming at the edge', () => {
     const first = (await (await post('kv-dedupe', body)).json()) as { count: number };
     const second = (await (await post('kv-dedupe', body)).json()) as { count: number };
     expect([first.count, second.count]).toEqual([1, 0]);
-    const redis = createRedis(env.HOWK_REDIS_URL!, { db: EDGE_REDIS_DB });
+    const redis = createRedis(env.HOWK_REDIS_URL!);
     try {
       expect(await redis.get(`kv:t:{kv-dedupe}:seen:${id}`)).toBe('1');
       expect(await redis.ttl(`kv:t:{kv-dedupe}:seen:${id}`)).toBeGreaterThan(50);

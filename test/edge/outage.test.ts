@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/env';
 import { freePort } from '../helpers/procs';
-import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, useFleetRedisDb, type Bridge, type Edge } from './helpers/stack';
 
 // Bridge or Kafka down: the edge answers 503 + Retry-After within 2 s and accepts nothing;
 // the same requests succeed once the dependency is back.
 describe('edge enqueue while the bridge or Kafka is down', () => {
   const env = fleetEnv();
+  useFleetRedisDb(env);
   const topics = configOf(env).kafka.topics;
   let port: number;
   let edge: Edge;

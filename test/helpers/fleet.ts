@@ -19,6 +19,7 @@ import { RedisHotState } from '../../workers/redis/hot-state';
 import { redisKv } from '../../workers/redis/lua-kv';
 import type { KvStore } from '../../core/lua';
 import { requireEnv, uniq } from './env';
+import { releaseRedisDb, takeRedisDb } from './redis-db';
 
 export const TEST_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -33,6 +34,8 @@ export type TestFleet = {
   hot: HotState;
   guards: Guards;
   logStore: Log;
+  /** The Redis db of a kafka fleet (its own from takeRedisDb when none was given). */
+  redisDb?: number;
   /** Every record seen so far on a topic (collected from the start of the fleet). */
   records(topic: keyof Config['kafka']['topics']): ConsumedRecord[];
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -76,8 +79,15 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
   let luaKv: KvStore | undefined;
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
+  let redisDb: number | undefined;
+  let releaseDb = async () => {};
   if (mode === 'kafka') {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: opts.redisDb ?? 2, commandTimeoutMs: config.redis.command_timeout });
+    redisDb = opts.redisDb;
+    if (redisDb === undefined) {
+      const own = (redisDb = await takeRedisDb());
+      releaseDb = () => releaseRedisDb(own);
+    }
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb, commandTimeoutMs: config.redis.command_timeout });
     if (!opts.config) await redis.flushdb();
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
     guards = new RedisGuards(redis);
@@ -105,6 +115,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
     hot,
     guards,
     logStore,
+    redisDb,
     records: (topic) => {
       const name = config.kafka.topics[topic];
       return mode === 'memory' ? (logStore as MemoryLog).records(name) : (collected.get(name) ?? []);
@@ -117,6 +128,7 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
       await logStore.close();
       await sender.close();
       await hot.close();
+      await releaseDb();
     },
   };
 };

@@ -28,7 +28,7 @@ describe('adaptive concurrency (kafka + redis)', () => {
 
   it('delivers 5,000 webhooks to one fast endpoint with none diverted to the slow lane', async () => {
     const rx = await startReceiver(() => ({ status: 200 }));
-    const f = await startTestFleet('kafka', { redisDb: 41 });
+    const f = await startTestFleet('kafka');
     cleanups.push(() => rx.close(), () => f.stop());
     const endpoint = rx.url('/busy');
     await enqueue(f, endpoint, 50, 100, 'busy');
@@ -42,7 +42,7 @@ describe('adaptive concurrency (kafka + redis)', () => {
 
   it('diverts an endpoint answering after 500 ms (slow_threshold 200 ms) and still delivers every webhook', async () => {
     const rx = await startReceiver(() => ({ status: 200, delayMs: 500 }));
-    const f = await startTestFleet('kafka', { redisDb: 42, overrides: { 'concurrency.slow_threshold': 200, 'concurrency.max_inflight_per_endpoint': 4 } });
+    const f = await startTestFleet('kafka', { overrides: { 'concurrency.slow_threshold': 200, 'concurrency.max_inflight_per_endpoint': 4 } });
     cleanups.push(() => rx.close(), () => f.stop());
     const endpoint = rx.url('/slow');
     await enqueue(f, endpoint, 20, 10, 'slow');
@@ -58,7 +58,7 @@ describe('adaptive concurrency (kafka + redis)', () => {
   it('lowers the limit of an endpoint whose latency rises, visible in GET /endpoints/:hash', async () => {
     let delayMs = 0;
     const rx = await startReceiver(() => ({ status: 200, delayMs }));
-    const f = await startTestFleet('kafka', { redisDb: 43 });
+    const f = await startTestFleet('kafka');
     cleanups.push(() => rx.close(), () => f.stop());
     const endpoint = rx.url('/rising');
     const hash = await endpointHash(endpoint);

@@ -1,3 +1,3 @@
 import { deliverySuite } from './delivery.suite';
 
-deliverySuite('kafka', 3);
+deliverySuite('kafka');

@@ -5,7 +5,7 @@ import { postRaw, startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
 /** The delivery acceptance suite, run on real Kafka + Redis and on the embedded adapters alike. */
-export const deliverySuite = (mode: Mode, redisDb: number) =>
+export const deliverySuite = (mode: Mode) =>
   describe(`delivery spine (${mode})`, () => {
     let f: TestFleet;
     let rx: Receiver;
@@ -17,7 +17,7 @@ export const deliverySuite = (mode: Mode, redisDb: number) =>
         if (r.path.startsWith('/limited')) return nth === 1 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 };
         return { status: 200 };
       });
-      f = await startTestFleet(mode, { redisDb });
+      f = await startTestFleet(mode);
     });
     afterAll(async () => {
       await f?.stop();

@@ -25,7 +25,7 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
   };
 
   beforeAll(async () => {
-    f = await startTestFleet('kafka', { redisDb: 53, overrides: { 'retry.max_attempts': 3 } });
+    f = await startTestFleet('kafka', { overrides: { 'retry.max_attempts': 3 } });
     // The worker's consumer group has joined once a first webhook is delivered.
     const warm = await receiver();
     expect((await f.post('/webhooks/warm/enqueue', { endpoint: warm.url('/warm'), payload: {} })).status).toBe(202);

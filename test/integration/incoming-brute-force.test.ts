@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-// Wrong passwords against a bcrypt-protected /incoming/:name, on real Kafka + Redis (db 58):
+// Wrong passwords against a bcrypt-protected /incoming/:name, on real Kafka + Redis (a db of its own):
 // past the per-client limit they get 429 with Retry-After before any bcrypt work, at most
 // a few bcrypt checks run at once, and /health keeps answering meanwhile.
 
@@ -22,7 +22,7 @@ describe('/incoming brute force (kafka)', () => {
     await writeFile(join(dir, 'vault.lua'), "assert(howk.post(request.payload.base .. '/vault', { n = 1 }))");
     await writeFile(join(dir, 'vault.passwd'), `alice:${bcrypt.hashSync('correct horse', 10)}\n`);
     rx = await startReceiver();
-    f = await startTestFleet('kafka', { redisDb: 58, overrides: { 'transformer.script_dirs': [dir], 'transformer.auth_failure_rate': 0.5, 'transformer.auth_failure_burst': 10, 'transformer.max_concurrent_auth_checks': 4 } });
+    f = await startTestFleet('kafka', { overrides: { 'transformer.script_dirs': [dir], 'transformer.auth_failure_rate': 0.5, 'transformer.auth_failure_burst': 10, 'transformer.max_concurrent_auth_checks': 4 } });
   });
   afterAll(async () => {
     await f?.stop();

@@ -7,15 +7,17 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv } from '../helpers/env';
 import { testConfig } from '../helpers/fleet';
+import { useRedisDb } from '../helpers/redis-db';
 
 // howk-api pointed at a broker address where nothing listens: the real kafkajs adapter
 // must give up within produce_timeout and answer 503 + Retry-After, never 202.
 describe('enqueue while Kafka is unreachable', () => {
+  const db = useRedisDb();
   let fleet: Fleet;
   let hot: RedisHotState;
   beforeAll(async () => {
     const config = testConfig('memory', { 'kafka.brokers': ['127.0.0.1:1'], 'kafka.produce_timeout': 1500 });
-    hot = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: 4 }), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
+    hot = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
     const logStore = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'down', produceTimeoutMs: 1500, maxWaitMs: 20, maxBytesPerPartition: 1 << 20 });
     fleet = await startFleet({ config, logStore, hot, sender: createHttpSender({ connectionsPerOrigin: 1, snippetBytes: 10 }), log: silentLogger, roles: { api: true, worker: false, scheduler: false } });
   });

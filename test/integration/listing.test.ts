@@ -4,7 +4,7 @@ import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // GET /webhooks and GET /deadletter page through 1,000 webhooks each on real Kafka + Redis
-// (db 14): every webhook exactly once, in order, filters applied, cursors stable while new
+// (a db of its own): every webhook exactly once, in order, filters applied, cursors stable while new
 // webhooks arrive.
 describe('delivery and dead-letter listings through 1,000 webhooks', () => {
   const N = 1000;
@@ -15,7 +15,7 @@ describe('delivery and dead-letter listings through 1,000 webhooks', () => {
 
   beforeAll(async () => {
     rx = await startReceiver((r) => (r.path.startsWith('/bad') ? { status: 422, body: 'x'.repeat(3000) } : { status: 200 }));
-    f = await startTestFleet('kafka', { redisDb: 14, overrides: { 'circuit_breaker.enabled': false } });
+    f = await startTestFleet('kafka', { overrides: { 'circuit_breaker.enabled': false } });
     for (let b = 0; b < N / 100; b++) {
       for (const [config, path, out] of [['lst-a', '/ok', delivered], ['lst-b', '/bad', dead]] as const) {
         const webhooks = Array.from({ length: 100 }, (_, i) => ({ endpoint: rx.url(`${path}?half=${(b * 100 + i) % 2}`), payload: { b, i }, headers: { authorization: 'Bearer s3cret', 'x-plain': 'v' } }));

@@ -8,8 +8,9 @@ import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { useRedisDb } from '../helpers/redis-db';
 
-// Hostile tenants with ordinary API keys against Lua credentials, on real Kafka + Redis (db 52)
+// Hostile tenants with ordinary API keys against Lua credentials, on real Kafka + Redis (a db of its own)
 // with API keys on: credentials are scoped to namespaces (a script of another namespace gets
 // nil, err), a request that used one only goes to its hosts (else it dead-letters, nothing is
 // sent), the script test route never shows a plaintext, and a parent's script reaches child
@@ -22,7 +23,7 @@ const B_SECRET = `b-secret-${rand()}${rand()}`;
 const WH_SECRET = `wh-secret-${rand()}${rand()}`;
 const T_SECRET = `t-secret-${rand()}${rand()}`;
 const SECRETS = [A_SECRET, B_SECRET, WH_SECRET, T_SECRET];
-const REDIS_DB = 52;
+const redisDb = useRedisDb();
 
 const cli = async (argv: string[], stdin: string, env: Record<string, string>) => {
   const out: string[] = [];
@@ -60,7 +61,7 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     process.env.HOWK_LUA_CRYPTO_SC1 = key;
     rx = await startReceiver();
     f = await startTestFleet('kafka', {
-      redisDb: REDIS_DB,
+      redisDb: redisDb(),
       log: createLogger('test', 'debug', (l) => logs.push(l)),
       overrides: { 'api.auth.enabled': true, 'lua.credentials': credentials, 'lua.http_allowlist': { 'tenant-b': ['127.0.0.1'] }, 'transformer.script_dirs': [dir] },
     });
@@ -243,13 +244,13 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     // Positive controls: the scans see what is there.
     expect(rx.received.some((r) => JSON.stringify(r.headers).includes(A_SECRET))).toBe(true);
     expect(topicLeaks(f, '/b-exfil').length).toBeGreaterThan(0);
-    expect((await redisLeaks(REDIS_DB, '/b-exfil')).found.length).toBeGreaterThan(0);
+    expect((await redisLeaks(redisDb(), '/b-exfil')).found.length).toBeGreaterThan(0);
     for (const secret of [B_SECRET, WH_SECRET]) {
       expect(rx.received.filter((r) => JSON.stringify(r.headers).includes(secret) || r.body.toString().includes(secret))).toEqual([]);
     }
     for (const secret of SECRETS) {
       expect(topicLeaks(f, secret), secret).toEqual([]);
-      expect((await redisLeaks(REDIS_DB, secret)).found, secret).toEqual([]);
+      expect((await redisLeaks(redisDb(), secret)).found, secret).toEqual([]);
       expect(logs.filter((l) => l.includes(secret)), secret).toEqual([]);
     }
   });

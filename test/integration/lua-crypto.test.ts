@@ -5,14 +5,15 @@ import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { useRedisDb } from '../helpers/redis-db';
 
-// crypto.decrypt_credential end to end on real Kafka + Redis (db 32): a key made by
+// crypto.decrypt_credential end to end on real Kafka + Redis (a db of its own): a key made by
 // `howk credentials new-key`, a credential encrypted by `howk credentials encrypt`, used by a
 // delivery script in the worker and by the script test route in the api. Neither the key nor
 // the plaintext reaches a topic, Redis, a log line or the test route's answer.
 
 const PLAINTEXT = 'partner-token-3f9a61c0d2';
-const REDIS_DB = 32;
+const redisDb = useRedisDb();
 
 const cli = async (argv: string[], stdin = '', env: Record<string, string> = {}) => {
   const out: string[] = [];
@@ -39,7 +40,7 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
     process.env.HOWK_LUA_CRYPTO_IT1 = key;
     rx = await startReceiver();
     f = await startTestFleet('kafka', {
-      redisDb: REDIS_DB,
+      redisDb: redisDb(),
       log: createLogger('test', 'debug', (l) => logs.push(l)),
       overrides: { 'lua.credentials': { partner: enc.out, orphan: other.out } },
     });
@@ -102,10 +103,10 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
     expect(logs.some((l) => l.includes('credential used'))).toBe(true);
     // The scans do see what is there: the endpoint of the first delivery is in both.
     expect(topicLeaks(f, '/cred-1').length).toBeGreaterThan(0);
-    expect((await redisLeaks(REDIS_DB, '/cred-1')).found.length).toBeGreaterThan(0);
+    expect((await redisLeaks(redisDb(), '/cred-1')).found.length).toBeGreaterThan(0);
     for (const needle of [PLAINTEXT, key]) {
       expect(topicLeaks(f, needle)).toEqual([]);
-      const redis = await redisLeaks(REDIS_DB, needle);
+      const redis = await redisLeaks(redisDb(), needle);
       expect(redis.keys).toBeGreaterThan(0);
       expect(redis.found).toEqual([]);
       expect(logs.filter((l) => l.includes(needle))).toEqual([]);

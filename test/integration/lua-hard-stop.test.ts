@@ -7,17 +7,18 @@ import { loadConfig } from '../../core/config/load';
 import { createRedis } from '../../workers/redis/client';
 import { TEST_SECRET } from '../helpers/fleet';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
+import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Scripts that escaped the CPU deadline (code running with Lua's hooks off, or one C call
 // that never returns) froze the whole process that ran them. howk-api and howk-worker run
-// here as processes on real Kafka + Redis (db 47), so a frozen one fails the test instead of
+// here as processes on real Kafka + Redis (a db of its own), so a frozen one fails the test instead of
 // freezing it. Each script must end as script_timeout within its deadline plus a bounded
 // margin, through POST /config/:id/script/test, /incoming/:name and a delivery, while the api
 // keeps answering /health.
 
-const REDIS_DB = 47;
+const redisDb = useRedisDb();
 const LUA_TIMEOUT_MS = 300;
 /** The in-VM deadline, or the pool's hard stop (500 ms past it), plus slack for a loaded machine. */
 const BOUND_MS = LUA_TIMEOUT_MS + 500 + 5000;
@@ -45,8 +46,7 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
     rx = await startReceiver();
     dir = await mkdtemp(join(tmpdir(), 'howk-lua-hard-stop-'));
     for (const [name, code] of Object.entries(SCRIPTS)) await writeFile(join(dir, `${name}.lua`), `assert(howk.post('${rx.url('/never')}', {}))\n${code}\n`);
-    const redisBase = requireEnv('REDIS_URL').replace(/\/\d*$/, '');
-    const redis = createRedis(`${redisBase}/${REDIS_DB}`);
+    const redis = createRedis(redisUrlOf(redisDb()));
     await redis.flushdb();
     await redis.quit();
     const runId = uniq('lua-hard-stop');
@@ -59,7 +59,7 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
       HOWK_API_AUTH_ENABLED: 'false',
       HOWK_KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
       HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
-      HOWK_REDIS_URL: `${redisBase}/${REDIS_DB}`,
+      HOWK_REDIS_URL: redisUrlOf(redisDb()),
       HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
       HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.1/32',
       HOWK_TRANSFORMER_SCRIPT_DIRS: dir,

@@ -13,7 +13,7 @@ import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // The Lua http module wired into howk-api (/incoming transformers, the script test route) and
-// howk-worker (delivery scripts), on real Kafka + Redis (db 31). Every request goes to a local
+// howk-worker (delivery scripts), on real Kafka + Redis (a db of its own). Every request goes to a local
 // "enrichment" server on 127.0.0.1; the test config allow-lists loopback for the SSRF guard and
 // 127.0.0.1 (not `localhost`) in lua.http_allowlist, so `localhost` plays the disallowed host.
 
@@ -104,7 +104,6 @@ describe('Lua http module in the fleet (kafka)', () => {
     await writeFile(join(dir, 'own-hosts.json'), JSON.stringify({ allowed_hosts: ['127.0.0.1'] }));
     await writeFile(join(dir, 'no-hosts.lua'), tryGet);
     f = await startTestFleet('kafka', {
-      redisDb: 31,
       overrides: {
         'transformer.script_dirs': [dir],
         'lua.http_allowlist': { 'incoming:enrich': ['127.0.0.1'], probe: ['127.0.0.1'], 'wh-http': ['127.0.0.1'] },

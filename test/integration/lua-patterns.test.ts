@@ -6,13 +6,14 @@ import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { startTestFleet, TEST_SECRET, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
+import { useRedisDb } from '../helpers/redis-db';
 
 // The common transformer patterns (docs/LUA.md, Patterns), each a fixture in test/fixtures/transformers
 // loaded from transformer.script_dirs, called through POST /incoming/:name on real Kafka + Redis
-// (db 35) and delivered by the fleet's worker to a loopback receiver. HTTP enrichment and
+// (a db of its own) and delivered by the fleet's worker to a loopback receiver. HTTP enrichment and
 // secret injection have their own tests.
 
-const REDIS_DB = 35;
+const redisDb = useRedisDb();
 
 type Answer = { status: number; body: any };
 
@@ -24,8 +25,8 @@ describe('transformer patterns (real Kafka + Redis)', () => {
   beforeAll(async () => {
     rx = await startReceiver();
     fx = await installTransformers(rx.url('').replace(/\/$/, ''));
-    f = await startTestFleet('kafka', { redisDb: REDIS_DB, overrides: { 'transformer.script_dirs': [fx.dir] } });
-    redis = createRedis(requireEnv('REDIS_URL'), { db: REDIS_DB, commandTimeoutMs: 2000 });
+    f = await startTestFleet('kafka', { redisDb: redisDb(), overrides: { 'transformer.script_dirs': [fx.dir] } });
+    redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb(), commandTimeoutMs: 2000 });
   });
   afterAll(async () => {
     await f?.stop();

@@ -3,13 +3,14 @@ import { createRedis } from '../../workers/redis/client';
 import { requireEnv, waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver';
+import { useRedisDb } from '../helpers/redis-db';
 
 // Script propagation (docs/LUA.md): a script PUT on one api instance reaches workers through the
 // compacted howk.scripts topic: a worker already running uses it within 2 s, a worker started
 // afterwards from its first delivery. The api and the workers are separate fleets (own Kafka
-// clients, own replay of the topic) sharing one topic set and Redis db 37.
+// clients, own replay of the topic) sharing one topic set and a Redis db of their own.
 
-const REDIS_DB = 37;
+const redisDb = useRedisDb();
 const CONFIG = 'prop';
 /** How long after the PUT's answer every worker may take to use the new script (docs/LUA.md). */
 const WITHIN_MS = 2000;
@@ -22,11 +23,11 @@ describe('delivery script propagation across instances (real Kafka + Redis)', ()
   const workers: TestFleet[] = [];
   const config = testConfig('kafka');
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: REDIS_DB, commandTimeoutMs: 2000 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb(), commandTimeoutMs: 2000 });
     await redis.flushdb();
     redis.disconnect();
     rx = await startReceiver();
-    api = await startTestFleet('kafka', { config, redisDb: REDIS_DB, roles: { api: true } });
+    api = await startTestFleet('kafka', { config, redisDb: redisDb(), roles: { api: true } });
   });
   afterAll(async () => {
     for (const w of workers) await w.stop();
@@ -35,7 +36,7 @@ describe('delivery script propagation across instances (real Kafka + Redis)', ()
   });
 
   const startWorker = async () => {
-    const w = await startTestFleet('kafka', { config, redisDb: REDIS_DB, roles: { worker: true, scheduler: true } });
+    const w = await startTestFleet('kafka', { config, redisDb: redisDb(), roles: { worker: true, scheduler: true } });
     workers.push(w);
     return w;
   };

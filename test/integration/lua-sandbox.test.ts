@@ -6,13 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniq, waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { useRedisDb } from '../helpers/redis-db';
 
 // The Lua sandbox end to end (docs/LUA.md): per-config delivery scripts run by the worker of a
-// fleet on real Kafka + Redis (db 36), transformers run by /incoming. The engine's own unit
+// fleet on real Kafka + Redis (a db of its own), transformers run by /incoming. The engine's own unit
 // tests (test/unit/lua/sandbox.test.ts) cover the mechanisms; these check what a user sees:
 // dead letters with the right reason, nothing sent, nothing enqueued.
 
-const REDIS_DB = 36;
+const redisDb = useRedisDb();
 // A long deadline keeps the memory bomb's outcome a memory kill even on a loaded machine;
 // a small cap keeps the bomb short.
 const LUA_TIMEOUT_MS = 1000;
@@ -31,7 +32,7 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
     const fivePosts = `for i = 1, 5 do assert(howk.post('${base}/killed', { i = i })) end\n`;
     await writeFile(join(dir, 'five-then-loop.lua'), `${fivePosts}while true do end\n`);
     await writeFile(join(dir, 'five-then-bomb.lua'), `${fivePosts}${BOMB}\n`);
-    f = await startTestFleet('kafka', { redisDb: REDIS_DB, overrides: { 'lua.timeout': LUA_TIMEOUT_MS, 'lua.memory_limit_mb': LUA_MEMORY_MB, 'transformer.script_dirs': [dir] } });
+    f = await startTestFleet('kafka', { redisDb: redisDb(), overrides: { 'lua.timeout': LUA_TIMEOUT_MS, 'lua.memory_limit_mb': LUA_MEMORY_MB, 'transformer.script_dirs': [dir] } });
   });
   afterAll(async () => {
     await f?.stop();

@@ -7,9 +7,10 @@ import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { useRedisDb } from '../helpers/redis-db';
 
 // Delivery-time secret injection (the "secret injection" transformer pattern) on
-// real Kafka + Redis (db 33): a transformer's name.json declares ${VAR} templates in
+// real Kafka + Redis (a db of its own): a transformer's name.json declares ${VAR} templates in
 // _delivery_headers / _delivery_query_params; the worker resolves them from allow-listed
 // environment variables when it sends. The receiver gets the values; no topic, no Redis key
 // and no log line ever holds them. A variable outside the allowlist, or unset, dead-letters.
@@ -20,7 +21,7 @@ const KEY = `key-${rand()}${rand()}`;
 const FORBIDDEN = `forbidden-${rand()}${rand()}`;
 const NARROW = `narrow-${rand()}${rand()}`;
 const SECRETS = [TOKEN, KEY, FORBIDDEN, NARROW];
-const REDIS_DB = 33;
+const redisDb = useRedisDb();
 
 describe('delivery-time secret injection (kafka)', () => {
   let f: TestFleet;
@@ -55,7 +56,7 @@ describe('delivery-time secret injection (kafka)', () => {
     // The first attempt of /flaky fails: the retry resolves the templates again.
     rx = await startReceiver((r, nth) => (r.path.startsWith('/flaky') && nth === 1 ? { status: 503 } : { status: 200, body: 'ok' }));
     f = await startTestFleet('kafka', {
-      redisDb: REDIS_DB,
+      redisDb: redisDb(),
       log: createLogger('test', 'debug', (l) => logs.push(l)),
       overrides: {
         'transformer.script_dirs': [dir],
@@ -139,11 +140,11 @@ describe('delivery-time secret injection (kafka)', () => {
   it('no topic, no Redis key and no log line holds a resolved value', async () => {
     // Positive control: the scans see the templates that ARE stored.
     expect(topicLeaks(f, 'HOWK_IT_PARTNER_TOKEN').length).toBeGreaterThan(0);
-    expect((await redisLeaks(REDIS_DB, 'HOWK_IT_FORBIDDEN')).found.length).toBeGreaterThan(0);
+    expect((await redisLeaks(redisDb(), 'HOWK_IT_FORBIDDEN')).found.length).toBeGreaterThan(0);
     expect(logs.some((l) => l.includes('secret template not resolved'))).toBe(true);
     for (const secret of SECRETS) {
       expect(topicLeaks(f, secret), secret).toEqual([]);
-      const redis = await redisLeaks(REDIS_DB, secret);
+      const redis = await redisLeaks(redisDb(), secret);
       expect(redis.keys).toBeGreaterThan(0);
       expect(redis.found, secret).toEqual([]);
       expect(logs.filter((l) => l.includes(secret)), secret).toEqual([]);

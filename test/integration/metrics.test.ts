@@ -4,14 +4,14 @@ import { parseHistograms, type Histogram } from '../../core/metrics/histogram';
 import { createRedis } from '../../workers/redis/client';
 import { requireEnv, waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
-import { flushOwnDb } from '../helpers/redis-db';
+import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Delivery stage metrics on real Kafka + Redis: the api and the worker are separate fleets (as
 // howk-api and howk-worker are separate processes); the api serves GET /metrics on its API port
 // (read scope), the worker on metrics.port. Every delivered webhook shows up once in every stage.
 
-const REDIS_DB = 45;
+const redisDb = useRedisDb();
 const WORKER_STAGES = ['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'];
 
 const freePort = () =>
@@ -34,17 +34,17 @@ describe('delivery stage metrics (real Kafka + Redis)', () => {
   let enqueueKey: string;
 
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: REDIS_DB, commandTimeoutMs: 2000 });
-    await flushOwnDb(redis, REDIS_DB);
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb(), commandTimeoutMs: 2000 });
+    await flushOwnDb(redis, redisDb());
     redis.disconnect();
     rx = await startReceiver();
     const config = testConfig('kafka', { 'api.auth.enabled': true });
-    api = await startTestFleet('kafka', { config, redisDb: REDIS_DB, roles: { api: true, worker: false, scheduler: false } });
+    api = await startTestFleet('kafka', { config, redisDb: redisDb(), roles: { api: true, worker: false, scheduler: false } });
     await api.fleet.security!.ready;
     readKey = (await api.fleet.security!.keys!.create({ scopes: ['read', 'enqueue'] })).key;
     enqueueKey = (await api.fleet.security!.keys!.create({ scopes: ['enqueue'] })).key;
     const workerConfig = { ...config, metrics: { port: await freePort(), host: '127.0.0.1' } };
-    worker = await startTestFleet('kafka', { config: workerConfig, redisDb: REDIS_DB, roles: { api: false, worker: true, scheduler: true } });
+    worker = await startTestFleet('kafka', { config: workerConfig, redisDb: redisDb(), roles: { api: false, worker: true, scheduler: true } });
   });
   afterAll(async () => {
     await worker?.stop();

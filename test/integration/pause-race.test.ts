@@ -8,7 +8,6 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // with a worker: every resume answers, the drain ends, and the loopback receiver gets each
 // webhook exactly once (counted by webhook-id).
 
-const REDIS_DB = 57;
 const N = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -22,7 +21,7 @@ describe('pause/resume race (kafka + redis)', () => {
 
   it('toggling pause and resume during the drain of 1,000 held webhooks: every resume answers, each webhook is delivered once', async () => {
     rx = await startReceiver(() => ({ status: 200 }));
-    f = await startTestFleet('kafka', { redisDb: REDIS_DB, overrides: { 'circuit_breaker.enabled': false } });
+    f = await startTestFleet('kafka', { overrides: { 'circuit_breaker.enabled': false } });
     const fleet = f;
     const endpoint = rx.url('/race');
     const hash = await endpointHash(endpoint);

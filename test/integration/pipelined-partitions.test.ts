@@ -3,14 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
+import { useRedisDb } from '../helpers/redis-db';
 
 // A worker starts delivering a record as soon as it is fetched: a batch held by a slow
 // endpoint on one partition holds back neither other partitions nor later batches. Real
-// Kafka + Redis (db 49). The straggler hand-off is pushed out of reach, so that the slow
+// Kafka + Redis (a db of its own). The straggler hand-off is pushed out of reach, so that the slow
 // batch stays unresolved for the whole test: before pipelined consumption, kafkajs fetched
 // nothing more until it resolved.
 
-const REDIS_DB = 49;
+const redisDb = useRedisDb();
 const FAST_CONFIGS = 8;
 
 /** A loopback receiver whose /slow requests are answered only when the test says so. */
@@ -48,7 +49,7 @@ describe('pipelined consumption (kafka)', () => {
   beforeAll(async () => {
     rx = await startHoldingReceiver();
     f = await startTestFleet('kafka', {
-      redisDb: REDIS_DB,
+      redisDb: redisDb(),
       overrides: { 'delivery.straggler_after': 60_000, 'delivery.batch_time_limit': 60_000, 'delivery.timeout': 60_000 },
     });
   });

@@ -30,7 +30,7 @@ describe('protection (kafka + redis)', () => {
   it('slow neighbour: S (2 s answers) goes through howk.slow and is all delivered; F keeps its latency', async () => {
     const fast = await startReceiver(() => ({ status: 200 }));
     const slow = await startReceiver(() => ({ status: 200, delayMs: 2000 }));
-    const f = await startTestFleet('kafka', { redisDb: 21, overrides: { 'concurrency.max_inflight_per_endpoint': 5, 'concurrency.slow_lane_rate': 100, 'delivery.max_conns_per_host': 200 } });
+    const f = await startTestFleet('kafka', { overrides: { 'concurrency.max_inflight_per_endpoint': 5, 'concurrency.slow_lane_rate': 100, 'delivery.max_conns_per_host': 200 } });
     cleanups.push(() => f.stop(), () => fast.close(), () => slow.close());
     const sentAt = new Map<string, number>();
     // Warm up (consumer group joins), then the baseline: F alone, 500 webhooks over 50 configs.
@@ -60,7 +60,7 @@ describe('protection (kafka + redis)', () => {
 
   it('domain limit: two endpoints on one host never exceed the host\'s in-flight limit together', async () => {
     const rx = await startReceiver(() => ({ status: 200, delayMs: 100 }));
-    const f = await startTestFleet('kafka', { redisDb: 22, overrides: { 'concurrency.domain_overrides': { '127.0.0.1': 3 }, 'concurrency.slow_lane_rate': 200 } });
+    const f = await startTestFleet('kafka', { overrides: { 'concurrency.domain_overrides': { '127.0.0.1': 3 }, 'concurrency.slow_lane_rate': 200 } });
     cleanups.push(() => f.stop(), () => rx.close());
     const sentAt = new Map<string, number>();
     for (let b = 0; b < 6; b++) await enqueueBatch(f, `d-${b}`, rx.url(b % 2 ? '/one' : '/two'), 10, sentAt);
@@ -71,7 +71,7 @@ describe('protection (kafka + redis)', () => {
 
   it('pause: 200 webhooks to a paused endpoint are all delivered, in order per config, after resume', async () => {
     const rx = await startReceiver(() => ({ status: 200 }));
-    const f = await startTestFleet('kafka', { redisDb: 23 });
+    const f = await startTestFleet('kafka');
     cleanups.push(() => f.stop(), () => rx.close());
     const endpoint = rx.url('/paused');
     const hash = await endpointHash(endpoint);
@@ -93,7 +93,7 @@ describe('protection (kafka + redis)', () => {
 
   it('pause of a config holds all its endpoints, others flow', async () => {
     const rx = await startReceiver(() => ({ status: 200 }));
-    const f = await startTestFleet('kafka', { redisDb: 24 });
+    const f = await startTestFleet('kafka');
     cleanups.push(() => f.stop(), () => rx.close());
     expect((await f.post('/configs/tenant-p/pause', {})).status).toBe(200);
     const sentAt = new Map<string, number>();

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
 import type { RetryEntry, StatusWrite } from '../../core/ports/hot-state';
@@ -5,25 +6,27 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv } from '../helpers/env';
 import { hook, statusFor } from '../helpers/reconcile-fixtures';
+import { useRedisDb } from '../helpers/redis-db';
 
 // Found by the chaos suite (kill -9 scenario): a webhook stayed "retrying" with its retry
 // data in Redis but no schedule entry, and was never delivered. A worker's outcome pipeline
 // wrote the schedule entry (already due: the outcome became durable after its due time)
 // and then the data; a scheduler's claim that ran between the two found no data, dropped
 // the entry as unreadable, and the data landed after it. A pipeline is not atomic: a large
-// one is read in several parts, and other clients' commands run in between. Db 40.
+// one is read in several parts, and other clients' commands run in between. A db of its own (useRedisDb).
 
-const DB = 40;
+const db = useRedisDb();
 const TTLS = { status_ttl: 600_000, stats_ttl: 600_000, retry_data_ttl: 600_000 };
 
 let writer: RedisHotState;
 let scheduler: RedisHotState;
-const admin = createRedis(requireEnv('REDIS_URL'), { db: DB });
+let admin: Redis;
 
 beforeAll(async () => {
+  admin = createRedis(requireEnv('REDIS_URL'), { db: db() });
   await admin.flushdb();
-  writer = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: DB }), TTLS);
-  scheduler = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: DB }), TTLS);
+  writer = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), TTLS);
+  scheduler = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), TTLS);
 });
 afterAll(async () => {
   await admin.flushdb();

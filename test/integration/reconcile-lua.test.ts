@@ -1,16 +1,18 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
+import { useRedisDb } from '../helpers/redis-db';
 import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 
 // The recovery and listing Lua scripts against real Redis, each called by its header
-// contract (KEYS, ARGV, returns). Db 13, flushed before each test.
+// contract (KEYS, ARGV, returns). A db of its own (useRedisDb), flushed before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis Lua tests need a real Redis (scripts/infra/redis.sh start prints one)');
 
+const db = useRedisDb();
 let redis: Redis;
 beforeAll(() => {
-  redis = createRedis(url, { db: 13 });
+  redis = createRedis(url, { db: db() });
 });
 afterAll(async () => {
   await redis.quit();

@@ -23,11 +23,12 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  const start = async (db: number, respond: Parameters<typeof startReceiver>[0], overrides: Record<string, unknown>) => {
+  const start = async (respond: Parameters<typeof startReceiver>[0], overrides: Record<string, unknown>) => {
     const rx: Receiver = await startReceiver(respond);
     cleanups.push(() => rx.close());
-    const f: TestFleet = await startTestFleet('kafka', { redisDb: db, overrides: { ...FAST_REBUILD, ...overrides } });
+    const f: TestFleet = await startTestFleet('kafka', { overrides: { ...FAST_REBUILD, ...overrides } });
     cleanups.push(() => f.stop());
+    const db = f.redisDb!;
     const redis: Redis = createRedis(requireEnv('REDIS_URL'), { db });
     cleanups.push(() => redis.quit());
     const loseRedis = async () => {
@@ -47,7 +48,7 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
   };
 
   it('an endpoint paused before the loss stays paused: its held webhooks wait for the resume, then all are delivered once', async () => {
-    const { rx, f, loseRedis, enqueue, view } = await start(61, () => ({ status: 200 }), {});
+    const { rx, f, loseRedis, enqueue, view } = await start(() => ({ status: 200 }), {});
     const endpoint = rx.url('/paused-ep');
     const hash = await endpointHash(endpoint);
     expect((await f.post(`/endpoints/${hash}/pause`, {})).status).toBe(200);
@@ -79,13 +80,13 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
 
   it('webhooks that reach a paused endpoint between the loss and the rebuild are held too, not delivered', async () => {
     // A sentinel that looks every 4 s: a window in which Redis is empty and the workers run.
-    const { rx, f, redis, enqueue, view } = await start(54, () => ({ status: 200 }), { 'reconciler.sentinel_interval': 4000 });
+    const { rx, f, redis, enqueue, view } = await start(() => ({ status: 200 }), { 'reconciler.sentinel_interval': 4000 });
     const endpoint = rx.url('/window');
     const hash = await endpointHash(endpoint);
     expect((await f.post(`/endpoints/${hash}/pause`, {})).status).toBe(200);
     const ids = await enqueue('rw', endpoint, 5);
     await waitFor(async () => (await view(hash)).parked_while_paused === 5, { what: '5 webhooks held' });
-    await flushOwnDb(redis, 54);
+    await flushOwnDb(redis, f.redisDb!);
     ids.push(...(await enqueue('rw', endpoint, 5, 5)));
     await waitFor(async () => (await redis.exists(keys.canary())) === 1, { timeoutMs: 60_000, what: 'canary restored by the sentinel' });
     await waitFor(async () => (await view(hash)).parked_while_paused === 10, { what: 'the 5 arrivals of the window held behind the 5 restored' });
@@ -97,7 +98,7 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
   });
 
   it('a config paused before the loss stays paused; after the resume every webhook is delivered', async () => {
-    const { rx, f, loseRedis, enqueue } = await start(62, () => ({ status: 200 }), {});
+    const { rx, f, loseRedis, enqueue } = await start(() => ({ status: 200 }), {});
     const scope = { kind: 'config' as const, id: 'rp-cfg' };
     const held = async () => (await f.guards.peekHeld(scope, 1000)).length;
     expect((await f.post('/configs/rp-cfg/pause', {})).status).toBe(200);
@@ -123,7 +124,7 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
   it('a circuit opened by failures stays open across the loss (webhooks parked, not attempted), then closes through its probe', async () => {
     let down = true;
     const recovery = 10_000;
-    const { rx, f, loseRedis, enqueue, view } = await start(63, () => ({ status: down ? 503 : 200 }), {
+    const { rx, f, loseRedis, enqueue, view } = await start(() => ({ status: down ? 503 : 200 }), {
       'circuit_breaker.failure_threshold': 3,
       'circuit_breaker.failure_window': '60s',
       'circuit_breaker.recovery_timeout': recovery,

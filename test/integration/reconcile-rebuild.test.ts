@@ -6,7 +6,7 @@ import { requireEnv, waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
-// Redis loses everything in the middle of deliveries (FLUSHDB of this fleet's db 10: the
+// Redis loses everything in the middle of deliveries (FLUSHDB of this fleet's own db: the
 // shared server is never flushed whole). The sentinel notices, the fleet rebuilds from
 // howk.state and howk.deadletter, and every webhook ends as it would have: the ones mid-retry
 // are delivered, dead letters stay listable, and no webhook delivered before the loss -
@@ -28,8 +28,8 @@ describe('rebuild after a Redis loss (real Kafka + Redis)', () => {
       if (r.path === '/exhaust') return { status: 503 };
       return { status: 200 };
     });
-    f = await startTestFleet('kafka', { redisDb: 10, overrides: { 'reconciler.sentinel_interval': 250, 'reconciler.restore_delay': 300, 'retry.base_delay': 150, 'retry.max_delay': 1500, 'circuit_breaker.enabled': false } });
-    redis = createRedis(requireEnv('REDIS_URL'), { db: 10 });
+    f = await startTestFleet('kafka', { overrides: { 'reconciler.sentinel_interval': 250, 'reconciler.restore_delay': 300, 'retry.base_delay': 150, 'retry.max_delay': 1500, 'circuit_breaker.enabled': false } });
+    redis = createRedis(requireEnv('REDIS_URL'), { db: f.redisDb });
   });
 
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Secrets a tenant put in headers (any secret-looking name, not a fixed list) and in the
 // endpoint URL (userinfo, query values) never show in status, listings or dead letters, on
-// real Kafka + Redis (db 59). Deliveries still go to the real URL.
+// real Kafka + Redis (a db of its own). Deliveries still go to the real URL.
 
 const SECRETS = ['xa-secret-1', 'sess-secret-2', 'q-token-3', 'pw-secret-4', 'sig-5'];
 
@@ -15,7 +15,7 @@ describe('redaction in status, listings and dead letters (kafka)', () => {
   let ids: { query: string; userinfo: string };
   beforeAll(async () => {
     rx = await startReceiver(() => ({ status: 422, body: 'no' }));
-    f = await startTestFleet('kafka', { redisDb: 59, overrides: { 'circuit_breaker.enabled': false } });
+    f = await startTestFleet('kafka', { overrides: { 'circuit_breaker.enabled': false } });
     const port = new URL(rx.url()).port;
     const enqueue = async (endpoint: string, headers: Record<string, string> = {}) => {
       const res = await f.post('/webhooks/redact-a/enqueue', { endpoint, payload: { p: 1 }, headers, max_attempts: 1 });

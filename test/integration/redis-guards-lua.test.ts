@@ -2,27 +2,27 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freshLimit, recordSample, type LimitSample, type LimitState } from '../../core/policy/adaptive-limit';
 import { createRedis } from '../../workers/redis/client';
-import { flushOwnDb } from '../helpers/redis-db';
+import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { BATCH_SCRIPTS } from '../../workers/redis/scripts';
 import { VECTORS } from '../fixtures/limit-vectors';
 
 // The four guard scripts against real Redis, called directly by their header contracts
-// (KEYS, ARGV, returns), independent of RedisGuards around them. Db HOWK_TEST_REDIS_DB (48 by default, its own), flushed
-// before each test.
+// (KEYS, ARGV, returns), independent of RedisGuards around them. A db of its own (useRedisDb),
+// flushed before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the guard Lua tests need a real Redis (scripts/infra/redis.sh start prints one)');
 
-const DB = Number(process.env.HOWK_TEST_REDIS_DB ?? 48);
+const db = useRedisDb();
 let redis: Redis;
 
 beforeAll(() => {
-  redis = createRedis(url, { db: DB });
+  redis = createRedis(url, { db: db() });
 });
 afterAll(async () => {
   await redis.quit();
 });
 beforeEach(async () => {
-  await flushOwnDb(redis, DB);
+  await flushOwnDb(redis, db());
 });
 
 

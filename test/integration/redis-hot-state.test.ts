@@ -6,19 +6,20 @@ import { hourBucket } from '../../core/domain/time';
 import { UnavailableError } from '../../core/errors/errors';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
+import { useRedisDb } from '../helpers/redis-db';
 import { DEFAULT_TTLS, attemptOf, ns, statusOf } from '../contract/hot-state.fixtures';
 
 // What the shared contract cannot see: the Redis key layout (docs/ARCHITECTURE.md, Redis
-// keys) and TTLs, the script cache going away, and how failures surface. Db 12, flushed before each test.
+// keys) and TTLs, the script cache going away, and how failures surface. A db of its own (useRedisDb), flushed before each test.
 const url = process.env.REDIS_URL;
 if (!url) throw new Error('REDIS_URL is not set: the Redis hot-state tests need a real Redis (scripts/infra/redis.sh start prints one)');
-const DB = 12;
+const db = useRedisDb();
 
 let admin: Redis;
 let state: RedisHotState;
 beforeAll(() => {
-  admin = createRedis(url, { db: DB });
-  state = new RedisHotState(createRedis(url, { db: DB }), DEFAULT_TTLS);
+  admin = createRedis(url, { db: db() });
+  state = new RedisHotState(createRedis(url, { db: db() }), DEFAULT_TTLS);
 });
 afterAll(async () => {
   await state.close();
@@ -116,7 +117,7 @@ describe('RedisHotState resilience', () => {
   });
 
   it('turns a stuck Redis into UnavailableError after commandTimeout', async () => {
-    const slow = new RedisHotState(createRedis(url, { db: DB, commandTimeoutMs: 100 }), DEFAULT_TTLS);
+    const slow = new RedisHotState(createRedis(url, { db: db(), commandTimeoutMs: 100 }), DEFAULT_TTLS);
     try {
       await slow.ping();
       // A script that spins for 400 ms blocks the whole server.

@@ -10,21 +10,18 @@ import { runDeliveryScript } from '../../core/lua/delivery';
 import { runRedisKeys } from '../../workers/cli/redis-keys';
 import { createRedis } from '../../workers/redis/client';
 import { redisKv } from '../../workers/redis/lua-kv';
-import { requireEnv } from '../helpers/env';
+import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
 
-// `howk redis-keys migrate-kv` on real Redis (db 43, flushed before each test): Lua kv entries
+// `howk redis-keys migrate-kv` on real Redis (a db of its own, flushed before each test): Lua kv entries
 // written as kv:<owner>:<key> before owners were tagged reach their owner's scripts again.
 
-const DB = 43;
-const url = (() => {
-  const u = new URL(requireEnv('REDIS_URL'));
-  u.pathname = `/${DB}`;
-  return u.toString();
-})();
+const db = useRedisDb();
+let url: string;
 
 let redis: Redis;
 let dir: string;
 beforeAll(async () => {
+  url = redisUrlOf(db());
   redis = createRedis(url);
   dir = await mkdtemp(join(tmpdir(), 'howk-kv-migration-'));
   await writeFile(join(dir, 'dedupe.lua'), 'return');

@@ -36,6 +36,7 @@ describe('Redis down for 5 s during traffic', () => {
     process.env.REDIS_URL = process.env.REDIS_URL_OUTAGE;
     let f: TestFleet;
     try {
+      // A fixed db on this test's own Redis server: the allocator leases dbs of the shared one.
       f = await startTestFleet('kafka', { redisDb: 1, overrides: { 'circuit_breaker.enabled': circuit, 'redis.command_timeout': 400 } });
     } finally {
       process.env.REDIS_URL = saved;

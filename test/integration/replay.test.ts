@@ -4,7 +4,7 @@ import { TEST_SECRET, startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
-// Retry vs replay (docs/RELIABILITY.md) on real Kafka + Redis (db 14): POST /webhooks/:id/retry is a
+// Retry vs replay (docs/RELIABILITY.md) on real Kafka + Redis (a db of its own): POST /webhooks/:id/retry is a
 // new attempt of the same webhook; POST /deadletter/:id/replay is a new webhook recording
 // replay_of, and the original - status, history, dead letter - never changes.
 describe('retry and replay', () => {
@@ -16,7 +16,7 @@ describe('retry and replay', () => {
   beforeAll(async () => {
     // An endpoint refuses (400) until the test "fixes" it; /slow always answers 503.
     rx = await startReceiver((r) => (r.path === '/slow' ? { status: 503 } : fixed.has(r.path) ? { status: 200 } : { status: 400, body: 'bad customer' }));
-    f = await startTestFleet('kafka', { redisDb: 14, overrides: { 'circuit_breaker.enabled': false, 'retry.base_delay': 100 } });
+    f = await startTestFleet('kafka', { overrides: { 'circuit_breaker.enabled': false, 'retry.base_delay': 100 } });
   });
 
   afterAll(async () => {

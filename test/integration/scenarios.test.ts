@@ -59,7 +59,7 @@ describe('delivery scenarios (kafka + redis)', () => {
       }
       return { status: 200 };
     });
-    f = await startTestFleet('kafka', { redisDb: 20, overrides: OVERRIDES });
+    f = await startTestFleet('kafka', { overrides: OVERRIDES });
   });
   afterAll(async () => {
     await f?.stop();

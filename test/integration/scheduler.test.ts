@@ -11,6 +11,7 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { testConfig } from '../helpers/fleet';
+import { useRedisDb } from '../helpers/redis-db';
 
 const TTLS = { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 600_000 };
 
@@ -24,15 +25,15 @@ const hook = (n: number): Webhook => ({
 describe('howk-scheduler', () => {
   const config = testConfig('kafka', { 'scheduler.batch_size': 100, 'scheduler.lease': 1000 });
   const kafka = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'sched', produceTimeoutMs: 5000, maxWaitMs: 20, maxBytesPerPartition: 1 << 20 });
-  const a = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: 6 }), TTLS);
-  const b = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: 6 }), TTLS);
+  const db = useRedisDb();
+  let a: RedisHotState;
+  let b: RedisHotState;
   const pending: ConsumedRecord[] = [];
   const collector = kafka.consumer({ groupId: uniq('sched-collector'), topics: [config.kafka.topics.pending], fromBeginning: true });
 
   beforeAll(async () => {
-    const r = createRedis(requireEnv('REDIS_URL'), { db: 6 });
-    await r.flushdb();
-    await r.quit();
+    a = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), TTLS);
+    b = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), TTLS);
     await kafka.admin.ensureTopics(topicSpecs(config));
     await collector.run(async (batch) => {
       pending.push(...batch.records);
@@ -41,8 +42,8 @@ describe('howk-scheduler', () => {
   afterAll(async () => {
     await collector.stop();
     await kafka.close();
-    await a.close();
-    await b.close();
+    await a?.close();
+    await b?.close();
   });
 
   it('two schedulers racing over 1,000 due retries move each exactly once', async () => {

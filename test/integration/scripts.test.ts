@@ -5,17 +5,17 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 
 // Per-config delivery scripts (docs/LUA.md): /config/:id/script, the howk.scripts topic, and the
-// worker running the script right before signing. Embedded fleet and real Kafka + Redis (db 26).
+// worker running the script right before signing. Embedded fleet and real Kafka + Redis (a db of its own).
 
 const put = (f: TestFleet, id: string, script: string) => fetch(`${f.baseUrl}/config/${encodeURIComponent(id)}/script`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: script });
 
-const scriptSuite = (mode: Mode, redisDb: number) =>
+const scriptSuite = (mode: Mode) =>
   describe(`delivery scripts (${mode})`, () => {
     let f: TestFleet;
     let rx: Receiver;
     beforeAll(async () => {
       rx = await startReceiver((r, nth) => (r.path === '/flaky' && nth <= 2 ? { status: 503 } : { status: 200 }));
-      f = await startTestFleet(mode, { redisDb });
+      f = await startTestFleet(mode);
     });
     afterAll(async () => {
       await f?.stop();
@@ -122,7 +122,7 @@ const scriptSuite = (mode: Mode, redisDb: number) =>
 
     if (mode === 'kafka') {
       it('propagates a PUT to an api started afterwards and to a running worker within 2 s', async () => {
-        const other = await startTestFleet(mode, { config: f.config, redisDb, roles: { api: true } });
+        const other = await startTestFleet(mode, { config: f.config, redisDb: f.redisDb, roles: { api: true } });
         try {
           const body = "request.headers['X-Version'] = 'v2'";
           expect((await put(other, 's-prop', body)).status).toBe(200);
@@ -132,7 +132,7 @@ const scriptSuite = (mode: Mode, redisDb: number) =>
           await enqueue('s-prop', { endpoint: rx.url('/prop'), payload: {} });
           const r = await waitFor(() => rx.received.find((x) => x.path === '/prop'), { what: 'delivery with the propagated script' });
           expect(r.headers['x-version']).toBe('v2');
-          const late = await startTestFleet(mode, { config: f.config, redisDb, roles: { api: true } });
+          const late = await startTestFleet(mode, { config: f.config, redisDb: f.redisDb, roles: { api: true } });
           try {
             expect(((await (await fetch(`${late.baseUrl}/config/s-prop/script`)).json()) as any).script).toBe(body);
           } finally {
@@ -145,5 +145,5 @@ const scriptSuite = (mode: Mode, redisDb: number) =>
     }
   });
 
-scriptSuite('memory', 0);
-scriptSuite('kafka', 26);
+scriptSuite('memory');
+scriptSuite('kafka');

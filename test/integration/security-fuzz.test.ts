@@ -38,7 +38,7 @@ describe('hostile header and secret values', () => {
   const SECRETS = ['whsec_AA', 'whsec_!!!!', 'whsec_AAAAAAAAAAAAAAAAAAAA', 'whsec_ AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', `whsec_${'A'.repeat(20)}===`, `whsec_${Buffer.alloc(24).toString('base64url')}-_`];
 
   it('are all refused with 400 naming the field; nothing is enqueued', async () => {
-    const f = await startTestFleet('kafka', { redisDb: 54, roles: { api: true, worker: false, scheduler: false } });
+    const f = await startTestFleet('kafka', { roles: { api: true, worker: false, scheduler: false } });
     try {
       const ep = 'http://127.0.0.1:9/x';
       const cases: [unknown, string][] = [
@@ -71,7 +71,7 @@ describe('hostile header and secret values', () => {
 });
 
 // Hand-written hostile cases a spec-driven fuzzer does not reach (it knows no passwords and
-// sends no races), on real Kafka + Redis (db 60), with API keys on.
+// sends no races), on real Kafka + Redis (a db of its own), with API keys on.
 describe('hostile cases', () => {
   let f: TestFleet;
   let dir: string;
@@ -81,7 +81,7 @@ describe('hostile cases', () => {
     dir = await mkdtemp(join(tmpdir(), 'howk-hostile-'));
     await writeFile(join(dir, 'guarded.lua'), "assert(howk.post('http://127.0.0.1:9/never', {}))");
     await writeFile(join(dir, 'guarded.passwd'), `alice:${bcrypt.hashSync('right', 10)}\n`);
-    f = await startTestFleet('kafka', { redisDb: 60, roles: { api: true, worker: false, scheduler: false }, overrides: { 'api.auth.enabled': true, 'transformer.script_dirs': [dir], 'transformer.auth_failure_burst': 5 } });
+    f = await startTestFleet('kafka', { roles: { api: true, worker: false, scheduler: false }, overrides: { 'api.auth.enabled': true, 'transformer.script_dirs': [dir], 'transformer.auth_failure_burst': 5 } });
     await f.fleet.security!.ready;
     admin = (await f.fleet.security!.keys!.create({ name: 'hostile', scopes: ['admin'] })).key;
   });

@@ -8,10 +8,12 @@ import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
+import { useRedisDb } from '../helpers/redis-db';
 
 // API keys across api instances on real Kafka + Redis: the CLI writes the keys topic, every
 // instance replays it; revocation propagation is measured; nothing stores a key in clear.
 describe('API keys across instances (Kafka + Redis)', () => {
+  const db = useRedisDb();
   const config = testConfig('kafka', { 'api.auth.enabled': true });
   let a: TestFleet;
   let b: TestFleet;
@@ -26,11 +28,11 @@ describe('API keys across instances (Kafka + Redis)', () => {
   const statusWith = (f: TestFleet, key: string) => fetch(`${f.baseUrl}/stats`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
 
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: 7 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: db() });
     await redis.flushdb();
     await redis.quit();
-    a = await startTestFleet('kafka', { config, redisDb: 7, roles: { api: true, worker: false, scheduler: false } });
-    b = await startTestFleet('kafka', { config, redisDb: 7, roles: { api: true, worker: false, scheduler: false } });
+    a = await startTestFleet('kafka', { config, redisDb: db(), roles: { api: true, worker: false, scheduler: false } });
+    b = await startTestFleet('kafka', { config, redisDb: db(), roles: { api: true, worker: false, scheduler: false } });
     await Promise.all([a.fleet.security!.ready, b.fleet.security!.ready]);
   });
   afterAll(async () => {
@@ -66,10 +68,10 @@ describe('API keys across instances (Kafka + Redis)', () => {
   it('survives the loss of Redis: a new instance replays the keys from Kafka', async () => {
     const [live] = await cli('create', '--scopes', 'read', '--name', 'after-flush');
     tokens.push(live.key);
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: 7 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: db() });
     await redis.flushdb();
     await redis.quit();
-    const c = await startTestFleet('kafka', { config, redisDb: 7, roles: { api: true, worker: false, scheduler: false } });
+    const c = await startTestFleet('kafka', { config, redisDb: db(), roles: { api: true, worker: false, scheduler: false } });
     try {
       await c.fleet.security!.ready;
       expect(await statusWith(c, live.key)).toBe(200);
@@ -92,7 +94,7 @@ describe('API keys across instances (Kafka + Redis)', () => {
     for (const s of secrets) expect(topicText.includes(s)).toBe(false);
     expect(topicText).toContain(await hashToken(tokens[0]!));
     // Redis: every key and value of the db the api used.
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: 7 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: db() });
     const dump: string[] = [];
     for (const k of await redis.keys('*')) {
       dump.push(k, (await redis.dumpBuffer(k))?.toString('latin1') ?? '');

@@ -25,12 +25,8 @@ describe('per-config signing secrets and secret hygiene (Kafka + Redis)', () => 
   const ids: string[] = [];
 
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: 8 });
-    await redis.flushdb();
-    await redis.quit();
     rx = await startReceiver((r) => (r.path.startsWith('/reject') ? { status: 400, body: 'no' } : { status: 200 }));
     f = await startTestFleet('kafka', {
-      redisDb: 8,
       log: createLogger('test', 'debug', (l) => lines.push(l)),
       overrides: { 'api.auth.enabled': true, 'signing.rotation_overlap': 1500 },
     });
@@ -110,7 +106,7 @@ describe('per-config signing secrets and secret hygiene (Kafka + Redis)', () => 
     await consumer.run(async (b) => void seen.set(b.topic, [...(seen.get(b.topic) ?? []), ...b.records.map((r) => `${r.key} ${r.value}`)]));
     await waitFor(() => (seen.get(t.results)?.length ?? 0) >= 5 && (seen.get(t.config_secrets)?.length ?? 0) >= 3 && (seen.get(t.deadletter)?.length ?? 0) >= 1, { what: 'topics read back' });
     await log.close();
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: 8 });
+    const redis = createRedis(requireEnv('REDIS_URL'), { db: f.redisDb });
     const redisDump: string[] = [];
     for (const k of await redis.keys('*')) redisDump.push(k, (await redis.dumpBuffer(k))?.toString('latin1') ?? '');
     await redis.quit();

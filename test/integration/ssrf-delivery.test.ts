@@ -23,7 +23,7 @@ describe('SSRF guard end to end (Kafka + Redis)', () => {
   };
 
   it('refuses a loopback receiver, a name resolving to loopback and a mapped form by default, and dead-letters them as blocked_destination', async () => {
-    f = await startTestFleet('kafka', { redisDb: 7, overrides: { 'delivery.allowed_networks': [] } });
+    f = await startTestFleet('kafka', { overrides: { 'delivery.allowed_networks': [] } });
     const t = targets();
     const ids: string[] = [];
     for (const endpoint of [t.ip, t.name, t.mapped]) {
@@ -50,7 +50,7 @@ describe('SSRF guard end to end (Kafka + Redis)', () => {
   });
 
   it('delivers to the same targets once delivery.allowed_networks allows loopback', async () => {
-    f = await startTestFleet('kafka', { redisDb: 7, overrides: { 'delivery.allowed_networks': ['127.0.0.0/8', '::1/128'] } });
+    f = await startTestFleet('kafka', { overrides: { 'delivery.allowed_networks': ['127.0.0.0/8', '::1/128'] } });
     const t = targets();
     for (const endpoint of [t.ip, t.name, t.mapped]) expect((await f.post('/webhooks/ssrf/enqueue', { endpoint, payload: { ok: true } })).status).toBe(202);
     await waitFor(() => rx.received.length >= 3, { what: 'three deliveries' });

@@ -6,7 +6,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Tenants choose their config ids, and ':' is allowed in them: what one tenant keeps in Redis
 // (idempotency claims, Lua kv) must never be reachable by a config id or transformer name
-// that joins to the same text. Through the API, on real Kafka + Redis (db 42) and embedded.
+// that joins to the same text. Through the API, on real Kafka + Redis (a db of its own) and embedded.
 
 describe.each<[Mode]>([['kafka'], ['memory']])('tenant isolation of Redis state (%s)', (mode) => {
   let f: TestFleet;
@@ -19,7 +19,7 @@ describe.each<[Mode]>([['kafka'], ['memory']])('tenant isolation of Redis state 
       'kvprobe.lua': `assert(kv.set('seen', 'transformer'))`,
       'kvprobe.json': '{ "allowed_domains": ["127.0.0.1"] }',
     });
-    f = await startTestFleet(mode, { redisDb: 42, overrides: { 'transformer.script_dirs': [fx.dir] } });
+    f = await startTestFleet(mode, { overrides: { 'transformer.script_dirs': [fx.dir] } });
   });
   afterAll(async () => {
     await f?.stop();

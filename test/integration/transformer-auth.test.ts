@@ -8,7 +8,7 @@ import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Basic auth of /incoming transformers with bcrypt passwd entries (docs/LUA.md), on real Kafka +
-// Redis (db 30): right and wrong passwords, an unreadable or malformed passwd file refuses
+// Redis (a db of its own): right and wrong passwords, an unreadable or malformed passwd file refuses
 // every request, every refusal is a 401 with WWW-Authenticate and enqueues nothing.
 
 const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
@@ -32,7 +32,7 @@ describe('/incoming Basic auth with bcrypt entries (kafka)', () => {
     for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
     await mkdir(join(dir, 'locked.passwd')); // exists but cannot be read as a file (EISDIR)
     rx = await startReceiver();
-    f = await startTestFleet('kafka', { redisDb: 30, overrides: { 'transformer.script_dirs': [dir] } });
+    f = await startTestFleet('kafka', { overrides: { 'transformer.script_dirs': [dir] } });
   });
   afterAll(async () => {
     await f?.stop();

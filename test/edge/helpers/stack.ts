@@ -1,4 +1,5 @@
 import { Miniflare } from 'miniflare';
+import { beforeAll } from 'vitest';
 import { join } from 'node:path';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { loadConfig } from '../../../core/config/load';
@@ -8,22 +9,24 @@ import type { ConsumedRecord } from '../../../core/ports/log';
 import { KafkaLog } from '../../../workers/kafka/log';
 import { requireEnv, uniq, waitFor } from '../../helpers/env';
 import { TEST_SECRET } from '../../helpers/fleet';
+import { redisUrlOf, useRedisDb } from '../../helpers/redis-db';
 import { freePort, spawnRole, stopProc, type Proc } from '../../helpers/procs';
 import { edgeBundleDir, root } from './paths';
 
 // The real pieces of an edge deployment, on this machine: howk-bridge and howk-worker as
-// processes on the shared Kafka + Redis (db 15), and the wrangler-built Worker in Miniflare.
+// processes on the shared Kafka + Redis, and the wrangler-built Worker in Miniflare.
 
-export const EDGE_REDIS_DB = 15;
 export const BRIDGE_PASSWORD = 'bridge-pass-for-tests';
 export const BRIDGE_TOKEN = 'bridge-token-for-tests';
 
-/** HOWK_* env of a fleet with its own topics and consumer group (every topic of the table, also ones added later). */
+/**
+ * HOWK_* env of a fleet with its own topics and consumer group (every topic of the table, also ones added later).
+ * No HOWK_REDIS_URL: a describe whose processes use Redis calls useFleetRedisDb(env).
+ */
 export const fleetEnv = (prefix = uniq('edge')): Record<string, string> => {
   const topics = loadConfig({ env: {} }).kafka.topics;
   return {
     HOWK_KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
-    HOWK_REDIS_URL: `${requireEnv('REDIS_URL').replace(/\/\d*$/, '')}/${EDGE_REDIS_DB}`,
     ...Object.fromEntries(Object.keys(topics).map((k) => [`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`, `${prefix}.${k}`])),
     HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
     HOWK_KAFKA_PARTITIONS: '4',
@@ -36,6 +39,15 @@ export const fleetEnv = (prefix = uniq('edge')): Record<string, string> => {
     HOWK_SCHEDULER_POLL_INTERVAL: '50ms',
     HOWK_LOG_LEVEL: 'warn',
   };
+};
+
+/** A Redis db of the describe's own (useRedisDb), set as env.HOWK_REDIS_URL before the describe's other beforeAll hooks. */
+export const useFleetRedisDb = (env: Record<string, string>): (() => number) => {
+  const db = useRedisDb();
+  beforeAll(() => {
+    env.HOWK_REDIS_URL = redisUrlOf(db());
+  });
+  return db;
 };
 
 export const configOf = (env: Record<string, string>): Config => loadConfig({ env });
