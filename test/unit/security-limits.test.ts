@@ -33,6 +33,26 @@ describe('input limits: just under passes, just over is refused', () => {
     expect(pendingCount(), `${name}: just over enqueued nothing`).toBe(before + (u.json?.count ?? 1));
   };
 
+  it('api.max_request_size holds for a chunked body too (no Content-Length to trust)', async () => {
+    const { request } = await import('node:http');
+    const chunked = (size: number) =>
+      new Promise<{ status: number; json: any }>((resolve, reject) => {
+        const u = new URL(`${f.baseUrl}/webhooks/lim/enqueue`);
+        const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+          let text = '';
+          res.on('data', (b) => (text += b));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null }));
+        });
+        req.on('error', reject);
+        const head = `{"endpoint":"${ep(30)}","payload":"`;
+        const body = `${head}${'x'.repeat(size - head.length - 2)}"}`;
+        // In several chunks, as a streaming client sends it.
+        for (let i = 0; i < body.length; i += 500) req.write(body.slice(i, i + 500));
+        req.end();
+      });
+    await pair('chunked body size', () => chunked(2048), () => chunked(2049), 413);
+  });
+
   it('api.max_request_size (413)', async () => {
     const exact = (size: number) => {
       const head = `{"endpoint":"${ep(30)}","payload":"`;
