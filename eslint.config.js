@@ -25,6 +25,7 @@ export default tseslint.config(
     files: [
       'console/deliveries/page.tsx',
       'console/lab/page.tsx',
+      'core/http/routes/incoming.ts',
       'core/lab/engine.ts',
       'core/lua/engine.ts',
       'core/lua/runtime.ts',
@@ -32,6 +33,7 @@ export default tseslint.config(
       'core/pipeline/attempt.ts',
       'core/pipeline/deliver.ts',
       'core/reconcile/reconciler.ts',
+      'workers/node/fleet.ts',
       'workers/node/lua-pool/pool.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },
@@ -39,12 +41,15 @@ export default tseslint.config(
   {
     files: ['core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: nodeOnly, message: 'core/ uses Web APIs only: it runs in Node and in workerd alike (docs/ARCHITECTURE.md, Layout).' },
-          { group: ['**/edge/**', '**/workers/**'], message: 'core/ imports nothing from edge/ or workers/.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: nodeOnly, message: 'core/ uses Web APIs only: it runs in Node and in workerd alike (docs/ARCHITECTURE.md, Layout).' },
+            { group: ['**/edge/**', '**/workers/**'], message: 'core/ imports nothing from edge/ or workers/.' },
+          ],
+        },
+      ],
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
     },
   },
@@ -52,10 +57,14 @@ export default tseslint.config(
     // The console renders API data as text nodes only (docs/CONSOLE.md) and runs in a browser.
     files: ['console/**/*.{ts,tsx}'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: [...nodeOnly, '**/workers/**', '**/edge/**', 'wasmoon'], message: 'console/ is a browser bundle: Web APIs and core/ only.' }] }],
-      'no-restricted-syntax': ['error',
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: [...nodeOnly, '**/workers/**', '**/edge/**', 'wasmoon'], message: 'console/ is a browser bundle: Web APIs and core/ only.' }] },
+      ],
+      'no-restricted-syntax': [
+        'error',
         { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Render data as text: no dangerouslySetInnerHTML.' },
-        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML|insertAdjacentHTML|write|writeln)$/]", message: 'Render data as text: no HTML strings.' },
+        { selector: 'MemberExpression[property.name=/^(innerHTML|outerHTML|insertAdjacentHTML|write|writeln)$/]', message: 'Render data as text: no HTML strings.' },
       ],
     },
   },

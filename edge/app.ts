@@ -26,8 +26,15 @@ export const createEdgeApp = async (env: EdgeEnv) => {
   const { config, edge } = edgeConfigFrom(env);
   const log = createLogger('howk-edge', config.log.level);
   const clock = systemClock;
-  const kafka = createRestProducer({ url: edge.kafka_rest_url, username: edge.kafka_rest_username, password: edge.kafka_rest_password!, deadlineMs: edge.produce_deadline, retryAfterSec: edge.retry_after });
-  const redis = edge.redis_rest_url && edge.redis_rest_token ? createEdgeRedis({ url: edge.redis_rest_url, token: edge.redis_rest_token, timeoutMs: edge.produce_deadline }) : undefined;
+  const kafka = createRestProducer({
+    url: edge.kafka_rest_url,
+    username: edge.kafka_rest_username,
+    password: edge.kafka_rest_password!,
+    deadlineMs: edge.produce_deadline,
+    retryAfterSec: edge.retry_after,
+  });
+  const redis =
+    edge.redis_rest_url && edge.redis_rest_token ? createEdgeRedis({ url: edge.redis_rest_url, token: edge.redis_rest_token, timeoutMs: edge.produce_deadline }) : undefined;
   const hot = edgeHotState(redis);
   const dependencies: DependencyCheck[] = [{ name: 'kafka_rest', check: async () => void (await kafka.topics()) }];
   if (redis) dependencies.push({ name: 'redis_rest', check: () => hot.ping() });

@@ -26,11 +26,12 @@ const settingBindings = (env: Record<string, unknown>): Record<string, string> =
 export const edgeConfigFrom = (env: Record<string, unknown>, otherEnv: readonly string[] = []): EdgeConfig => {
   const config = loadConfig({ env: settingBindings(env), otherEnv });
   const edge = config.edge;
-  if (!edge.kafka_rest_url) throw new ValidationError('edge.kafka_rest_url (HOWK_EDGE_KAFKA_REST_URL, formerly HOWK_KAFKA_REST_URL) is required at the edge', 'edge.kafka_rest_url');
-  if (!edge.kafka_rest_password) throw new ValidationError('edge.kafka_rest_password (HOWK_EDGE_KAFKA_REST_PASSWORD, formerly HOWK_KAFKA_REST_PASSWORD) is required at the edge', 'edge.kafka_rest_password');
+  if (!edge.kafka_rest_url)
+    throw new ValidationError('edge.kafka_rest_url (HOWK_EDGE_KAFKA_REST_URL, formerly HOWK_KAFKA_REST_URL) is required at the edge', 'edge.kafka_rest_url');
+  if (!edge.kafka_rest_password)
+    throw new ValidationError('edge.kafka_rest_password (HOWK_EDGE_KAFKA_REST_PASSWORD, formerly HOWK_KAFKA_REST_PASSWORD) is required at the edge', 'edge.kafka_rest_password');
   return { config, edge };
 };
 
 /** Admission of one destination host. */
-export const admissionOf = (s: EdgeSettings, host: string): { rate: number; burst: number } =>
-  s.domain_rates[host] ?? { rate: s.admission_rate, burst: s.admission_burst };
+export const admissionOf = (s: EdgeSettings, host: string): { rate: number; burst: number } => s.domain_rates[host] ?? { rate: s.admission_rate, burst: s.admission_burst };

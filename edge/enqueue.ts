@@ -56,7 +56,9 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
       Promise.all(
         reserved.map((r, i) =>
           r.status === 'fulfilled'
-            ? gate(reqs[i]!.host, '/settle', { reservation: r.value.reservation, ok }).catch((e) => d.log.warn('gate settle failed (its reservation expires)', { host: reqs[i]!.host, error: errorMessage(e) }))
+            ? gate(reqs[i]!.host, '/settle', { reservation: r.value.reservation, ok }).catch((e) =>
+                d.log.warn('gate settle failed (its reservation expires)', { host: reqs[i]!.host, error: errorMessage(e) }),
+              )
             : undefined,
         ),
       );

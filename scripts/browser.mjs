@@ -14,7 +14,10 @@ export const ensureChromium = () => {
   if (process.getuid?.() !== 0) throw new Error(`${path} is missing and this is not root: install Debian's chromium (apt-get install chromium) or set HOWK_CHROMIUM`);
   console.error(`installing Debian's chromium via apt-get (${path} is missing)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'chromium']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', 'chromium'],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
   }

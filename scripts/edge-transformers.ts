@@ -17,7 +17,9 @@ const transformers: { name: string; code: string; config: unknown; has_passwd: b
 for (const dir of dirs) {
   const abs = join(root, dir);
   if (!existsSync(abs)) throw new Error(`transformer script dir ${dir} does not exist`);
-  for (const file of readdirSync(abs).filter((f) => f.endsWith('.lua')).sort()) {
+  for (const file of readdirSync(abs)
+    .filter((f) => f.endsWith('.lua'))
+    .sort()) {
     const name = basename(file, '.lua');
     if (transformers.some((t) => t.name === name)) throw new Error(`transformer ${name} is defined twice (${dir})`);
     const code = readFileSync(join(abs, file), 'utf8');

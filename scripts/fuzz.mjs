@@ -45,7 +45,8 @@ const freePort = () =>
     s.on('error', reject);
   });
 
-const tsx = (entry, args, env, opts = {}) => spawn(process.execPath, ['--import', 'tsx', join(root, entry), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+const tsx = (entry, args, env, opts = {}) =>
+  spawn(process.execPath, ['--import', 'tsx', join(root, entry), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
 
 const collect = (child) => {
   let out = '';
@@ -70,9 +71,15 @@ const run = async () => {
     HOWK_API_AUTH_RATE_LIMIT: '0',
     HOWK_SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
     KAFKAJS_NO_PARTITIONER_WARNING: '1',
-    ...Object.fromEntries(['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets'].map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${p}.${t}`])),
+    ...Object.fromEntries(
+      ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets'].map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${p}.${t}`]),
+    ),
   };
-  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'workers/cli/main.ts'), 'keys', 'create', '--scopes', 'admin', '--name', 'fuzz'], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'workers/cli/main.ts'), 'keys', 'create', '--scopes', 'admin', '--name', 'fuzz'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   if (cli.status !== 0) throw new Error(`could not create the fuzzing key: ${cli.stderr}`);
   const key = JSON.parse(cli.stdout.trim().split('\n').pop()).key;
 
@@ -82,7 +89,10 @@ const run = async () => {
   try {
     const until = Date.now() + 60_000;
     for (;;) {
-      const ok = await fetch(`${base}/ready`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`${base}/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > until || api.exitCode !== null) throw new Error(`howk-api did not become ready:\n${apiOut()}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -94,10 +104,32 @@ const run = async () => {
     const REVOKE = 'deleteKeysId';
     const pass = (select, bounds = []) => {
       const reportDir = mkdtempSync(join(tmpdir(), 'howk-fuzz-'));
-      const args = ['run', `${base}/openapi.json`, '--checks', CHECKS, '--seed', values.seed, '--header', `Authorization: Bearer ${key}`, ...select, '--report', 'junit', '--report-junit-path', join(reportDir, 'junit.xml'), ...profile, ...bounds];
+      const args = [
+        'run',
+        `${base}/openapi.json`,
+        '--checks',
+        CHECKS,
+        '--seed',
+        values.seed,
+        '--header',
+        `Authorization: Bearer ${key}`,
+        ...select,
+        '--report',
+        'junit',
+        '--report-junit-path',
+        join(reportDir, 'junit.xml'),
+        ...profile,
+        ...bounds,
+      ];
       log(`schemathesis ${args.map((a) => (a.startsWith('Authorization') ? 'Authorization: Bearer ***' : a)).join(' ')}`);
       // cwd: the report dir, so that schemathesis' own .schemathesis/ cache stays out of the tree.
-      const st = spawnSync('schemathesis', args, { cwd: reportDir, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', NO_COLOR: '1' } });
+      const st = spawnSync('schemathesis', args, {
+        cwd: reportDir,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        encoding: 'utf8',
+        maxBuffer: 64 << 20,
+        env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', NO_COLOR: '1' },
+      });
       process.stderr.write(st.stdout ?? '');
       const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');
       return {

@@ -25,6 +25,7 @@ const step = (name, fn) => {
 
 let failed = 0;
 failed ||= step('lint (eslint: core/ stays runtime-agnostic)', () => run(bin('eslint'), ['.']));
+failed ||= step('format (prettier --check; `npm run format` fixes)', () => run(bin('prettier'), ['--check', '--log-level', 'warn', '**/*.{ts,tsx,js,mjs,cjs,json}']));
 failed ||= step('typecheck (tsc --noEmit)', () => run(bin('tsc'), ['--noEmit', '-p', '.']));
 failed ||= step('typecheck core (no Node types)', () => run(bin('tsc'), ['--noEmit', '-p', 'core/tsconfig.json']));
 if (existsSync(join(root, 'edge', 'tsconfig.json'))) failed ||= step('typecheck edge (workers types)', () => run(bin('tsc'), ['--noEmit', '-p', 'edge/tsconfig.json']));
@@ -38,7 +39,10 @@ await withInfra(async () => {
     const report = join(root, '.tmp', `vitest-${project}.json`);
     if (existsSync(report)) rmSync(report);
     const c = step(`vitest --project ${project}`, () =>
-      run(bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra], { ...process.env, ...PROJECT_ENV[project] }),
+      run(bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra], {
+        ...process.env,
+        ...PROJECT_ENV[project],
+      }),
     );
     code ||= c;
     if (existsSync(report)) {

@@ -78,7 +78,15 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
       <h1 id="deliveries-title">Deliveries</h1>
       <form class="filters" onSubmit={apply} role="search" aria-label="Filter deliveries">
         <label for="f-config">Config id</label>
-        <input id="f-config" ref={configInput} required value={draft.configId} placeholder="tenant123" aria-keyshortcuts="/" onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })} />
+        <input
+          id="f-config"
+          ref={configInput}
+          required
+          value={draft.configId}
+          placeholder="tenant123"
+          aria-keyshortcuts="/"
+          onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })}
+        />
         <label for="f-state">State</label>
         <select id="f-state" value={draft.state} onChange={(e) => setDraft({ ...draft, state: e.currentTarget.value })}>
           <option value="">any</option>
@@ -94,7 +102,13 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
         </button>
       </form>
       <p class="status" role="status">
-        {!configId ? 'Enter a config id to list its deliveries (newest first).' : loading ? 'Loading…' : page ? `${page.count} deliveries on this page (page ${cursors.length}).` : ''}
+        {!configId
+          ? 'Enter a config id to list its deliveries (newest first).'
+          : loading
+            ? 'Loading…'
+            : page
+              ? `${page.count} deliveries on this page (page ${cursors.length}).`
+              : ''}
       </p>
       {error && (
         <p role="alert" class="error">
@@ -122,7 +136,13 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
             {page.items.map((r) => [
               <tr key={r.webhook_id}>
                 <td>
-                  <button type="button" class="link" aria-expanded={open === r.webhook_id} aria-controls={`d-${r.webhook_id}`} onClick={() => setOpen(open === r.webhook_id ? null : r.webhook_id)}>
+                  <button
+                    type="button"
+                    class="link"
+                    aria-expanded={open === r.webhook_id}
+                    aria-controls={`d-${r.webhook_id}`}
+                    onClick={() => setOpen(open === r.webhook_id ? null : r.webhook_id)}
+                  >
                     {r.webhook_id}
                   </button>
                 </td>

@@ -92,7 +92,8 @@ export const LabPage = () => {
     <section aria-labelledby="lab-title" class="lab">
       <h1 id="lab-title">Lab</h1>
       <p class="intro">
-        A deterministic simulation of Howk's delivery pipeline on its real retry, classification, circuit-breaker and rate-limit code. Nothing here touches the server: it runs in this tab.
+        A deterministic simulation of Howk's delivery pipeline on its real retry, classification, circuit-breaker and rate-limit code. Nothing here touches the server: it runs in
+        this tab.
       </p>
       <form
         class="scenario"

@@ -43,8 +43,8 @@ export const SigningDemo = () => {
     <section aria-labelledby="sign-title" class="panel">
       <h2 id="sign-title">Signed payload</h2>
       <p>
-        Signed as a worker signs each attempt, with the public demo key <code>lab-demo-key-not-a-secret</code> and a fixed timestamp; checked as a receiver checks it. Change one character of what
-        arrived and both signatures fail.
+        Signed as a worker signs each attempt, with the public demo key <code>lab-demo-key-not-a-secret</code> and a fixed timestamp; checked as a receiver checks it. Change one
+        character of what arrived and both signatures fail.
       </p>
       {!available && <p role="alert">This page is not a secure context (https or localhost), so the browser offers no WebCrypto: the demo cannot sign.</p>}
       <label for="sign-body">Body to sign</label>
@@ -81,7 +81,8 @@ export const SigningDemo = () => {
           </div>
           {result && (
             <p role="status" data-testid="verify-result" class={result.ok ? 'ok' : 'bad'}>
-              {result.ok ? 'Both signatures are valid.' : 'The body was changed: the receiver rejects it.'} webhook-signature: {verdict(result.standard)}; x-webhook-signature: {verdict(result.howk)}.
+              {result.ok ? 'Both signatures are valid.' : 'The body was changed: the receiver rejects it.'} webhook-signature: {verdict(result.standard)}; x-webhook-signature:{' '}
+              {verdict(result.howk)}.
             </p>
           )}
         </>

@@ -12,7 +12,9 @@ export const edgeSection = section({
   kafka_rest_url: str('', 'Upstash-dialect Kafka REST URL (howk-bridge: http://bridge/kafka); required at the edge', { aliases: ['HOWK_KAFKA_REST_URL'] }),
   kafka_rest_username: str('howk', 'Basic-auth user of the Kafka REST endpoint', { aliases: ['HOWK_KAFKA_REST_USERNAME'] }),
   kafka_rest_password: optStr('Basic-auth password of the Kafka REST endpoint (Worker secret); required at the edge', { aliases: ['HOWK_KAFKA_REST_PASSWORD'], secret: true }),
-  redis_rest_url: optStr('Upstash-dialect Redis REST URL (howk-bridge: http://bridge/redis); without it and the token, status reads answer 501', { aliases: ['HOWK_REDIS_REST_URL'] }),
+  redis_rest_url: optStr('Upstash-dialect Redis REST URL (howk-bridge: http://bridge/redis); without it and the token, status reads answer 501', {
+    aliases: ['HOWK_REDIS_REST_URL'],
+  }),
   redis_rest_token: optStr('Bearer token of the Redis REST endpoint (Worker secret)', { aliases: ['HOWK_REDIS_REST_TOKEN'], secret: true }),
   admission_rate: num(100, 'Webhooks per second a destination host takes on howk.pending; the overflow goes to howk.slow (0 = no limit)'),
   admission_burst: int(200, 'Webhooks a destination host takes at once on howk.pending after being idle', { min: 1 }),
@@ -24,6 +26,8 @@ export const edgeSection = section({
   batch_linger: duration('5ms', 'Longest time a record waits in a DomainGate for others to share its produce'),
   produce_deadline: duration('1500ms', 'Time a produce may take, retries included, before the request answers 503'),
   retry_after: int(2, 'Retry-After (seconds) of a 503 when Kafka cannot be reached', { min: 1 }),
-  lua_max_instructions: int(20_000_000, 'Lua VM instructions one transformer run may execute (workerd\'s clock stands still during a run, so this is its CPU limit)', { min: 10_000 }),
+  lua_max_instructions: int(20_000_000, "Lua VM instructions one transformer run may execute (workerd's clock stands still during a run, so this is its CPU limit)", {
+    min: 10_000,
+  }),
   api_keys: optStr('API key records (JSON array, hashes only) the edge accepts; unset with api.auth.enabled refuses every enqueue (Worker secret)', { secret: true }),
 });

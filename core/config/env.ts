@@ -10,11 +10,19 @@ export type EnvValue = { leaf: Leaf; name: string; value: unknown };
 const parse = (leaf: Leaf, raw: string): unknown => {
   switch (leaf.meta.kind) {
     case 'list':
-      return raw.split(',').map((s) => s.trim()).filter(Boolean);
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     case 'map': {
       const t = raw.trim();
       if (t.startsWith('{')) return JSON.parse(t);
-      return Object.fromEntries(t.split(',').filter(Boolean).map((kv) => kv.split(':').map((x) => x.trim())));
+      return Object.fromEntries(
+        t
+          .split(',')
+          .filter(Boolean)
+          .map((kv) => kv.split(':').map((x) => x.trim())),
+      );
     }
     default:
       return raw;

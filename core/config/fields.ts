@@ -32,7 +32,12 @@ export const parseDuration = (v: string | number): number => {
 };
 
 export const formatDuration = (ms: number): string => {
-  for (const [u, n] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [u, n] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms >= n && ms % n === 0) return `${ms / n}${u}`;
   }
   return `${ms}ms`;
@@ -41,10 +46,25 @@ export const formatDuration = (ms: number): string => {
 const meta = <T extends z.ZodType>(schema: T, m: LeafMeta): T => schema.meta(m) as T;
 
 export const int = (def: number, description: string, opts: { min?: number; max?: number; env?: string } = {}) =>
-  meta(z.coerce.number().int().min(opts.min ?? 0).max(opts.max ?? Number.MAX_SAFE_INTEGER).default(def), { kind: 'int', description, env: opts.env });
+  meta(
+    z.coerce
+      .number()
+      .int()
+      .min(opts.min ?? 0)
+      .max(opts.max ?? Number.MAX_SAFE_INTEGER)
+      .default(def),
+    { kind: 'int', description, env: opts.env },
+  );
 
 export const num = (def: number, description: string, opts: { min?: number; max?: number } = {}) =>
-  meta(z.coerce.number().min(opts.min ?? 0).max(opts.max ?? Number.MAX_VALUE).default(def), { kind: 'number', description });
+  meta(
+    z.coerce
+      .number()
+      .min(opts.min ?? 0)
+      .max(opts.max ?? Number.MAX_VALUE)
+      .default(def),
+    { kind: 'number', description },
+  );
 
 export const str = (def: string, description: string, opts: { env?: string; aliases?: string[] } = {}) =>
   meta(z.string().default(def), { kind: 'string', description, env: opts.env, aliases: opts.aliases });
@@ -75,14 +95,11 @@ export const duration = (def: string, description: string) =>
     { kind: 'duration', description, example: def },
   );
 
-export const list = (def: string[], description: string, opts: { env?: string } = {}) =>
-  meta(z.array(z.string()).default(def), { kind: 'list', description, env: opts.env });
+export const list = (def: string[], description: string, opts: { env?: string } = {}) => meta(z.array(z.string()).default(def), { kind: 'list', description, env: opts.env });
 
-export const intList = (def: number[], description: string) =>
-  meta(z.array(z.coerce.number().int()).default(def), { kind: 'list', description });
+export const intList = (def: number[], description: string) => meta(z.array(z.coerce.number().int()).default(def), { kind: 'list', description });
 
-export const intMap = (description: string) =>
-  meta(z.record(z.string(), z.coerce.number().int().min(0)).default({}), { kind: 'map', description });
+export const intMap = (description: string) => meta(z.record(z.string(), z.coerce.number().int().min(0)).default({}), { kind: 'map', description });
 
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
   meta(z.enum(values).default(def as never), { kind: 'enum', description });
@@ -90,9 +107,7 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T,
 export const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).prefault({} as never);
 
 /** name → list of strings (JSON in the environment: {"wh":["api.example.com"]}). */
-export const listMap = (description: string) =>
-  meta(z.record(z.string(), z.array(z.string())).default({}), { kind: 'map', description });
+export const listMap = (description: string) => meta(z.record(z.string(), z.array(z.string())).default({}), { kind: 'map', description });
 
 /** name → string (JSON in the environment). */
-export const strMap = (description: string) =>
-  meta(z.record(z.string(), z.string()).default({}), { kind: 'map', description });
+export const strMap = (description: string) => meta(z.record(z.string(), z.string()).default({}), { kind: 'map', description });

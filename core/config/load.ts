@@ -57,15 +57,17 @@ export type LoadInput = {
 };
 
 // Each issue's message names its key or variable itself.
-const invalid = (issues: ConfigIssue[]): ValidationError =>
-  new ValidationError(`invalid config: ${issues.map((i) => i.message).join('; ')}`, issues[0]?.path, issues);
+const invalid = (issues: ConfigIssue[]): ValidationError => new ValidationError(`invalid config: ${issues.map((i) => i.message).join('; ')}`, issues[0]?.path, issues);
 
 /** Defaults < YAML file < HOWK_* env < explicit overrides (flags), with the keys each one set. */
 export const loadConfigWithSources = (input: LoadInput = {}): LoadedConfig => {
   const leaves = configLeaves();
   const parsed: unknown = input.yaml ? parseYaml(input.yaml) : undefined;
   const raw: Record<string, any> = isRecord(parsed) ? parsed : {};
-  const issues: ConfigIssue[] = parsed === undefined || parsed === null || isRecord(parsed) ? unknownKeyIssues(parsed, 'the config file') : [{ path: '', message: 'the config file must be a mapping of sections (api:, kafka:, ...)' }];
+  const issues: ConfigIssue[] =
+    parsed === undefined || parsed === null || isRecord(parsed)
+      ? unknownKeyIssues(parsed, 'the config file')
+      : [{ path: '', message: 'the config file must be a mapping of sections (api:, kafka:, ...)' }];
   const sources: Record<string, ConfigSource> = {};
   for (const l of leaves) if (getPath(raw, l.path) !== undefined) sources[l.key] = 'file';
 
@@ -123,7 +125,8 @@ export const configDocsTable = (): string => {
   };
   const also = (l: Leaf) => (l.aliases.length ? ` (also read from ${l.aliases.map((a) => `\`${a}\``).join(', ')}, its former name)` : '');
   const rows = configLeaves().map(
-    (l) => `| \`${l.key}\` | \`${l.env}\` | ${l.meta.kind} | \`${fmt(l, getPath(defaults, l.path))}\` | ${l.meta.description}${also(l)}${l.meta.secret ? ' (secret: never logged)' : ''} |`,
+    (l) =>
+      `| \`${l.key}\` | \`${l.env}\` | ${l.meta.kind} | \`${fmt(l, getPath(defaults, l.path))}\` | ${l.meta.description}${also(l)}${l.meta.secret ? ' (secret: never logged)' : ''} |`,
   );
   return ['| key | env | type | default | description |', '|---|---|---|---|---|', ...rows].join('\n');
 };

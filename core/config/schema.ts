@@ -23,7 +23,10 @@ export const ConfigSchema = z.object({
     produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
     max_request_headers: int(100, 'Most HTTP headers on one API request (431 above)', { min: 8 }),
     max_request_header_bytes: int(16_384, 'Largest total of header names and values on one API request, in bytes (431 above)', { min: 1024, max: 65_536 }),
-    trust_forwarded_for: bool(false, 'Take the client address of per-client limits (/incoming auth) from the last X-Forwarded-For entry; only behind a proxy that appends it, as anyone can send the header'),
+    trust_forwarded_for: bool(
+      false,
+      'Take the client address of per-client limits (/incoming auth) from the last X-Forwarded-For entry; only behind a proxy that appends it, as anyone can send the header',
+    ),
     auth: section({
       enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),
       rate_limit: num(1000, 'Requests per second per API key (token bucket per api instance; 0 = no limit)'),
@@ -52,10 +55,18 @@ export const ConfigSchema = z.object({
     produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
     max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
     max_wait: duration('50ms', 'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling)'),
-    fetch_min_bytes: int(1, 'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency', { min: 1 }),
+    fetch_min_bytes: int(
+      1,
+      'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency',
+      { min: 1 },
+    ),
     commit_interval: duration('20ms', 'Offsets of the batches that resolve within this long are committed in one request (a crash redelivers at most this much more)'),
-    max_unresolved: int(2000, 'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve', { min: 1 }),
-    session_timeout: duration('30s', 'Consumer session timeout: how soon a crashed worker\'s partitions move to the others'),
+    max_unresolved: int(
+      2000,
+      'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve',
+      { min: 1 },
+    ),
+    session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
   }),
   redis: section({
     addr: str('localhost:6379', 'Redis host:port'),
@@ -66,11 +77,18 @@ export const ConfigSchema = z.object({
   }),
   delivery: section({
     timeout: duration('30s', 'Total time allowed for one delivery attempt'),
-    max_conns_per_host: int(64, 'Most connections per origin per worker (keep-alive pool): deliveries on the wire to an origin at once; the pool follows the endpoints\' adaptive limits up to it, and webhooks beyond wait in the worker before admission', { min: 1 }),
+    max_conns_per_host: int(
+      64,
+      "Most connections per origin per worker (keep-alive pool): deliveries on the wire to an origin at once; the pool follows the endpoints' adaptive limits up to it, and webhooks beyond wait in the worker before admission",
+      { min: 1 },
+    ),
     max_concurrency: int(256, 'Deliveries in flight at once per worker process', { min: 1 }),
     user_agent: str('Howk/0.1', 'User-Agent of outbound requests'),
     response_snippet_bytes: int(1024, 'Bytes of a response body kept for status and dead letters'),
-    straggler_after: duration('200ms', 'A config lane of a batch that makes no progress for this long (a slow delivery) is handed off: the batch commits and its unfinished deliveries finish in the background under a lease'),
+    straggler_after: duration(
+      '200ms',
+      'A config lane of a batch that makes no progress for this long (a slow delivery) is handed off: the batch commits and its unfinished deliveries finish in the background under a lease',
+    ),
     batch_time_limit: duration('2s', 'A batch whose lanes all keep making progress may run this long before its unfinished deliveries are handed off too'),
     handoff_lease: duration('30s', 'Lease of a delivery finishing in the background (renewed while it runs): if the worker dies, the scheduler re-enqueues it after this'),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),
@@ -95,14 +113,17 @@ export const ConfigSchema = z.object({
   }),
   concurrency: section({
     max_inflight_per_endpoint: int(50, 'Most deliveries of one endpoint in flight in the fast lane: its share of the fast lane, under its adaptive limit (0 = no endpoint limit)'),
-    inflight_ttl: duration('10s', 'Lease of a delivery in flight (at least 3s): its worker renews it every third of it while the delivery runs; a killed worker\'s deliveries stop counting against their endpoint\'s and host\'s limits after this'),
-    slow_lane_rate: int(200, 'Most deliveries per second per endpoint from the slow lane per worker; below it the pace is the endpoint\'s limit / latency', { min: 1 }),
-    max_inflight_per_domain: int(0, 'Ceiling of each host\'s adaptive in-flight limit (0 = no limit)'),
+    inflight_ttl: duration(
+      '10s',
+      "Lease of a delivery in flight (at least 3s): its worker renews it every third of it while the delivery runs; a killed worker's deliveries stop counting against their endpoint's and host's limits after this",
+    ),
+    slow_lane_rate: int(200, "Most deliveries per second per endpoint from the slow lane per worker; below it the pace is the endpoint's limit / latency", { min: 1 }),
+    max_inflight_per_domain: int(0, "Ceiling of each host's adaptive in-flight limit (0 = no limit)"),
     domain_overrides: intMap('Per-host ceilings of the in-flight limit, e.g. {"api.stripe.com": 200}'),
     initial_limit: int(20, 'Adaptive in-flight limit of an endpoint (host) never measured', { min: 1 }),
     min_limit: int(1, 'Floor of the adaptive in-flight limits', { min: 1 }),
     max_limit: int(1000, 'Ceiling of the adaptive per-endpoint limit (what the slow lane paces by)', { min: 1 }),
-    latency_tolerance: num(2, 'Latency up to this many times the endpoint\'s minimum (+20 ms) lets its limit grow; above it the limit shrinks', { min: 1 }),
+    latency_tolerance: num(2, "Latency up to this many times the endpoint's minimum (+20 ms) lets its limit grow; above it the limit shrinks", { min: 1 }),
     slow_threshold: duration('1s', 'An endpoint at its limit whose recent latency is above this is diverted to the slow lane'),
     latency_window: duration('30s', 'Window of the latency percentiles shown per endpoint; a timeout within it makes the endpoint slow'),
   }),
@@ -113,14 +134,17 @@ export const ConfigSchema = z.object({
   scheduler: section({
     poll_interval: duration('1s', 'How often due retries are moved back to the pending topic'),
     batch_size: int(500, 'Most retries moved per poll', { min: 1 }),
-    lease: duration('30s', 'Visibility lock on claimed retries: a crashed scheduler\'s claims reappear after it'),
+    lease: duration('30s', "Visibility lock on claimed retries: a crashed scheduler's claims reappear after it"),
   }),
   reconciler: section({
     enabled: bool(true, 'Workers and schedulers check the canary at start-up and run the sentinel (Redis rebuild from Kafka)'),
     sentinel_interval: duration('30s', 'How often workers and schedulers check that Redis still holds the canary'),
     lock_ttl: duration('60s', 'TTL of the rebuild lock; the holder renews it every third of it'),
     restore_batch: int(500, 'Records restored into Redis per round trip during a rebuild', { min: 1 }),
-    restore_delay: duration('30s', 'Restored retries that were due already wait this long, so that copies already on their way (re-enqueued before the loss) arrive first and make them moot'),
+    restore_delay: duration(
+      '30s',
+      'Restored retries that were due already wait this long, so that copies already on their way (re-enqueued before the loss) arrive first and make them moot',
+    ),
     read_idle_timeout: duration('5s', 'A rebuild stops waiting for a partition that yields nothing for this long (its tail was compacted away)'),
     rebuild_timeout: duration('10m', 'A rebuild that takes longer is abandoned (the lock is released) and tried again'),
   }),
@@ -142,33 +166,60 @@ export const ConfigSchema = z.object({
   worker: section({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
-    outcome_linger: duration('5ms', 'How long the worker gathers outcome records (results, state, dead letters) into one Kafka produce: delays when a batch is durable and committed, never a delivery'),
+    outcome_linger: duration(
+      '5ms',
+      'How long the worker gathers outcome records (results, state, dead letters) into one Kafka produce: delays when a batch is durable and committed, never a delivery',
+    ),
   }),
   bridge: bridgeSection,
   edge: edgeSection,
   transformer: section({
     script_dirs: list([], 'Directories of /incoming/:name transformers (name.lua, optional name.json and name.passwd); reloaded on SIGHUP'),
-    auth_failure_rate: num(0.5, 'Failed Basic-auth checks per second a client address may make on /incoming/:name; over it 429 without a password check (token bucket per api instance; successes give their token back; 0 = no limit)'),
+    auth_failure_rate: num(
+      0.5,
+      'Failed Basic-auth checks per second a client address may make on /incoming/:name; over it 429 without a password check (token bucket per api instance; successes give their token back; 0 = no limit)',
+    ),
     auth_failure_burst: int(10, 'Failed checks a client address may make at once before auth_failure_rate applies', { min: 1 }),
     auth_failure_rate_per_transformer: num(5, 'Failed Basic-auth checks per second on one transformer, all clients together (token bucket per api instance; 0 = no limit)'),
     auth_failure_burst_per_transformer: int(50, 'Failed checks on one transformer at once before auth_failure_rate_per_transformer applies', { min: 1 }),
-    max_concurrent_auth_checks: int(4, 'Password checks (bcrypt: ~100 ms of CPU each) running at once on an api instance; more at once get 503 with Retry-After (0 = no limit)', { min: 0 }),
+    max_concurrent_auth_checks: int(4, 'Password checks (bcrypt: ~100 ms of CPU each) running at once on an api instance; more at once get 503 with Retry-After (0 = no limit)', {
+      min: 0,
+    }),
   }),
   lua: section({
     timeout: duration('500ms', 'CPU deadline of one Lua script run'),
     memory_limit_mb: int(32, 'Memory cap of one Lua script run, in MB', { min: 1, max: 1024 }),
     max_script_bytes: int(65_536, 'Largest Lua script accepted, in bytes', { min: 64 }),
-    threads: int(4, 'Worker threads that run Lua scripts in howk-api, howk-worker and howk-dev (one run per thread at a time; more runs wait for a free thread)', { min: 1, max: 64 }),
-    hard_stop_margin: duration('500ms', 'A run still in Lua this long past its deadline gets its thread terminated and replaced (a C call such as a backtracking pattern cannot be interrupted from inside the VM)'),
-    http_allowlist: listMap('Hosts the Lua http module may call, per script namespace: a config id (wh:42 falls back to wh) or incoming:<transformer> (falls back to incoming); "api.example.com" exactly, "*.example.com" for subdomains. Addresses still pass the SSRF guard (delivery.allowed_networks)'),
+    threads: int(4, 'Worker threads that run Lua scripts in howk-api, howk-worker and howk-dev (one run per thread at a time; more runs wait for a free thread)', {
+      min: 1,
+      max: 64,
+    }),
+    hard_stop_margin: duration(
+      '500ms',
+      'A run still in Lua this long past its deadline gets its thread terminated and replaced (a C call such as a backtracking pattern cannot be interrupted from inside the VM)',
+    ),
+    http_allowlist: listMap(
+      'Hosts the Lua http module may call, per script namespace: a config id (wh:42 falls back to wh) or incoming:<transformer> (falls back to incoming); "api.example.com" exactly, "*.example.com" for subdomains. Addresses still pass the SSRF guard (delivery.allowed_networks)',
+    ),
     http_timeout: duration('5s', 'Longest Lua http call, redirects included (a script may only lower it)'),
     http_max_response_bytes: int(1_048_576, 'Largest response body a Lua http call reads', { min: 1024 }),
-    credentials: strMap('Encrypted credentials for crypto.decrypt_credential(name): name → lcred:v2 envelope made by `howk credentials encrypt` (scoped to namespaces and destination hosts); keys come from HOWK_LUA_CRYPTO_<ID>'),
-    secret_env_allowlist: list([], 'Environment variables that ${VAR} templates in _delivery_headers / _delivery_query_params may read at send time; any other name dead-letters the webhook'),
-    secret_env_hosts: listMap('Hosts each allow-listed ${VAR} may be sent to: VAR → ["api.partner.com", "*.partner.com"]; a delivery to any other host (or a variable without an entry) dead-letters as secret_host_not_allowed'),
+    credentials: strMap(
+      'Encrypted credentials for crypto.decrypt_credential(name): name → lcred:v2 envelope made by `howk credentials encrypt` (scoped to namespaces and destination hosts); keys come from HOWK_LUA_CRYPTO_<ID>',
+    ),
+    secret_env_allowlist: list(
+      [],
+      'Environment variables that ${VAR} templates in _delivery_headers / _delivery_query_params may read at send time; any other name dead-letters the webhook',
+    ),
+    secret_env_hosts: listMap(
+      'Hosts each allow-listed ${VAR} may be sent to: VAR → ["api.partner.com", "*.partner.com"]; a delivery to any other host (or a variable without an entry) dead-letters as secret_host_not_allowed',
+    ),
   }),
   metrics: section({
-    port: int(0, 'Port on which the process serves GET /metrics (Prometheus text, no API key) besides howk-api\'s own /metrics route; how howk-worker and howk-scheduler are scraped (0 = off)', { max: 65535 }),
+    port: int(
+      0,
+      "Port on which the process serves GET /metrics (Prometheus text, no API key) besides howk-api's own /metrics route; how howk-worker and howk-scheduler are scraped (0 = off)",
+      { max: 65535 },
+    ),
     host: str('127.0.0.1', 'Interface the metrics port binds to'),
   }),
   log: section({

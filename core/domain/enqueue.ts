@@ -35,9 +35,10 @@ export const enqueueItemSchema = (l: EnqueueLimits) =>
           const value = h[name]!;
           const lower = name.toLowerCase();
           // The HTTP client's own names get headerProblem's message, which says so.
-          const message = ENQUEUE_RESERVED_HEADERS.has(lower) && !CLIENT_MANAGED_HEADERS.has(lower)
-            ? `${name} is set by Howk and cannot be given`
-            : (headerProblem(name, value) ?? (value.length > l.max_header_value_length ? `header values are limited to ${l.max_header_value_length} characters` : undefined));
+          const message =
+            ENQUEUE_RESERVED_HEADERS.has(lower) && !CLIENT_MANAGED_HEADERS.has(lower)
+              ? `${name} is set by Howk and cannot be given`
+              : (headerProblem(name, value) ?? (value.length > l.max_header_value_length ? `header values are limited to ${l.max_header_value_length} characters` : undefined));
           if (message) ctx.addIssue({ code: 'custom', path: [name], message });
         }
       })
@@ -90,7 +91,14 @@ const toItem = (text: string, start: number, value: Record<string, unknown>, l: 
   if (!res.success) throw ValidationError.fromZod(res.error, { at: prefix });
   const span = objectMembers(text, start).get('payload')!;
   const d = res.data;
-  return { endpoint: d.endpoint, payload: slice(text, span), headers: d.headers ?? {}, idempotency_key: d.idempotency_key, signing_secret: d.signing_secret, max_attempts: d.max_attempts };
+  return {
+    endpoint: d.endpoint,
+    payload: slice(text, span),
+    headers: d.headers ?? {},
+    idempotency_key: d.idempotency_key,
+    signing_secret: d.signing_secret,
+    max_attempts: d.max_attempts,
+  };
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -64,5 +64,4 @@ const hex = (buf: ArrayBuffer): string => {
 };
 
 /** endpoint_hash: the first 16 bytes of sha256(endpoint), hex (HOWK compatible). */
-export const endpointHash = async (endpoint: string): Promise<string> =>
-  hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(endpoint))).slice(0, 32);
+export const endpointHash = async (endpoint: string): Promise<string> => hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(endpoint))).slice(0, 32);

@@ -23,7 +23,17 @@ export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
  * the LuaError code as the reason) and the ${VAR} secret templates (a variable outside
  * lua.secret_env_allowlist, or unset on the worker).
  */
-export const ScriptReason = z.enum(['script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit', 'secret_not_allowed', 'secret_missing', 'secret_host_not_allowed', 'credential_host_not_allowed']);
+export const ScriptReason = z.enum([
+  'script_not_found',
+  'script_syntax_error',
+  'script_runtime_error',
+  'script_timeout',
+  'script_memory_limit',
+  'secret_not_allowed',
+  'secret_missing',
+  'secret_host_not_allowed',
+  'credential_host_not_allowed',
+]);
 export type ScriptReason = z.infer<typeof ScriptReason>;
 
 export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination', 'invalid_request', 'invalid_secret', ...ScriptReason.options]);

@@ -5,7 +5,25 @@ export type WebhookState = z.infer<typeof WebhookState>;
 
 export const TERMINAL_STATES: ReadonlySet<WebhookState> = new Set(['delivered', 'failed', 'exhausted']);
 
-export const AttemptOutcome = z.enum(['delivered', 'retry', 'deferred', 'unrecoverable', 'exhausted', 'blocked_destination', 'invalid_request', 'invalid_secret', 'script_not_found', 'script_syntax_error', 'script_runtime_error', 'script_timeout', 'script_memory_limit', 'secret_not_allowed', 'secret_missing', 'secret_host_not_allowed', 'credential_host_not_allowed']);
+export const AttemptOutcome = z.enum([
+  'delivered',
+  'retry',
+  'deferred',
+  'unrecoverable',
+  'exhausted',
+  'blocked_destination',
+  'invalid_request',
+  'invalid_secret',
+  'script_not_found',
+  'script_syntax_error',
+  'script_runtime_error',
+  'script_timeout',
+  'script_memory_limit',
+  'secret_not_allowed',
+  'secret_missing',
+  'secret_host_not_allowed',
+  'credential_host_not_allowed',
+]);
 export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
 
 /** One HTTP attempt, as kept in the status history (the last 20). */

@@ -50,7 +50,7 @@ export const apiDocsMarkdown = (c: Config): string => {
     '',
     'Authentication: `Authorization: Bearer howk_<id>_<secret>` on every route whose scope is not "none" (when `api.auth.enabled`, the default outside `howk-dev`). An `admin` key covers every scope; a key bound to configs reaches only routes about those configs: where each route finds its config is under "Config" below (a route about no single config refuses such a key with 403). See [SECURITY.md](SECURITY.md).',
     '',
-    'Runtimes: `howk-api` and `howk-dev` serve every route; the edge Worker (docs/EDGE.md) serves those whose runtimes include `edge`. Each operation of the OpenAPI document says which in `x-howk-runtimes`, and a server\'s own `/openapi.json` lists only the routes it serves (a route it lacks the dependencies of is not mounted: 404 once the key is accepted).',
+    "Runtimes: `howk-api` and `howk-dev` serve every route; the edge Worker (docs/EDGE.md) serves those whose runtimes include `edge`. Each operation of the OpenAPI document says which in `x-howk-runtimes`, and a server's own `/openapi.json` lists only the routes it serves (a route it lacks the dependencies of is not mounted: 404 once the key is accepted).",
     '',
     'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable (`Retry-After`).',
     '',
@@ -60,16 +60,26 @@ export const apiDocsMarkdown = (c: Config): string => {
   const details: string[] = [];
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [method, op] of Object.entries(methods)) {
-      const scope = String(op.description).replace(/^Scope: /, '').replace(/\.$/, '');
+      const scope = String(op.description)
+        .replace(/^Scope: /, '')
+        .replace(/\.$/, '');
       const runtimes = (op['x-howk-runtimes'] as string[]).join(', ');
       out.push(`| ${method.toUpperCase()} | \`${path}\` | ${scope} | ${runtimes} | ${op.summary} |`);
       const body = op.requestBody?.content?.['application/json']?.schema as Json | undefined;
       const responses = Object.entries(op.responses as Record<string, Json>).filter(([code]) => code !== 'default');
-      details.push('', `### ${method.toUpperCase()} ${path}`, '', `${op.summary}. Scope: ${scope}.${op['x-howk-config'] ? ` Config (for a key bound to configs): ${op['x-howk-config']}.` : ''} Runtimes: ${runtimes}.`);
+      details.push(
+        '',
+        `### ${method.toUpperCase()} ${path}`,
+        '',
+        `${op.summary}. Scope: ${scope}.${op['x-howk-config'] ? ` Config (for a key bound to configs): ${op['x-howk-config']}.` : ''} Runtimes: ${runtimes}.`,
+      );
       const query = ((op.parameters ?? []) as Json[]).filter((p) => p.in === 'query');
       if (query.length) {
         details.push('', 'Query parameters:', '', '| name | type | required | limits / notes |', '|---|---|---|---|');
-        for (const q of query) details.push(`| \`${q.name}\` | ${typeOf(q.schema)} | ${q.required ? 'yes' : 'no'} | ${[limits(q.schema), q.description].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`);
+        for (const q of query)
+          details.push(
+            `| \`${q.name}\` | ${typeOf(q.schema)} | ${q.required ? 'yes' : 'no'} | ${[limits(q.schema), q.description].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`,
+          );
       }
       if (body) {
         const rows = fields(body);

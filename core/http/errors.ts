@@ -1,5 +1,16 @@
 import type { Context } from 'hono';
-import { AuthError, ForbiddenError, HeadersTooLargeError, HowkError, NotConfiguredError, NotFoundError, RateLimitedError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
+import {
+  AuthError,
+  ForbiddenError,
+  HeadersTooLargeError,
+  HowkError,
+  NotConfiguredError,
+  NotFoundError,
+  RateLimitedError,
+  TooLargeError,
+  UnavailableError,
+  ValidationError,
+} from '../errors/errors';
 import type { Logger } from '../ports/logger';
 
 /** The only place where typed errors become HTTP responses. */

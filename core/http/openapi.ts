@@ -9,11 +9,21 @@ import { runtimesOf } from './runtimes';
 // docs/openapi.json is every route, built from the defaults.
 
 const ErrorBody = z.object({
-  error: z.looseObject({ code: z.string(), message: z.string(), field: z.string().nullable().optional(), limit: z.number().optional(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() }),
+  error: z.looseObject({
+    code: z.string(),
+    message: z.string(),
+    field: z.string().nullable().optional(),
+    limit: z.number().optional(),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  }),
 });
 
 const errors = {
-  default: { description: 'Error: 400 invalid input (names the field), 401 no or bad key, 403 scope or config not allowed, 404, 413/431 over a limit, 429 rate limited (Retry-After), 501 not configured, 503 dependency unavailable (Retry-After)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  default: {
+    description:
+      'Error: 400 invalid input (names the field), 401 no or bad key, 403 scope or config not allowed, 404, 413/431 over a limit, 429 rate limited (Retry-After), 501 not configured, 503 dependency unavailable (Retry-After)',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
 };
 
 const response = (r: ResponseDoc): Json => ({
@@ -40,9 +50,18 @@ export const scopeText = (r: Route): string => (r.access === 'open' ? 'none (ope
 
 /** Where a config-bound key's config is, as docs show it. */
 export const configText = (f: ConfigFrom | undefined): string =>
-  f === undefined ? 'none (a key bound to configs is refused)' : f.from === 'param' ? `path parameter ${f.name}` : f.from === 'query' ? `query parameter ${f.name}` : `the config of what path parameter ${f.name} names (another config's answers 404)`;
+  f === undefined
+    ? 'none (a key bound to configs is refused)'
+    : f.from === 'param'
+      ? `path parameter ${f.name}`
+      : f.from === 'query'
+        ? `query parameter ${f.name}`
+        : `the config of what path parameter ${f.name} names (another config's answers 404)`;
 
-const operationId = (r: Route) => `${r.method}${openApiPath(r.path).replace(/[{}]/g, '').replace(/[/.](\w)/g, (_m, ch: string) => ch.toUpperCase())}`;
+const operationId = (r: Route) =>
+  `${r.method}${openApiPath(r.path)
+    .replace(/[{}]/g, '')
+    .replace(/[/.](\w)/g, (_m, ch: string) => ch.toUpperCase())}`;
 
 export const buildOpenApi = (c: Config, routes: readonly Route[]): Json => {
   const paths: Record<string, Record<string, Json>> = {};
@@ -57,7 +76,9 @@ export const buildOpenApi = (c: Config, routes: readonly Route[]): Json => {
       operationId: operationId(r),
       ...(r.access === 'open' ? { security: [] } : {}),
       ...(params.length ? { parameters: params } : {}),
-      ...(body ? { requestBody: { required: r.request?.bodyRequired ?? false, content: { 'application/json': { schema: isZod(body) ? toJsonSchema(body, 'input') : body } } } } : {}),
+      ...(body
+        ? { requestBody: { required: r.request?.bodyRequired ?? false, content: { 'application/json': { schema: isZod(body) ? toJsonSchema(body, 'input') : body } } } }
+        : {}),
       responses: { ...Object.fromEntries(Object.entries(r.responses).map(([code, doc]) => [code, response(doc)])), ...errors },
       ...(r.access === 'open' ? {} : { 'x-howk-config': configText(r.config) }),
       'x-howk-runtimes': runtimesOf(r),
@@ -65,7 +86,12 @@ export const buildOpenApi = (c: Config, routes: readonly Route[]): Json => {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Howk API', version: '0.1.0', description: 'Webhook delivery: enqueue, status, listings, retry and replay, API keys and signing secrets. Every route but health needs `Authorization: Bearer howk_...` with the scope named in its description (when api.auth.enabled). `x-howk-runtimes` names the runtimes that serve an operation; a server\'s own /openapi.json lists only the operations it serves.' },
+    info: {
+      title: 'Howk API',
+      version: '0.1.0',
+      description:
+        "Webhook delivery: enqueue, status, listings, retry and replay, API keys and signing secrets. Every route but health needs `Authorization: Bearer howk_...` with the scope named in its description (when api.auth.enabled). `x-howk-runtimes` names the runtimes that serve an operation; a server's own /openapi.json lists only the operations it serves.",
+    },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
     paths,

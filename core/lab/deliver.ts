@@ -66,14 +66,16 @@ const attemptText = (s: LabState, d: DeliveryRecord, f: Flight, decision: Decisi
   if (decision.kind === 'dead') return `${head}: dead-lettered, ${decision.reason}${tail}`;
   const wait = decision.dueAt - LAB_EPOCH - s.now;
   if (decision.deferred) return `${head}; deferral ${decision.next.deferrals} of ${c.retry.max_deferrals}: next try in exactly ${dur(wait)}, no attempt spent${tail}`;
-  const spent = f.reaction.response.kind === 'response' && f.reaction.response.status === 429 ? ` (429 deferral budget of ${c.retry.max_deferrals} spent: it counts as a failure)` : '';
+  const spent =
+    f.reaction.response.kind === 'response' && f.reaction.response.status === 429 ? ` (429 deferral budget of ${c.retry.max_deferrals} spent: it counts as a failure)` : '';
   return `${head}${spent}; next try in ${dur(wait)}: ${backoffText(d.webhook.attempt, c.retry)}${tail}`;
 };
 
 const circuitText = (x: SubscriberState, before: { state: string; opened: number; successes: number }, s: LabState): string | undefined => {
   const c = x.circuit;
   const name = x.spec.name;
-  if (c.opened_count > before.opened) return `${name}'s circuit opened after ${s.config.circuit.failure_threshold} failures: its deliveries are parked, not attempted, until ${at(c.open_until)}`;
+  if (c.opened_count > before.opened)
+    return `${name}'s circuit opened after ${s.config.circuit.failure_threshold} failures: its deliveries are parked, not attempted, until ${at(c.open_until)}`;
   if (before.state !== 'HALF_OPEN') return undefined;
   if (c.state === 'OPEN') return `the probe to ${name} failed: circuit open again until ${at(c.open_until)}`;
   if (c.state === 'CLOSED') return `the probe to ${name} succeeded: circuit closed`;

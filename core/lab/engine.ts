@@ -61,7 +61,20 @@ export const createLab = (o: LabOptions = {}) => {
       scheduled_at: iso(s.now),
       ...(replayOf ? { replay_of: replayOf } : {}),
     };
-    const d: DeliveryRecord = { id: webhook.id, seq: n, eventId, subscriberId: x.spec.id, webhook, state: 'queued', held: null, dueAt: null, failures: 0, requests: 0, createdAt: s.now, history: [] };
+    const d: DeliveryRecord = {
+      id: webhook.id,
+      seq: n,
+      eventId,
+      subscriberId: x.spec.id,
+      webhook,
+      state: 'queued',
+      held: null,
+      dueAt: null,
+      failures: 0,
+      requests: 0,
+      createdAt: s.now,
+      history: [],
+    };
     s.deliveries.push(d);
     s.byId.set(d.id, d);
     s.ready.push(d);

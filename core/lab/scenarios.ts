@@ -9,7 +9,8 @@ export const SCENARIOS: Record<ScenarioId, Scenario> = {
     title: 'Healthy',
     summary:
       'Three healthy subscribers acknowledge every delivery the first time. One event at 0 s, then a burst of six at 2 s: each subscriber has a bucket of three tokens refilling one per second, so after three deliveries each the pipeline paces itself to one attempt per subscriber per second.',
-    lesson: 'Fan-out and the local rate limiter: waiting for a token spends no attempt; nothing retries, nothing dead-letters, every event applies exactly one effect per subscriber.',
+    lesson:
+      'Fan-out and the local rate limiter: waiting for a token spends no attempt; nothing retries, nothing dead-letters, every event applies exactly one effect per subscriber.',
     commands: [
       { at: 0, command: { kind: 'send' } },
       { at: 2000, command: { kind: 'burst', n: 6 } },
@@ -20,7 +21,8 @@ export const SCENARIOS: Record<ScenarioId, Scenario> = {
     title: 'Failure',
     summary:
       "Billing answers 503 to everything. Three events go out; after Billing's third failure its circuit opens and its deliveries are parked, not attempted, while Shipping and CRM keep flowing through the same workers. Every few seconds one probe tests Billing, fails and re-opens the circuit; a delivery that spends its five attempts is dead-lettered.",
-    lesson: 'Retries with bounded exponential backoff, a circuit per subscriber that stops hammering a failing endpoint, and the dead-letter queue as the end of the failure budget.',
+    lesson:
+      'Retries with bounded exponential backoff, a circuit per subscriber that stops hammering a failing endpoint, and the dead-letter queue as the end of the failure budget.',
     commands: [
       { at: 0, command: { kind: 'fail', subscriber: 'billing', status: 503 } },
       { at: 0, command: { kind: 'burst', n: 3 } },
@@ -30,7 +32,7 @@ export const SCENARIOS: Record<ScenarioId, Scenario> = {
     id: 'recovery',
     title: 'Recovery',
     summary:
-      'The same failure, three more events at 5 s (Billing\'s are parked at once: its circuit is open), then Billing is repaired at 12 s. Repairing it does not close the circuit: the next probe, at 15.9 s, does. The backlog parked behind the probe goes when its park ends, paced by the rate limiter: three at once, then one per second. Nothing is lost and nothing is dead-lettered.',
+      "The same failure, three more events at 5 s (Billing's are parked at once: its circuit is open), then Billing is repaired at 12 s. Repairing it does not close the circuit: the next probe, at 15.9 s, does. The backlog parked behind the probe goes when its park ends, paced by the rate limiter: three at once, then one per second. Nothing is lost and nothing is dead-lettered.",
     lesson: 'A circuit closes on evidence (a probe that succeeds), never on its own; parked deliveries kept their attempts.',
     commands: [
       { at: 0, command: { kind: 'fail', subscriber: 'billing', status: 503 } },
@@ -55,7 +57,7 @@ export const SCENARIOS: Record<ScenarioId, Scenario> = {
     id: 'lost_response',
     title: 'Lost response',
     summary:
-      "Billing processes each request and applies its effect, but the response is lost, so the sender sees a timeout and retries. Its responses come back at 3.5 s, before the retries are due: each retry reaches a consumer that already applied that webhook id, which answers 200 and applies nothing.",
+      'Billing processes each request and applies its effect, but the response is lost, so the sender sees a timeout and retries. Its responses come back at 3.5 s, before the retries are due: each retry reaches a consumer that already applied that webhook id, which answers 200 and applies nothing.',
     lesson: 'Delivery is at-least-once; an idempotent consumer (dedupe by webhook id) turns it into exactly one effect: effects stay at one per event while duplicates climb.',
     commands: [
       { at: 0, command: { kind: 'behave', subscriber: 'billing', behaviour: { kind: 'lost_response' } } },

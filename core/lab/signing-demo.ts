@@ -15,7 +15,12 @@ export const DEMO_SECRET = 'lab-demo-key-not-a-secret';
 export const DEMO_WEBHOOK_ID = 'wh-0001';
 /** Fixed, so the demo's signatures are the same on every run. */
 export const DEMO_TIMESTAMP = Math.floor(LAB_EPOCH / 1000);
-export const DEMO_PAYLOAD = JSON.stringify({ id: 'evt-0001', type: 'order.created', occurred_at: new Date(LAB_EPOCH).toISOString(), data: { order_id: 'ORD-10001', amount: 4200, currency: 'EUR' } });
+export const DEMO_PAYLOAD = JSON.stringify({
+  id: 'evt-0001',
+  type: 'order.created',
+  occurred_at: new Date(LAB_EPOCH).toISOString(),
+  data: { order_id: 'ORD-10001', amount: 4200, currency: 'EUR' },
+});
 
 export type SignedDemo = {
   id: string;

@@ -26,7 +26,12 @@ export const react = (b: Behaviour, c: LabConfig): Reaction => {
     case 'failing':
       return { response: { kind: 'response', status: b.status }, durationMs: c.latencyMs, processed: false, outcome: String(b.status) };
     case 'rate_limiting':
-      return { response: { kind: 'response', status: 429, retryAfter: String(b.retryAfterS) }, durationMs: c.latencyMs, processed: false, outcome: `429 Retry-After ${b.retryAfterS} s` };
+      return {
+        response: { kind: 'response', status: 429, retryAfter: String(b.retryAfterS) },
+        durationMs: c.latencyMs,
+        processed: false,
+        outcome: `429 Retry-After ${b.retryAfterS} s`,
+      };
     case 'slow':
       if (b.latencyMs < c.timeoutMs) return { response: { kind: 'response', status: 200 }, durationMs: b.latencyMs, processed: true, outcome: '200' };
       return { response: { kind: 'timeout', error: `no answer within ${dur(c.timeoutMs)}` }, durationMs: c.timeoutMs, processed: true, outcome: 'timeout' };

@@ -20,6 +20,9 @@ export const summarize = (s: LabSnapshot, recentLines = 5): string => {
     (x) =>
       `${x.name} (${x.url}) is ${describeBehaviour(x.behaviour)}; ${circuitText(x.circuit)}; rate-limit tokens ${x.tokens} of ${x.burst}. Delivered ${x.delivered}, failed ${x.failed}, deferred ${x.deferred}, dead-lettered ${x.deadLettered}, effects ${x.effects}, duplicates ${x.duplicates}; ${x.queued} queued, ${x.waiting} waiting, ${x.inFlight} in flight.`,
   );
-  const lines = s.log.slice(-recentLines).reverse().map((l) => `${at(l.at)}: ${l.text}`);
+  const lines = s.log
+    .slice(-recentLines)
+    .reverse()
+    .map((l) => `${at(l.at)}: ${l.text}`);
   return [...head, ...subs, lines.length ? `Most recent log lines, newest first: ${lines.join(' | ')}` : 'The log is empty.'].join('\n');
 };

@@ -118,7 +118,11 @@ export const decryptCredential = async (keys: ReadonlyMap<string, CryptoKey>, na
   const key = keys.get(p.keyId);
   if (!key) throw new CredentialError(`credential ${name} needs key ${p.keyId} (${CREDENTIAL_KEY_ENV}${p.keyId} is not set)`);
   try {
-    const pt = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64(p.iv) as BufferSource, additionalData: aad(name, p.encodedScope) }, key, fromBase64(p.ct) as BufferSource);
+    const pt = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: fromBase64(p.iv) as BufferSource, additionalData: aad(name, p.encodedScope) },
+      key,
+      fromBase64(p.ct) as BufferSource,
+    );
     return dec.decode(pt);
   } catch {
     throw new CredentialError(`credential ${name} failed authentication (wrong key, altered, or made for another name or scope)`);

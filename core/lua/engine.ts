@@ -55,21 +55,23 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
   let vmPromise: Promise<{ vm: Vm; prelude: Uint8Array }> | undefined;
 
   const getVm = () =>
-    (vmPromise ??= (opts.loadWasm ?? defaultWasmLoader)().then((w) => {
-      const vm = createVm<RunState>(w.module as unknown as Em, { ...coreHost, ...ioHost }, { maxTotalBytes: (opts.maxTotalMemoryMb ?? 1024) * MB });
-      // The prelude is compiled once; every state loads its bytecode.
-      const s = blankState('delivery', {}, limits);
-      const L = vm.newState(s);
-      try {
-        if (vm.load(L, PRELUDE, 't', 'howk') !== LUA_OK) throw new Error(`prelude: ${vm.readString(L, -1)}`);
-        return { vm, prelude: vm.dump(L) };
-      } finally {
-        vm.closeState(s);
-      }
-    }).catch((e: unknown) => {
-      vmPromise = undefined; // a failed load is retried by the next run, not cached
-      throw e;
-    }));
+    (vmPromise ??= (opts.loadWasm ?? defaultWasmLoader)()
+      .then((w) => {
+        const vm = createVm<RunState>(w.module as unknown as Em, { ...coreHost, ...ioHost }, { maxTotalBytes: (opts.maxTotalMemoryMb ?? 1024) * MB });
+        // The prelude is compiled once; every state loads its bytecode.
+        const s = blankState('delivery', {}, limits);
+        const L = vm.newState(s);
+        try {
+          if (vm.load(L, PRELUDE, 't', 'howk') !== LUA_OK) throw new Error(`prelude: ${vm.readString(L, -1)}`);
+          return { vm, prelude: vm.dump(L) };
+        } finally {
+          vm.closeState(s);
+        }
+      })
+      .catch((e: unknown) => {
+        vmPromise = undefined; // a failed load is retried by the next run, not cached
+        throw e;
+      }));
 
   /** Leaves the compiled script on the stack, or throws LuaSyntaxError. */
   const loadScript = (vm: Vm, s: RunState, code: string): void => {
@@ -90,7 +92,9 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
 
   const failure = (vm: Vm, s: RunState, status: number): LuaError => {
     if (s.killed === 'timeout') {
-      return new LuaTimeoutError(s.instrLeft < 0 ? `script timeout: instruction budget of ${s.limits.maxInstructions} exceeded` : `${KILL_MESSAGES.timeout} (${s.limits.timeoutMs} ms)`);
+      return new LuaTimeoutError(
+        s.instrLeft < 0 ? `script timeout: instruction budget of ${s.limits.maxInstructions} exceeded` : `${KILL_MESSAGES.timeout} (${s.limits.timeoutMs} ms)`,
+      );
     }
     const t = vm.type(s.L, -1);
     const message = t === T_STRING || t === T_NUMBER ? vm.readString(s.L, -1)! : `(error object is a ${t === 0 ? 'nil' : 'non-string'} value)`;
@@ -99,7 +103,10 @@ export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
     s.memMax = Infinity;
     s.killed = 'timeout';
     const tb = vm.traceback(s);
-    const frames = tb?.split('\n').filter((l) => l.includes('script:')).map((l) => l.trim());
+    const frames = tb
+      ?.split('\n')
+      .filter((l) => l.includes('script:'))
+      .map((l) => l.trim());
     return new LuaRuntimeError(message, frames?.length ? frames.join('\n') : undefined);
   };
 

@@ -167,7 +167,7 @@ export const coreHost: Record<string, Host> = {
     first.set(sep, piece.length);
     out.set(first.subarray(0, Math.min(unit, out.length)));
     // The output is periodic in `unit`: copying the filled prefix after itself keeps it so.
-    for (let filled = Math.min(unit, out.length); filled < out.length; ) {
+    for (let filled = Math.min(unit, out.length); filled < out.length;) {
       const n = Math.min(filled, out.length - filled);
       out.copyWithin(filled, 0, n);
       filled += n;

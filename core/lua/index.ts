@@ -6,5 +6,21 @@ export { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutEr
 export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
 export { DEFAULT_LIMITS, type FetchLike, type HttpPolicy, type KvStore, type LuaLimits, type LuaLogLevel, type LuaLogSink, type LuaServices } from './types';
 export { namespaceChain, type LuaHostServices } from './types';
-export { checkScope, credentialKeysFromEnv, credentialSession, decryptCredential, encryptCredential, importCredentialKey, namespaceAllowed, parseEnvelope, CREDENTIAL_KEY_ENV, CREDENTIAL_PREFIX, CREDENTIAL_V1_PREFIX, CredentialError, type CredentialScope, type CredentialSession, type CredentialUse } from './credentials';
+export {
+  checkScope,
+  credentialKeysFromEnv,
+  credentialSession,
+  decryptCredential,
+  encryptCredential,
+  importCredentialKey,
+  namespaceAllowed,
+  parseEnvelope,
+  CREDENTIAL_KEY_ENV,
+  CREDENTIAL_PREFIX,
+  CREDENTIAL_V1_PREFIX,
+  CredentialError,
+  type CredentialScope,
+  type CredentialSession,
+  type CredentialUse,
+} from './credentials';
 export { redactDeep, redactor, REDACTED, type Redactor } from './taint';

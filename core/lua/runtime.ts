@@ -146,16 +146,19 @@ export const createVm = <S extends VmState>(em: Em, hostFns: Record<string, Host
 
   const hostPtrs = new Map<string, number>();
   for (const [name, fn] of Object.entries(hostFns)) {
-    hostPtrs.set(name, em.addFunction((L: number) => {
-      try {
-        return fn(vm, L, active!);
-      } catch (e) {
-        // A number is emscripten's longjmp (lua_error): let it unwind to Lua.
-        if (typeof e === 'number') throw e;
-        pushString(L, where(L) + (e instanceof Error ? e.message : String(e)));
-        return em._lua_error(L);
-      }
-    }, 'ii'));
+    hostPtrs.set(
+      name,
+      em.addFunction((L: number) => {
+        try {
+          return fn(vm, L, active!);
+        } catch (e) {
+          // A number is emscripten's longjmp (lua_error): let it unwind to Lua.
+          if (typeof e === 'number') throw e;
+          pushString(L, where(L) + (e instanceof Error ? e.message : String(e)));
+          return em._lua_error(L);
+        }
+      }, 'ii'),
+    );
   }
 
   const vm = {

@@ -67,7 +67,8 @@ const collect = (args: unknown[], allowed: readonly string[] | undefined): Enque
   for (const k of Object.keys(headers)) if (RESERVED_HEADERS.has(k)) throw new Error(`opts.headers: ${k} is reserved`);
   const wh: EnqueueItem = { endpoint: url.href, payload: raw, headers };
   if (o.idempotency_key !== undefined) {
-    if (typeof o.idempotency_key !== 'string' || o.idempotency_key.length === 0 || o.idempotency_key.length > MAX_KEY) throw new Error(`opts.idempotency_key must be a string of 1-${MAX_KEY} characters`);
+    if (typeof o.idempotency_key !== 'string' || o.idempotency_key.length === 0 || o.idempotency_key.length > MAX_KEY)
+      throw new Error(`opts.idempotency_key must be a string of 1-${MAX_KEY} characters`);
     wh.idempotency_key = o.idempotency_key;
   }
   if (o.max_attempts !== undefined) {

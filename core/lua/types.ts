@@ -45,10 +45,7 @@ export type KvStore = {
 };
 
 /** The subset of fetch the http module uses; inject a guarded one (DNS/IP checks) in production. */
-export type FetchLike = (
-  url: string,
-  init: { method: string; headers: Record<string, string>; body?: string; redirect: 'manual'; signal: AbortSignal },
-) => Promise<Response>;
+export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; redirect: 'manual'; signal: AbortSignal }) => Promise<Response>;
 
 export type HttpPolicy = {
   /** Host names the script may call: "api.example.com" exactly, "*.example.com" for its subdomains. */
@@ -82,7 +79,11 @@ export type LuaHostServices = {
    * decrypted: its fetch refuses hosts outside those credentials' lists, and the caller
    * checks the delivery's destination and redacts outputs with it.
    */
-  forNamespace(namespace: string, extraHosts?: readonly string[], credentialNamespace?: string): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'> & { credentials?: CredentialSession };
+  forNamespace(
+    namespace: string,
+    extraHosts?: readonly string[],
+    credentialNamespace?: string,
+  ): Pick<LuaServices, 'fetch' | 'http' | 'decryptCredential'> & { credentials?: CredentialSession };
   /** Reads an environment variable for ${VAR} delivery templates (the allowlist is checked by the caller). */
   env(name: string): string | undefined;
   /** Where this process runs scripts (Node: a pool of worker threads with a hard stop); default: in-process. */

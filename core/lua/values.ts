@@ -169,7 +169,8 @@ export const stringifyJson = (v: unknown): string => {
 /** Deep equality of JSON values (number vs bigint by value). */
 export const jsonEqual = (a: unknown, b: unknown): boolean => {
   if (a === b) return true;
-  const ta = typeof a, tb = typeof b;
+  const ta = typeof a,
+    tb = typeof b;
   if ((ta === 'number' || ta === 'bigint') && (tb === 'number' || tb === 'bigint')) return Number(a) === Number(b);
   if (ta !== 'object' || tb !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;

@@ -7,7 +7,11 @@ import type { LuaWasm } from 'wasmoon';
 export const LUA_OK = 0;
 export const LUA_YIELD = 1;
 export const LUA_ERRMEM = 4;
-export const T_NIL = 0, T_BOOLEAN = 1, T_NUMBER = 3, T_STRING = 4, T_TABLE = 5;
+export const T_NIL = 0,
+  T_BOOLEAN = 1,
+  T_NUMBER = 3,
+  T_STRING = 4,
+  T_TABLE = 5;
 export const REGISTRY = -1001000; // LUA_REGISTRYINDEX for LUAI_MAXSTACK = 1e6
 
 type P = number; // a pointer into WASM memory (lua_State*, char*, ...)

@@ -1,8 +1,34 @@
-import { allowed, freshLimit, LATENCY_SAMPLES, laneDecision, QUEUED_WINDOW_MS, recordSample, slowness, type LimitParams, type LimitSample, type LimitState } from '../policy/adaptive-limit';
+import {
+  allowed,
+  freshLimit,
+  LATENCY_SAMPLES,
+  laneDecision,
+  QUEUED_WINDOW_MS,
+  recordSample,
+  slowness,
+  type LimitParams,
+  type LimitSample,
+  type LimitState,
+} from '../policy/adaptive-limit';
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
-import type { Admission, AdmitRequest, CircuitRestore, CircuitTransition, Completion, EndpointView, GuardParams, Guards, HeldRestore, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../ports/guards';
+import type {
+  Admission,
+  AdmitRequest,
+  CircuitRestore,
+  CircuitTransition,
+  Completion,
+  EndpointView,
+  GuardParams,
+  Guards,
+  HeldRestore,
+  HoldResult,
+  InflightLease,
+  PauseScope,
+  ResumeResult,
+  TakeHeldResult,
+} from '../ports/guards';
 
 // howk-dev's guards: the same decisions as the Redis scripts, on maps.
 
@@ -89,9 +115,11 @@ export class MemoryGuards implements Guards {
   private admitOne(r: AdmitRequest, p: GuardParams): Admission {
     const pass = r.passPause ?? [];
     const paused =
-      !pass.includes('endpoint') && this.pauses.has(scopeKey({ kind: 'endpoint', id: r.endpointHash })) ? 'endpoint'
-      : !pass.includes('config') && this.pauses.has(scopeKey({ kind: 'config', id: r.configId })) ? 'config'
-      : undefined;
+      !pass.includes('endpoint') && this.pauses.has(scopeKey({ kind: 'endpoint', id: r.endpointHash }))
+        ? 'endpoint'
+        : !pass.includes('config') && this.pauses.has(scopeKey({ kind: 'config', id: r.configId }))
+          ? 'config'
+          : undefined;
     if (paused) return { kind: 'paused', scope: paused };
     let probe = false;
     if (p.circuit.enabled) {
@@ -138,7 +166,8 @@ export class MemoryGuards implements Guards {
         this.learn(this.limits, d.endpointHash, x, this.count(this.endpointLeases, d.endpointHash, d.now), d.now, p.limits);
         if (!x.drop || x.timeout) this.latencies.set(d.endpointHash, [{ at: d.now, ms: x.ms }, ...(this.latencies.get(d.endpointHash) ?? [])].slice(0, LATENCY_SAMPLES));
       }
-      if (x && d.counted.domain) this.learn(this.domainLimits, d.host, x, this.count(this.domainLeases, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
+      if (x && d.counted.domain)
+        this.learn(this.domainLimits, d.host, x, this.count(this.domainLeases, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
       if (d.counted.endpoint) this.endLease(this.endpointLeases, d.endpointHash, d.id);
       if (d.counted.domain) this.endLease(this.domainLeases, d.host, d.id);
       if (p.circuit.enabled) {
@@ -146,7 +175,8 @@ export class MemoryGuards implements Guards {
         const before = c.state;
         recordCircuit(c, d.now, d.outcome, d.probe, p.circuit);
         // Opened (failures, a failed probe) or closed (the probes): what completeDelivery.lua reports.
-        if (c.state !== before && c.state !== 'HALF_OPEN') moved.push({ endpointHash: d.endpointHash, state: c.state, at: d.now, openUntil: c.state === 'OPEN' ? c.open_until : 0, openedCount: c.opened_count });
+        if (c.state !== before && c.state !== 'HALF_OPEN')
+          moved.push({ endpointHash: d.endpointHash, state: c.state, at: d.now, openUntil: c.state === 'OPEN' ? c.open_until : 0, openedCount: c.opened_count });
       }
       if (d.error) {
         const list = this.errors.get(d.endpointHash) ?? [];
@@ -170,13 +200,26 @@ export class MemoryGuards implements Guards {
     return {
       endpoint_hash: hash,
       // An OPEN circuit past its recovery time lets the next admission probe: HALF_OPEN (as on Redis).
-      circuit: { state: c.state === 'OPEN' && now >= c.open_until ? 'HALF_OPEN' : c.state, failures: c.failures, open_until: c.state === 'CLOSED' ? null : c.open_until, successes: c.successes, opened_count: c.opened_count },
+      circuit: {
+        state: c.state === 'OPEN' && now >= c.open_until ? 'HALF_OPEN' : c.state,
+        failures: c.failures,
+        open_until: c.state === 'CLOSED' ? null : c.open_until,
+        successes: c.successes,
+        opened_count: c.opened_count,
+      },
       inflight: this.count(this.endpointLeases, hash, now),
       paused: pause?.state === 'paused',
       draining: pause?.state === 'draining',
       parked_while_paused: pause?.held.length ?? 0,
       last_errors: this.errors.get(hash) ?? [],
-      concurrency: concurrencyView(this.limits.get(hash) ?? freshLimit(p.limits), this.latencies.get(hash) ?? [], this.count(this.endpointLeases, hash, now), queuedSince(this.queued.get(hash), now - QUEUED_WINDOW_MS), now, p),
+      concurrency: concurrencyView(
+        this.limits.get(hash) ?? freshLimit(p.limits),
+        this.latencies.get(hash) ?? [],
+        this.count(this.endpointLeases, hash, now),
+        queuedSince(this.queued.get(hash), now - QUEUED_WINDOW_MS),
+        now,
+        p,
+      ),
     };
   }
 

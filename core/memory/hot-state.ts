@@ -20,7 +20,10 @@ export class MemoryHotState implements HotState {
   private counters = new Map<string, Expiring<number>>();
   private endpoints = new Map<string, Expiring<Set<string>>>();
 
-  constructor(private readonly ttls: HotTtls, private readonly clock: Clock) {}
+  constructor(
+    private readonly ttls: HotTtls,
+    private readonly clock: Clock,
+  ) {}
 
   private live<T>(m: Map<string, Expiring<T>>, k: string): T | undefined {
     const e = m.get(k);

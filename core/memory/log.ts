@@ -91,7 +91,11 @@ class MemoryConsumer implements LogConsumer {
   private readonly restUntil = new Map<string, number>();
   private readonly tracker: BatchTracker;
 
-  constructor(private readonly log: MemoryLog, private readonly group: Group, private readonly opts: ConsumerOptions) {
+  constructor(
+    private readonly log: MemoryLog,
+    private readonly group: Group,
+    private readonly opts: ConsumerOptions,
+  ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
         if (!this.group.members.includes(this) || !this.assigned(topic, partition)) return;

@@ -26,7 +26,11 @@ export class MemoryRecovery {
   private canary: string | null = null;
   private lock: { owner: string; expiresAt: number } | null = null;
 
-  constructor(private readonly t: MemoryTables, private readonly ttls: HotTtls, private readonly clock: Clock) {}
+  constructor(
+    private readonly t: MemoryTables,
+    private readonly ttls: HotTtls,
+    private readonly clock: Clock,
+  ) {}
 
   async restore(items: RestoreItem[]): Promise<number> {
     let written = 0;

@@ -54,7 +54,9 @@ export const createAdmission = (d: AdmissionDeps) => {
   const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
   const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
   const pendingCompletions = new Set<Promise<unknown>>();
-  const keeper = guards ? createInflightKeeper({ renew: (leases, now) => guards.renew(leases, now, params), clock: d.clock, log: d.log, leaseMs: params.inflightLeaseMs }) : undefined;
+  const keeper = guards
+    ? createInflightKeeper({ renew: (leases, now) => guards.renew(leases, now, params), clock: d.clock, log: d.log, leaseMs: params.inflightLeaseMs })
+    : undefined;
 
   // Webhooks told to wait at their endpoint's limit sleep in line, per endpoint: each local
   // completion of that endpoint (once it has reached the guards) wakes the first of them,
@@ -110,7 +112,16 @@ export const createAdmission = (d: AdmissionDeps) => {
     const release = await slots.acquire(origin);
     try {
       const now = d.clock.now();
-      const a = await ask1!({ endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited, ...(passPause?.length ? { passPause: [...passPause] } : {}) });
+      const a = await ask1!({
+        endpointHash: w.endpoint_hash,
+        host,
+        configId: w.config_id,
+        lane,
+        now,
+        id: w.id,
+        waited,
+        ...(passPause?.length ? { passPause: [...passPause] } : {}),
+      });
       if (a.kind !== 'go') release();
       else keeper?.add({ id: w.id, endpointHash: w.endpoint_hash, host, counted: a.counted }, now);
       if (a.kind === 'go' && a.seen) {
@@ -142,15 +153,20 @@ export const createAdmission = (d: AdmissionDeps) => {
     const p = early.get(w);
     if (!p) return;
     early.delete(w);
-    p.then(({ a, release }) => {
-      release();
-      if (a.kind === 'go') record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
-    }, () => {});
+    p.then(
+      ({ a, release }) => {
+        release();
+        if (a.kind === 'go')
+          record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
+      },
+      () => {},
+    );
   };
 
   /** An attempt that ended without recording its completion (a fault): its leases end now instead of being renewed. */
   const abandon = (w: Webhook, a: Admission | { kind: 'held' }): void => {
-    if (a.kind === 'go' && keeper?.has(w.id)) record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
+    if (a.kind === 'go' && keeper?.has(w.id))
+      record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
   };
 
   const admit = async (w: Webhook, lane: Lane): Promise<Admitted> => {

@@ -84,7 +84,16 @@ export const createAttempter = (d: AttemptDeps) => {
     try {
       const r = await runDeliveryScript(
         code,
-        { payload: w.payload, headers: w.headers, config_id: w.config_id, attempt: w.attempt, webhook_id: w.id, endpoint: w.endpoint, max_attempts: w.max_attempts, retry_on_status: [...config.retry.retry_on_status] },
+        {
+          payload: w.payload,
+          headers: w.headers,
+          config_id: w.config_id,
+          attempt: w.attempt,
+          webhook_id: w.id,
+          endpoint: w.endpoint,
+          max_attempts: w.max_attempts,
+          retry_on_status: [...config.retry.retry_on_status],
+        },
         { engine: d.lua?.engine, limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...host, log } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
@@ -106,7 +115,15 @@ export const createAttempter = (d: AttemptDeps) => {
   const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
-      const sig = await signatureHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets: await secretsOf(w), scheme: config.signing.scheme, hmac: d.hmac });
+      const sig = await signatureHeaders({
+        id: w.id,
+        attempt: w.attempt,
+        timestamp: Math.floor(sent / 1000),
+        body: p.body,
+        secrets: await secretsOf(w),
+        scheme: config.signing.scheme,
+        hmac: d.hmac,
+      });
       // A script may set its own content-type; without a script the webhook's headers cannot.
       const headers = p.scripted
         ? { 'content-type': 'application/json', ...p.headers, ...target.headers, 'user-agent': config.delivery.user_agent, ...sig }
@@ -177,11 +194,23 @@ export const createAttempter = (d: AttemptDeps) => {
       record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed });
       const what = p.kind === 'secret' ? 'secret template not resolved' : p.kind === 'credential' ? 'credential not allowed for this destination' : 'delivery script failed';
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
-      return { kind: 'attempted', o: { webhook: w, response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started }, at, decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` } } };
+      return {
+        kind: 'attempted',
+        o: {
+          webhook: w,
+          response: { kind: p.kind ?? 'script', error: `${p.failed}: ${p.message}`, durationMs: at - started },
+          at,
+          decision: { kind: 'dead', reason_type: p.failed, reason: `${what}: ${p.message}` },
+        },
+      };
     }
     const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} }, now);
     const at = d.clock.now();
-    const c = classify(response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error }, at, p.retryOn);
+    const c = classify(
+      response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error },
+      at,
+      p.retryOn,
+    );
     const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
     const outcome = circuitOutcome(c);
     record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome, probe: a.probe, counted: a.counted, error, sample: limitSample(response, outcome) });

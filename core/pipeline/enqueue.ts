@@ -46,7 +46,8 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
  * An enqueue item → the Webhook record on the pending topic. Shared by howk-api and the edge
  * (edge/enqueue.ts), so both write the same record; `hash` lets a caller memoise endpoint hashes.
  */
-export const webhookBuilder = (config: Config, secretBox: SecretBox | undefined, hash: (endpoint: string) => Promise<string> = endpointHash) =>
+export const webhookBuilder =
+  (config: Config, secretBox: SecretBox | undefined, hash: (endpoint: string) => Promise<string> = endpointHash) =>
   async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
     let sealed: string | undefined;
     if (item.signing_secret !== undefined) {

@@ -21,7 +21,10 @@ export const journaledGuards = (inner: Guards, d: GuardJournalDeps): Guards => {
       // Only transitions are produced: the happy path adds no produce. The circuit is in
       // force in Redis already; a record that fails is logged and the next transition writes
       // the state again (a rebuild meanwhile would start that circuit closed).
-      if (moved.length) await send(moved.map(circuitRecord)).catch((e) => d.log.warn('circuit transition not recorded on the guards topic', { error: errorMessage(e), endpoints: [...new Set(moved.map((m) => m.endpointHash))] }));
+      if (moved.length)
+        await send(moved.map(circuitRecord)).catch((e) =>
+          d.log.warn('circuit transition not recorded on the guards topic', { error: errorMessage(e), endpoints: [...new Set(moved.map((m) => m.endpointHash))] }),
+        );
       return moved;
     },
     renew: (leases, now, p) => inner.renew(leases, now, p),

@@ -46,7 +46,12 @@ export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: Log
     // the outcome was durable would leave a window in which a crash loses it.
     await d.producer.send(records);
     await d.hot.apply(hot);
-    if (d.stages) durableStages(d.stages, items.flatMap((i) => i.steps ?? []), (d.clock ?? Date).now());
+    if (d.stages)
+      durableStages(
+        d.stages,
+        items.flatMap((i) => i.steps ?? []),
+        (d.clock ?? Date).now(),
+      );
     // With the ack, any other schedule of a webhook that ended goes too (a stale copy, e.g.
     // one a rebuild restored from the lease's snapshot): only now that the outcome is durable.
     const ended = items.flatMap((i) => i.hot.ended ?? []);

@@ -20,9 +20,17 @@ export const responseError = (r: DeliveryResponse | ScriptFailure): string | nul
 
 const STATE: Record<Decision['kind'], WebhookState> = { delivered: 'delivered', retry: 'retrying', dead: 'failed' };
 
-export const baseStatus = (w: Webhook, ns: string): Pick<WebhookStatus, 'webhook_id' | 'config_id' | 'endpoint' | 'endpoint_hash' | 'max_attempts' | 'created_at' | 'updated_at_ns' | 'replay_of'> => ({
-  webhook_id: w.id, config_id: w.config_id, endpoint: w.endpoint, endpoint_hash: w.endpoint_hash,
-  max_attempts: w.max_attempts, created_at: w.created_at, updated_at_ns: ns,
+export const baseStatus = (
+  w: Webhook,
+  ns: string,
+): Pick<WebhookStatus, 'webhook_id' | 'config_id' | 'endpoint' | 'endpoint_hash' | 'max_attempts' | 'created_at' | 'updated_at_ns' | 'replay_of'> => ({
+  webhook_id: w.id,
+  config_id: w.config_id,
+  endpoint: w.endpoint,
+  endpoint_hash: w.endpoint_hash,
+  max_attempts: w.max_attempts,
+  created_at: w.created_at,
+  updated_at_ns: ns,
   ...(w.replay_of ? { replay_of: w.replay_of } : {}),
 });
 
@@ -34,15 +42,28 @@ export const attemptRecords = (o: Attempted, ns: string) => {
   const outcome: AttemptRecord['outcome'] =
     decision.kind === 'delivered' ? 'delivered' : decision.kind === 'retry' ? (decision.deferred ? 'deferred' : 'retry') : decision.reason_type;
   const result: DeliveryResult = {
-    webhook_id: w.id, config_id: w.config_id, endpoint: w.endpoint, endpoint_hash: w.endpoint_hash,
-    attempt: w.attempt + 1, outcome, success: decision.kind === 'delivered', status_code, error,
-    duration_ms: r.durationMs, next_retry_at, timestamp: iso(o.at),
+    webhook_id: w.id,
+    config_id: w.config_id,
+    endpoint: w.endpoint,
+    endpoint_hash: w.endpoint_hash,
+    attempt: w.attempt + 1,
+    outcome,
+    success: decision.kind === 'delivered',
+    status_code,
+    error,
+    duration_ms: r.durationMs,
+    next_retry_at,
+    timestamp: iso(o.at),
   };
   const attempts = w.attempt + w.deferrals + 1;
   const status: WebhookStatus = {
     ...baseStatus(w, ns),
     state: decision.kind === 'dead' && decision.reason_type === 'exhausted' ? 'exhausted' : STATE[decision.kind],
-    attempts, last_attempt_at: iso(o.at), last_status_code: status_code, last_error: error, next_retry_at,
+    attempts,
+    last_attempt_at: iso(o.at),
+    last_status_code: status_code,
+    last_error: error,
+    next_retry_at,
     held: null,
     ...(decision.kind === 'dead' ? { dead_reason: decision.reason_type } : {}),
   };
@@ -53,9 +74,14 @@ export const attemptRecords = (o: Attempted, ns: string) => {
 export const deadLetterValue = (o: Attempted, reason_type: DeadLetter['reason_type'], reason: string): string => {
   const r = o.response;
   const dl: Omit<DeadLetter, 'webhook'> = {
-    webhook_id: o.webhook.id, config_id: o.webhook.config_id, reason, reason_type,
-    last_status_code: r.kind === 'response' ? r.status : null, last_error: responseError(r),
-    last_response: r.kind === 'response' ? r.bodySnippet.slice(0, 1024) : null, dead_at: iso(o.at),
+    webhook_id: o.webhook.id,
+    config_id: o.webhook.config_id,
+    reason,
+    reason_type,
+    last_status_code: r.kind === 'response' ? r.status : null,
+    last_error: responseError(r),
+    last_response: r.kind === 'response' ? r.bodySnippet.slice(0, 1024) : null,
+    dead_at: iso(o.at),
   };
   // The webhook is spliced in raw so that a replay sends the original bytes.
   return `${JSON.stringify(dl).slice(0, -1)},"webhook":${encodeWebhook(redactWebhook(o.webhook))}}`;
@@ -63,7 +89,13 @@ export const deadLetterValue = (o: Attempted, reason_type: DeadLetter['reason_ty
 
 /** A howk.state snapshot: the recoverable state plus the webhook (raw payload) to resume it. */
 export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<WebhookStatus, 'updated_at_ns'>, nextRetryAt: number, encoded = encodeWebhook(w)): string => {
-  const head = JSON.stringify({ webhook_id: w.id, state: status.held === 'paused' ? 'paused' : status.held ? 'parked' : 'retrying', next_retry_at: iso(nextRetryAt), updated_at_ns: status.updated_at_ns, status });
+  const head = JSON.stringify({
+    webhook_id: w.id,
+    state: status.held === 'paused' ? 'paused' : status.held ? 'parked' : 'retrying',
+    next_retry_at: iso(nextRetryAt),
+    updated_at_ns: status.updated_at_ns,
+    status,
+  });
   return `${head.slice(0, -1)},"webhook":${encoded}}`;
 };
 

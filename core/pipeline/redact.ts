@@ -11,8 +11,7 @@ const SECRET_HEADER = /auth|token|secret|session|key|cookie|signature|passw|pwd|
 
 export const isSecretHeader = (name: string): boolean => SECRET_HEADER.test(name);
 
-export const redactHeaders = (h: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(h).map(([k, v]) => [k, isSecretHeader(k) ? REDACTED : v]));
+export const redactHeaders = (h: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, isSecretHeader(k) ? REDACTED : v]));
 
 /**
  * An endpoint URL fit to show: userinfo (user:password@) always replaced, and EVERY query

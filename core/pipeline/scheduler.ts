@@ -27,7 +27,17 @@ export const createSchedulerTick = (d: SchedulerDeps) => async (): Promise<numbe
     } catch (e) {
       // It can never be delivered; keep it where operators look for failures.
       d.log.error('unreadable retry record dead-lettered', { webhook_id: r.id, error: errorMessage(e) });
-      records.push({ topic: kafka.topics.deadletter, key: r.id, value: JSON.stringify({ webhook_id: r.id, reason_type: 'invalid_record', reason: `unreadable retry record: ${errorMessage(e)}`, dead_at: new Date(d.clock.now()).toISOString(), raw: r.data.slice(0, 1024) }) });
+      records.push({
+        topic: kafka.topics.deadletter,
+        key: r.id,
+        value: JSON.stringify({
+          webhook_id: r.id,
+          reason_type: 'invalid_record',
+          reason: `unreadable retry record: ${errorMessage(e)}`,
+          dead_at: new Date(d.clock.now()).toISOString(),
+          raw: r.data.slice(0, 1024),
+        }),
+      });
     }
   }
   await d.producer.send(records);

@@ -21,14 +21,28 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
   const slots = d.slots ?? createOriginSlots(d.config.delivery.max_conns_per_host, concurrency.initial_limit);
   const onCommitted = committedStage(d.stages);
   if (worker.lanes !== 'slow') {
-    const fast = d.logStore.consumer({ groupId: kafka.consumer_group, topics: [kafka.topics.pending], fromBeginning: true, maxUnresolved: kafka.max_unresolved, commitIntervalMs: kafka.commit_interval, onCommitted });
+    const fast = d.logStore.consumer({
+      groupId: kafka.consumer_group,
+      topics: [kafka.topics.pending],
+      fromBeginning: true,
+      maxUnresolved: kafka.max_unresolved,
+      commitIntervalMs: kafka.commit_interval,
+      onCommitted,
+    });
     const deliver = createDeliverer({ ...d, slots }, 'fast');
     await fast.run(deliver);
     consumers.push(fast);
     deliverers.push(deliver);
   }
   if (worker.lanes !== 'fast') {
-    const slow = d.logStore.consumer({ groupId: `${kafka.consumer_group}-slow`, topics: [kafka.topics.slow], fromBeginning: true, maxUnresolved: kafka.max_unresolved, commitIntervalMs: kafka.commit_interval, onCommitted });
+    const slow = d.logStore.consumer({
+      groupId: `${kafka.consumer_group}-slow`,
+      topics: [kafka.topics.slow],
+      fromBeginning: true,
+      maxUnresolved: kafka.max_unresolved,
+      commitIntervalMs: kafka.commit_interval,
+      onCommitted,
+    });
     const deliver = createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow');
     await slow.run(deliver);
     consumers.push(slow);

@@ -107,8 +107,7 @@ export const laneDecision = (lane: 'fast' | 'slow', atLimit: boolean, slow: bool
 };
 
 /** The slow lane's pace for an endpoint (per second): in flight ≈ limit by Little's law, within [1, max]. */
-export const slowLanePace = (limit: number, latMs: number, max: number): number =>
-  latMs <= 0 ? max : clamp((limit * 1000) / latMs, 1, max);
+export const slowLanePace = (limit: number, latMs: number, max: number): number => (latMs <= 0 ? max : clamp((limit * 1000) / latMs, 1, max));
 
 /** A webhook told to wait counts as queued this long after it last asked. */
 export const QUEUED_WINDOW_MS = 2000;
@@ -117,7 +116,10 @@ export const LATENCY_SAMPLES = 200;
 
 /** p50/p90 (nearest rank) of the samples taken within the window before `now`. */
 export const percentiles = (samples: readonly { at: number; ms: number }[], now: number, windowMs: number): { p50: number | null; p90: number | null; samples: number } => {
-  const xs = samples.filter((s) => now - s.at < windowMs).map((s) => s.ms).sort((a, b) => a - b);
+  const xs = samples
+    .filter((s) => now - s.at < windowMs)
+    .map((s) => s.ms)
+    .sort((a, b) => a - b);
   if (!xs.length) return { p50: null, p90: null, samples: 0 };
   const rank = (q: number) => xs[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)]!;
   return { p50: rank(0.5), p90: rank(0.9), samples: xs.length };

@@ -3,9 +3,7 @@ import type { CircuitOutcome } from './circuit';
 
 // Outcome classification of one HTTP attempt. Pure.
 
-export type AttemptResponse =
-  | { kind: 'response'; status: number; retryAfter?: string | null }
-  | { kind: 'timeout' | 'network' | 'blocked' | ClientFailure; error: string };
+export type AttemptResponse = { kind: 'response'; status: number; retryAfter?: string | null } | { kind: 'timeout' | 'network' | 'blocked' | ClientFailure; error: string };
 
 export type Classification =
   | { class: 'delivered' }

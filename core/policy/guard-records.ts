@@ -19,7 +19,8 @@ export const resumeRecord = (s: PauseScope): GuardRecord => ({ key: pauseKey(s),
 
 export const circuitRecord = (t: CircuitTransition): GuardRecord => ({
   key: circuitKey(t.endpointHash),
-  value: t.state === 'CLOSED' ? null : JSON.stringify({ type: 'circuit', endpoint_hash: t.endpointHash, state: 'OPEN', open_until: t.openUntil, opened_count: t.openedCount, at: t.at }),
+  value:
+    t.state === 'CLOSED' ? null : JSON.stringify({ type: 'circuit', endpoint_hash: t.endpointHash, state: 'OPEN', open_until: t.openUntil, opened_count: t.openedCount, at: t.at }),
 });
 
 export const resetCircuitRecord = (endpointHash: string): GuardRecord => ({ key: circuitKey(endpointHash), value: null });

@@ -29,7 +29,8 @@ export type Decision =
  */
 export const decide = (webhook: Webhook, c: Classification, nowMs: number, p: RetryPolicy, rand: number): Decision => {
   if (c.class === 'delivered') return { kind: 'delivered' };
-  if (c.class === 'blocked') return { kind: 'dead', reason_type: 'blocked_destination', reason: 'the endpoint resolves to an address that delivery.allowed_networks does not allow' };
+  if (c.class === 'blocked')
+    return { kind: 'dead', reason_type: 'blocked_destination', reason: 'the endpoint resolves to an address that delivery.allowed_networks does not allow' };
   if (c.class === 'invalid') {
     const what = c.reason_type === 'invalid_secret' ? 'its signing secret cannot sign' : 'the HTTP client refuses its request (a header it will not send)';
     return { kind: 'dead', reason_type: c.reason_type, reason: `the webhook cannot be sent: ${what}; nothing was sent to the endpoint` };

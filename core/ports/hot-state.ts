@@ -129,12 +129,4 @@ export type HotConnection = {
 };
 
 /** Every role: what the Node fleet wires (Redis in production, memory in howk-dev). */
-export type HotState = IdempotencyStore &
-  HotWriter &
-  StatusReader &
-  WebhookListing &
-  RetrySchedule &
-  StatsReader &
-  DeadLetterStore &
-  RebuildState &
-  HotConnection;
+export type HotState = IdempotencyStore & HotWriter & StatusReader & WebhookListing & RetrySchedule & StatsReader & DeadLetterStore & RebuildState & HotConnection;

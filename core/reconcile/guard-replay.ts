@@ -37,7 +37,9 @@ export const replayGuards = async (d: GuardReplayDeps): Promise<{ paused: Set<st
   const pauses = await d.guards.restorePauses(t.pauses);
   const now = d.now();
   const live = t.circuits.filter((c) => c.at + d.circuitTtlMs > now);
-  const circuits = await d.guards.restoreCircuits(live.map((c) => ({ endpointHash: c.endpointHash, openUntil: c.openUntil, openedCount: c.openedCount, ttlMs: c.at + d.circuitTtlMs - now })));
+  const circuits = await d.guards.restoreCircuits(
+    live.map((c) => ({ endpointHash: c.endpointHash, openUntil: c.openUntil, openedCount: c.openedCount, ttlMs: c.at + d.circuitTtlMs - now })),
+  );
   return {
     paused: new Set(t.pauses.map(pauseKey)),
     summary: { records, pauses, circuits, expired: t.circuits.length - live.length, skipped: t.skipped, held: 0, idled: read.idled },
@@ -90,7 +92,10 @@ export const restoreHeld = async (
   for (const { scope, snaps } of groups) {
     for (let i = 0; i < snaps.length; i += batch) {
       const c = snaps.slice(i, i + batch);
-      const n = await guards.restoreHeld(scope, c.map((s) => ({ id: s.webhookId, data: s.data })));
+      const n = await guards.restoreHeld(
+        scope,
+        c.map((s) => ({ id: s.webhookId, data: s.data })),
+      );
       if (n === null) {
         restored += await schedule(c);
         continue;

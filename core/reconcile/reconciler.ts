@@ -76,7 +76,14 @@ export const createReconciler = (d: ReconcilerDeps) => {
     const t0 = d.clock.now();
     // Pauses first: the held webhooks of howk.state go back behind those still in force.
     const g = d.guards
-      ? await replayGuards({ reader: d.reader, guards: d.guards, topic: topics.guards, idleTimeoutMs: rc.read_idle_timeout, circuitTtlMs: config.ttl.circuit_state_ttl, now: () => d.clock.now() })
+      ? await replayGuards({
+          reader: d.reader,
+          guards: d.guards,
+          topic: topics.guards,
+          idleTimeoutMs: rc.read_idle_timeout,
+          circuitTtlMs: config.ttl.circuit_state_ttl,
+          now: () => d.clock.now(),
+        })
       : undefined;
     const fold = createStateFold();
     const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
@@ -125,12 +132,15 @@ export const createReconciler = (d: ReconcilerDeps) => {
 
   /** Rebuild while holding the lock: heartbeats keep it, a time limit bounds it. */
   const rebuildLocked = async (): Promise<RebuildSummary> => {
-    const beat = setInterval(() => {
-      hot.renewLock(d.owner, rc.lock_ttl).then(
-        (ok) => ok || log.warn('rebuild lock lost (another instance may rebuild too; restores are idempotent)'),
-        (e) => log.warn('rebuild lock not renewed', { error: errorMessage(e) }),
-      );
-    }, Math.max(100, Math.floor(rc.lock_ttl / 3)));
+    const beat = setInterval(
+      () => {
+        hot.renewLock(d.owner, rc.lock_ttl).then(
+          (ok) => ok || log.warn('rebuild lock lost (another instance may rebuild too; restores are idempotent)'),
+          (e) => log.warn('rebuild lock not renewed', { error: errorMessage(e) }),
+        );
+      },
+      Math.max(100, Math.floor(rc.lock_ttl / 3)),
+    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new UnavailableError(`rebuild took longer than ${rc.rebuild_timeout} ms`)), rc.rebuild_timeout);

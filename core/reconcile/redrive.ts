@@ -35,7 +35,14 @@ export type RedriveOptions = {
 
 export type RedriveResult = { webhook_id: string; status: 'pending' | 'duplicate'; attempt?: number; replay_of?: string; dropped_headers: string[] };
 
-export type RedriveDeps = { config: Config; hot: StatusReader & DeadLetterStore & IdempotencyStore & HotWriter; producer: LogProducer; clock: Clock; log: Logger; secretBox?: SecretBox };
+export type RedriveDeps = {
+  config: Config;
+  hot: StatusReader & DeadLetterStore & IdempotencyStore & HotWriter;
+  producer: LogProducer;
+  clock: Clock;
+  log: Logger;
+  secretBox?: SecretBox;
+};
 
 /** What core/pipeline/redact.ts puts in place of a secret-looking header value. */
 const REDACTED = '[redacted]';
@@ -84,7 +91,10 @@ export const createRedriver = (d: RedriveDeps) => {
     const [status, record] = await Promise.all([d.hot.getStatus(id), d.hot.getDeadLetter(id)]);
     if (!status && !record) throw new NotFoundError(`webhook ${id}`);
     if (status && !TERMINAL_STATES.has(status.state)) {
-      throw new RedriveConflictError('not_terminal', `webhook ${id} is ${status.state}: it is attempted ${status.next_retry_at ? `again at ${status.next_retry_at}` : 'shortly'} without a retry`);
+      throw new RedriveConflictError(
+        'not_terminal',
+        `webhook ${id} is ${status.state}: it is attempted ${status.next_retry_at ? `again at ${status.next_retry_at}` : 'shortly'} without a retry`,
+      );
     }
     if (!record) throw new RedriveConflictError('body_unavailable', `webhook ${id} is ${status!.state}; its body is kept only while it is retrying or dead-lettered`);
     const dead = deadLetterWebhook(record);
@@ -150,7 +160,9 @@ export const createRedriver = (d: RedriveDeps) => {
       if (o.idempotency_key) await d.hot.releaseIdempotency([{ configId: w.config_id, key: o.idempotency_key, webhookId: fresh }]).catch(() => {});
       throw e;
     }
-    await d.hot.apply({ statuses: [{ status: pendingStatus(w, nowNs(now)) }] }).catch((e) => d.log.warn('status write after replay failed', { webhook_id: fresh, error: String(e) }));
+    await d.hot
+      .apply({ statuses: [{ status: pendingStatus(w, nowNs(now)) }] })
+      .catch((e) => d.log.warn('status write after replay failed', { webhook_id: fresh, error: String(e) }));
     d.log.info('dead letter replayed', { webhook_id: fresh, replay_of: id });
     return { webhook_id: fresh, status: 'pending', replay_of: id, dropped_headers: dropped };
   };

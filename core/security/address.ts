@@ -5,18 +5,7 @@
 export type Ip = { version: 4 | 6; bytes: Uint8Array };
 
 /** Why an address is (not) a public destination. Only `public` is allowed by default. */
-export type AddressCategory =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link_local'
-  | 'cgnat'
-  | 'multicast'
-  | 'broadcast'
-  | 'unspecified'
-  | 'metadata'
-  | 'unique_local'
-  | 'reserved';
+export type AddressCategory = 'public' | 'loopback' | 'private' | 'link_local' | 'cgnat' | 'multicast' | 'broadcast' | 'unspecified' | 'metadata' | 'unique_local' | 'reserved';
 
 const V4_PART = /^(0|[1-9]\d{0,2})$/;
 
@@ -101,8 +90,7 @@ export const prefixMatch = (a: Uint8Array, b: Uint8Array, prefix: number): boole
 
 type Range = [string, number, AddressCategory];
 
-const compile = (rows: Range[], parse: (s: string) => Uint8Array | null) =>
-  rows.map(([net, prefix, cat]) => ({ bytes: parse(net)!, prefix, cat }));
+const compile = (rows: Range[], parse: (s: string) => Uint8Array | null) => rows.map(([net, prefix, cat]) => ({ bytes: parse(net)!, prefix, cat }));
 
 // First match wins: the specific metadata addresses come before the ranges holding them.
 const V4 = compile(

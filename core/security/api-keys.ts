@@ -66,8 +66,7 @@ export const generateKey = async (k: NewKey, now: Date): Promise<{ token: string
 export const grants = (r: Pick<ApiKeyRecord, 'scopes'>, need: Scope): boolean => r.scopes.includes('admin') || r.scopes.includes(need);
 
 /** Whether a key may touch a config (null config: a route that is not about one config). */
-export const reaches = (r: Pick<ApiKeyRecord, 'config_ids'>, configId: string | null): boolean =>
-  r.config_ids === null || (configId !== null && r.config_ids.includes(configId));
+export const reaches = (r: Pick<ApiKeyRecord, 'config_ids'>, configId: string | null): boolean => r.config_ids === null || (configId !== null && r.config_ids.includes(configId));
 
 /**
  * The in-memory view of the keys topic on one instance. `apply` takes records in log

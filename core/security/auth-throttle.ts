@@ -25,9 +25,7 @@ export type AuthTicket = {
 };
 
 export type AuthAdmission =
-  | { ok: true; ticket: AuthTicket }
-  | { ok: false; reason: 'client' | 'transformer'; retryAfterSec: number }
-  | { ok: false; reason: 'busy'; retryAfterSec: number };
+  { ok: true; ticket: AuthTicket } | { ok: false; reason: 'client' | 'transformer'; retryAfterSec: number } | { ok: false; reason: 'busy'; retryAfterSec: number };
 
 const MAX_KEYS = 100_000;
 
@@ -103,7 +101,11 @@ export type AuthThrottle = ReturnType<typeof createAuthThrottle>;
  */
 export const clientAddress = (socketAddress: string | undefined, forwardedFor: string | undefined, trustForwardedFor: boolean): string => {
   if (trustForwardedFor && forwardedFor) {
-    const last = forwardedFor.split(',').map((p) => p.trim()).filter(Boolean).at(-1);
+    const last = forwardedFor
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .at(-1);
     if (last) return last;
   }
   return socketAddress ?? 'unknown';

@@ -10,9 +10,7 @@ export type Cidr = { ip: Ip; prefix: number; text: string };
 
 export type DestinationPolicy = { allowed: readonly Cidr[] };
 
-export type Verdict =
-  | { allowed: true; category: AddressCategory; address: string }
-  | { allowed: false; category: AddressCategory; address: string; reason: string };
+export type Verdict = { allowed: true; category: AddressCategory; address: string } | { allowed: false; category: AddressCategory; address: string; reason: string };
 
 export const parseCidr = (text: string): Cidr => {
   const t = text.trim();

@@ -17,14 +17,30 @@ const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
  * forwarded but mean nothing end to end, or change how the connection is used.
  */
 export const CLIENT_MANAGED_HEADERS: ReadonlySet<string> = new Set([
-  'connection', 'keep-alive', 'upgrade', 'expect', 'transfer-encoding', 'te', 'trailer',
-  'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'host', 'content-length', 'http2-settings',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'host',
+  'content-length',
+  'http2-settings',
 ]);
 
 /** Set by the sender on every attempt (identity and signatures): a webhook or script cannot set them. */
 export const SIGNATURE_HEADERS: ReadonlySet<string> = new Set([
-  'webhook-id', 'webhook-timestamp', 'webhook-signature',
-  'x-webhook-id', 'x-webhook-attempt', 'x-webhook-timestamp', 'x-webhook-signature',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'x-webhook-id',
+  'x-webhook-attempt',
+  'x-webhook-timestamp',
+  'x-webhook-signature',
 ]);
 
 export const isHeaderName = (name: string): boolean => HEADER_NAME.test(name);

@@ -31,4 +31,3 @@ export const signingSecretProblem = (secret: string): string | undefined => {
   const d = decodeWhsec(secret);
   return d.ok ? undefined : d.message;
 };
-

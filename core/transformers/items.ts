@@ -19,7 +19,9 @@ export const transformerItems = (name: string, webhooks: EnqueueItem[], schema: 
     const dh = templates ? { ...templates.delivery_headers, ...w.delivery_headers } : {};
     const dq = templates ? { ...templates.delivery_query_params, ...w.delivery_query_params } : {};
     return {
-      endpoint: w.endpoint, payload: w.payload, headers: w.headers,
+      endpoint: w.endpoint,
+      payload: w.payload,
+      headers: w.headers,
       ...(w.idempotency_key ? { idempotency_key: w.idempotency_key } : {}),
       ...(w.max_attempts ? { max_attempts: w.max_attempts } : {}),
       ...(Object.keys(dh).length ? { delivery_headers: dh } : {}),

@@ -12,9 +12,7 @@ import { hostAllowed } from '../lua/http';
 
 export type SecretReason = 'secret_not_allowed' | 'secret_missing' | 'secret_host_not_allowed';
 
-export type Resolved =
-  | { ok: true; url: string; headers: Record<string, string> }
-  | { ok: false; reason_type: SecretReason; message: string };
+export type Resolved = { ok: true; url: string; headers: Record<string, string> } | { ok: false; reason_type: SecretReason; message: string };
 
 export type TemplateSource = { endpoint: string; delivery_headers?: Templates; delivery_query_params?: Templates };
 
@@ -38,7 +36,8 @@ export const resolveDelivery = (
   for (const name of vars) {
     if (!allow.has(name)) return { ok: false, reason_type: 'secret_not_allowed', message: `\${${name}} is not in lua.secret_env_allowlist` };
     const may = Object.hasOwn(hosts, name) ? hosts[name]! : [];
-    if (!hostAllowed(host, may)) return { ok: false, reason_type: 'secret_host_not_allowed', message: `\${${name}} may not be sent to ${host} (not in lua.secret_env_hosts.${name})` };
+    if (!hostAllowed(host, may))
+      return { ok: false, reason_type: 'secret_host_not_allowed', message: `\${${name}} may not be sent to ${host} (not in lua.secret_env_hosts.${name})` };
     const value = env(name);
     if (value === undefined || value === '') return { ok: false, reason_type: 'secret_missing', message: `\${${name}} is allow-listed but not set in the worker's environment` };
     values.set(name, value);

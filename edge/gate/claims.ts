@@ -20,7 +20,10 @@ export type Prepared = {
 export class ClaimBook {
   private readonly inflight = new Map<string, Promise<string>>();
 
-  constructor(private readonly store: IdempotencyStore, private readonly ttlMs: () => number) {}
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly ttlMs: () => number,
+  ) {}
 
   /**
    * Sorts a request's items into duplicates and fresh ones (claiming their keys).

@@ -34,12 +34,21 @@ export class DomainGate {
   private readonly added = new Reservoir();
   private readonly produceMs = new Reservoir();
 
-  constructor(private readonly state: DurableObjectState, env: Record<string, unknown>) {
+  constructor(
+    private readonly state: DurableObjectState,
+    env: Record<string, unknown>,
+  ) {
     this.cfg = edgeConfigFrom(env, transformerSecretNames());
     const e = this.cfg.edge;
     this.idem = new IdempotencyStore(state.storage.sql);
     this.claims = new ClaimBook(this.idem, () => this.cfg.config.ttl.idempotency_ttl);
-    const producer = createRestProducer({ url: e.kafka_rest_url, username: e.kafka_rest_username, password: e.kafka_rest_password!, deadlineMs: e.produce_deadline, retryAfterSec: e.retry_after });
+    const producer = createRestProducer({
+      url: e.kafka_rest_url,
+      username: e.kafka_rest_username,
+      password: e.kafka_rest_password!,
+      deadlineMs: e.produce_deadline,
+      retryAfterSec: e.retry_after,
+    });
     this.batcher = new MicroBatcher({
       maxRecords: e.batch_max_records,
       produce: (records) => producer.produce(records),

@@ -73,7 +73,12 @@ export const incomingHandler = (d: IncomingDeps): RouteHandler[] => {
         ({ webhooks } = await runTransformer(
           t.code,
           { body: new TextDecoder().decode(body), headers, query, method: c.req.method, path: c.req.path, script: name },
-          { engine: edgeLuaEngine(d.maxInstructions), allowedDomains: t.config.allowed_domains, maxWebhooks: t.config.max_webhooks ?? d.config.api.max_batch_size, services: d.services(t) },
+          {
+            engine: edgeLuaEngine(d.maxInstructions),
+            allowedDomains: t.config.allowed_domains,
+            maxWebhooks: t.config.max_webhooks ?? d.config.api.max_batch_size,
+            services: d.services(t),
+          },
         ));
       } catch (e) {
         if (!(e instanceof LuaError)) throw e;

@@ -22,8 +22,7 @@ let logTag = 'busy';
 export const setLogTag = (tag: string) => void (logTag = tag);
 export const log = (msg: string) => process.stderr.write(`[${logTag}] ${msg}\n`);
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-export const fmt = (n: number, digits = 0) =>
-  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
 export const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
 
 export const freePort = () =>
@@ -92,7 +91,13 @@ export const allProcesses = (): Map<number, { ticks: number; name: string }> => 
     if (ticks === undefined) continue;
     let name = '';
     try {
-      name = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').filter(Boolean).map((a) => a.split('/').pop()).slice(0, 3).join(' ').slice(0, 40);
+      name = readFileSync(`/proc/${d}/cmdline`, 'utf8')
+        .split('\0')
+        .filter(Boolean)
+        .map((a) => a.split('/').pop())
+        .slice(0, 3)
+        .join(' ')
+        .slice(0, 40);
     } catch {
       /* gone */
     }
@@ -178,7 +183,10 @@ export const cpuWindow = (procs: { name: string; pid: number | undefined }[]): C
         .filter((x) => x.s >= 0.2)
         .sort((a, b) => b.s - a.s)
         .slice(0, 3);
-      rows.push(['other processes', `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core)${top.length ? `; ${top.map((o) => `${o.name} ${o.s.toFixed(1)} s`).join('; ')}` : ''}`]);
+      rows.push([
+        'other processes',
+        `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core)${top.length ? `; ${top.map((o) => `${o.name} ${o.s.toFixed(1)} s`).join('; ')}` : ''}`,
+      ]);
       rows.push(['whole machine', `${fmt(((sys1.busy - sys0.busy) / Math.max(1, sys1.total - sys0.total)) * 100)}% busy over ${wallS.toFixed(1)} s`]);
       const w = Math.max(...rows.map(([k]) => k.length));
       return rows.map(([k, v]) => `    ${k.padEnd(w)}  ${v}`);

@@ -113,7 +113,12 @@ export const enqueueAll = async (
         let status = 0;
         let text = '';
         try {
-          const res = await request(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, dispatcher: agent });
+          const res = await request(`${base}${path}`, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+            dispatcher: agent,
+          });
           status = res.statusCode;
           text = await res.body.text();
         } catch (e) {

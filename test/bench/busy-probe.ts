@@ -103,5 +103,10 @@ export const statsLine = async (api: string, apiKey: string, agent: Agent): Prom
   const j = await getJson(`${api}/stats`, apiKey, agent);
   const h = at(j, 'last_1h');
   if (!h || typeof h !== 'object') return { line: 'n/a', slow: [] };
-  return { line: numericLeaves(h).map(([k, v]) => `${k} ${v}`).join(', '), slow: slowCounters(h) };
+  return {
+    line: numericLeaves(h)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', '),
+    slow: slowCounters(h),
+  };
 };

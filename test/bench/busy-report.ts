@@ -81,7 +81,9 @@ const limitRange = (p: Phase): string => {
 
 export const report = (r: Results): string => {
   const out: string[] = [];
-  out.push('| workload | Howk delivered/s | ceiling delivered/s | Howk ÷ ceiling | Howk p50 / p99 ms | ceiling p50 / p99 ms | p99 Howk ÷ ceiling | to howk.slow | undelivered (Howk) | load 1 min (Howk / ceiling) |');
+  out.push(
+    '| workload | Howk delivered/s | ceiling delivered/s | Howk ÷ ceiling | Howk p50 / p99 ms | ceiling p50 / p99 ms | p99 Howk ÷ ceiling | to howk.slow | undelivered (Howk) | load 1 min (Howk / ceiling) |',
+  );
   out.push('|---|---:|---:|---:|---|---|---:|---:|---:|---|');
   const notes: string[] = [];
   if (r.a) out.push(row(pairRow('(a) one endpoint URL, unpaced', r.a, () => true)));
@@ -127,11 +129,16 @@ export const report = (r: Results): string => {
     out.push(row(rowD('(d) others, before the jump', isMain, wh.before, wc.before, -Infinity, wh.flip, -Infinity, wc.flip)));
     out.push(row(rowD('(d) others, after the jump', isMain, wh.after, wc.after, wh.flip, Infinity, wc.flip, Infinity)));
     out.push(row(rowD('(d) the sick endpoint (latency: sent after the jump)', isOdd, rateOf(d.howk, isOdd), rateOf(d.ceiling, isOdd), wh.flip, Infinity, wc.flip, Infinity)));
-    notes.push(`(d) others' delivered/s after ÷ before the jump: **Howk ${ratio(wh.after, wh.before)}**, ceiling ${ratio(wc.after, wc.before)}. Sick endpoint ${limitFigures(d.howk)}.`);
+    notes.push(
+      `(d) others' delivered/s after ÷ before the jump: **Howk ${ratio(wh.after, wh.before)}**, ceiling ${ratio(wc.after, wc.before)}. Sick endpoint ${limitFigures(d.howk)}.`,
+    );
   }
   for (const p of [r.a, r.b, r.c0, r.c1, r.d].flatMap((x) => (x ? [x.howk, x.ceiling] : []))) {
     if (p.strays) notes.push(`${p.name} (${p.target}): ${p.strays} webhooks of earlier phases arrived during it (a backlog still draining).`);
   }
-  out.push('', 'Latency is enqueue→delivery: the start of the enqueue request that carried the webhook → its first arrival at the receiver. "to howk.slow" counts the records written to the slow-lane topic during the Howk run (end offsets before/after).');
+  out.push(
+    '',
+    'Latency is enqueue→delivery: the start of the enqueue request that carried the webhook → its first arrival at the receiver. "to howk.slow" counts the records written to the slow-lane topic during the Howk run (end offsets before/after).',
+  );
   return [...out, '', ...notes.map((n) => `- ${n}`)].join('\n');
 };

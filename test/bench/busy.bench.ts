@@ -23,9 +23,17 @@ const SCALE = envNum('HOWK_BENCH_SCALE', 1);
 const scaled = (name: string, full: number) => Math.max(100, envInt(name, Math.round(full * SCALE)));
 const N = { a: scaled('BENCH_BUSY_N_A', 20_000), b: scaled('BENCH_BUSY_N_B', 20_000), c: scaled('BENCH_BUSY_N_C', 10_000), d: scaled('BENCH_BUSY_N_D', 20_000) };
 const CONFIGS = Math.max(2, envInt('BENCH_BUSY_CONFIGS', 50));
-const UNPACED: LoadShape = { batch: Math.min(100, Math.max(1, envInt('BENCH_BUSY_BATCH', 100))), concurrency: Math.max(1, envInt('BENCH_BUSY_CONCURRENCY', 4)), payloadBytes: envInt('BENCH_BUSY_PAYLOAD_BYTES', 256) };
+const UNPACED: LoadShape = {
+  batch: Math.min(100, Math.max(1, envInt('BENCH_BUSY_BATCH', 100))),
+  concurrency: Math.max(1, envInt('BENCH_BUSY_CONCURRENCY', 4)),
+  payloadBytes: envInt('BENCH_BUSY_PAYLOAD_BYTES', 256),
+};
 // Paced phases (c, d) send smaller batches so the odd endpoint's share arrives spread over the run.
-const PACED: LoadShape = { ...UNPACED, batch: Math.min(100, Math.max(1, envInt('BENCH_BUSY_PACED_BATCH', 10))), concurrency: Math.max(1, envInt('BENCH_BUSY_PACED_CONCURRENCY', 16)) };
+const PACED: LoadShape = {
+  ...UNPACED,
+  batch: Math.min(100, Math.max(1, envInt('BENCH_BUSY_PACED_BATCH', 10))),
+  concurrency: Math.max(1, envInt('BENCH_BUSY_PACED_CONCURRENCY', 16)),
+};
 const PER_ENDPOINT = Math.max(1, envInt('BENCH_BUSY_CONFIGS_PER_ENDPOINT', 10));
 const RATE = envInt('BENCH_BUSY_RATE', 0); // 0: half of Howk's delivered/s in (b)
 const SLOW_MS = envInt('BENCH_BUSY_SLOW_MS', 1000);
@@ -55,13 +63,17 @@ const runId = `busy-${Date.now().toString(36)}-${Math.random().toString(36).slic
 const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
 const logDir = join(tmpdir(), runId);
 mkdirSync(logDir, { recursive: true });
-const knobs = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_BUSY_') || k === 'HOWK_BENCH_SCALE').map(([k, v]) => `${k}=${v}`);
+const knobs = Object.entries(process.env)
+  .filter(([k]) => k.startsWith('BENCH_BUSY_') || k === 'HOWK_BENCH_SCALE')
+  .map(([k, v]) => `${k}=${v}`);
 const command = `${[...knobs, `KAFKA_BROKERS=${brokers}`, `REDIS_URL=${redisBase}`].join(' ')} npx tsx test/bench/busy.bench.ts`;
 
 const main = async (): Promise<number> => {
   console.log(`Busy endpoint, many endpoints, slow and sick neighbours (${runId}, ${new Date().toISOString()}, commit ${gitRevision()})`);
   console.log(`  command: ${command}`);
-  console.log(`  sizes: (a) ${N.a}, (b) ${N.b}, (c) ${N.c} per run, (d) ${N.d}; ${CONFIGS} config ids; unpaced ${UNPACED.batch}/request, ${UNPACED.concurrency} in flight; paced ${PACED.batch}/request, ${PACED.concurrency} in flight, ${PER_ENDPOINT} config ids per endpoint`);
+  console.log(
+    `  sizes: (a) ${N.a}, (b) ${N.b}, (c) ${N.c} per run, (d) ${N.d}; ${CONFIGS} config ids; unpaced ${UNPACED.batch}/request, ${UNPACED.concurrency} in flight; paced ${PACED.batch}/request, ${PACED.concurrency} in flight, ${PER_ENDPOINT} config ids per endpoint`,
+  );
   console.log(`  ${uptime()}`);
   log(`service logs in ${logDir}`);
   const redis = createRedis(redisUrl);
@@ -93,19 +105,25 @@ const main = async (): Promise<number> => {
   let code = 1;
   try {
     const keyOut: string[] = [];
-    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read,admin', '--name', 'busy-bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0) throw new Error('could not create an API key');
+    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read,admin', '--name', 'busy-bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
+      throw new Error('could not create an API key');
     const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
     const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
     svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, async () => {
-      try {
-        const r = await request(`${api}/ready`, { dispatcher: agent });
-        await r.body.dump();
-        return r.statusCode === 200;
-      } catch {
-        return false;
-      }
-    }, svcs);
+    await waitUntil(
+      'howk-api /ready',
+      90_000,
+      async () => {
+        try {
+          const r = await request(`${api}/ready`, { dispatcher: agent });
+          await r.body.dump();
+          return r.statusCode === 200;
+        } catch {
+          return false;
+        }
+      },
+      svcs,
+    );
     const worker = startProcess('worker', 'workers/worker/main.ts', env, logDir);
     const sched = startProcess('scheduler', 'workers/scheduler/main.ts', env, logDir);
     const fwd = startProcess('forwarder', 'test/bench/busy-forwarder.ts', { FORWARD_PORT: String(await freePort()), FORWARD_CONNS: String(conns) }, logDir);
@@ -125,15 +143,36 @@ const main = async (): Promise<number> => {
     ];
 
     // Warm-up of both targets: consumer group joined, code compiled, connections open.
-    for (const [name, base] of [['howk', api], ['ceiling', fwdUrl]] as const) {
-      const w = await enqueueAll(base, agent, apiKey, WARMUP, UNPACED, (c) => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' }), 0, performance.now() + 60_000);
+    for (const [name, base] of [
+      ['howk', api],
+      ['ceiling', fwdUrl],
+    ] as const) {
+      const w = await enqueueAll(
+        base,
+        agent,
+        apiKey,
+        WARMUP,
+        UNPACED,
+        (c) => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' }),
+        0,
+        performance.now() + 60_000,
+      );
       await waitUntil(`${name} warm-up`, 90_000, () => arrivedCount(rx.arrivals, w.ids) >= w.ids.size, svcs);
       log(`${name} warm-up: ${w.ids.size} delivered`);
       rx.reset();
     }
 
     const missing: string[] = [];
-    type Spec = { name: string; count: number; shape: LoadShape; rate: number; route: (c: number) => Route; oddDelay: number; flip?: { atMs: number; delay: number }; sample?: string };
+    type Spec = {
+      name: string;
+      count: number;
+      shape: LoadShape;
+      rate: number;
+      route: (c: number) => Route;
+      oddDelay: number;
+      flip?: { atMs: number; delay: number };
+      sample?: string;
+    };
     const runPhase = async (target: 'howk' | 'ceiling', s: Spec): Promise<Phase> => {
       rx.reset();
       rx.setOddDelay(s.oddDelay);
@@ -147,7 +186,10 @@ const main = async (): Promise<number> => {
       const progress = setInterval(() => log(`${((performance.now() - t0) / 1000).toFixed(1)} s: delivered ${rx.arrivals.size}`), 5000);
       const enq: EnqueueResult = await enqueueAll(target === 'howk' ? api : fwdUrl, agent, apiKey, s.count, s.shape, s.route, s.rate, t0 + TIMEOUT_MS);
       const main = (c: string) => c === 'main';
-      const mainDone = await waitBounded(t0 + TIMEOUT_MS - performance.now(), () => arrivedCount(rx.arrivals, enq.ids, main) >= [...enq.ids.values()].filter((x) => x.cls === 'main').length);
+      const mainDone = await waitBounded(
+        t0 + TIMEOUT_MS - performance.now(),
+        () => arrivedCount(rx.arrivals, enq.ids, main) >= [...enq.ids.values()].filter((x) => x.cls === 'main').length,
+      );
       const tMain = performance.now();
       // Only the odd endpoint's tail gets the extra wait; late main traffic has had its deadline.
       const hasOdd = [...enq.ids.values()].some((x) => x.cls === 'odd');
@@ -163,9 +205,12 @@ const main = async (): Promise<number> => {
       if (delivered < enq.ids.size) missing.push(`${s.name} (${target}): ${enq.ids.size - delivered} of ${enq.ids.size} not delivered in time`);
       const slow = target === 'howk' ? (await endOffsets(admin, topics.slow!)) - slow0 : undefined;
       const stats = target === 'howk' ? await statsLine(api, apiKey, agent) : undefined;
-      console.log(`  accepted ${enq.accepted}/${s.count} (${enq.failures} requests failed, ${enq.retries} retried) in ${((enq.tEnd - t0) / 1000).toFixed(1)} s; delivered ${delivered}${mainDone ? '' : ' (main traffic timed out)'}${allDone ? '' : ` (the odd endpoint's tail timed out after ${TAIL_MS / 1000} s)`}; duplicates ${rx.duplicates()}; ${strays} arrivals of earlier phases' webhooks`);
+      console.log(
+        `  accepted ${enq.accepted}/${s.count} (${enq.failures} requests failed, ${enq.retries} retried) in ${((enq.tEnd - t0) / 1000).toFixed(1)} s; delivered ${delivered}${mainDone ? '' : ' (main traffic timed out)'}${allDone ? '' : ` (the odd endpoint's tail timed out after ${TAIL_MS / 1000} s)`}; duplicates ${rx.duplicates()}; ${strays} arrivals of earlier phases' webhooks`,
+      );
       console.log(`  main traffic done at ${((tMain - t0) / 1000).toFixed(1)} s, last arrival at ${((lastArrival(arrivals, enq.ids) - t0) / 1000).toFixed(1)} s`);
-      if (slow !== undefined) console.log(`  records written to ${topics.slow}: ${slow}${stats?.slow.length ? `; slow-lane counters: ${stats.slow.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
+      if (slow !== undefined)
+        console.log(`  records written to ${topics.slow}: ${slow}${stats?.slow.length ? `; slow-lane counters: ${stats.slow.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
       if (stats) console.log(`  /stats last_1h: ${stats.line}`);
       console.log('  CPU:');
       console.log(cpuLines.join('\n'));
@@ -174,16 +219,29 @@ const main = async (): Promise<number> => {
     const both = async (s: Spec) => ({ ceiling: await runPhase('ceiling', s), howk: await runPhase('howk', s) });
 
     const cfg = (c: number) => c % CONFIGS;
-    const fastRoute = (p: string) => (c: number): Route => ({ config: `${p}-${cfg(c)}`, endpoint: `${rx.fast}/ep/${p}-${cfg(c)}`, cls: 'main' });
+    const fastRoute =
+      (p: string) =>
+      (c: number): Route => ({ config: `${p}-${cfg(c)}`, endpoint: `${rx.fast}/ep/${p}-${cfg(c)}`, cls: 'main' });
     // (c) and (d): each endpoint is fed by PER_ENDPOINT config ids (config k posts to endpoint
     // k mod CONFIGS), so that per-config order does not serialise the odd endpoint at 1 s each.
-    const oddRoute = (p: string) => (c: number): Route => {
-      const k = c % (CONFIGS * PER_ENDPOINT);
-      const ep = k % CONFIGS;
-      return ep === 0 ? { config: `${p}-${k}`, endpoint: `${rx.odd}/odd/${p}`, cls: 'odd' } : { config: `${p}-${k}`, endpoint: `${rx.fast}/ep/${p}-${ep}`, cls: 'main' };
-    };
+    const oddRoute =
+      (p: string) =>
+      (c: number): Route => {
+        const k = c % (CONFIGS * PER_ENDPOINT);
+        const ep = k % CONFIGS;
+        return ep === 0 ? { config: `${p}-${k}`, endpoint: `${rx.odd}/odd/${p}`, cls: 'odd' } : { config: `${p}-${k}`, endpoint: `${rx.fast}/ep/${p}-${ep}`, cls: 'main' };
+      };
     const results: Parameters<typeof report>[0] = { configs: CONFIGS };
-    if (PHASES.has('a')) results.a = await both({ name: '(a) one endpoint', count: N.a, shape: UNPACED, rate: 0, oddDelay: 0, route: (c) => ({ config: `a-${cfg(c)}`, endpoint: `${rx.fast}/busy`, cls: 'main' }), sample: `${rx.fast}/busy` });
+    if (PHASES.has('a'))
+      results.a = await both({
+        name: '(a) one endpoint',
+        count: N.a,
+        shape: UNPACED,
+        rate: 0,
+        oddDelay: 0,
+        route: (c) => ({ config: `a-${cfg(c)}`, endpoint: `${rx.fast}/busy`, cls: 'main' }),
+        sample: `${rx.fast}/busy`,
+      });
     if (PHASES.has('b')) results.b = await both({ name: `(b) ${CONFIGS} endpoints`, count: N.b, shape: UNPACED, rate: 0, oddDelay: 0, route: fastRoute('b') });
     const bRate = results.b ? results.b.howk.delivered / Math.max(0.001, (lastArrival(results.b.howk.arrivals, results.b.howk.enq.ids) - results.b.howk.t0) / 1000) : NaN;
     const rate = RATE || Math.max(50, Math.round((Number.isFinite(bRate) ? bRate : 1000) / 2));
@@ -191,10 +249,27 @@ const main = async (): Promise<number> => {
     if (PHASES.has('c')) {
       log(`(c)/(d) offered at ${rate}/s (${RATE ? 'BENCH_BUSY_RATE' : "half of Howk's (b)"})`);
       results.c0 = await both({ name: '(c) without the slow endpoint', count: N.c, shape: PACED, rate, oddDelay: 0, route: oddRoute('c0') });
-      results.c1 = await both({ name: `(c) with the slow endpoint (${SLOW_MS} ms)`, count: N.c, shape: PACED, rate, oddDelay: SLOW_MS, route: oddRoute('c1'), sample: `${rx.odd}/odd/c1` });
+      results.c1 = await both({
+        name: `(c) with the slow endpoint (${SLOW_MS} ms)`,
+        count: N.c,
+        shape: PACED,
+        rate,
+        oddDelay: SLOW_MS,
+        route: oddRoute('c1'),
+        sample: `${rx.odd}/odd/c1`,
+      });
     }
     if (PHASES.has('d')) {
-      results.d = await both({ name: `(d) sick endpoint (1 → ${SICK_MS} ms)`, count: N.d, shape: PACED, rate, oddDelay: 1, flip: { atMs: (N.d / 2 / rate) * 1000, delay: SICK_MS }, route: oddRoute('d'), sample: `${rx.odd}/odd/d` });
+      results.d = await both({
+        name: `(d) sick endpoint (1 → ${SICK_MS} ms)`,
+        count: N.d,
+        shape: PACED,
+        rate,
+        oddDelay: 1,
+        flip: { atMs: (N.d / 2 / rate) * 1000, delay: SICK_MS },
+        route: oddRoute('d'),
+        sample: `${rx.odd}/odd/d`,
+      });
     }
     console.log(`\n${report(results)}`);
     for (const m of missing) log(`WARN: ${m}`);
@@ -206,7 +281,8 @@ const main = async (): Promise<number> => {
     for (const s of [...svcs].reverse()) await stopProcess(s);
     await agent.close().catch(() => {});
     await rx.close();
-    if (process.env.BENCH_KEEP_TOPICS !== '1') await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch((e) => log(`could not delete the run's topics: ${String(e)}`));
+    if (process.env.BENCH_KEEP_TOPICS !== '1')
+      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch((e) => log(`could not delete the run's topics: ${String(e)}`));
     await admin.disconnect().catch(() => {});
     const r = createRedis(redisUrl);
     await r.flushdb().catch(() => {});

@@ -68,7 +68,12 @@ const TARGET = envInt('BENCH_TARGET', 3000);
 // Prefill: enqueue everything with the worker stopped, then start it and time the drain
 // (separates the api's capacity from the worker's; latency is then meaningless).
 const PREFILL = process.env.BENCH_PREFILL === '1';
-const PROF = new Set((process.env.BENCH_PROF ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const PROF = new Set(
+  (process.env.BENCH_PROF ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const SAMPLE_EVERY = 100; // verify the signature of every 100th delivery
 
@@ -222,7 +227,16 @@ type EnqueueStats = { accepted: number; requests: number; retries: number; failu
  * requests in flight, optionally paced at RATE webhooks/s. Records, per accepted id, the
  * start time of the request that carried it.
  */
-const enqueueAll = async (api: string, agent: Agent, apiKey: string, count: number, receiverUrls: string[], pathPrefix: string, configPrefix: string, rate: number): Promise<EnqueueStats> => {
+const enqueueAll = async (
+  api: string,
+  agent: Agent,
+  apiKey: string,
+  count: number,
+  receiverUrls: string[],
+  pathPrefix: string,
+  configPrefix: string,
+  rate: number,
+): Promise<EnqueueStats> => {
   const st: EnqueueStats = { accepted: 0, requests: 0, retries: 0, failures: 0, ids: new Map() };
   const chunks = Math.ceil(count / BATCH);
   let next = 0;
@@ -253,7 +267,12 @@ const enqueueAll = async (api: string, agent: Agent, apiKey: string, count: numb
         let status = 0;
         let text = '';
         try {
-          const res = await request(`${api}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, dispatcher: agent });
+          const res = await request(`${api}${path}`, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+            dispatcher: agent,
+          });
           status = res.statusCode;
           text = await res.body.text();
         } catch (e) {
@@ -294,7 +313,6 @@ const gitRevision = (): string => {
     return 'commit unknown';
   }
 };
-
 
 // ------------------------------------------------------------------ main ----
 const main = async (): Promise<number> => {
@@ -346,15 +364,20 @@ const main = async (): Promise<number> => {
     // The api creates the topics; the others start once it is ready (no create race).
     const apiSvc = startService('api', env);
     svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, async () => {
-      try {
-        const r = await request(`${api}/ready`, { dispatcher: agent });
-        await r.body.text();
-        return r.statusCode === 200;
-      } catch {
-        return false;
-      }
-    }, svcs);
+    await waitUntil(
+      'howk-api /ready',
+      90_000,
+      async () => {
+        try {
+          const r = await request(`${api}/ready`, { dispatcher: agent });
+          await r.body.text();
+          return r.statusCode === 200;
+        } catch {
+          return false;
+        }
+      },
+      svcs,
+    );
     let workerSvc = startService('worker', env);
     const schedSvc = startService('scheduler', env);
     svcs.push(workerSvc, schedSvc);
@@ -419,7 +442,12 @@ const main = async (): Promise<number> => {
     };
     let timedOut = false;
     try {
-      await waitUntil(`every accepted webhook to be delivered (BENCH_TIMEOUT_S=${TIMEOUT_MS / 1000} counts from the first enqueue)`, Math.max(0, TIMEOUT_MS - (tEnqEnd - tStart)), deliveredAll, svcs);
+      await waitUntil(
+        `every accepted webhook to be delivered (BENCH_TIMEOUT_S=${TIMEOUT_MS / 1000} counts from the first enqueue)`,
+        Math.max(0, TIMEOUT_MS - (tEnqEnd - tStart)),
+        deliveredAll,
+        svcs,
+      );
     } catch (e) {
       timedOut = true;
       log(String((e as Error).message));
@@ -454,7 +482,10 @@ const main = async (): Promise<number> => {
     try {
       const r = await request(`${api}/stats`, { headers: { authorization: `Bearer ${apiKey}` }, dispatcher: agent });
       const j = (await r.body.json()) as { last_1h?: Record<string, number> };
-      if (r.statusCode === 200 && j.last_1h) stats = Object.entries(j.last_1h).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+      if (r.statusCode === 200 && j.last_1h)
+        stats = Object.entries(j.last_1h)
+          .map(([k, v]) => `${k} ${fmt(v)}`)
+          .join(', ');
     } catch {
       /* informational only */
     }
@@ -491,22 +522,34 @@ const main = async (): Promise<number> => {
     const wallS = (tEnd - tStart) / 1000;
     const enqS = (tEnqEnd - tStart) / 1000;
     // Prefill: the drain, from the worker's first delivery to its last.
-    const delS = ((PREFILL ? lastArrival - Math.min(firstArrival, lastArrival) : lastArrival - tStart) / 1000) || NaN;
+    const delS = (PREFILL ? lastArrival - Math.min(firstArrival, lastArrival) : lastArrival - tStart) / 1000 || NaN;
     const strangers = [...arrivals.keys()].filter((id) => !expected.has(id)).length;
 
     const rows: [string, string][] = [
-      ['mode', `${PREFILL ? 'PREFILL (worker started after the enqueue), ' : ''}${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, ${ORIGINS} receiver origin${ORIGINS > 1 ? 's' : ''}, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`],
+      [
+        'mode',
+        `${PREFILL ? 'PREFILL (worker started after the enqueue), ' : ''}${MODE}${MODE === 'batch' ? ` (${BATCH}/request)` : ''}, ${CONCURRENCY} requests in flight, ${CONFIGS} config ids, ${ORIGINS} receiver origin${ORIGINS > 1 ? 's' : ''}, rate ${RATE ? `${fmt(RATE)}/s` : 'unpaced'}`,
+      ],
       ['webhooks accepted (202)', `${fmt(enq.accepted)} of ${fmt(N)} in ${fmt(enq.requests)} requests (${enq.retries} retried, ${enq.failures} failed)`],
       ['enqueue throughput', `${fmt(enq.accepted / enqS)} webhooks/s (${enqS.toFixed(2)} s)`],
       ['delivered (first, unique)', `${fmt(delivered)} of ${fmt(expected.size)}${strangers ? ` (+${strangers} unknown ids)` : ''}`],
       PREFILL
-        ? ['delivery throughput', `${fmt(delivered / delS)} webhooks/s (drain: first → last delivery ${delS.toFixed(2)} s; first delivery ${fmt(firstArrival - tWorker)} ms after the worker started)`]
+        ? [
+            'delivery throughput',
+            `${fmt(delivered / delS)} webhooks/s (drain: first → last delivery ${delS.toFixed(2)} s; first delivery ${fmt(firstArrival - tWorker)} ms after the worker started)`,
+          ]
         : ['delivery throughput', `${fmt(delivered / delS)} webhooks/s (first enqueue → last delivery ${delS.toFixed(2)} s)`],
       PREFILL
         ? ['latency enqueue→receipt', 'n/a in prefill mode (every webhook waits for the worker to start)']
-        : ['latency enqueue→receipt', `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`],
+        : [
+            'latency enqueue→receipt',
+            `p50 ${fmt(percentile(lat, 50))} ms   p90 ${fmt(percentile(lat, 90))} ms   p99 ${fmt(percentile(lat, 99))} ms   max ${fmt(lat[lat.length - 1] ?? NaN)} ms`,
+          ],
       MODE === 'batch' && BATCH > 1
-        ? ['per-config step', `p50 ${fmt(percentile(gaps, 50), 2)} ms   p90 ${fmt(percentile(gaps, 90), 2)} ms   (gap between consecutive deliveries of one batch request: one config, delivered in order)`]
+        ? [
+            'per-config step',
+            `p50 ${fmt(percentile(gaps, 50), 2)} ms   p90 ${fmt(percentile(gaps, 90), 2)} ms   (gap between consecutive deliveries of one batch request: one config, delivered in order)`,
+          ]
         : ['per-config step', 'n/a (single mode)'],
       ['duplicate deliveries', `${duplicates} (${fmt(receivedTotal)} requests received)`],
       ['signatures verified', `${sampled - badSignatures}/${sampled} sampled OK`],
@@ -527,7 +570,7 @@ const main = async (): Promise<number> => {
     cpuRows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core, ${perK(selfS)} ms per 1,000 webhooks)`]);
     const sysBusy = ((sys1.busy - sys0.busy) / Math.max(1, sys1.total - sys0.total)) * 100;
     const ours = cpuRows.reduce((a, [, v]) => a + (Number.parseFloat(v) || 0), 0);
-    const otherS = Math.max(0, ((sys1.busy - sys0.busy) / CLK_TCK) - ours);
+    const otherS = Math.max(0, (sys1.busy - sys0.busy) / CLK_TCK - ours);
     // Name the biggest neighbours (processes that are not part of the run).
     const mine = new Set<number>([process.pid, ...svcs.map((x) => x.child.pid ?? -1), ...cpuRowsAt.map((r) => r.pid ?? -1)]);
     const others = [...all1]
@@ -539,7 +582,10 @@ const main = async (): Promise<number> => {
     // Contention-proof yardstick: the run's own CPU per webhook, and the rate it would allow
     // if the run had every core to itself (linear scaling assumed; an estimate, not a measurement).
     const oursPerK = (ours * 1e6) / Math.max(1, delivered);
-    cpuRows.push(['run total', `${fmt(oursPerK)} ms CPU per 1,000 webhooks → at most ~${fmt((cores * 1e6) / Math.max(1, oursPerK), 0)} webhooks/s on ${cores} dedicated cores (estimate)`]);
+    cpuRows.push([
+      'run total',
+      `${fmt(oursPerK)} ms CPU per 1,000 webhooks → at most ~${fmt((cores * 1e6) / Math.max(1, oursPerK), 0)} webhooks/s on ${cores} dedicated cores (estimate)`,
+    ]);
     cpuRows.push(['other processes', `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core; ${fmt(busyBefore)}% of the machine was busy before the run)`]);
     if (others.length) cpuRows.push(['  of which', others.map((o) => `${o.name} ${o.s.toFixed(1)} s`).join('; ')]);
     cpuRows.push(['whole machine', `${fmt(sysBusy)}% busy over the run (all ${cores} cores)`]);

@@ -19,7 +19,10 @@ import { bridgeAuth, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, st
 const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Math.floor(Number(process.env[name]))) : def);
 const N = envInt('BENCH_N', 4000);
 const C = envInt('BENCH_CONCURRENCY', 64);
-const HOSTS = (process.env.BENCH_HOSTS ?? '1,20').split(',').map(Number).filter((n) => n > 0);
+const HOSTS = (process.env.BENCH_HOSTS ?? '1,20')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const PAYLOAD = 'x'.repeat(Math.max(0, envInt('BENCH_PAYLOAD_BYTES', 230) - 40));
 
 const pct = (xs: number[], q: number) => {
@@ -72,7 +75,10 @@ const main = async () => {
       const after = await bridge.stats();
       const calls = after.produce_calls - before.produce_calls;
       const records = after.produce_records - before.produce_records;
-      const gateStats = (await Promise.all(gates.map(async (g) => (await g.fetch('https://domain-gate.internal/stats')).json()))) as { added_ms: { p50: number; p99: number }; produce_ms: { p50: number; p99: number } }[];
+      const gateStats = (await Promise.all(gates.map(async (g) => (await g.fetch('https://domain-gate.internal/stats')).json()))) as {
+        added_ms: { p50: number; p99: number };
+        produce_ms: { p50: number; p99: number };
+      }[];
       results.push({
         scenario: `edge enqueue, ${hosts} host(s)`,
         accepted_per_s: Math.round((lat.length / wallMs) * 1000),
@@ -91,16 +97,30 @@ const main = async () => {
     // Baseline: the same records produced straight to the bridge, one per REST call.
     const value = JSON.stringify({ i: 0, pad: PAYLOAD });
     const direct = await drive(N, C, async (i) => {
-      const res = await fetch(`${bridge.url}/kafka/produce`, { method: 'POST', headers: { authorization: bridgeAuth, 'content-type': 'application/json' }, body: JSON.stringify({ topic: topics.pending, key: `bench-${i % 50}`, value }) });
+      const res = await fetch(`${bridge.url}/kafka/produce`, {
+        method: 'POST',
+        headers: { authorization: bridgeAuth, 'content-type': 'application/json' },
+        body: JSON.stringify({ topic: topics.pending, key: `bench-${i % 50}`, value }),
+      });
       await res.arrayBuffer();
       return res.ok;
     });
-    results.push({ scenario: 'direct REST produce (no edge), 1 record per call', accepted_per_s: Math.round((direct.lat.length / direct.wallMs) * 1000), refused_503: direct.refused, produce_calls: N, records_per_produce: 1, client_p50_ms: +pct(direct.lat, 0.5).toFixed(1), client_p99_ms: +pct(direct.lat, 0.99).toFixed(1) });
+    results.push({
+      scenario: 'direct REST produce (no edge), 1 record per call',
+      accepted_per_s: Math.round((direct.lat.length / direct.wallMs) * 1000),
+      refused_503: direct.refused,
+      produce_calls: N,
+      records_per_produce: 1,
+      client_p50_ms: +pct(direct.lat, 0.5).toFixed(1),
+      client_p99_ms: +pct(direct.lat, 0.99).toFixed(1),
+    });
   } finally {
     await edge.stop();
     await bridge.stop();
   }
-  console.log(`\nedge benchmark: N=${N} per scenario, concurrency ${C}, payload ~${PAYLOAD.length + 40} B, Miniflare ${JSON.parse(readFileSync(join(root, 'node_modules', 'miniflare', 'package.json'), 'utf8')).version}`);
+  console.log(
+    `\nedge benchmark: N=${N} per scenario, concurrency ${C}, payload ~${PAYLOAD.length + 40} B, Miniflare ${JSON.parse(readFileSync(join(root, 'node_modules', 'miniflare', 'package.json'), 'utf8')).version}`,
+  );
   console.table(results);
   writeFileSync(join(root, '.tmp', 'bench-edge.json'), JSON.stringify({ at: new Date().toISOString(), n: N, concurrency: C, results }, null, 2));
 };

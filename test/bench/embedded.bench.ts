@@ -93,7 +93,11 @@ try {
         next += n;
         const webhooks = Array.from({ length: n }, (_, i) => ({ endpoint: `http://127.0.0.1:${receivers[i % ORIGINS]!.port}/hook/${i % ENDPOINTS}`, payload }));
         for (;;) {
-          const res = await fetch(`${base}/webhooks/${config}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhooks }) });
+          const res = await fetch(`${base}/webhooks/${config}/enqueue/batch`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ webhooks }),
+          });
           await res.body?.cancel();
           if (res.status === 202) break;
           await sleep(200);

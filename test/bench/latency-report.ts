@@ -59,7 +59,9 @@ export const stageTable = (rows: StageFigures[]): string[] => {
   const w = Math.max(...rows.map((r) => r.name.length));
   return [
     `    ${'stage'.padEnd(w)}  ${'count'.padStart(7)}  ${'p50'.padStart(7)}  ${'p90'.padStart(7)}  ${'p99'.padStart(7)}  ${'max ≤'.padStart(7)}  (ms, from /metrics)`,
-    ...rows.map((r) => `    ${r.name.padEnd(w)}  ${fmt(r.count).padStart(7)}  ${ms(r.p50).padStart(7)}  ${ms(r.p90).padStart(7)}  ${ms(r.p99).padStart(7)}  ${ms(r.top).padStart(7)}`),
+    ...rows.map(
+      (r) => `    ${r.name.padEnd(w)}  ${fmt(r.count).padStart(7)}  ${ms(r.p50).padStart(7)}  ${ms(r.p90).padStart(7)}  ${ms(r.p99).padStart(7)}  ${ms(r.top).padStart(7)}`,
+    ),
   ];
 };
 
@@ -68,7 +70,13 @@ export type PhaseResult = { variant: string; mode: string; load: string; rate: n
 /** One markdown table of every phase: client-side enqueue→receipt, Howk next to the ceiling, and Howk's stage p50s. */
 export const summary = (results: PhaseResult[]): string => {
   const lat = (xs?: number[]) => (xs?.length ? `${ms(percentile(xs, 50))} / ${ms(percentile(xs, 90))} / ${ms(percentile(xs, 99))} / ${ms(xs.at(-1)!)}` : 'n/a');
-  const stageP50 = (r: PhaseResult) => (r.stages ? r.stages.slice(0, STAGES.length).map((s) => ms(s.p50)).join(' · ') : 'n/a');
+  const stageP50 = (r: PhaseResult) =>
+    r.stages
+      ? r.stages
+          .slice(0, STAGES.length)
+          .map((s) => ms(s.p50))
+          .join(' · ')
+      : 'n/a';
   const out = [
     `| endpoints | enqueue | load | offered/s | Howk p50 / p90 / p99 / max ms | ceiling p50 / p90 / p99 / max ms | Howk stage p50s ms (${STAGES.join(' · ')}) | load 1 min |`,
     '|---|---|---:|---:|---|---|---|---|',

@@ -22,13 +22,34 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
-import { cpuWindow, envInt, envNum, fmt, freePort, gitRevision, log, pidListening, setLogTag, sleep, startProcess, stopProcess, uptime, waitBounded, waitUntil, type Svc } from './busy-harness';
+import {
+  cpuWindow,
+  envInt,
+  envNum,
+  fmt,
+  freePort,
+  gitRevision,
+  log,
+  pidListening,
+  setLogTag,
+  sleep,
+  startProcess,
+  stopProcess,
+  uptime,
+  waitBounded,
+  waitUntil,
+  type Svc,
+} from './busy-harness';
 import { arrivedCount, enqueueAll, latencies, startReceiver, type LoadShape, type Route } from './busy-load';
 import { kafkaAdmin } from './busy-probe';
 import { latencyLine, phaseStages, scrapeAll, stageCount, stageTable, summary, type MetricsSource, type PhaseResult } from './latency-report';
 
 setLogTag('latency');
-const list = (name: string, def: string) => (process.env[name] ?? def).split(',').map((s) => s.trim()).filter(Boolean);
+const list = (name: string, def: string) =>
+  (process.env[name] ?? def)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 const PHASE_S = envNum('BENCH_LAT_PHASE_S', 12);
 const MAX_S = envNum('BENCH_LAT_MAX_S', 5);
 const LOADS = list('BENCH_LAT_LOADS', '25,50,90').map(Number);
@@ -67,13 +88,17 @@ const runId = `lat-${Date.now().toString(36)}-${Math.random().toString(36).slice
 const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
 const logDir = join(tmpdir(), runId);
 mkdirSync(logDir, { recursive: true });
-const knobs = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_LAT_')).map(([k, v]) => `${k}=${v}`);
+const knobs = Object.entries(process.env)
+  .filter(([k]) => k.startsWith('BENCH_LAT_'))
+  .map(([k, v]) => `${k}=${v}`);
 const command = `${[...knobs, `KAFKA_BROKERS=${brokers}`, `REDIS_URL=${redisBase}`].join(' ')} npx tsx test/bench/latency.bench.ts`;
 
 const main = async (): Promise<number> => {
   console.log(`Enqueue→delivery latency, stage by stage (${runId}, ${new Date().toISOString()}, commit ${gitRevision()})`);
   console.log(`  command: ${command}`);
-  console.log(`  ${CONFIGS} config ids; phases of ${PHASE_S} s at ${LOADS.join(', ')} % of the highest single-enqueue rate (measured over ${MAX_S} s${RATE ? `; given: ${RATE}/s` : ''}); ${MODES.join(' and ')}; ${VARIANTS.map((v) => (v === 'one' ? 'one endpoint' : `${CONFIGS} endpoints`)).join(' and ')}; ${CONCURRENCY} requests in flight (batches: ${SHAPES.batch!.concurrency})`);
+  console.log(
+    `  ${CONFIGS} config ids; phases of ${PHASE_S} s at ${LOADS.join(', ')} % of the highest single-enqueue rate (measured over ${MAX_S} s${RATE ? `; given: ${RATE}/s` : ''}); ${MODES.join(' and ')}; ${VARIANTS.map((v) => (v === 'one' ? 'one endpoint' : `${CONFIGS} endpoints`)).join(' and ')}; ${CONCURRENCY} requests in flight (batches: ${SHAPES.batch!.concurrency})`,
+  );
   console.log(`  before the run: ${uptime()}`);
   log(`service logs in ${logDir}`);
   const redis = createRedis(redisUrl);
@@ -105,19 +130,25 @@ const main = async (): Promise<number> => {
   let code = 1;
   try {
     const keyOut: string[] = [];
-    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read', '--name', 'latency-bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0) throw new Error('could not create an API key');
+    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read', '--name', 'latency-bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
+      throw new Error('could not create an API key');
     const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
     const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
     svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, async () => {
-      try {
-        const r = await request(`${api}/ready`, { dispatcher: agent });
-        await r.body.dump();
-        return r.statusCode === 200;
-      } catch {
-        return false;
-      }
-    }, svcs);
+    await waitUntil(
+      'howk-api /ready',
+      90_000,
+      async () => {
+        try {
+          const r = await request(`${api}/ready`, { dispatcher: agent });
+          await r.body.dump();
+          return r.statusCode === 200;
+        } catch {
+          return false;
+        }
+      },
+      svcs,
+    );
     const workerMetrics = await freePort();
     const schedMetrics = await freePort();
     const worker = startProcess('worker', 'workers/worker/main.ts', { ...env, HOWK_METRICS_PORT: String(workerMetrics) }, logDir);
@@ -140,12 +171,17 @@ const main = async (): Promise<number> => {
       { name: 'redis-server', pid: pidListening(Number(new URL(redisBase).port || 6379)) },
       { name: 'forwarder', pid: fwd.child.pid },
     ];
-    const routeOf = (variant: string) => (c: number): Route => {
-      const cfg = c % CONFIGS;
-      return { config: `lat-${cfg}`, endpoint: variant === 'one' ? `${rx.fast}/one` : `${rx.fast}/ep/${cfg}`, cls: 'main' };
-    };
+    const routeOf =
+      (variant: string) =>
+      (c: number): Route => {
+        const cfg = c % CONFIGS;
+        return { config: `lat-${cfg}`, endpoint: variant === 'one' ? `${rx.fast}/one` : `${rx.fast}/ep/${cfg}`, cls: 'main' };
+      };
 
-    for (const [name, base] of [['howk', api], ['ceiling', fwdUrl]] as const) {
+    for (const [name, base] of [
+      ['howk', api],
+      ['ceiling', fwdUrl],
+    ] as const) {
       if (!WARMUP) break;
       const w = await enqueueAll(base, agent, apiKey, WARMUP, SHAPES.batch!, routeOf('many'), 0, performance.now() + 60_000);
       await waitUntil(`${name} warm-up`, 90_000, () => arrivedCount(rx.arrivals, w.ids) >= w.ids.size, svcs);
@@ -174,7 +210,9 @@ const main = async (): Promise<number> => {
       const cpuLines = cpu.stop(delivered);
       const lat = latencies(rx.arrivals, enq.ids, () => true);
       const sent = (enq.tEnd - t0) / 1000;
-      console.log(`  accepted ${fmt(enq.accepted)} in ${sent.toFixed(1)} s (${fmt(enq.accepted / sent)}/s; ${enq.failures} requests failed, ${enq.retries} retried); delivered ${fmt(delivered)}${done ? '' : ` (not all within ${DRAIN_MS / 1000} s)`}; duplicates ${rx.duplicates()}`);
+      console.log(
+        `  accepted ${fmt(enq.accepted)} in ${sent.toFixed(1)} s (${fmt(enq.accepted / sent)}/s; ${enq.failures} requests failed, ${enq.retries} retried); delivered ${fmt(delivered)}${done ? '' : ` (not all within ${DRAIN_MS / 1000} s)`}; duplicates ${rx.duplicates()}`,
+      );
       console.log(`  enqueue→receipt (client): ${latencyLine(lat)}`);
       const stages = before && after ? phaseStages(before, after) : undefined;
       if (stages) console.log(stageTable(stages).join('\n'));
@@ -210,7 +248,9 @@ const main = async (): Promise<number> => {
       }
     }
     console.log(`\n${summary(results)}`);
-    console.log('\nenqueue→receipt: the start of the enqueue request → the receiver has the request head (client clock). Stages: docs/OPERATIONS.md, Metrics; "max ≤" is the bucket bound under which every observation fell.');
+    console.log(
+      '\nenqueue→receipt: the start of the enqueue request → the receiver has the request head (client clock). Stages: docs/OPERATIONS.md, Metrics; "max ≤" is the bucket bound under which every observation fell.',
+    );
     console.log(`after the run: ${uptime()}`);
     code = 0;
   } catch (e) {
@@ -220,7 +260,8 @@ const main = async (): Promise<number> => {
     for (const s of [...svcs].reverse()) await stopProcess(s);
     await agent.close().catch(() => {});
     await rx.close();
-    if (process.env.BENCH_KEEP_TOPICS !== '1') await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch((e) => log(`could not delete the run's topics: ${String(e)}`));
+    if (process.env.BENCH_KEEP_TOPICS !== '1')
+      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch((e) => log(`could not delete the run's topics: ${String(e)}`));
     await admin.disconnect().catch(() => {});
     const r = createRedis(redisUrl);
     await r.flushdb().catch(() => {});

@@ -39,7 +39,10 @@ const CONCURRENCY = envInt('BENCH_CONCURRENCY', 16);
 const REDIS_DB = envInt('BENCH_REDIS_DB', 39);
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 // ---------------------------------------------------------------- (a) ----
 const SMALL_SCRIPT = "request.headers['X-Custom'] = 'value'";
@@ -48,7 +51,17 @@ const SCRIPTS: [string, string][] = [
   ['read the payload, set 2 headers', "local p = request.payload\nrequest.headers['X-Order'] = p.order_id\nrequest.headers['X-Amount'] = p.amount"],
   ['rewrite the payload (re-serialized body)', 'request.payload.amount_cents = request.payload.amount * 100'],
 ];
-const PAYLOAD = JSON.stringify({ order_id: 'ord_123', amount: 12.5, currency: 'EUR', customer: { id: 'cus_9', email: 'ada@example.com' }, items: [{ sku: 'book', qty: 2 }, { sku: 'pen', qty: 1 }], note: 'x'.repeat(60) });
+const PAYLOAD = JSON.stringify({
+  order_id: 'ord_123',
+  amount: 12.5,
+  currency: 'EUR',
+  customer: { id: 'cus_9', email: 'ada@example.com' },
+  items: [
+    { sku: 'book', qty: 2 },
+    { sku: 'pen', qty: 1 },
+  ],
+  note: 'x'.repeat(60),
+});
 const limits = { timeoutMs: DEFAULT_LIMITS.timeoutMs, memoryLimitMb: DEFAULT_LIMITS.memoryLimitMb };
 
 const measure = async (name: string, run: () => Promise<unknown>) => {
@@ -69,14 +82,30 @@ const measure = async (name: string, run: () => Promise<unknown>) => {
 
 const scriptOverhead = async () => {
   const rows: string[] = [];
-  const input = { payload: PAYLOAD, headers: { 'x-tenant': 't1' }, config_id: 'bench', attempt: 0, webhook_id: 'wh_01J0000000000000000000000', endpoint: 'https://example.com/hook', max_attempts: 10, retry_on_status: [429, 503] };
+  const input = {
+    payload: PAYLOAD,
+    headers: { 'x-tenant': 't1' },
+    config_id: 'bench',
+    attempt: 0,
+    webhook_id: 'wh_01J0000000000000000000000',
+    endpoint: 'https://example.com/hook',
+    max_attempts: 10,
+    retry_on_status: [429, 503],
+  };
   const pool = createLuaPool({ limits });
   const fanout = await readFixture('fanout.lua', 'http://127.0.0.1:8089');
   const order = JSON.stringify({ id: 'ord_1', amount_cents: 1000, currency: 'EUR', email: 'ada@example.com', items: [{ sku: 'book', qty: 1 }] });
-  for (const [where, engine] of [['in-process', undefined], ['worker thread', pool]] as const) {
+  for (const [where, engine] of [
+    ['in-process', undefined],
+    ['worker thread', pool],
+  ] as const) {
     for (const [name, code] of SCRIPTS) rows.push(await measure(`${name}, ${where}`, () => runDeliveryScript(code, input, { limits, engine })));
     // For comparison: the transformer of part (b), as /incoming runs it (3 howk.post calls).
-    rows.push(await measure(`transformer fanout.lua (3 posts), ${where}`, () => runTransformer(fanout, { body: order, headers: { 'content-type': 'application/json' }, script: 'fanout' }, { limits, allowedDomains: ['127.0.0.1'], engine })));
+    rows.push(
+      await measure(`transformer fanout.lua (3 posts), ${where}`, () =>
+        runTransformer(fanout, { body: order, headers: { 'content-type': 'application/json' }, script: 'fanout' }, { limits, allowedDomains: ['127.0.0.1'], engine }),
+      ),
+    );
   }
   await pool.close();
   console.log(`\n(a) Lua run cost: ${RUNS} runs each after 500 warm-up runs (load average ${load()})\n`);
@@ -131,11 +160,26 @@ const incomingThroughput = async () => {
     const batch = (config: string) => (i: number) => {
       const o = order(i);
       const base = rx.url('').replace(/\/$/, '');
-      return send(`/webhooks/${config}/enqueue/batch`, JSON.stringify({ webhooks: [
-        { endpoint: `${base}/warehouse`, payload: { order_id: o.id, items: o.items }, headers: { 'X-Destination': 'warehouse' }, idempotency_key: `${o.id}:warehouse` },
-        { endpoint: `${base}/billing`, payload: { order_id: o.id, amount_cents: o.amount_cents, currency: o.currency }, headers: { 'X-Destination': 'billing' }, idempotency_key: `${o.id}:billing` },
-        { endpoint: `${base}/email`, payload: { to: o.email, template: 'order_confirmation', order_id: o.id }, headers: { 'X-Destination': 'email' }, idempotency_key: `${o.id}:email` },
-      ] }));
+      return send(
+        `/webhooks/${config}/enqueue/batch`,
+        JSON.stringify({
+          webhooks: [
+            { endpoint: `${base}/warehouse`, payload: { order_id: o.id, items: o.items }, headers: { 'X-Destination': 'warehouse' }, idempotency_key: `${o.id}:warehouse` },
+            {
+              endpoint: `${base}/billing`,
+              payload: { order_id: o.id, amount_cents: o.amount_cents, currency: o.currency },
+              headers: { 'X-Destination': 'billing' },
+              idempotency_key: `${o.id}:billing`,
+            },
+            {
+              endpoint: `${base}/email`,
+              payload: { to: o.email, template: 'order_confirmation', order_id: o.id },
+              headers: { 'X-Destination': 'email' },
+              idempotency_key: `${o.id}:email`,
+            },
+          ],
+        }),
+      );
     };
     const unique = () => new Set(rx.received.map((r) => r.headers['webhook-id'])).size;
     const cpuMs = (p: Proc) => {
@@ -170,7 +214,10 @@ const incomingThroughput = async () => {
       const [api1, worker1] = procs.map(cpuMs);
       latencies.sort((a, b) => a - b);
       const workerMsPerRequest = (worker1! - worker0!) / N;
-      return { workerMsPerRequest, row: `| ${name} | ${(N / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (delivered / 1000)).toFixed(0)} | ${pct(latencies, 0.5).toFixed(1)} / ${pct(latencies, 0.99).toFixed(1)} | ${((api1! - api0!) / N).toFixed(2)} / ${((worker1! - worker0!) / N).toFixed(2)} | ${rx.received.length - 3 * N} | ${load()} |` };
+      return {
+        workerMsPerRequest,
+        row: `| ${name} | ${(N / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (accepted / 1000)).toFixed(0)} | ${((3 * N) / (delivered / 1000)).toFixed(0)} | ${pct(latencies, 0.5).toFixed(1)} / ${pct(latencies, 0.99).toFixed(1)} | ${((api1! - api0!) / N).toFixed(2)} / ${((worker1! - worker0!) / N).toFixed(2)} | ${rx.received.length - 3 * N} | ${load()} |`,
+      };
     };
     // The plain batch runs twice, around the scripted one, to show how much the order moves the figures.
     const phases = [
@@ -183,7 +230,13 @@ const incomingThroughput = async () => {
     const scriptUs = ((phases[2]!.workerMsPerRequest - (phases[1]!.workerMsPerRequest + phases[3]!.workerMsPerRequest) / 2) / 3) * 1000;
     console.log(`\nworker CPU per webhook, with the small delivery script minus without (mean of both controls): ${scriptUs.toFixed(0)} µs`);
     console.log(`\n(b) ${N} requests of 3 webhooks each, ${CONCURRENCY} in flight; howk-api and howk-worker as processes\n`);
-    console.log(['| requests | requests/s | webhooks/s enqueued | webhooks/s delivered | latency p50 / p99 ms | CPU ms per request: api / worker | duplicates | load average after |', '|---|---:|---:|---:|---|---|---:|---|', ...rows].join('\n'));
+    console.log(
+      [
+        '| requests | requests/s | webhooks/s enqueued | webhooks/s delivered | latency p50 / p99 ms | CPU ms per request: api / worker | duplicates | load average after |',
+        '|---|---:|---:|---:|---|---|---:|---|',
+        ...rows,
+      ].join('\n'),
+    );
   } finally {
     for (const p of procs.reverse()) await stopProc(p);
     await agent.close();

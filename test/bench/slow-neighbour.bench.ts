@@ -29,7 +29,10 @@ const enqueue = async (f: TestFleet, config: string, endpoint: string, n: number
 
 const fast = await startReceiver(() => ({ status: 200 }));
 const slow = await startReceiver(() => ({ status: 200, delayMs: 2000 }));
-const f = await startTestFleet('kafka', { redisDb: 9, overrides: { 'concurrency.max_inflight_per_endpoint': 10, 'concurrency.slow_lane_rate': 100, 'delivery.max_conns_per_host': 200 } });
+const f = await startTestFleet('kafka', {
+  redisDb: 9,
+  overrides: { 'concurrency.max_inflight_per_endpoint': 10, 'concurrency.slow_lane_rate': 100, 'delivery.max_conns_per_host': 200 },
+});
 try {
   const sentAt = new Map<string, number>();
   await enqueue(f, 'warm', fast.url('/warm'), 1, sentAt);
@@ -51,8 +54,12 @@ try {
   const sDone = (Date.now() - t0) / 1000;
   const sLat = latencies(slow, sentAt);
   const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${pct(xs, 0.5)} | ${pct(xs, 0.99)} | ${xs[xs.length - 1]} |`;
-  console.log(['| traffic | webhooks | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|', row('F alone', alone), row('F next to S', withS), row('S (2 s answers)', sLat)].join('\n'));
-  console.log(`S: ${per * CONFIGS} delivered in ${sDone.toFixed(1)} s; ${f.records('slow').length} records went through howk.slow; duplicates at S: ${slow.received.length - per * CONFIGS}`);
+  console.log(
+    ['| traffic | webhooks | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|', row('F alone', alone), row('F next to S', withS), row('S (2 s answers)', sLat)].join('\n'),
+  );
+  console.log(
+    `S: ${per * CONFIGS} delivered in ${sDone.toFixed(1)} s; ${f.records('slow').length} records went through howk.slow; duplicates at S: ${slow.received.length - per * CONFIGS}`,
+  );
   console.log(`F p99 next to S / alone: ${(pct(withS, 0.99) / pct(alone, 0.99)).toFixed(2)}x`);
 } finally {
   await f.stop();

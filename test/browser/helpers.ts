@@ -18,7 +18,15 @@ export const startDev = async (env: Record<string, string> = {}): Promise<Dev> =
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const proc = spawnRole('dev', { HOWK_API_PORT: String(port), HOWK_API_HOST: '127.0.0.1', HOWK_LOG_LEVEL: 'info', ...env }, ['--memory']);
-  await waitFor(async () => proc.output().includes('howk-dev ready') && (await fetch(`${base}/health`).then((r) => r.ok, () => false)), { timeoutMs: 60_000, what: `howk-dev on ${base}\n${proc.output()}` });
+  await waitFor(
+    async () =>
+      proc.output().includes('howk-dev ready') &&
+      (await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )),
+    { timeoutMs: 60_000, what: `howk-dev on ${base}\n${proc.output()}` },
+  );
   return { base, proc, stop: () => stopProc(proc) };
 };
 
@@ -52,6 +60,10 @@ export const screenshot = async (page: Page, name: string, fullPage = true): Pro
 };
 
 export const post = async (base: string, path: string, body: unknown, key?: string) => {
-  const r = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+  const r = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, body: (await r.json()) as any };
 };

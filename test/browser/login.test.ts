@@ -22,7 +22,9 @@ describe('console: key login (howk-dev, auth on)', () => {
     const enq = await post(dev.base, `/webhooks/${config}/enqueue`, { endpoint: 'https://example.com/hook', payload: { n: 1 } }, admin);
     expect(enq.status).toBe(202);
     webhookId = enq.body.webhook_id;
-    await waitFor(async () => (await fetch(`${dev.base}/webhooks/${webhookId}/status`, { headers: { authorization: `Bearer ${readKey}` } })).status === 200, { what: 'the status' });
+    await waitFor(async () => (await fetch(`${dev.base}/webhooks/${webhookId}/status`, { headers: { authorization: `Bearer ${readKey}` } })).status === 200, {
+      what: 'the status',
+    });
   });
   afterAll(async () => {
     await browser?.close();

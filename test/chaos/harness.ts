@@ -137,7 +137,8 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
           const t = Date.now();
           await stopProc(p);
           // A graceful stop that needed the SIGKILL fallback (10 s) is worth knowing about.
-          if (Date.now() - t > 5000) console.log(`chaos: slow stop of a ${p.role}: ${Date.now() - t} ms, exit ${p.child.exitCode ?? p.child.signalCode}\n${p.output().slice(-1500)}`);
+          if (Date.now() - t > 5000)
+            console.log(`chaos: slow stop of a ${p.role}: ${Date.now() - t} ms, exit ${p.child.exitCode ?? p.child.signalCode}\n${p.output().slice(-1500)}`);
         }),
       );
     },
@@ -180,7 +181,12 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
     for (;;) {
       // A request that fails without an answer may still have been produced: its webhooks are
       // not counted as sent (only a 202 is), though they may be delivered or dead-lettered.
-      const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-${i10(from)}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(120_000) }).catch(() => null);
+      const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-${i10(from)}/enqueue/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(120_000),
+      }).catch(() => null);
       if (res?.status === 202) {
         const out = (await res.json()) as { results: { webhook_id: string }[] };
         out.results.forEach((r, k) => accepted.set(r.webhook_id, webhooks[k]!.payload.kind));
@@ -225,9 +231,19 @@ const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, Kind][]) 
   try {
     return await Promise.all(
       ids.slice(0, 10).map(async ([id, kind]) => {
-        const status = (await fetch(`${fleet.baseUrl}/webhooks/${id}/status`).then((r) => r.json()).catch(() => null)) as { state?: string; attempts?: number; held?: string } | null;
+        const status = (await fetch(`${fleet.baseUrl}/webhooks/${id}/status`)
+          .then((r) => r.json())
+          .catch(() => null)) as { state?: string; attempts?: number; held?: string } | null;
         const due = await redis.zscore(keys.retries(), id).catch(() => null);
-        return { id, kind, requests: rx.byId.get(id)?.requests ?? 0, state: status?.state ?? null, attempts: status?.attempts ?? null, held: status?.held ?? null, scheduled_in_ms: due === null ? null : Number(due) - Date.now() };
+        return {
+          id,
+          kind,
+          requests: rx.byId.get(id)?.requests ?? 0,
+          state: status?.state ?? null,
+          attempts: status?.attempts ?? null,
+          held: status?.held ?? null,
+          scheduled_in_ms: due === null ? null : Number(due) - Date.now(),
+        };
       }),
     );
   } finally {
@@ -239,7 +255,9 @@ const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, Kind][]) 
 export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<string, string> }, timeoutMs: number, fleet?: ChaosFleet) => {
   await client.done;
   const resolved = (id: string) => (rx.byId.get(id)?.ok ?? 0) > 0 || dl.reasons.has(id);
-  await waitFor(() => [...client.accepted.keys()].every(resolved), { timeoutMs, intervalMs: 500, what: 'every accepted webhook delivered or dead-lettered' }).catch(() => undefined);
+  await waitFor(() => [...client.accepted.keys()].every(resolved), { timeoutMs, intervalMs: 500, what: 'every accepted webhook delivered or dead-lettered' }).catch(
+    () => undefined,
+  );
   let delivered = 0;
   let dead = 0;
   let lost = 0;
@@ -256,7 +274,16 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
     if (outcome && outcome !== OUTCOME[kind]) wrong++;
   }
   const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
-  if (process.env.HOWK_CHAOS_TRACE) console.log('duplicate sample', JSON.stringify([...rx.byId].filter(([, e]) => e.ok > 1).slice(0, 12).map(([id, e]) => [id, client.accepted.get(id), e.log])));
+  if (process.env.HOWK_CHAOS_TRACE)
+    console.log(
+      'duplicate sample',
+      JSON.stringify(
+        [...rx.byId]
+          .filter(([, e]) => e.ok > 1)
+          .slice(0, 12)
+          .map(([id, e]) => [id, client.accepted.get(id), e.log]),
+      ),
+    );
   return {
     sent: client.accepted.size,
     delivered,

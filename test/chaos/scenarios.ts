@@ -21,7 +21,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Parts = { rx: Receiver; fleet: ChaosFleet; dl: Awaited<ReturnType<typeof deadLetterCollector>> };
 
-const withParts = async (name: string, counts: { workers: number; schedulers: number }, fn: (p: Parts) => Promise<Omit<Figures, 'scenario' | 'run' | 'seconds'>>, run: number, env: Record<string, string> = {}): Promise<Figures> => {
+const withParts = async (
+  name: string,
+  counts: { workers: number; schedulers: number },
+  fn: (p: Parts) => Promise<Omit<Figures, 'scenario' | 'run' | 'seconds'>>,
+  run: number,
+  env: Record<string, string> = {},
+): Promise<Figures> => {
   const t0 = Date.now();
   const rx = await chaosReceiver();
   const fleet = await chaosFleet(name, counts, env);
@@ -75,116 +81,157 @@ const listedDeadLetters = async (fleet: ChaosFleet) => {
 
 /** 1. FLUSHALL in the middle, a third of the webhooks mid-retry. */
 export const flushScenario = (run: number) =>
-  withParts('redis-flushall', { workers: 2, schedulers: 1 }, async ({ rx, fleet, dl }) => {
-    const client = startClient(fleet, rx, SIZES.flush, { ok: 9, flaky: 6, bad: 1, exhaust: 2 });
-    await waitFor(() => midRetry(client, rx) >= SIZES.flush / 8 && client.accepted.size >= SIZES.flush / 3, { timeoutMs: 120_000, intervalMs: 100, what: 'webhooks mid-retry' });
-    const inFlight = midRetry(client, rx);
-    const redis = createRedis(chaosInfra.redisUrl, { db: 0 });
-    const flushAt = Date.now();
-    await redis.flushall();
-    await redis.quit();
-    await waitFor(canary, { timeoutMs: 60_000, intervalMs: 50, what: 'the canary, set again by a rebuild' });
-    const recover = Date.now() - flushAt;
-    const { dead_letters_on_topic, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
-    return { ...f, recover_ms: recover, notes: { mid_retry_at_flush: inFlight, dead_letters_on_topic, dead_letters_listed_after: await listedDeadLetters(fleet), ...(unresolved ? { unresolved } : {}) } };
-  }, run);
+  withParts(
+    'redis-flushall',
+    { workers: 2, schedulers: 1 },
+    async ({ rx, fleet, dl }) => {
+      const client = startClient(fleet, rx, SIZES.flush, { ok: 9, flaky: 6, bad: 1, exhaust: 2 });
+      await waitFor(() => midRetry(client, rx) >= SIZES.flush / 8 && client.accepted.size >= SIZES.flush / 3, { timeoutMs: 120_000, intervalMs: 100, what: 'webhooks mid-retry' });
+      const inFlight = midRetry(client, rx);
+      const redis = createRedis(chaosInfra.redisUrl, { db: 0 });
+      const flushAt = Date.now();
+      await redis.flushall();
+      await redis.quit();
+      await waitFor(canary, { timeoutMs: 60_000, intervalMs: 50, what: 'the canary, set again by a rebuild' });
+      const recover = Date.now() - flushAt;
+      const { dead_letters_on_topic, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
+      return {
+        ...f,
+        recover_ms: recover,
+        notes: { mid_retry_at_flush: inFlight, dead_letters_on_topic, dead_letters_listed_after: await listedDeadLetters(fleet), ...(unresolved ? { unresolved } : {}) },
+      };
+    },
+    run,
+  );
 
 /** 2. kill -9 of a random worker or scheduler every few seconds. */
 export const killScenario = (run: number) =>
-  withParts('kill-9', { workers: 3, schedulers: 2 }, async ({ rx, fleet, dl }) => {
-    const n = SIZES.kill;
-    const client = startClient(fleet, rx, n, { ok: 16, flaky: 3, bad: 1 });
-    const every = 3000;
-    let kills = 0;
-    let killing = true;
-    const firstKillAt = Date.now() + every;
-    const killer = (async () => {
-      while (killing) {
-        await sleep(every);
-        if (!killing) return;
-        const live = fleet.running();
-        const victim = live[Math.floor(Math.random() * live.length)]!;
-        await fleet.kill9(victim);
-        kills++;
-        fleet.spawn(victim.role as 'worker' | 'scheduler');
-      }
-    })();
-    // Kill through the run: until nearly every webhook has arrived, and at least 3 times (a
-    // fast machine must not get through the small ci profile between two kills).
-    const deliveredOrDead = () => [...client.accepted.keys()].filter((id) => (rx.byId.get(id)?.ok ?? 0) > 0 || dl.reasons.has(id)).length;
-    await waitFor(() => client.accepted.size === n && deliveredOrDead() >= n * 0.97 && kills >= 3, { timeoutMs: SETTLE_MS, intervalMs: 500, what: 'deliveries under kill -9' }).catch(() => undefined);
-    killing = false;
-    await killer;
-    const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
-    return { ...f, recover_ms: rx.longestStall(firstKillAt), notes: { ...(unresolved ? { unresolved } : {}), kills, processes: '3 workers + 2 schedulers', recover: 'longest gap between deliveries while killing' } };
-  }, run, { HOWK_KAFKA_SESSION_TIMEOUT: '6s' }); // a killed worker's partitions move after 6 s (default 30 s)
+  withParts(
+    'kill-9',
+    { workers: 3, schedulers: 2 },
+    async ({ rx, fleet, dl }) => {
+      const n = SIZES.kill;
+      const client = startClient(fleet, rx, n, { ok: 16, flaky: 3, bad: 1 });
+      const every = 3000;
+      let kills = 0;
+      let killing = true;
+      const firstKillAt = Date.now() + every;
+      const killer = (async () => {
+        while (killing) {
+          await sleep(every);
+          if (!killing) return;
+          const live = fleet.running();
+          const victim = live[Math.floor(Math.random() * live.length)]!;
+          await fleet.kill9(victim);
+          kills++;
+          fleet.spawn(victim.role as 'worker' | 'scheduler');
+        }
+      })();
+      // Kill through the run: until nearly every webhook has arrived, and at least 3 times (a
+      // fast machine must not get through the small ci profile between two kills).
+      const deliveredOrDead = () => [...client.accepted.keys()].filter((id) => (rx.byId.get(id)?.ok ?? 0) > 0 || dl.reasons.has(id)).length;
+      await waitFor(() => client.accepted.size === n && deliveredOrDead() >= n * 0.97 && kills >= 3, {
+        timeoutMs: SETTLE_MS,
+        intervalMs: 500,
+        what: 'deliveries under kill -9',
+      }).catch(() => undefined);
+      killing = false;
+      await killer;
+      const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
+      return {
+        ...f,
+        recover_ms: rx.longestStall(firstKillAt),
+        notes: { ...(unresolved ? { unresolved } : {}), kills, processes: '3 workers + 2 schedulers', recover: 'longest gap between deliveries while killing' },
+      };
+    },
+    run,
+    { HOWK_KAFKA_SESSION_TIMEOUT: '6s' },
+  ); // a killed worker's partitions move after 6 s (default 30 s)
 
 /** 3. The Kafka broker stopped for 10 s, then started again. */
 export const kafkaScenario = (run: number) =>
-  withParts('kafka-down', { workers: 2, schedulers: 1 }, async ({ rx, fleet, dl }) => {
-    const client = startClient(fleet, rx, SIZES.kafka, { ok: 9, flaky: 1 }, 2);
-    await waitFor(() => client.accepted.size >= SIZES.kafka * 0.3, { timeoutMs: 120_000, intervalMs: 50, what: 'a third accepted' });
-    const downAt = Date.now();
-    await chaosInfra.stopKafka();
-    const stoppedAt = Date.now();
-    // What a producer sees meanwhile.
-    const probe = await fetch(`${fleet.baseUrl}/webhooks/chaos-probe/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ endpoint: rx.url('ok', 0), payload: {} }) });
-    const probeStatus = probe.status;
-    const retryAfter = probe.headers.get('retry-after');
-    await probe.body?.cancel();
-    await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
-    const upAt = Date.now();
-    await chaosInfra.startKafka();
-    const readyAt = Date.now();
-    const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
-    const during = client.refusals.filter((r) => r.at >= stoppedAt && r.at < readyAt);
-    return {
-      ...f,
-      recover_ms: (rx.firstOkAfter(readyAt) ?? Date.now()) - readyAt,
-      notes: {
-        ...(unresolved ? { unresolved } : {}),
-        broker_down_ms: upAt - downAt,
-        broker_restart_ms: readyAt - upAt,
-        probe_during_outage: `${probeStatus} Retry-After ${retryAfter}`,
-        refused_during_outage: during.length,
-        refusals_without_503_retry_after: during.filter((r) => r.status !== 503 || !r.retryAfter).length,
-        recover: 'broker ready → first delivery',
-      },
-    };
-  }, run);
+  withParts(
+    'kafka-down',
+    { workers: 2, schedulers: 1 },
+    async ({ rx, fleet, dl }) => {
+      const client = startClient(fleet, rx, SIZES.kafka, { ok: 9, flaky: 1 }, 2);
+      await waitFor(() => client.accepted.size >= SIZES.kafka * 0.3, { timeoutMs: 120_000, intervalMs: 50, what: 'a third accepted' });
+      const downAt = Date.now();
+      await chaosInfra.stopKafka();
+      const stoppedAt = Date.now();
+      // What a producer sees meanwhile.
+      const probe = await fetch(`${fleet.baseUrl}/webhooks/chaos-probe/enqueue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ endpoint: rx.url('ok', 0), payload: {} }),
+      });
+      const probeStatus = probe.status;
+      const retryAfter = probe.headers.get('retry-after');
+      await probe.body?.cancel();
+      await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
+      const upAt = Date.now();
+      await chaosInfra.startKafka();
+      const readyAt = Date.now();
+      const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
+      const during = client.refusals.filter((r) => r.at >= stoppedAt && r.at < readyAt);
+      return {
+        ...f,
+        recover_ms: (rx.firstOkAfter(readyAt) ?? Date.now()) - readyAt,
+        notes: {
+          ...(unresolved ? { unresolved } : {}),
+          broker_down_ms: upAt - downAt,
+          broker_restart_ms: readyAt - upAt,
+          probe_during_outage: `${probeStatus} Retry-After ${retryAfter}`,
+          refused_during_outage: during.length,
+          refusals_without_503_retry_after: during.filter((r) => r.status !== 503 || !r.retryAfter).length,
+          recover: 'broker ready → first delivery',
+        },
+      };
+    },
+    run,
+  );
 
 /** 4. Redis stopped for 10 s; it comes back empty. */
 export const redisScenario = (run: number) =>
-  withParts('redis-down', { workers: 2, schedulers: 1 }, async ({ rx, fleet, dl }) => {
-    const client = startClient(fleet, rx, SIZES.redis, { ok: 8, flaky: 2 }, 2);
-    await waitFor(() => client.accepted.size >= SIZES.redis * 0.3, { timeoutMs: 120_000, intervalMs: 50, what: 'a third accepted' });
-    const downAt = Date.now();
-    await chaosInfra.stopRedis();
-    // Idempotency fails open: the same key twice is accepted twice (a duplicate beats a refusal).
-    const twice = [];
-    for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-0/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ endpoint: rx.url('ok', 0), payload: { probe: i }, idempotency_key: 'same-key' }) });
-      twice.push(res.status);
-      if (res.status === 202) client.accepted.set(((await res.json()) as { webhook_id: string }).webhook_id, 'ok');
-    }
-    const ready = (await fetch(`${fleet.baseUrl}/ready`)).status;
-    await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
-    const upAt = Date.now();
-    await chaosInfra.startRedis();
-    await waitFor(canary, { timeoutMs: 60_000, intervalMs: 50, what: 'the canary, set again by a rebuild' });
-    const canaryAt = Date.now();
-    const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
-    return {
-      ...f,
-      recover_ms: canaryAt - upAt,
-      notes: {
-        ...(unresolved ? { unresolved } : {}),
-        enqueue_during_outage: twice.join(','),
-        ready_during_outage: ready,
-        // Circuit fails closed: nothing is sent while Redis is away (1 s grace for requests already on the wire).
-        requests_sent_during_outage: rx.requestsBetween(downAt + 1000, upAt),
-        first_delivery_after_restart_ms: (rx.firstOkAfter(upAt) ?? Date.now()) - upAt,
-        recover: 'redis up → canary rebuilt',
-      },
-    };
-  }, run);
+  withParts(
+    'redis-down',
+    { workers: 2, schedulers: 1 },
+    async ({ rx, fleet, dl }) => {
+      const client = startClient(fleet, rx, SIZES.redis, { ok: 8, flaky: 2 }, 2);
+      await waitFor(() => client.accepted.size >= SIZES.redis * 0.3, { timeoutMs: 120_000, intervalMs: 50, what: 'a third accepted' });
+      const downAt = Date.now();
+      await chaosInfra.stopRedis();
+      // Idempotency fails open: the same key twice is accepted twice (a duplicate beats a refusal).
+      const twice = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-0/enqueue`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ endpoint: rx.url('ok', 0), payload: { probe: i }, idempotency_key: 'same-key' }),
+        });
+        twice.push(res.status);
+        if (res.status === 202) client.accepted.set(((await res.json()) as { webhook_id: string }).webhook_id, 'ok');
+      }
+      const ready = (await fetch(`${fleet.baseUrl}/ready`)).status;
+      await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
+      const upAt = Date.now();
+      await chaosInfra.startRedis();
+      await waitFor(canary, { timeoutMs: 60_000, intervalMs: 50, what: 'the canary, set again by a rebuild' });
+      const canaryAt = Date.now();
+      const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
+      return {
+        ...f,
+        recover_ms: canaryAt - upAt,
+        notes: {
+          ...(unresolved ? { unresolved } : {}),
+          enqueue_during_outage: twice.join(','),
+          ready_during_outage: ready,
+          // Circuit fails closed: nothing is sent while Redis is away (1 s grace for requests already on the wire).
+          requests_sent_during_outage: rx.requestsBetween(downAt + 1000, upAt),
+          first_delivery_after_restart_ms: (rx.firstOkAfter(upAt) ?? Date.now()) - upAt,
+          recover: 'redis up → canary rebuilt',
+        },
+      };
+    },
+    run,
+  );

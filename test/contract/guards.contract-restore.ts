@@ -43,7 +43,9 @@ export const guardsRestoreContract = (name: string, make: MakeGuards): void => {
       expect(await admit1({ now: t2 })).toMatchObject({ kind: 'go', probe: true });
       expect(await h.guards.complete([completion({ outcome: 'success', now: t2 + 1, probe: true })], params())).toEqual([]);
       expect(await admit1({ now: t2 + 2 })).toMatchObject({ kind: 'go', probe: true });
-      expect(await h.guards.complete([completion({ outcome: 'success', now: t2 + 3, probe: true })], params())).toEqual([{ endpointHash: EP, state: 'CLOSED', at: t2 + 3, openUntil: 0, openedCount: 1 }]);
+      expect(await h.guards.complete([completion({ outcome: 'success', now: t2 + 3, probe: true })], params())).toEqual([
+        { endpointHash: EP, state: 'CLOSED', at: t2 + 3, openUntil: 0, openedCount: 1 },
+      ]);
     });
 
     it('restores pauses where none is set, keeping a live drain as it is', async () => {
@@ -77,7 +79,13 @@ export const guardsRestoreContract = (name: string, make: MakeGuards): void => {
       expect(await h.guards.restoreHeld(EPS, [{ id: 'wh_0001', data: a! }])).toBeNull();
       await h.guards.pause(EPS);
       await h.guards.holdPaused(EPS, b!);
-      expect(await h.guards.restoreHeld(EPS, [{ id: 'wh_0001', data: a! }, { id: 'wh_0002', data: b! }, { id: 'wh_0003', data: c! }])).toBe(2);
+      expect(
+        await h.guards.restoreHeld(EPS, [
+          { id: 'wh_0001', data: a! },
+          { id: 'wh_0002', data: b! },
+          { id: 'wh_0003', data: c! },
+        ]),
+      ).toBe(2);
       expect(await h.guards.restoreHeld(EPS, [{ id: 'wh_0001', data: a! }])).toBe(0);
       expect(await h.guards.peekHeld(EPS, 10)).toEqual([b, a, c]);
       expect(await h.guards.restoreHeld(CFGS, [])).toBe(0);

@@ -185,7 +185,10 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
 
       it('gives the probe to the first request of a batch only', async () => {
         const openUntil = await openAt();
-        const got = await h.guards.admit(Array.from({ length: 5 }, () => req({ now: openUntil })), params());
+        const got = await h.guards.admit(
+          Array.from({ length: 5 }, () => req({ now: openUntil })),
+          params(),
+        );
         expect(got).toEqual([
           { kind: 'go', probe: true, counted: NOT_COUNTED },
           ...Array.from({ length: 4 }, () => ({ kind: 'park', reason: 'circuit_open', until: openUntil + CB.probe_interval })),
@@ -306,7 +309,10 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
       /** One counted delivery of `hash` that took 2 s: recent latency above the 1 s threshold. */
       const makeSlow = async (p: GuardParams, patch: Partial<AdmitRequest> = {}) => {
         await go(patch, p);
-        await complete({ ...done({ endpoint: true, domain: false }, { ms: 2000, drop: false, timeout: false }), endpointHash: patch.endpointHash ?? EP, host: patch.host ?? HOST }, p);
+        await complete(
+          { ...done({ endpoint: true, domain: false }, { ms: 2000, drop: false, timeout: false }), endpointHash: patch.endpointHash ?? EP, host: patch.host ?? HOST },
+          p,
+        );
       };
 
       it('makes a fast endpoint at its limit wait in the fast lane (never diverted); a wait takes no lease', async () => {
@@ -691,7 +697,15 @@ export const guardsContract = (name: string, make: MakeGuards): void => {
           draining: false,
           parked_while_paused: 0,
           last_errors: [],
-          concurrency: { limit: 20, fast_lane_limit: 0, latency_ms: { estimate: null, min: null, p50: null, p90: null, samples: 0 }, inflight: 0, queued: 0, slow: false, slow_reason: null },
+          concurrency: {
+            limit: 20,
+            fast_lane_limit: 0,
+            latency_ms: { estimate: null, min: null, p50: null, p90: null, samples: 0 },
+            inflight: 0,
+            queued: 0,
+            slow: false,
+            slow_reason: null,
+          },
         });
       });
 

@@ -99,7 +99,10 @@ describe('RedisGuards: keys and TTLs', () => {
   it('gives circuit state, the rate bucket and the error list a TTL', async () => {
     const p = params({ rate: 4, burst: 3, circuitTtlMs: 120_000 });
     await guards.admit([req()], p);
-    await guards.complete(Array.from({ length: CB.failure_threshold }, () => completion({ outcome: 'failure', error: 'HTTP 502' })), p);
+    await guards.complete(
+      Array.from({ length: CB.failure_threshold }, () => completion({ outcome: 'failure', error: 'HTTP 502' })),
+      p,
+    );
     for (const k of [keys.circuit(EP), keys.endpointErrors(EP)]) {
       const ttl = await redis.pttl(k);
       expect(ttl).toBeGreaterThan(0);

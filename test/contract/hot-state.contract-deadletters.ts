@@ -51,7 +51,8 @@ export const deadLettersContract = (name: string, make: MakeHotState<DeadLetterS
       await state.putDeadLetters([dl(a, t - 6000, 'exhausted')]);
       expect(JSON.parse((await state.getDeadLetter(a))!).reason_type).toBe('unrecoverable');
       await state.putDeadLetters([dl(a, t - 1000, 'exhausted')]);
-      const list = async (reasonType?: string) => (await state.listDeadLetters({ configId: 'cfg_contract', limit: 10, ...(reasonType ? { reasonType } : {}) })).items.map((r) => JSON.parse(r).webhook_id);
+      const list = async (reasonType?: string) =>
+        (await state.listDeadLetters({ configId: 'cfg_contract', limit: 10, ...(reasonType ? { reasonType } : {}) })).items.map((r) => JSON.parse(r).webhook_id);
       expect(await list()).toEqual([b, a]);
       expect(await list('exhausted')).toEqual([b, a]);
       expect(await list('unrecoverable')).toEqual([]);

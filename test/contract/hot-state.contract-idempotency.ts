@@ -26,9 +26,18 @@ export const idempotencyContract = (name: string, make: MakeHotState<Idempotency
     it('keeps the keys of configs apart when a config id holds ":" (tenantA:x + order-1 vs tenantA + x:order-1)', async () => {
       const { state } = ctx.h();
       const pairs = [
-        [{ configId: 'tenantA:x', key: 'order-1', webhookId: 'wh_1' }, { configId: 'tenantA', key: 'x:order-1', webhookId: 'wh_2' }],
-        [{ configId: 'a', key: '}:b', webhookId: 'wh_3' }, { configId: 'a}:', key: 'b', webhookId: 'wh_4' }],
-        [{ configId: 'wh', key: '42:k', webhookId: 'wh_5' }, { configId: 'wh:42', key: 'k', webhookId: 'wh_6' }],
+        [
+          { configId: 'tenantA:x', key: 'order-1', webhookId: 'wh_1' },
+          { configId: 'tenantA', key: 'x:order-1', webhookId: 'wh_2' },
+        ],
+        [
+          { configId: 'a', key: '}:b', webhookId: 'wh_3' },
+          { configId: 'a}:', key: 'b', webhookId: 'wh_4' },
+        ],
+        [
+          { configId: 'wh', key: '42:k', webhookId: 'wh_5' },
+          { configId: 'wh:42', key: 'k', webhookId: 'wh_6' },
+        ],
       ];
       for (const [first, second] of pairs) {
         expect(await state.claimIdempotency([first!], TTL)).toEqual([first!.webhookId]);
@@ -47,7 +56,10 @@ export const idempotencyContract = (name: string, make: MakeHotState<Idempotency
     it('releases a key only for the webhook that holds it', async () => {
       const { state } = ctx.h();
       await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }], TTL);
-      await state.releaseIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_2' }, { configId: 'cfg', key: 'none', webhookId: 'wh_2' }]);
+      await state.releaseIdempotency([
+        { configId: 'cfg', key: 'a', webhookId: 'wh_2' },
+        { configId: 'cfg', key: 'none', webhookId: 'wh_2' },
+      ]);
       expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_3' }], TTL)).toEqual(['wh_1']);
       await state.releaseIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_1' }]);
       expect(await state.claimIdempotency([{ configId: 'cfg', key: 'a', webhookId: 'wh_4' }], TTL)).toEqual(['wh_4']);

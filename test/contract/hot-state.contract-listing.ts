@@ -29,7 +29,10 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
     it('pages a config newest first, each webhook exactly once, ending with a null cursor', async () => {
       const { state } = ctx.h();
       const all = ids(23);
-      await write(state, all.map((id, i) => statusOf(id, ns(T, i))));
+      await write(
+        state,
+        all.map((id, i) => statusOf(id, ns(T, i))),
+      );
       await write(state, [statusOf(webhookId(), ns(T), { config_id: 'other' })]);
       const pages = await pageAll((cursor) => state.listWebhooks({ configId: 'cfg_contract', limit: 10, ...(cursor ? { cursor } : {}) }));
       expect(pages.map((p) => p.length)).toEqual([10, 10, 3]);
@@ -38,7 +41,10 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
 
     it('a page that exactly fills the last items still ends', async () => {
       const { state } = ctx.h();
-      await write(state, ids(10).map((id) => statusOf(id, ns(T))));
+      await write(
+        state,
+        ids(10).map((id) => statusOf(id, ns(T))),
+      );
       const pages = await pageAll((cursor) => state.listWebhooks({ configId: 'cfg_contract', limit: 5, ...(cursor ? { cursor } : {}) }));
       expect(pages.flat()).toHaveLength(10);
       expect(pages.at(-1)!.length).toBeLessThanOrEqual(5);
@@ -71,7 +77,10 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
     it('filters by endpoint, and by endpoint and state together', async () => {
       const { state } = ctx.h();
       const all = ids(12);
-      await write(state, all.map((id, i) => statusOf(id, ns(T, i), { endpoint_hash: i % 3 === 0 ? 'e0' : 'e1', state: i % 2 === 0 ? 'delivered' : 'retrying' })));
+      await write(
+        state,
+        all.map((id, i) => statusOf(id, ns(T, i), { endpoint_hash: i % 3 === 0 ? 'e0' : 'e1', state: i % 2 === 0 ? 'delivered' : 'retrying' })),
+      );
       const ep = await pageAll((cursor) => state.listWebhooks({ configId: 'cfg_contract', endpointHash: 'e0', limit: 2, ...(cursor ? { cursor } : {}) }));
       expect(ep.flat().map((s) => s.webhook_id)).toEqual(all.filter((_, i) => i % 3 === 0).reverse());
       const both = await pageAll((cursor) => state.listWebhooks({ configId: 'cfg_contract', endpointHash: 'e0', state: 'delivered', limit: 1, ...(cursor ? { cursor } : {}) }));

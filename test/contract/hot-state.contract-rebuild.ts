@@ -47,12 +47,16 @@ export const rebuildContract = (name: string, make: MakeHotState<RebuildState & 
       expect(await state.claimDueRetries(live, 10, 1000)).toEqual([{ id: 'wh_r1', dueAt: live + 1000, data: 'live' }]);
     });
 
-    it('a terminal outcome removes a retry still scheduled for the webhook (a stale copy), after the batch\'s own retries', async () => {
+    it("a terminal outcome removes a retry still scheduled for the webhook (a stale copy), after the batch's own retries", async () => {
       const { state, clock } = ctx.h();
       const due = clock.now() - 1;
       await state.restore([{ status: statusOf('wh_e1', ns(T, 1)), retry: { id: 'wh_e1', dueAt: due, data: 'restored' } }]);
       await state.apply({ retries: [{ id: 'wh_e2', dueAt: due, data: 'live' }] });
-      await state.apply({ statuses: [{ status: statusOf('wh_e1', ns(T, 2), { state: 'delivered' }) }], retries: [{ id: 'wh_e3', dueAt: due, data: 'x' }], ended: ['wh_e1', 'wh_e3'] });
+      await state.apply({
+        statuses: [{ status: statusOf('wh_e1', ns(T, 2), { state: 'delivered' }) }],
+        retries: [{ id: 'wh_e3', dueAt: due, data: 'x' }],
+        ended: ['wh_e1', 'wh_e3'],
+      });
       expect((await state.claimDueRetries(clock.now(), 10, 1000)).map((r) => r.id)).toEqual(['wh_e2']);
       await state.apply({ ended: ['wh_none'] });
     });

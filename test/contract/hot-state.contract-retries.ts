@@ -78,7 +78,11 @@ export const retriesContract = (name: string, make: MakeHotState<HotWriter & Ret
       const t = clock.now();
       await state.apply({ retries: [entry('wh_1', t - 2), entry('wh_2', t - 1)] });
       const claimed = await state.claimDueRetries(t, 10, LEASE);
-      await state.ackRetries([{ id: 'wh_1', leaseDueAt: t + LEASE }, { id: 'wh_2', leaseDueAt: t + LEASE - 1 }, { id: 'wh_none', leaseDueAt: t + LEASE }]);
+      await state.ackRetries([
+        { id: 'wh_1', leaseDueAt: t + LEASE },
+        { id: 'wh_2', leaseDueAt: t + LEASE - 1 },
+        { id: 'wh_none', leaseDueAt: t + LEASE },
+      ]);
       expect(claimed).toHaveLength(2);
       expect(await state.retryCount()).toBe(1);
       expect((await state.claimDueRetries(t + LEASE, 10, LEASE)).map((r) => r.id)).toEqual(['wh_2']);

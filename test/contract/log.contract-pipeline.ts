@@ -61,7 +61,11 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       const p = h.log.producer();
       await p.send(markers.map((m) => ({ topic: t, ...m })));
       await p.close();
-      await waitFor('the markers', () => markers.every((m) => got.includes(m.value)), () => got);
+      await waitFor(
+        'the markers',
+        () => markers.every((m) => got.includes(m.value)),
+        () => got,
+      );
       await sleep(300); // anything older would have come first
       return got;
     };
@@ -89,125 +93,181 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       return { c, calls, first };
     };
 
-    it('starts a partition\'s next batch while the earlier one runs; the later one resolving first commits nothing', async () => {
-      const t = h.topic('pipe');
-      const group = `${t}-g`;
-      const { c, calls, first } = await twoBatches(t, group);
-      // Offsets 5..9 reach the handler although the batch before them has not resolved.
-      await waitFor('offsets 5..9 while 0..4 still run', () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')), () => calls.map((b) => offsets(b.records)));
-      await sleep(200); // the later batch has resolved by now
-      const stopping = c.stop();
-      await sleep(50);
-      first.fail(new Error('stopped mid-batch'));
-      await stopping;
-      // Nothing was committed: 0..4 never resolved, so 5..9 could not commit either.
-      const again = await readAfter(group, t, [{ key: 'k', value: 'marker' }]);
-      expect(again).toEqual([...range(0, 10).map((i) => `v${i}`), 'marker']);
-    }, TEST_TIMEOUT);
+    it(
+      "starts a partition's next batch while the earlier one runs; the later one resolving first commits nothing",
+      async () => {
+        const t = h.topic('pipe');
+        const group = `${t}-g`;
+        const { c, calls, first } = await twoBatches(t, group);
+        // Offsets 5..9 reach the handler although the batch before them has not resolved.
+        await waitFor(
+          'offsets 5..9 while 0..4 still run',
+          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        await sleep(200); // the later batch has resolved by now
+        const stopping = c.stop();
+        await sleep(50);
+        first.fail(new Error('stopped mid-batch'));
+        await stopping;
+        // Nothing was committed: 0..4 never resolved, so 5..9 could not commit either.
+        const again = await readAfter(group, t, [{ key: 'k', value: 'marker' }]);
+        expect(again).toEqual([...range(0, 10).map((i) => `v${i}`), 'marker']);
+      },
+      TEST_TIMEOUT,
+    );
 
-    it('commits a later batch that resolved first once the earlier one resolves', async () => {
-      const t = h.topic('inorder');
-      const group = `${t}-g`;
-      const { c, calls, first } = await twoBatches(t, group);
-      await waitFor('offsets 5..9', () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')), () => calls.map((b) => offsets(b.records)));
-      first.open();
-      await sleep(300);
-      await c.stop();
-      expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
-    }, TEST_TIMEOUT);
+    it(
+      'commits a later batch that resolved first once the earlier one resolves',
+      async () => {
+        const t = h.topic('inorder');
+        const group = `${t}-g`;
+        const { c, calls, first } = await twoBatches(t, group);
+        await waitFor(
+          'offsets 5..9',
+          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        first.open();
+        await sleep(300);
+        await c.stop();
+        expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
+      },
+      TEST_TIMEOUT,
+    );
 
-    it('rewinds a partition to a rejected batch\'s first offset: later batches already handled come again, then commit', async () => {
-      const t = h.topic('rewind');
-      const group = `${t}-g`;
-      const { c, calls, first } = await twoBatches(t, group);
-      await waitFor('offsets 5..9', () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')), () => calls.map((b) => offsets(b.records)));
-      const before = calls.length;
-      first.fail(new Error('transient failure'));
-      await waitFor('0..9 again', () => calls.slice(before).flatMap((b) => b.records).some((r) => r.offset === '9'), () => calls.map((b) => offsets(b.records)));
-      const again = calls.slice(before).flatMap((b) => offsets(b.records));
-      // From the rejected batch's first record, every later record again, in order.
-      expect(again).toEqual(range(0, 10));
-      await sleep(300);
-      await c.stop();
-      expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
-    }, TEST_TIMEOUT);
+    it(
+      "rewinds a partition to a rejected batch's first offset: later batches already handled come again, then commit",
+      async () => {
+        const t = h.topic('rewind');
+        const group = `${t}-g`;
+        const { c, calls, first } = await twoBatches(t, group);
+        await waitFor(
+          'offsets 5..9',
+          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        const before = calls.length;
+        first.fail(new Error('transient failure'));
+        await waitFor(
+          '0..9 again',
+          () =>
+            calls
+              .slice(before)
+              .flatMap((b) => b.records)
+              .some((r) => r.offset === '9'),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        const again = calls.slice(before).flatMap((b) => offsets(b.records));
+        // From the rejected batch's first record, every later record again, in order.
+        expect(again).toEqual(range(0, 10));
+        await sleep(300);
+        await c.stop();
+        expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
+      },
+      TEST_TIMEOUT,
+    );
 
-    it('takes no new batch while maxUnresolved records are in flight', async () => {
-      const t = h.topic('bound');
-      const { calls, first } = await twoBatches(t, `${t}-g`, async () => {}, 1);
-      await sleep(700); // 5..9 are there to take: a consumer without the bound takes them by now
-      expect(calls).toHaveLength(1);
-      first.open();
-      await waitFor('offsets 5..9 once room opened', () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')), () => calls.map((b) => offsets(b.records)));
-    }, TEST_TIMEOUT);
+    it(
+      'takes no new batch while maxUnresolved records are in flight',
+      async () => {
+        const t = h.topic('bound');
+        const { calls, first } = await twoBatches(t, `${t}-g`, async () => {}, 1);
+        await sleep(700); // 5..9 are there to take: a consumer without the bound takes them by now
+        expect(calls).toHaveLength(1);
+        first.open();
+        await waitFor(
+          'offsets 5..9 once room opened',
+          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+      },
+      TEST_TIMEOUT,
+    );
 
-    it('stops gracefully: batches in flight finish and their offsets are committed', async () => {
-      const t = h.topic('graceful');
-      const group = `${t}-g`;
-      await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
-      const p = h.log.producer();
-      await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
-      await p.close();
-      let started = 0;
-      let finished = 0;
-      const c = consumer(group, [t]);
-      await c.run(async () => {
-        started++;
-        await sleep(400);
-        finished++;
-      });
-      await waitFor('a batch in flight', () => started > 0);
-      await c.stop();
-      expect(finished).toBe(started);
-      expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
-    }, TEST_TIMEOUT);
+    it(
+      'stops gracefully: batches in flight finish and their offsets are committed',
+      async () => {
+        const t = h.topic('graceful');
+        const group = `${t}-g`;
+        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
+        const p = h.log.producer();
+        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        await p.close();
+        let started = 0;
+        let finished = 0;
+        const c = consumer(group, [t]);
+        await c.run(async () => {
+          started++;
+          await sleep(400);
+          finished++;
+        });
+        await waitFor('a batch in flight', () => started > 0);
+        await c.stop();
+        expect(finished).toBe(started);
+        expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
+      },
+      TEST_TIMEOUT,
+    );
 
-    it('a batch of a partition revoked by a rebalance does not commit over its new owner', async () => {
-      const t = h.topic('revoke');
-      const group = `${t}-g`;
-      await h.log.admin.ensureTopics([{ name: t, partitions: 2 }]);
-      const p = h.log.producer();
-      await p.send(range(0, 20).map((i) => ({ topic: t, key: `k${i}`, value: `a${i}` })));
+    it(
+      'a batch of a partition revoked by a rebalance does not commit over its new owner',
+      async () => {
+        const t = h.topic('revoke');
+        const group = `${t}-g`;
+        await h.log.admin.ensureTopics([{ name: t, partitions: 2 }]);
+        const p = h.log.producer();
+        await p.send(range(0, 20).map((i) => ({ topic: t, key: `k${i}`, value: `a${i}` })));
 
-      // A takes a batch of each partition and holds both.
-      const held = gate();
-      const aSeen: ConsumedRecord[] = [];
-      await consumer(group, [t]).run(async (b) => {
-        aSeen.push(...b.records);
-        await held.promise;
-      });
-      await waitFor('A holding both partitions', () => new Set(aSeen.map((r) => r.partition)).size === 2, () => aSeen.length);
-      const keyOn = (partition: number) => aSeen.find((r) => r.partition === partition)!.key!;
+        // A takes a batch of each partition and holds both.
+        const held = gate();
+        const aSeen: ConsumedRecord[] = [];
+        await consumer(group, [t]).run(async (b) => {
+          aSeen.push(...b.records);
+          await held.promise;
+        });
+        await waitFor(
+          'A holding both partitions',
+          () => new Set(aSeen.map((r) => r.partition)).size === 2,
+          () => aSeen.length,
+        );
+        const keyOn = (partition: number) => aSeen.find((r) => r.partition === partition)!.key!;
 
-      // B joins: one partition (q) moves to it and is read from the last commit (nothing yet).
-      const bSeen: ConsumedRecord[] = [];
-      const b = consumer(group, [t]);
-      await b.run(async (batch) => {
-        bSeen.push(...batch.records);
-      });
-      await waitFor('B owning a partition', () => bSeen.length > 0);
-      const q = bSeen[0]!.partition;
-      const qCount = aSeen.filter((r) => r.partition === q).length;
-      // B moves q further than A's held batch reaches, and commits it.
-      await p.send(range(0, 5).map((i) => ({ topic: t, key: keyOn(q), value: `b${i}` })));
-      await waitFor('B past A\'s batch on q', () => bSeen.filter((r) => r.partition === q).length >= qCount + 5, () => offsets(bSeen));
-      expect(bSeen.every((r) => r.partition === q)).toBe(true);
-      await sleep(300);
+        // B joins: one partition (q) moves to it and is read from the last commit (nothing yet).
+        const bSeen: ConsumedRecord[] = [];
+        const b = consumer(group, [t]);
+        await b.run(async (batch) => {
+          bSeen.push(...batch.records);
+        });
+        await waitFor('B owning a partition', () => bSeen.length > 0);
+        const q = bSeen[0]!.partition;
+        const qCount = aSeen.filter((r) => r.partition === q).length;
+        // B moves q further than A's held batch reaches, and commits it.
+        await p.send(range(0, 5).map((i) => ({ topic: t, key: keyOn(q), value: `b${i}` })));
+        await waitFor(
+          "B past A's batch on q",
+          () => bSeen.filter((r) => r.partition === q).length >= qCount + 5,
+          () => offsets(bSeen),
+        );
+        expect(bSeen.every((r) => r.partition === q)).toBe(true);
+        await sleep(300);
 
-      // A's batches now resolve: the one of q must not move q's offset back.
-      held.open();
-      await sleep(500);
-      // Neither does B read again what it handled (it would, from a commit moved back).
-      expect(offsets(bSeen)).toEqual(range(0, qCount + 5));
-      await Promise.all(consumers.splice(0).map((c) => c.stop()));
+        // A's batches now resolve: the one of q must not move q's offset back.
+        held.open();
+        await sleep(500);
+        // Neither does B read again what it handled (it would, from a commit moved back).
+        expect(offsets(bSeen)).toEqual(range(0, qCount + 5));
+        await Promise.all(consumers.splice(0).map((c) => c.stop()));
 
-      const r = 1 - q;
-      const got = await readAfter(group, t, [
-        { key: keyOn(q), value: 'marker-q' },
-        { key: keyOn(r), value: 'marker-r' },
-      ]);
-      expect([...got].sort()).toEqual(['marker-q', 'marker-r']);
-      await p.close();
-    }, TEST_TIMEOUT);
+        const r = 1 - q;
+        const got = await readAfter(group, t, [
+          { key: keyOn(q), value: 'marker-q' },
+          { key: keyOn(r), value: 'marker-r' },
+        ]);
+        expect([...got].sort()).toEqual(['marker-q', 'marker-r']);
+        await p.close();
+      },
+      TEST_TIMEOUT,
+    );
   });
 };

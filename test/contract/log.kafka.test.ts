@@ -8,7 +8,10 @@ import { logPipelineContract } from './log.contract-pipeline';
 // topics and groups under its own prefix and deletes them afterwards, so runs can share a broker.
 const brokersEnv = process.env.KAFKA_BROKERS;
 if (!brokersEnv) throw new Error('KAFKA_BROKERS is not set: the Kafka Log contract needs a real broker (eval "$(bash scripts/infra/up.sh)" prints one)');
-const brokers = brokersEnv.split(',').map((s) => s.trim()).filter(Boolean);
+const brokers = brokersEnv
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 
 const kafkaHarness = async (): Promise<LogHarness> => {
   const prefix = `t-${Date.now()}-${randomBytes(4).toString('hex')}`;

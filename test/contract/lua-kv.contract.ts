@@ -20,7 +20,7 @@ export const luaKvContract = (name: string, makeStore: () => KvStore) => {
     };
     const transformer = async (script: string, code: string) => runTransformer(code, { body: '{}', headers: {}, script }, { engine, services: { kv: store } });
 
-    it('a config named like a transformer does not see the transformer\'s kv, nor the other way round', async () => {
+    it("a config named like a transformer does not see the transformer's kv, nor the other way round", async () => {
       const shared = uniq('orders');
       await transformer(shared, `kv.set('seen', 'transformer')`);
       expect(await delivery(shared, `request.body = tostring(kv.get('seen'))`)).toBe('nil');

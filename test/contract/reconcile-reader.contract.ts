@@ -79,7 +79,10 @@ export const readerContract = (name: string, make: () => Promise<ReaderHarness>)
 
     it('stops at the high-water marks taken when the read began', async () => {
       const topic = await h.topic(1);
-      await h.append([{ topic, key: 'a', value: '1' }, { topic, key: 'a', value: '2' }]);
+      await h.append([
+        { topic, key: 'a', value: '1' },
+        { topic, key: 'a', value: '2' },
+      ]);
       let appended = false;
       const seen: (string | null)[] = [];
       await h.reader.readToEnd(

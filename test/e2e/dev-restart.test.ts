@@ -51,7 +51,11 @@ describe('howk-dev keeps what it accepted across kill -9 (process)', () => {
     const start = async () => {
       dev = spawnRole('dev', env, ['--data', dir!]);
       const p = dev;
-      await waitFor(async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 60_000, intervalMs: 100, what: `howk-dev ready\n${p.output()}` });
+      await waitFor(async () => (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200, {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        what: `howk-dev ready\n${p.output()}`,
+      });
     };
     const kill = async () => {
       dev!.child.kill('SIGKILL');
@@ -70,7 +74,12 @@ describe('howk-dev keeps what it accepted across kill -9 (process)', () => {
           return { endpoint: rx.url(`/${kind}/${i}`), payload: { i }, max_attempts: kind === 'ok' ? 5 : 2 };
         });
         for (;;) {
-          const res = await fetch(`${base}/webhooks/restart/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhooks }), signal: AbortSignal.timeout(10_000) }).catch(() => null);
+          const res = await fetch(`${base}/webhooks/restart/enqueue/batch`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ webhooks }),
+            signal: AbortSignal.timeout(10_000),
+          }).catch(() => null);
           if (res?.status === 202) {
             const out = (await res.json()) as { results: { webhook_id: string }[] };
             out.results.forEach((r, k) => accepted.set(r.webhook_id, kindOf(from + k)));
@@ -102,7 +111,8 @@ describe('howk-dev keeps what it accepted across kill -9 (process)', () => {
     };
     const attemptOf = (r: Received) => Number(r.headers['x-webhook-attempt']);
     // Done: ok and flaky webhooks answered 200 once, dead ones tried their second (last) attempt.
-    const done = (reqs: Received[] | undefined, kind: Kind) => !!reqs && (kind === 'dead' ? reqs.some((r) => attemptOf(r) === 2) : reqs.some((r) => kind === 'ok' || attemptOf(r) >= 2));
+    const done = (reqs: Received[] | undefined, kind: Kind) =>
+      !!reqs && (kind === 'dead' ? reqs.some((r) => attemptOf(r) === 2) : reqs.some((r) => kind === 'ok' || attemptOf(r) >= 2));
     const missing = () => {
       const m = byId();
       return [...accepted].filter(([id, kind]) => !done(m.get(id), kind));

@@ -54,7 +54,10 @@ describe('kill -9 of howk-worker mid-stream', () => {
     api = spawnRole('api', env);
     scheduler = spawnRole('scheduler', env);
     workers.push(spawnRole('worker', env));
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 60_000, what: `howk-api ready\n${api.output()}` });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200, {
+      timeoutMs: 60_000,
+      what: `howk-api ready\n${api.output()}`,
+    });
     env.API = `http://127.0.0.1:${port}`;
   });
 
@@ -67,7 +70,11 @@ describe('kill -9 of howk-worker mid-stream', () => {
     const accepted = new Set<string>();
     for (let b = 0; b < N / 100; b++) {
       const webhooks = Array.from({ length: 100 }, (_, i) => ({ endpoint: rx.url(`/k${(b * 100 + i) % 7}`), payload: { n: b * 100 + i } }));
-      const res = await fetch(`${env.API}/webhooks/tenant-${b % 10}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhooks }) });
+      const res = await fetch(`${env.API}/webhooks/tenant-${b % 10}/enqueue/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ webhooks }),
+      });
       expect(res.status).toBe(202);
       for (const r of ((await res.json()) as any).results) accepted.add(r.webhook_id);
     }

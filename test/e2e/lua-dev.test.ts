@@ -73,7 +73,11 @@ describe('howk-dev wires http, credentials, secret templates and bcrypt (process
 
   it('delivers the enriched webhook with the resolved header; the token never shows in its output', async () => {
     const auth = { authorization: `Basic ${Buffer.from('ops:dev-pass').toString('base64')}`, 'content-type': 'application/json' };
-    const denied = await fetch(`${base}/incoming/enrich`, { method: 'POST', headers: { ...auth, authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` }, body: '{}' });
+    const denied = await fetch(`${base}/incoming/enrich`, {
+      method: 'POST',
+      headers: { ...auth, authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` },
+      body: '{}',
+    });
     expect(denied.status).toBe(401);
     expect(denied.headers.get('www-authenticate')).toMatch(/^Basic/);
     const res = await fetch(`${base}/incoming/enrich`, { method: 'POST', headers: auth, body: JSON.stringify({ customer_id: '42', deliver_to: rx.url('/dev-enriched') }) });

@@ -54,7 +54,8 @@ describe('howk-bridge', () => {
 
   it('refuses wrong credentials, topics outside its list, and malformed bodies; produces nothing then', async () => {
     const before = await bridge.stats();
-    const post = (body: unknown, auth = bridgeAuth) => fetch(`${bridge.url}/kafka/produce`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown, auth = bridgeAuth) =>
+      fetch(`${bridge.url}/kafka/produce`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const wrong = await post({ topic: topics.pending, value: 'x' }, `Basic ${Buffer.from('howk:nope').toString('base64')}`);
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
@@ -97,7 +98,11 @@ describe('howk-bridge', () => {
 
   it('answers 503 with Retry-After within its produce timeout when Kafka is unreachable', async () => {
     const t0 = Date.now();
-    const res = await fetch(`${down.url}/kafka/produce`, { method: 'POST', headers: { authorization: bridgeAuth, 'content-type': 'application/json' }, body: JSON.stringify({ topic: topics.pending, value: '{}' }) });
+    const res = await fetch(`${down.url}/kafka/produce`, {
+      method: 'POST',
+      headers: { authorization: bridgeAuth, 'content-type': 'application/json' },
+      body: JSON.stringify({ topic: topics.pending, value: '{}' }),
+    });
     const took = Date.now() - t0;
     expect(res.status).toBe(503);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -47,7 +47,9 @@ describe('edge → bridge → Kafka → howk-worker → receiver', () => {
     // The edge reads the status the worker wrote, through the bridge's Redis dialect.
     const hot = new RedisHotState(createRedis(env.HOWK_REDIS_URL!), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
     try {
-      const native = await waitFor(async () => ((await hot.getStatus(body.webhook_id))?.state === 'delivered' ? hot.getStatus(body.webhook_id) : undefined), { what: 'delivered status' });
+      const native = await waitFor(async () => ((await hot.getStatus(body.webhook_id))?.state === 'delivered' ? hot.getStatus(body.webhook_id) : undefined), {
+        what: 'delivered status',
+      });
       const status = await edge.mf.dispatchFetch(`http://edge/webhooks/${body.webhook_id}/status`);
       expect(status.status).toBe(200);
       const { updated_at_ns: _ns, ...view } = native!;

@@ -39,7 +39,13 @@ const CASES: Case[] = [
   { name: 'body over max_request_size', path: '/webhooks/c1/enqueue', body: j(item({ payload: 'x'.repeat(1_100_000) })) },
   { name: 'unknown route', path: '/webhooks/c1/enqueue/nope', body: j(item()) },
   // Cloudflare adds headers of its own (cf-*, x-forwarded-*), so the count in the message differs.
-  { name: 'too many request headers', path: '/webhooks/c1/enqueue', body: j(item()), headers: Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`x-h${i}`, 'v'])), loose: true },
+  {
+    name: 'too many request headers',
+    path: '/webhooks/c1/enqueue',
+    body: j(item()),
+    headers: Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`x-h${i}`, 'v'])),
+    loose: true,
+  },
 ];
 
 describe('bad input at the edge gets the same 4xx as howk-api', () => {
@@ -54,10 +60,7 @@ describe('bad input at the edge gets the same 4xx as howk-api', () => {
     const deadBridge = `http://127.0.0.1:${await freePort()}`;
     edge = await startEdge(edgeVars(fleetEnv(), deadBridge, { HOWK_API_AUTH_ENABLED: 'false' }));
     const now = new Date();
-    const made = await Promise.all([
-      generateKey({ name: 'enq', scopes: ['enqueue'], config_ids: ['c1'] }, now),
-      generateKey({ name: 'reader', scopes: ['read'] }, now),
-    ]);
+    const made = await Promise.all([generateKey({ name: 'enq', scopes: ['enqueue'], config_ids: ['c1'] }, now), generateKey({ name: 'reader', scopes: ['read'] }, now)]);
     keys.enqueue = made[0].token;
     keys.read = made[1].token;
     keyed = await startEdge(edgeVars(fleetEnv(), deadBridge, { HOWK_API_AUTH_ENABLED: 'true', HOWK_EDGE_API_KEYS: JSON.stringify(made.map((m) => m.record)) }));

@@ -29,7 +29,14 @@ describe('DomainGate', () => {
     bridge = await startBridge(env);
     worker = spawnRole('worker', { ...env, HOWK_CONCURRENCY_SLOW_LANE_RATE: '200' });
     // 10/s with a burst of 20 per host; idempotency keys live 1.5 s so that expiry is observable.
-    edge = await startEdge(edgeVars(env, bridge.url, { HOWK_EDGE_ADMISSION_RATE: '10', HOWK_EDGE_ADMISSION_BURST: '20', HOWK_TTL_IDEMPOTENCY_TTL: '1500ms', HOWK_EDGE_DOMAIN_RATES: JSON.stringify({ localhost: { rate: 100_000, burst: 100_000 } }) }));
+    edge = await startEdge(
+      edgeVars(env, bridge.url, {
+        HOWK_EDGE_ADMISSION_RATE: '10',
+        HOWK_EDGE_ADMISSION_BURST: '20',
+        HOWK_TTL_IDEMPOTENCY_TTL: '1500ms',
+        HOWK_EDGE_DOMAIN_RATES: JSON.stringify({ localhost: { rate: 100_000, burst: 100_000 } }),
+      }),
+    );
     records = await collect(env, [topics.pending, topics.slow]);
   });
   afterAll(async () => {
@@ -40,7 +47,13 @@ describe('DomainGate', () => {
   });
 
   // Webhook ids on the lanes whose record carries `needle` (at least once: a record may repeat).
-  const idsOn = (topic: string, needle: string) => new Set(records.of(topic).filter((r) => r.value?.includes(needle)).map((r) => (JSON.parse(r.value!) as { id: string }).id));
+  const idsOn = (topic: string, needle: string) =>
+    new Set(
+      records
+        .of(topic)
+        .filter((r) => r.value?.includes(needle))
+        .map((r) => (JSON.parse(r.value!) as { id: string }).id),
+    );
   const onTopics = (needle: string) => [...idsOn(topics.pending, needle), ...idsOn(topics.slow, needle)];
 
   it('turns 50 concurrent enqueues with one idempotency key into exactly one webhook', async () => {
@@ -94,7 +107,10 @@ describe('DomainGate', () => {
     expect(idsOn(topics.slow, tag).size).toBeGreaterThanOrEqual(slow);
     expect(idsOn(topics.pending, tag).size).toBeGreaterThanOrEqual(fast);
     const ids = new Set(replies.map((r) => r.body.webhook_id));
-    await waitFor(() => [...ids].every((id) => rx.received.some((r) => r.headers['webhook-id'] === id)), { timeoutMs: 60_000, what: `all 100 deliveries (${new Set(rx.received.map((r) => r.headers['webhook-id'])).size})\n${worker.output()}` });
+    await waitFor(() => [...ids].every((id) => rx.received.some((r) => r.headers['webhook-id'] === id)), {
+      timeoutMs: 60_000,
+      what: `all 100 deliveries (${new Set(rx.received.map((r) => r.headers['webhook-id'])).size})\n${worker.output()}`,
+    });
     console.log(`admission burst: ${fast} fast, ${slow} slow lane, arrived in ${tookSec.toFixed(2)} s; all delivered`);
   });
 

@@ -22,7 +22,12 @@ describe('/incoming at the edge', () => {
   let edge: Edge;
   let rx: Receiver;
   let records: Awaited<ReturnType<typeof collect>>;
-  const secrets = Object.fromEntries(SIGNERS.filter((s) => s.provider !== 'stripe').flatMap((s) => [[`${s.provider.toUpperCase()}_SECRET`, s.secrets[1]], [`${s.provider.toUpperCase()}_SECRET_OLD`, s.secrets[0]]]));
+  const secrets = Object.fromEntries(
+    SIGNERS.filter((s) => s.provider !== 'stripe').flatMap((s) => [
+      [`${s.provider.toUpperCase()}_SECRET`, s.secrets[1]],
+      [`${s.provider.toUpperCase()}_SECRET_OLD`, s.secrets[0]],
+    ]),
+  );
   const stripeSigner = SIGNERS.find((s) => s.provider === 'stripe')!;
 
   beforeAll(async () => {
@@ -30,7 +35,9 @@ describe('/incoming at the edge', () => {
     rx = await startReceiver();
     bridge = await startBridge(env);
     worker = spawnRole('worker', env);
-    edge = await startEdge(edgeVars(env, bridge.url, { ...secrets, STRIPE_WHSEC: stripeSigner.secrets[1], STRIPE_WHSEC_OLD: stripeSigner.secrets[0], INCOMING_BASIC: 'ops:s3cret' }));
+    edge = await startEdge(
+      edgeVars(env, bridge.url, { ...secrets, STRIPE_WHSEC: stripeSigner.secrets[1], STRIPE_WHSEC_OLD: stripeSigner.secrets[0], INCOMING_BASIC: 'ops:s3cret' }),
+    );
     records = await collect(env, [topics.pending, topics.slow]);
   });
   afterAll(async () => {
@@ -68,26 +75,37 @@ describe('/incoming at the edge', () => {
       }
       expect(res.status).toBe(200);
       expect(body.count).toBe(c.webhooks.length);
-      const got = await waitFor(() => {
-        const ws = body.webhooks.map((w: { id: string }) => webhookOnKafka(w.id));
-        return ws.every(Boolean) ? ws : undefined;
-      }, { what: 'the webhooks on Kafka' });
+      const got = await waitFor(
+        () => {
+          const ws = body.webhooks.map((w: { id: string }) => webhookOnKafka(w.id));
+          return ws.every(Boolean) ? ws : undefined;
+        },
+        { what: 'the webhooks on Kafka' },
+      );
       expect(got.map((w: any) => ({ endpoint: w.endpoint, payload: JSON.parse(w.payload), headers: w.headers }))).toEqual(expected(c));
     });
   });
 
   it('fans a Stripe event out to 3 webhooks, all delivered and signed', async () => {
-    const event = JSON.stringify({ id: `evt_${Date.now()}`, object: 'event', type: 'charge.succeeded', data: { object: { id: 'ch_1', amount: 1099, currency: 'eur', customer: 'cus_7' } } });
+    const event = JSON.stringify({
+      id: `evt_${Date.now()}`,
+      object: 'event',
+      type: 'charge.succeeded',
+      data: { object: { id: 'ch_1', amount: 1099, currency: 'eur', customer: 'cus_7' } },
+    });
     const sig = stripe.webhooks.generateTestHeaderString({ payload: event, secret: stripeSigner.secrets[1] });
     const res = await post('stripe-fanout', event, { 'stripe-signature': sig });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { count: number; webhooks: { id: string; endpoint: string }[] };
     expect(body.count).toBe(3);
     expect(body.webhooks.map((w) => new URL(w.endpoint).pathname)).toEqual(['/billing', '/analytics', '/crm']);
-    const deliveries = await waitFor(() => {
-      const got = body.webhooks.map((w) => rx.received.find((r) => r.headers['webhook-id'] === w.id));
-      return got.every(Boolean) ? got : undefined;
-    }, { timeoutMs: 60_000, what: `the 3 deliveries\n${worker.output()}` });
+    const deliveries = await waitFor(
+      () => {
+        const got = body.webhooks.map((w) => rx.received.find((r) => r.headers['webhook-id'] === w.id));
+        return got.every(Boolean) ? got : undefined;
+      },
+      { timeoutMs: 60_000, what: `the 3 deliveries\n${worker.output()}` },
+    );
     for (const d of deliveries) expect(verifyStandardWebhook(TEST_SECRET, d!.headers as Record<string, string>, d!.body)).toBe(true);
     expect(deliveries[1]!.body.toString()).toBe(event);
     expect(deliveries[1]!.headers['x-stripe-event']).toBe('charge.succeeded');
@@ -99,7 +117,12 @@ describe('/incoming at the edge', () => {
 
   describe.each(SIGNERS)('$provider signatures at the edge', (s) => {
     const script = s.provider === 'stripe' ? 'stripe-fanout' : `verify-${s.provider}`;
-    const event = () => JSON.stringify({ id: `evt_${Math.random().toString(36).slice(2)}`, type: 'charge.succeeded', data: { object: { id: 'ch_2', amount: 5, currency: 'usd', customer: 'cus_1' } } });
+    const event = () =>
+      JSON.stringify({
+        id: `evt_${Math.random().toString(36).slice(2)}`,
+        type: 'charge.succeeded',
+        data: { object: { id: 'ch_2', amount: 5, currency: 'usd', customer: 'cus_1' } },
+      });
     const now = () => Math.floor(Date.now() / 1000);
 
     it('accepts events signed with the current or the previous secret', async () => {

@@ -27,7 +27,9 @@ describe('edge enqueue while the bridge or Kafka is down', () => {
   });
 
   // Distinct webhook ids on the lanes whose record carries `tag` (a record may repeat: at least once).
-  const tagged = (tag: string) => [...new Set([...records.of(topics.pending), ...records.of(topics.slow)].filter((r) => r.value?.includes(tag)).map((r) => (JSON.parse(r.value!) as { id: string }).id))];
+  const tagged = (tag: string) => [
+    ...new Set([...records.of(topics.pending), ...records.of(topics.slow)].filter((r) => r.value?.includes(tag)).map((r) => (JSON.parse(r.value!) as { id: string }).id)),
+  ];
 
   const attempt = async (tag: string) => {
     const single = { endpoint: 'http://down.example/hook', payload: { tag, n: 1 }, idempotency_key: `${tag}-key` };

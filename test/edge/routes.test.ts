@@ -38,7 +38,10 @@ describe('edge routes: mounted = documented', () => {
     expect(mounted.sort(), `mounted: ${mounted.join(', ')}`).toEqual([...documented].sort());
     // The five listing and redrive routes are howk-api's: not at the edge.
     for (const k of ['GET /webhooks', 'POST /webhooks/:id/retry', 'GET /deadletter', 'GET /deadletter/:id', 'POST /deadletter/:id/replay']) {
-      expect(ROUTES.some((r) => routeKey(r) === k), k).toBe(true);
+      expect(
+        ROUTES.some((r) => routeKey(r) === k),
+        k,
+      ).toBe(true);
       expect(documented, k).not.toContain(k.replace(/:(\w+)/g, '{$1}'));
     }
   });

@@ -86,7 +86,13 @@ describe('MicroBatcher', () => {
 describe('edge config', () => {
   const base = { HOWK_KAFKA_REST_URL: 'http://b/kafka', HOWK_KAFKA_REST_PASSWORD: 'p' };
   it('reads the shared HOWK_* config and the edge settings from Worker vars', () => {
-    const { config, edge } = edgeConfigFrom({ ...base, HOWK_KAFKA_TOPICS_PENDING: 'x.pending', HOWK_EDGE_BATCH_LINGER: '7ms', HOWK_EDGE_DOMAIN_RATES: '{"api.stripe.com":{"rate":500,"burst":900}}', GATE: {} });
+    const { config, edge } = edgeConfigFrom({
+      ...base,
+      HOWK_KAFKA_TOPICS_PENDING: 'x.pending',
+      HOWK_EDGE_BATCH_LINGER: '7ms',
+      HOWK_EDGE_DOMAIN_RATES: '{"api.stripe.com":{"rate":500,"burst":900}}',
+      GATE: {},
+    });
     expect(config.kafka.topics.pending).toBe('x.pending');
     expect(edge.batch_linger).toBe(7);
     expect(admissionOf(edge, 'api.stripe.com')).toEqual({ rate: 500, burst: 900 });

@@ -44,7 +44,6 @@ describe.each(SIGNERS)('$provider inbound signatures', (s) => {
     expect(await check(s.provider, [newSecret], headers)).toMatchObject({ ok: false, reason: 'missing_header' });
     expect(await check(s.provider, [], await s.sign(BODY, newSecret, nowSec))).toMatchObject({ ok: false, reason: 'no_secret' });
   });
-
 });
 
 describe.each(SIGNERS.filter((s) => s.timestamped))('$provider signed timestamps', (s) => {
@@ -68,6 +67,8 @@ describe('the provider libraries agree with the signatures used above', () => {
   });
 
   it('hookdeck: x-hookdeck-signature-2 alone (the rolled secret) passes', async () => {
-    expect(await check('hookdeck', ['hd-old', 'hd-new'], { 'x-hookdeck-signature': b64hmac('hd-x', BODY), 'x-hookdeck-signature-2': b64hmac('hd-old', BODY) })).toEqual({ ok: true });
+    expect(await check('hookdeck', ['hd-old', 'hd-new'], { 'x-hookdeck-signature': b64hmac('hd-x', BODY), 'x-hookdeck-signature-2': b64hmac('hd-old', BODY) })).toEqual({
+      ok: true,
+    });
   });
 });

@@ -53,7 +53,17 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
       'kafka.partitions': 4,
       'kafka.consumer_group': `${prefix}-workers`,
       'kafka.max_wait': 20,
-      'kafka.topics': { pending: `${prefix}.pending`, slow: `${prefix}.slow`, results: `${prefix}.results`, deadletter: `${prefix}.deadletter`, state: `${prefix}.state`, scripts: `${prefix}.scripts`, keys: `${prefix}.keys`, config_secrets: `${prefix}.config-secrets`, guards: `${prefix}.guards` },
+      'kafka.topics': {
+        pending: `${prefix}.pending`,
+        slow: `${prefix}.slow`,
+        results: `${prefix}.results`,
+        deadletter: `${prefix}.deadletter`,
+        state: `${prefix}.state`,
+        scripts: `${prefix}.scripts`,
+        keys: `${prefix}.keys`,
+        config_secrets: `${prefix}.config-secrets`,
+        guards: `${prefix}.guards`,
+      },
       'retry.base_delay': 200,
       'retry.jitter': 0,
       'scheduler.poll_interval': 25,
@@ -68,7 +78,10 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
 };
 
 /** A whole fleet (api + worker + scheduler) in this process, on real Kafka + Redis or on the in-memory adapters. */
-export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<string, unknown>; redisDb?: number; roles?: { api?: boolean; worker?: boolean; scheduler?: boolean }; config?: Config; log?: Logger } = {}): Promise<TestFleet> => {
+export const startTestFleet = async (
+  mode: Mode,
+  opts: { overrides?: Record<string, unknown>; redisDb?: number; roles?: { api?: boolean; worker?: boolean; scheduler?: boolean }; config?: Config; log?: Logger } = {},
+): Promise<TestFleet> => {
   const config = opts.config ?? testConfig(mode, opts.overrides);
   const log = opts.log ?? (process.env.HOWK_TEST_LOGS ? createLogger('test', 'debug') : silentLogger);
   const secretBox = await createSecretBox('k1', { k1: TEST_SECRETS_KEY });
@@ -92,7 +105,14 @@ export const startTestFleet = async (mode: Mode, opts: { overrides?: Record<stri
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
     guards = new RedisGuards(redis);
     luaKv = redisKv(redis);
-    logStore = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'test', produceTimeoutMs: config.kafka.produce_timeout, maxWaitMs: 20, maxBytesPerPartition: 1 << 20, partitionsConsumedConcurrently: 4 });
+    logStore = new KafkaLog({
+      brokers: config.kafka.brokers,
+      clientId: 'test',
+      produceTimeoutMs: config.kafka.produce_timeout,
+      maxWaitMs: 20,
+      maxBytesPerPartition: 1 << 20,
+      partitionsConsumedConcurrently: 4,
+    });
     await logStore.admin.ensureTopics(topicSpecs(config));
     const t = config.kafka.topics;
     const collector = logStore.consumer({ groupId: uniq('collector'), topics: [t.results, t.deadletter, t.state, t.pending, t.slow], fromBeginning: true });

@@ -9,7 +9,12 @@ import type { TestFleet } from './fleet';
 export const TOPICS: (keyof Config['kafka']['topics'])[] = ['pending', 'slow', 'results', 'deadletter', 'state'];
 
 export const topicLeaks = (f: TestFleet, needle: string): string[] =>
-  TOPICS.flatMap((t) => f.records(t).filter((r) => (r.value ?? '').includes(needle) || (r.key ?? '').includes(needle)).map((r) => `${t}@${r.offset}`));
+  TOPICS.flatMap((t) =>
+    f
+      .records(t)
+      .filter((r) => (r.value ?? '').includes(needle) || (r.key ?? '').includes(needle))
+      .map((r) => `${t}@${r.offset}`),
+  );
 
 /** Every key and value of a Redis db (strings, hashes, lists, sets, sorted sets, streams). */
 export const redisLeaks = async (db: number, needle: string): Promise<{ keys: number; found: string[] }> => {

@@ -24,12 +24,16 @@ describe('adaptive concurrency (kafka + redis)', () => {
       expect(res.status).toBe(202);
     }
   };
-  const view = async (f: TestFleet, hash: string): Promise<ConcurrencyView> => ((await (await fetch(`${f.baseUrl}/endpoints/${hash}`)).json()) as { concurrency: ConcurrencyView }).concurrency;
+  const view = async (f: TestFleet, hash: string): Promise<ConcurrencyView> =>
+    ((await (await fetch(`${f.baseUrl}/endpoints/${hash}`)).json()) as { concurrency: ConcurrencyView }).concurrency;
 
   it('delivers 5,000 webhooks to one fast endpoint with none diverted to the slow lane', async () => {
     const rx = await startReceiver(() => ({ status: 200 }));
     const f = await startTestFleet('kafka');
-    cleanups.push(() => rx.close(), () => f.stop());
+    cleanups.push(
+      () => rx.close(),
+      () => f.stop(),
+    );
     const endpoint = rx.url('/busy');
     await enqueue(f, endpoint, 50, 100, 'busy');
     await waitFor(() => ids(rx).size >= 5000, { timeoutMs: 120_000, intervalMs: 200, what: '5,000 deliveries' });
@@ -43,7 +47,10 @@ describe('adaptive concurrency (kafka + redis)', () => {
   it('diverts an endpoint answering after 500 ms (slow_threshold 200 ms) and still delivers every webhook', async () => {
     const rx = await startReceiver(() => ({ status: 200, delayMs: 500 }));
     const f = await startTestFleet('kafka', { overrides: { 'concurrency.slow_threshold': 200, 'concurrency.max_inflight_per_endpoint': 4 } });
-    cleanups.push(() => rx.close(), () => f.stop());
+    cleanups.push(
+      () => rx.close(),
+      () => f.stop(),
+    );
     const endpoint = rx.url('/slow');
     await enqueue(f, endpoint, 20, 10, 'slow');
     await waitFor(() => ids(rx).size >= 200, { timeoutMs: 90_000, intervalMs: 200, what: 'all 200 deliveries' });
@@ -59,21 +66,30 @@ describe('adaptive concurrency (kafka + redis)', () => {
     let delayMs = 0;
     const rx = await startReceiver(() => ({ status: 200, delayMs }));
     const f = await startTestFleet('kafka');
-    cleanups.push(() => rx.close(), () => f.stop());
+    cleanups.push(
+      () => rx.close(),
+      () => f.stop(),
+    );
     const endpoint = rx.url('/rising');
     const hash = await endpointHash(endpoint);
     await enqueue(f, endpoint, 30, 10, 'fast');
     await waitFor(() => ids(rx).size >= 300, { timeoutMs: 60_000, what: 'the fast phase' });
-    const before = await waitFor(async () => {
-      const v = await view(f, hash);
-      return v.inflight === 0 && v.latency_ms.samples > 0 ? v : undefined;
-    }, { what: 'the fast phase measured' });
+    const before = await waitFor(
+      async () => {
+        const v = await view(f, hash);
+        return v.inflight === 0 && v.latency_ms.samples > 0 ? v : undefined;
+      },
+      { what: 'the fast phase measured' },
+    );
     delayMs = 500;
     await enqueue(f, endpoint, 30, 10, 'rising');
-    const after = await waitFor(async () => {
-      const v = await view(f, hash);
-      return v.limit < before.limit && v.limit <= 6 ? v : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100, what: 'the limit lowered' });
+    const after = await waitFor(
+      async () => {
+        const v = await view(f, hash);
+        return v.limit < before.limit && v.limit <= 6 ? v : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: 'the limit lowered' },
+    );
     expect(after.latency_ms.estimate).toBeGreaterThan(100);
     expect(after.slow).toBe(false); // 500 ms is below the 1 s threshold: it waits its turn in the fast lane
     console.log(`rising latency: limit ${before.limit} → ${after.limit} (latency estimate ${after.latency_ms.estimate?.toFixed(1)} ms)`);

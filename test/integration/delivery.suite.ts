@@ -68,10 +68,13 @@ export const deliverySuite = (mode: Mode) =>
       expect(res.status).toBe(202);
       const { webhook_id } = (await res.json()) as any;
       expect(res.headers.get('location')).toBe(`/webhooks/${webhook_id}/status`);
-      const status = await waitFor(async () => {
-        const s = await statusOf(webhook_id);
-        return s.state === 'delivered' ? s : undefined;
-      }, { timeoutMs: 30_000, what: 'delivery at attempt 4' });
+      const status = await waitFor(
+        async () => {
+          const s = await statusOf(webhook_id);
+          return s.state === 'delivered' ? s : undefined;
+        },
+        { timeoutMs: 30_000, what: 'delivery at attempt 4' },
+      );
       const got = deliveredTo('/flaky');
       expect(got.map((r) => r.headers['x-webhook-attempt'])).toEqual(['1', '2', '3', '4']);
       expect(new Set(got.map((r) => r.headers['webhook-id']))).toEqual(new Set([webhook_id]));
@@ -102,10 +105,13 @@ export const deliverySuite = (mode: Mode) =>
       expect(sb.attempts).toBe(3);
       expect(sb.dead_reason).toBe('exhausted');
       expect(deliveredTo('/down')).toHaveLength(3);
-      const dls = await waitFor(() => {
-        const d = f.records('deadletter').map((r) => JSON.parse(r.value!));
-        return d.length >= 2 ? d : undefined;
-      }, { what: 'dead letters on the topic' });
+      const dls = await waitFor(
+        () => {
+          const d = f.records('deadletter').map((r) => JSON.parse(r.value!));
+          return d.length >= 2 ? d : undefined;
+        },
+        { what: 'dead letters on the topic' },
+      );
       const byId = new Map(dls.map((d: any) => [d.webhook_id, d]));
       expect(byId.get(a.webhook_id)?.reason_type).toBe('unrecoverable');
       expect(byId.get(a.webhook_id)?.last_response).toBe('nope: field x is invalid');

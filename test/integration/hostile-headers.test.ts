@@ -13,7 +13,14 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // cost one of the delivery.max_conns_per_host pooled connections for good, and counted as an
 // endpoint failure. Real Kafka + Redis, one worker, loopback receivers shared by the tenants.
 
-const HOSTILE: Record<string, string>[] = [{ Expect: '100-continue' }, { 'X-Price': '5 €' }, { 'Keep-Alive': 'timeout=5' }, { 'X-Ctl': 'a\u0001b' }, { 'X-Del': 'a\u007fb' }, { Upgrade: 'h2c' }];
+const HOSTILE: Record<string, string>[] = [
+  { Expect: '100-continue' },
+  { 'X-Price': '5 €' },
+  { 'Keep-Alive': 'timeout=5' },
+  { 'X-Ctl': 'a\u0001b' },
+  { 'X-Del': 'a\u007fb' },
+  { Upgrade: 'h2c' },
+];
 
 describe('hostile headers and signing secrets (kafka + redis)', () => {
   let f: TestFleet;
@@ -37,28 +44,45 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
   });
 
   const endpointView = async (endpoint: string) => (await (await fetch(`${f.baseUrl}/endpoints/${await endpointHash(endpoint)}`)).json()) as any;
-  const deadLetters = (configPrefix: string) => f.records('deadletter').map((r) => JSON.parse(r.value!)).filter((d) => String(d.config_id).startsWith(configPrefix));
+  const deadLetters = (configPrefix: string) =>
+    f
+      .records('deadletter')
+      .map((r) => JSON.parse(r.value!))
+      .filter((d) => String(d.config_id).startsWith(configPrefix));
 
   /** Records as an older api (or any other producer) left them on the pending topic, bypassing enqueue's checks. */
   const produceRaw = async (configPrefix: string, endpoint: string, n: number, shape: (i: number) => Partial<Webhook>) => {
     const hash = await endpointHash(endpoint);
     const now = Date.now();
     const hooks: Webhook[] = Array.from({ length: n }, (_, i) => ({
-      id: webhookId(now), config_id: `${configPrefix}-${i % 10}`, endpoint, endpoint_hash: hash, payload: `{"bad":${i}}`, headers: {},
-      attempt: 0, max_attempts: 3, deferrals: 0, created_at: iso(now), scheduled_at: iso(now), ...shape(i),
+      id: webhookId(now),
+      config_id: `${configPrefix}-${i % 10}`,
+      endpoint,
+      endpoint_hash: hash,
+      payload: `{"bad":${i}}`,
+      headers: {},
+      attempt: 0,
+      max_attempts: 3,
+      deferrals: 0,
+      created_at: iso(now),
+      scheduled_at: iso(now),
+      ...shape(i),
     }));
     const producer = f.logStore.producer();
-    for (let i = 0; i < hooks.length; i += 200) await producer.send(hooks.slice(i, i + 200).map((w) => ({ topic: f.config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w) })));
+    for (let i = 0; i < hooks.length; i += 200)
+      await producer.send(hooks.slice(i, i + 200).map((w) => ({ topic: f.config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w) })));
     await producer.close();
   };
 
   const enqueueGood = async (config: string, endpoint: string, n: number) => {
-    const res = await f.post(`/webhooks/${config}/enqueue/batch`, { webhooks: Array.from({ length: n }, (_, i) => ({ endpoint, payload: { good: i }, headers: { 'X-Tenant': 'good', 'X-Latin1': 'café' } })) });
+    const res = await f.post(`/webhooks/${config}/enqueue/batch`, {
+      webhooks: Array.from({ length: n }, (_, i) => ({ endpoint, payload: { good: i }, headers: { 'X-Tenant': 'good', 'X-Latin1': 'café' } })),
+    });
     expect(res.status).toBe(202);
   };
   const goodDelivered = (rx: Receiver) => new Set(rx.received.filter((r) => r.headers['x-tenant'] === 'good').map((r) => JSON.parse(r.body.toString()).good)).size;
 
-  it('1,000 records already on howk.pending with headers undici refuses: another tenant\'s 100 webhooks to the same receiver are all delivered, its circuit stays closed', async () => {
+  it("1,000 records already on howk.pending with headers undici refuses: another tenant's 100 webhooks to the same receiver are all delivered, its circuit stays closed", async () => {
     const rx = await receiver();
     const endpoint = rx.url('/shared');
     await produceRaw('old', endpoint, 1000, (i) => ({ headers: HOSTILE[i % HOSTILE.length]! }));
@@ -132,7 +156,15 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
 
     it('single and batch enqueue', async () => {
       const ep = 'http://127.0.0.1:9/x';
-      for (const [headers, field] of [[{ Expect: '100-continue' }, 'headers.Expect'], [{ 'X-Price': '5 €' }, 'headers.X-Price'], [{ 'Keep-Alive': 'timeout=5' }, 'headers.Keep-Alive'], [{ Upgrade: 'h2c' }, 'headers.Upgrade'], [{ 'X-A': 'a\u0001' }, 'headers.X-A'], [{ 'X-A': '\u007f' }, 'headers.X-A'], [{ TE: 'trailers' }, 'headers.TE']] as const) {
+      for (const [headers, field] of [
+        [{ Expect: '100-continue' }, 'headers.Expect'],
+        [{ 'X-Price': '5 €' }, 'headers.X-Price'],
+        [{ 'Keep-Alive': 'timeout=5' }, 'headers.Keep-Alive'],
+        [{ Upgrade: 'h2c' }, 'headers.Upgrade'],
+        [{ 'X-A': 'a\u0001' }, 'headers.X-A'],
+        [{ 'X-A': '\u007f' }, 'headers.X-A'],
+        [{ TE: 'trailers' }, 'headers.TE'],
+      ] as const) {
         await expect400(await f.post('/webhooks/api-400/enqueue', { endpoint: ep, payload: {}, headers }), field);
       }
       await expect400(await f.post('/webhooks/api-400/enqueue', { endpoint: ep, payload: {}, signing_secret: 'whsec_AA' }), 'signing_secret');
@@ -147,8 +179,10 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
     });
 
     it('PUT /configs/:id/secret', async () => {
-      const put = (secret: string) => fetch(`${f.baseUrl}/configs/api-400/secret`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ secret }) });
-      for (const secret of ['whsec_AAAAAAAAAAAAAAAAAAAA', 'whsec_!!!!!!!!!!!!!!!!!!!!', `whsec_${Buffer.alloc(15, 1).toString('base64')}`]) await expect400(await put(secret), 'secret');
+      const put = (secret: string) =>
+        fetch(`${f.baseUrl}/configs/api-400/secret`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ secret }) });
+      for (const secret of ['whsec_AAAAAAAAAAAAAAAAAAAA', 'whsec_!!!!!!!!!!!!!!!!!!!!', `whsec_${Buffer.alloc(15, 1).toString('base64')}`])
+        await expect400(await put(secret), 'secret');
       expect((await put(`whsec_${Buffer.alloc(16, 1).toString('base64')}`)).status).toBe(200);
     });
   });

@@ -22,7 +22,9 @@ describe('/incoming brute force (kafka)', () => {
     await writeFile(join(dir, 'vault.lua'), "assert(howk.post(request.payload.base .. '/vault', { n = 1 }))");
     await writeFile(join(dir, 'vault.passwd'), `alice:${bcrypt.hashSync('correct horse', 10)}\n`);
     rx = await startReceiver();
-    f = await startTestFleet('kafka', { overrides: { 'transformer.script_dirs': [dir], 'transformer.auth_failure_rate': 0.5, 'transformer.auth_failure_burst': 10, 'transformer.max_concurrent_auth_checks': 4 } });
+    f = await startTestFleet('kafka', {
+      overrides: { 'transformer.script_dirs': [dir], 'transformer.auth_failure_rate': 0.5, 'transformer.auth_failure_burst': 10, 'transformer.max_concurrent_auth_checks': 4 },
+    });
   });
   afterAll(async () => {
     await f?.stop();

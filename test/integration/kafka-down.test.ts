@@ -19,7 +19,14 @@ describe('enqueue while Kafka is unreachable', () => {
     const config = testConfig('memory', { 'kafka.brokers': ['127.0.0.1:1'], 'kafka.produce_timeout': 1500 });
     hot = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
     const logStore = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'down', produceTimeoutMs: 1500, maxWaitMs: 20, maxBytesPerPartition: 1 << 20 });
-    fleet = await startFleet({ config, logStore, hot, sender: createHttpSender({ connectionsPerOrigin: 1, snippetBytes: 10 }), log: silentLogger, roles: { api: true, worker: false, scheduler: false } });
+    fleet = await startFleet({
+      config,
+      logStore,
+      hot,
+      sender: createHttpSender({ connectionsPerOrigin: 1, snippetBytes: 10 }),
+      log: silentLogger,
+      roles: { api: true, worker: false, scheduler: false },
+    });
   });
   afterAll(async () => {
     await fleet?.stop();

@@ -17,8 +17,15 @@ describe('delivery and dead-letter listings through 1,000 webhooks', () => {
     rx = await startReceiver((r) => (r.path.startsWith('/bad') ? { status: 422, body: 'x'.repeat(3000) } : { status: 200 }));
     f = await startTestFleet('kafka', { overrides: { 'circuit_breaker.enabled': false } });
     for (let b = 0; b < N / 100; b++) {
-      for (const [config, path, out] of [['lst-a', '/ok', delivered], ['lst-b', '/bad', dead]] as const) {
-        const webhooks = Array.from({ length: 100 }, (_, i) => ({ endpoint: rx.url(`${path}?half=${(b * 100 + i) % 2}`), payload: { b, i }, headers: { authorization: 'Bearer s3cret', 'x-plain': 'v' } }));
+      for (const [config, path, out] of [
+        ['lst-a', '/ok', delivered],
+        ['lst-b', '/bad', dead],
+      ] as const) {
+        const webhooks = Array.from({ length: 100 }, (_, i) => ({
+          endpoint: rx.url(`${path}?half=${(b * 100 + i) % 2}`),
+          payload: { b, i },
+          headers: { authorization: 'Bearer s3cret', 'x-plain': 'v' },
+        }));
         const res = await f.post(`/webhooks/${config}/enqueue/batch`, { webhooks });
         expect(res.status).toBe(202);
         out.push(...((await res.json()) as any).results.map((r: any) => r.webhook_id));

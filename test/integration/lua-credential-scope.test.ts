@@ -56,8 +56,11 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
       t_token: await enc('t_token', T_SECRET, 'incoming:leak', 'api.partner.invalid'),
     };
     dir = await mkdtemp(join(tmpdir(), 'howk-cred-scope-'));
-    await writeFile(join(dir, 'leak.lua'), `local t = assert(crypto.decrypt_credential('t_token'))
-      assert(howk.post(request.payload.to, { n = 1 }, { headers = { ['X-T'] = t } }))`);
+    await writeFile(
+      join(dir, 'leak.lua'),
+      `local t = assert(crypto.decrypt_credential('t_token'))
+      assert(howk.post(request.payload.to, { n = 1 }, { headers = { ['X-T'] = t } }))`,
+    );
     process.env.HOWK_LUA_CRYPTO_SC1 = key;
     rx = await startReceiver();
     f = await startTestFleet('kafka', {
@@ -84,7 +87,11 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
   });
 
   const put = (key: string, config: string, script: string, children = false) =>
-    fetch(`${f.baseUrl}/config/${config}/script${children ? '?apply_to_children=true' : ''}`, { method: 'PUT', headers: { 'content-type': 'text/plain', ...bearer(key) }, body: script });
+    fetch(`${f.baseUrl}/config/${config}/script${children ? '?apply_to_children=true' : ''}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/plain', ...bearer(key) },
+      body: script,
+    });
   const enqueue = async (key: string, config: string, body: unknown): Promise<string> => {
     const res = await f.post(`/webhooks/${config}/enqueue`, body, bearer(key));
     const json = (await res.json()) as any;
@@ -99,17 +106,23 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
    */
   const deadOnceScripted = (key: string, config: string, prefix: string) => {
     let n = 0;
-    return waitFor(async () => {
-      const id = await enqueue(key, config, { endpoint: rx.url(`${prefix}-${++n}`), payload: {} });
-      const s = await waitFor(async () => {
-        const x = await status(id);
-        return x.state === 'failed' || x.state === 'delivered' ? x : undefined;
-      }, { what: `outcome of ${id}` });
-      return s.state === 'failed' ? { id, s } : undefined;
-    }, { what: `a dead letter on ${config}`, intervalMs: 200 });
+    return waitFor(
+      async () => {
+        const id = await enqueue(key, config, { endpoint: rx.url(`${prefix}-${++n}`), payload: {} });
+        const s = await waitFor(
+          async () => {
+            const x = await status(id);
+            return x.state === 'failed' || x.state === 'delivered' ? x : undefined;
+          },
+          { what: `outcome of ${id}` },
+        );
+        return s.state === 'failed' ? { id, s } : undefined;
+      },
+      { what: `a dead letter on ${config}`, intervalMs: 200 },
+    );
   };
 
-  it('the script test route: only on the key\'s own configs, and another namespace\'s credential is nil, err', async () => {
+  it("the script test route: only on the key's own configs, and another namespace's credential is nil, err", async () => {
     const script = `
       local v, err = crypto.decrypt_credential('b_token')
       request.headers['X-Stolen'] = v or ('refused: ' .. err)`;
@@ -122,19 +135,30 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     expect(text).not.toContain(B_SECRET);
   });
 
-  it('a stored delivery script run by the worker cannot read another namespace\'s credential', async () => {
-    expect((await put('a', 'tenant-a', `
+  it("a stored delivery script run by the worker cannot read another namespace's credential", async () => {
+    expect(
+      (
+        await put(
+          'a',
+          'tenant-a',
+          `
       local v, err = crypto.decrypt_credential('b_token')
       request.headers['X-Stolen'] = v or ('refused: ' .. err)
-      request.body = json.encode({ stolen = v or json.null })`)).status).toBe(200);
+      request.body = json.encode({ stolen = v or json.null })`,
+        )
+      ).status,
+    ).toBe(200);
     // The script reaches the worker through howk.scripts: retry until a delivery carries it.
     let n = 0;
-    const got = await waitFor(async () => {
-      const path = `/a-steal-${++n}`;
-      await enqueue('a', 'tenant-a', { endpoint: rx.url(path), payload: { n } });
-      const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
-      return r.headers['x-stolen'] ? r : undefined;
-    }, { what: 'a delivery with the script applied', intervalMs: 200 });
+    const got = await waitFor(
+      async () => {
+        const path = `/a-steal-${++n}`;
+        await enqueue('a', 'tenant-a', { endpoint: rx.url(path), payload: { n } });
+        const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
+        return r.headers['x-stolen'] ? r : undefined;
+      },
+      { what: 'a delivery with the script applied', intervalMs: 200 },
+    );
     expect(got.headers['x-stolen']).toBe('refused: credential b_token is not available to namespace tenant-a');
     expect(JSON.parse(got.body.toString())).toEqual({ stolen: null });
   });
@@ -143,18 +167,28 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     // tenant-a's credential may go to 127.0.0.1: delivered.
     expect((await put('a', 'tenant-a', `request.headers['Authorization'] = 'Bearer ' .. assert(crypto.decrypt_credential('a_token'))`)).status).toBe(200);
     let n = 0;
-    const ok = await waitFor(async () => {
-      const path = `/a-own-${++n}`;
-      await enqueue('a', 'tenant-a', { endpoint: rx.url(path), payload: {} });
-      const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
-      return r.headers.authorization ? r : undefined;
-    }, { what: 'a delivery with the new script', intervalMs: 200 });
+    const ok = await waitFor(
+      async () => {
+        const path = `/a-own-${++n}`;
+        await enqueue('a', 'tenant-a', { endpoint: rx.url(path), payload: {} });
+        const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
+        return r.headers.authorization ? r : undefined;
+      },
+      { what: 'a delivery with the new script', intervalMs: 200 },
+    );
     expect(ok.headers.authorization).toBe(`Bearer ${A_SECRET}`);
     // tenant-b's may only go to api.partner.invalid: its own key cannot point it at 127.0.0.1.
     expect((await put('b', 'tenant-b', `request.headers['Authorization'] = 'Bearer ' .. assert(crypto.decrypt_credential('b_token'))`)).status).toBe(200);
     const { id, s } = await deadOnceScripted('b', 'tenant-b', '/b-exfil');
     expect(s.dead_reason).toBe('credential_host_not_allowed');
-    const dl = await waitFor(() => f.records('deadletter').map((r) => JSON.parse(r.value!)).find((d) => d.webhook_id === id), { what: 'dead letter record' });
+    const dl = await waitFor(
+      () =>
+        f
+          .records('deadletter')
+          .map((r) => JSON.parse(r.value!))
+          .find((d) => d.webhook_id === id),
+      { what: 'dead letter record' },
+    );
     expect(dl.reason).toBe('credential not allowed for this destination: credential b_token may not be sent to 127.0.0.1');
     expect(rx.received.filter((r) => r.path.startsWith('/b-exfil') && r.headers.authorization !== undefined)).toHaveLength(0);
   });
@@ -184,7 +218,7 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     }
   });
 
-  it('once a run opened a credential, its http calls and a transformer\'s posts only reach that credential\'s hosts', async () => {
+  it("once a run opened a credential, its http calls and a transformer's posts only reach that credential's hosts", async () => {
     const script = `
       local before = assert(http.get('${rx.url('/b-http-before')}'))
       local t = assert(crypto.decrypt_credential('b_token'))
@@ -206,16 +240,19 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     expect(topicLeaks(f, '/t-exfil')).toEqual([]);
   });
 
-  it('a child config\'s enqueue-only key cannot get the parent\'s credential sent to its own endpoint', async () => {
+  it("a child config's enqueue-only key cannot get the parent's credential sent to its own endpoint", async () => {
     const script = `request.headers['Authorization'] = 'Bearer ' .. assert(crypto.decrypt_credential('wh_token'))`;
     // A parent script that does not opt in does not run for wh:42 at all.
     expect((await put('wh', 'wh', script)).status).toBe(200);
     let n = 0;
-    await waitFor(async () => {
-      const path = `/child-plain-${++n}`;
-      await enqueue('child', 'wh:42', { endpoint: rx.url(path), payload: {} });
-      return waitFor(() => rx.received.find((x) => x.path === path), { what: path });
-    }, { what: 'an unscripted child delivery' });
+    await waitFor(
+      async () => {
+        const path = `/child-plain-${++n}`;
+        await enqueue('child', 'wh:42', { endpoint: rx.url(path), payload: {} });
+        return waitFor(() => rx.received.find((x) => x.path === path), { what: path });
+      },
+      { what: 'an unscripted child delivery' },
+    );
     expect(rx.received.filter((r) => r.path.startsWith('/child-plain')).every((r) => r.headers.authorization === undefined)).toBe(true);
     // Opted in: the script runs for the child, but the parent's credential only goes to the parent's partner.
     expect((await put('wh', 'wh', script, true)).status).toBe(200);
@@ -223,20 +260,34 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     expect(dead.dead_reason).toBe('credential_host_not_allowed');
     expect(rx.received.filter((r) => r.path.startsWith('/child-exfil')).every((r) => r.headers.authorization === undefined)).toBe(true);
     // The child's own script (an admin key of wh:42) cannot open the parent's credential at all.
-    expect((await put('childadmin', 'wh:42', `
+    expect(
+      (
+        await put(
+          'childadmin',
+          'wh:42',
+          `
       local v, err = crypto.decrypt_credential('wh_token')
-      request.headers['X-Stolen'] = v or ('refused: ' .. err)`)).status).toBe(200);
+      request.headers['X-Stolen'] = v or ('refused: ' .. err)`,
+        )
+      ).status,
+    ).toBe(200);
     // Until the new script reaches the worker, the parent's still runs (and dead-letters).
     let m = 0;
-    const own = await waitFor(async () => {
-      const path = `/child-own-${++m}`;
-      const id = await enqueue('childadmin', 'wh:42', { endpoint: rx.url(path), payload: {} });
-      const st = await waitFor(async () => {
-        const x = await status(id);
-        return x.state === 'failed' || x.state === 'delivered' ? x.state : undefined;
-      }, { what: `outcome of ${id}` });
-      return st === 'delivered' ? rx.received.find((y) => y.path === path) : undefined;
-    }, { what: 'the child\'s own script', intervalMs: 200 });
+    const own = await waitFor(
+      async () => {
+        const path = `/child-own-${++m}`;
+        const id = await enqueue('childadmin', 'wh:42', { endpoint: rx.url(path), payload: {} });
+        const st = await waitFor(
+          async () => {
+            const x = await status(id);
+            return x.state === 'failed' || x.state === 'delivered' ? x.state : undefined;
+          },
+          { what: `outcome of ${id}` },
+        );
+        return st === 'delivered' ? rx.received.find((y) => y.path === path) : undefined;
+      },
+      { what: "the child's own script", intervalMs: 200 },
+    );
     expect(own.headers['x-stolen']).toBe('refused: credential wh_token is not available to namespace wh:42');
   });
 
@@ -251,7 +302,10 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     for (const secret of SECRETS) {
       expect(topicLeaks(f, secret), secret).toEqual([]);
       expect((await redisLeaks(redisDb(), secret)).found, secret).toEqual([]);
-      expect(logs.filter((l) => l.includes(secret)), secret).toEqual([]);
+      expect(
+        logs.filter((l) => l.includes(secret)),
+        secret,
+      ).toEqual([]);
     }
   });
 });

@@ -35,7 +35,9 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
     expect(enc.out).toMatch(/^lcred:v2:IT1:/);
     expect(enc.out).not.toContain(PLAINTEXT);
     // An envelope under a key id this fleet does not have.
-    const other = await cli(['encrypt', '--name', 'orphan', '--key-id', 'GONE', '--namespaces', '*', '--hosts', '127.0.0.1'], 'x', { HOWK_LUA_CRYPTO_GONE: Buffer.alloc(32, 3).toString('base64') });
+    const other = await cli(['encrypt', '--name', 'orphan', '--key-id', 'GONE', '--namespaces', '*', '--hosts', '127.0.0.1'], 'x', {
+      HOWK_LUA_CRYPTO_GONE: Buffer.alloc(32, 3).toString('base64'),
+    });
     // The fleet reads HOWK_LUA_CRYPTO_* from its environment (this test file's own process).
     process.env.HOWK_LUA_CRYPTO_IT1 = key;
     rx = await startReceiver();
@@ -89,7 +91,10 @@ describe('Lua crypto.decrypt_credential in the fleet (kafka)', () => {
   });
 
   it('the script test route in the api decrypts it too, and shows no plaintext', async () => {
-    const res = await f.post('/config/cred/script/test', { payload: {}, script: `local t = assert(crypto.decrypt_credential('partner'))\nrequest.headers['x-len'] = #t\nrequest.headers['x-token'] = t` });
+    const res = await f.post('/config/cred/script/test', {
+      payload: {},
+      script: `local t = assert(crypto.decrypt_credential('partner'))\nrequest.headers['x-len'] = #t\nrequest.headers['x-token'] = t`,
+    });
     expect(res.status).toBe(200);
     const b = (await res.json()) as any;
     expect(b.request.headers['x-len']).toBe(String(PLAINTEXT.length));

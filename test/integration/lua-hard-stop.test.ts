@@ -82,7 +82,10 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
     probe = (async () => {
       while (probing) {
         const t0 = performance.now();
-        const ok = await fetch(`${api}/health`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.ok, () => false);
+        const ok = await fetch(`${api}/health`, { signal: AbortSignal.timeout(10_000) }).then(
+          (r) => r.ok,
+          () => false,
+        );
         health.push(ok ? performance.now() - t0 : Infinity);
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -134,18 +137,24 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
     };
     const t0 = performance.now();
     const id = await enqueue(config, '/never');
-    const dl = await waitFor(async () => {
-      const r = await fetch(`${api}/deadletter/${id}`);
-      return r.ok ? ((await r.json()) as { reason_type: string }) : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100, what: `dead letter of ${id}` });
+    const dl = await waitFor(
+      async () => {
+        const r = await fetch(`${api}/deadletter/${id}`);
+        return r.ok ? ((await r.json()) as { reason_type: string }) : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: `dead letter of ${id}` },
+    );
     expect(dl.reason_type).toBe('script_timeout');
     // Enqueue, consume and dead-letter on a shared machine: a generous bound, still far below "never".
     expect(performance.now() - t0).toBeLessThan(15_000);
     // The attempt itself, as the worker measured it around the script run.
-    const history = await waitFor(async () => {
-      const st = (await (await fetch(`${api}/webhooks/${id}/status`)).json()) as { history?: { duration_ms: number }[] };
-      return st.history?.length ? st.history : undefined;
-    }, { timeoutMs: 10_000, what: `status history of ${id}` });
+    const history = await waitFor(
+      async () => {
+        const st = (await (await fetch(`${api}/webhooks/${id}/status`)).json()) as { history?: { duration_ms: number }[] };
+        return st.history?.length ? st.history : undefined;
+      },
+      { timeoutMs: 10_000, what: `status history of ${id}` },
+    );
     expect(history.at(-1)!.duration_ms).toBeLessThan(BOUND_MS);
     // The worker is not stuck: a webhook of another config is delivered right after.
     const ok = await enqueue(`hs-ok-${name}`, `/ok-${name}`);

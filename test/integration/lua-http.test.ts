@@ -229,7 +229,10 @@ describe('Lua http module in the fleet (kafka)', () => {
 describe('Lua host services (no fleet)', () => {
   it('warns at start-up about config that can never work, naming no secret', async () => {
     const lines: string[] = [];
-    const nine = await encryptCredential('K9', await importCredentialKey('K9', Buffer.alloc(32, 9).toString('base64')), 'orphan', 'x', { namespaces: ['wh'], hosts: ['api.example.com'] });
+    const nine = await encryptCredential('K9', await importCredentialKey('K9', Buffer.alloc(32, 9).toString('base64')), 'orphan', 'x', {
+      namespaces: ['wh'],
+      hosts: ['api.example.com'],
+    });
     const config = loadConfig({
       env: {},
       overrides: {
@@ -238,7 +241,11 @@ describe('Lua host services (no fleet)', () => {
         'lua.secret_env_allowlist': ['HOWK_IT_NEVER_SET'],
       },
     });
-    const lua = await nodeLuaServices(config, { HOWK_LUA_CRYPTO_K1: Buffer.alloc(32, 1).toString('base64') }, createLogger('t', 'debug', (l) => lines.push(l)));
+    const lua = await nodeLuaServices(
+      config,
+      { HOWK_LUA_CRYPTO_K1: Buffer.alloc(32, 1).toString('base64') },
+      createLogger('t', 'debug', (l) => lines.push(l)),
+    );
     await lua.close();
     const warned = lines.map((l) => JSON.parse(l));
     expect(warned.filter((w) => w.msg.includes('http_allowlist')).map((w) => w.entry)).toEqual(['https://api.example.com', 'api.example.com:8443']);

@@ -41,10 +41,13 @@ describe('transformer patterns (real Kafka + Redis)', () => {
   };
   /** The receiver's copy of each webhook, once all have arrived. */
   const delivered = (ids: string[]) =>
-    waitFor(() => {
-      const got = ids.map((id) => rx.received.find((r) => r.headers['webhook-id'] === id));
-      return got.every(Boolean) ? (got as Received[]) : undefined;
-    }, { what: `delivery of ${ids.join(', ')}` });
+    waitFor(
+      () => {
+        const got = ids.map((id) => rx.received.find((r) => r.headers['webhook-id'] === id));
+        return got.every(Boolean) ? (got as Received[]) : undefined;
+      },
+      { what: `delivery of ${ids.join(', ')}` },
+    );
   const idsOf = (a: Answer): string[] => a.body.webhooks.map((w: any) => w.id);
   const pendingFor = (configId: string) => f.records('pending').filter((r) => r.value && JSON.parse(r.value).config_id === configId);
   const bodyOf = (r: Received) => JSON.parse(r.body.toString());

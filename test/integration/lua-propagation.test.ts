@@ -54,10 +54,13 @@ describe('delivery script propagation across instances (real Kafka + Redis)', ()
     return ((await res.json()) as any).webhook_id as string;
   };
   const delivered = (ids: string[]) =>
-    waitFor(() => {
-      const got = ids.map((id) => rx.received.find((r) => r.headers['webhook-id'] === id));
-      return got.every(Boolean) ? (got as Received[]) : undefined;
-    }, { timeoutMs: 60_000, what: `${ids.length} deliveries` });
+    waitFor(
+      () => {
+        const got = ids.map((id) => rx.received.find((r) => r.headers['webhook-id'] === id));
+        return got.every(Boolean) ? (got as Received[]) : undefined;
+      },
+      { timeoutMs: 60_000, what: `${ids.length} deliveries` },
+    );
   const version = (r: Received) => r.headers['x-version'] ?? 'none';
 
   /**

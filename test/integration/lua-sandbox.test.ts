@@ -50,15 +50,21 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
     return ((await res.json()) as any).webhook_id as string;
   };
   const deadLetter = (id: string) =>
-    waitFor(() => {
-      const r = f.records('deadletter').find((x) => x.value?.includes(id));
-      return r ? (JSON.parse(r.value!) as { reason_type: string; reason: string }) : undefined;
-    }, { what: `dead letter of ${id}` });
+    waitFor(
+      () => {
+        const r = f.records('deadletter').find((x) => x.value?.includes(id));
+        return r ? (JSON.parse(r.value!) as { reason_type: string; reason: string }) : undefined;
+      },
+      { what: `dead letter of ${id}` },
+    );
   const result = (id: string) =>
-    waitFor(() => {
-      const r = f.records('results').find((x) => x.value?.includes(id));
-      return r ? (JSON.parse(r.value!) as { outcome: string; duration_ms: number }) : undefined;
-    }, { what: `result of ${id}` });
+    waitFor(
+      () => {
+        const r = f.records('results').find((x) => x.value?.includes(id));
+        return r ? (JSON.parse(r.value!) as { outcome: string; duration_ms: number }) : undefined;
+      },
+      { what: `result of ${id}` },
+    );
   const deliveryOf = (id: string) => waitFor(() => rx.received.find((r) => r.headers['webhook-id'] === id), { what: `delivery of ${id}` });
 
   it('a tight loop is stopped by the CPU deadline and dead-letters script_timeout; nothing is sent', async () => {
@@ -95,7 +101,9 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
   it('io, os.execute, require, load, debug and string.rep abuse are refused inside a running delivery script', async () => {
     const marker = join(tmpdir(), `${uniq('howk-lua-escape')}`);
     // Each probe under pcall, so the script survives to report what happened to each.
-    await put('sb-probe', `
+    await put(
+      'sb-probe',
+      `
       local probes = {
         io = function() return io.open('/etc/passwd') end,
         os_execute = function() return os.execute('touch ${marker}') end,
@@ -115,7 +123,8 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
         out[name] = ok and 'ALLOWED' or tostring(err)
       end
       request.body = json.encode(out)
-    `);
+    `,
+    );
     const r = await deliveryOf(await enqueue('sb-probe', '/probe'));
     const out = JSON.parse(r.body.toString()) as Record<string, string>;
     const expected: Record<string, RegExp> = {
@@ -141,18 +150,24 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
   });
 
   it("a global set by one config's script is invisible to another's, and to its own next run", async () => {
-    await put('sb-writer', `
+    await put(
+      'sb-writer',
+      `
       SHARED = 'from-writer'
       string.upper = function() return 'hijacked' end
       getmetatable('').__index = { len = function() return -1 end }
       COUNT = (COUNT or 0) + 1
       request.headers['X-Count'] = COUNT
-    `);
-    await put('sb-reader', `
+    `,
+    );
+    await put(
+      'sb-reader',
+      `
       request.headers['X-Shared'] = tostring(SHARED)
       request.headers['X-Upper'] = string.upper('b')
       request.headers['X-Len'] = ('abc'):len()
-    `);
+    `,
+    );
     const w1 = await deliveryOf(await enqueue('sb-writer', '/writer'));
     const reader = await deliveryOf(await enqueue('sb-reader', '/reader'));
     const w2 = await deliveryOf(await enqueue('sb-writer', '/writer'));
@@ -176,7 +191,11 @@ describe('Lua sandbox through the worker and /incoming (real Kafka + Redis)', ()
 
   it('bad input on the script routes: oversized JSON-wrapped script and dry-run script → 413, syntax error in a dry run → 400 with the line, no script → 404', async () => {
     const big = 'x'.repeat(f.config.lua.max_script_bytes);
-    const wrapped = await fetch(`${f.baseUrl}/config/sb-bad/script`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ script: `-- ${big}` }) });
+    const wrapped = await fetch(`${f.baseUrl}/config/sb-bad/script`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ script: `-- ${big}` }),
+    });
     expect(wrapped.status).toBe(413);
     expect(((await wrapped.json()) as any).error.message).toMatch(/script/);
     expect((await f.post('/config/sb-bad/script/test', { payload: {}, script: `-- ${big}` })).status).toBe(413);

@@ -95,24 +95,33 @@ describe('delivery-time secret injection (kafka)', () => {
     const both = rx.received.filter((r) => r.path === '/flaky');
     for (const r of both) expect(r.headers['x-partner-key']).toBe(`k=${KEY};t=${TOKEN}`);
     expect(new Set(both.map((r) => r.headers['webhook-id']))).toEqual(new Set([id]));
-    const st = await waitFor(async () => {
-      const s = (await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as any;
-      return s.state === 'delivered' ? s : undefined;
-    }, { what: 'delivered status' });
+    const st = await waitFor(
+      async () => {
+        const s = (await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as any;
+        return s.state === 'delivered' ? s : undefined;
+      },
+      { what: 'delivered status' },
+    );
     expect(st.attempts).toBe(2);
   });
 
   it('dead-letters a variable outside the allowlist (secret_not_allowed) and an unset one (secret_missing), sending nothing', async () => {
     const leaky = await incoming('leaky', { order: 3, deliver_to: rx.url('/leaky') });
     const unset = await incoming('unset', { order: 4, deliver_to: rx.url('/unset') });
-    const dead = await waitFor(() => {
-      const ds = f.records('deadletter').map((r) => JSON.parse(r.value!));
-      const a = ds.find((d) => d.webhook_id === leaky);
-      const b = ds.find((d) => d.webhook_id === unset);
-      return a && b ? { a, b } : undefined;
-    }, { what: 'two dead letters' });
+    const dead = await waitFor(
+      () => {
+        const ds = f.records('deadletter').map((r) => JSON.parse(r.value!));
+        const a = ds.find((d) => d.webhook_id === leaky);
+        const b = ds.find((d) => d.webhook_id === unset);
+        return a && b ? { a, b } : undefined;
+      },
+      { what: 'two dead letters' },
+    );
     expect(dead.a).toMatchObject({ reason_type: 'secret_not_allowed', reason: 'secret template not resolved: ${HOWK_IT_FORBIDDEN} is not in lua.secret_env_allowlist' });
-    expect(dead.b).toMatchObject({ reason_type: 'secret_missing', reason: "secret template not resolved: ${HOWK_IT_UNSET} is allow-listed but not set in the worker's environment" });
+    expect(dead.b).toMatchObject({
+      reason_type: 'secret_missing',
+      reason: "secret template not resolved: ${HOWK_IT_UNSET} is allow-listed but not set in the worker's environment",
+    });
     // The dead letter keeps the template (what to fix), not a value.
     expect(dead.a.webhook.delivery_headers).toEqual({ 'x-stolen': '${HOWK_IT_FORBIDDEN}' });
     const st = (await (await fetch(`${f.baseUrl}/webhooks/${leaky}/status`)).json()) as any;
@@ -122,8 +131,18 @@ describe('delivery-time secret injection (kafka)', () => {
 
   it('dead-letters a secret bound to other hosts (secret_host_not_allowed), sending nothing', async () => {
     const id = await incoming('narrow', { order: 6, deliver_to: rx.url('/narrow') });
-    const d = await waitFor(() => f.records('deadletter').map((r) => JSON.parse(r.value!)).find((x) => x.webhook_id === id), { what: 'narrow dead letter' });
-    expect(d).toMatchObject({ reason_type: 'secret_host_not_allowed', reason: 'secret template not resolved: ${HOWK_IT_NARROW} may not be sent to 127.0.0.1 (not in lua.secret_env_hosts.HOWK_IT_NARROW)' });
+    const d = await waitFor(
+      () =>
+        f
+          .records('deadletter')
+          .map((r) => JSON.parse(r.value!))
+          .find((x) => x.webhook_id === id),
+      { what: 'narrow dead letter' },
+    );
+    expect(d).toMatchObject({
+      reason_type: 'secret_host_not_allowed',
+      reason: 'secret template not resolved: ${HOWK_IT_NARROW} may not be sent to 127.0.0.1 (not in lua.secret_env_hosts.HOWK_IT_NARROW)',
+    });
     const st = (await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as any;
     expect(st).toMatchObject({ state: 'failed', dead_reason: 'secret_host_not_allowed' });
     expect(rx.received.filter((r) => r.path.startsWith('/narrow'))).toHaveLength(0);
@@ -147,7 +166,10 @@ describe('delivery-time secret injection (kafka)', () => {
       const redis = await redisLeaks(redisDb(), secret);
       expect(redis.keys).toBeGreaterThan(0);
       expect(redis.found, secret).toEqual([]);
-      expect(logs.filter((l) => l.includes(secret)), secret).toEqual([]);
+      expect(
+        logs.filter((l) => l.includes(secret)),
+        secret,
+      ).toEqual([]);
     }
   });
 });

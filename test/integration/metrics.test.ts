@@ -89,10 +89,13 @@ describe('delivery stage metrics (real Kafka + Redis)', () => {
     // The worker, on metrics.port: every later stage once per webhook. The last ones end after
     // the receiver has the request (outcome writes, the commit): wait for them.
     const scrape = async () => (await fetch(worker.fleet.metricsUrl!)).text();
-    const w = await waitFor(async () => {
-      const text = await scrape();
-      return WORKER_STAGES.every((s) => (series(text, 'howk_stage_seconds', `stage="${s}"`)?.count ?? 0) >= n) ? text : undefined;
-    }, { what: 'every stage on the worker' });
+    const w = await waitFor(
+      async () => {
+        const text = await scrape();
+        return WORKER_STAGES.every((s) => (series(text, 'howk_stage_seconds', `stage="${s}"`)?.count ?? 0) >= n) ? text : undefined;
+      },
+      { what: 'every stage on the worker' },
+    );
     for (const s of WORKER_STAGES) {
       const h = series(w, 'howk_stage_seconds', `stage="${s}"`);
       expect(h?.count, s).toBe(n);
@@ -117,10 +120,13 @@ describe('delivery stage metrics (howk-dev: in-memory log, one process)', () => 
       for (let i = 0; i < 3; i++) expect((await f.post('/webhooks/mem/enqueue', { endpoint: rx.url(`/mem/${i}`), payload: { i } })).status).toBe(202);
       await waitFor(() => rx.byWebhook().size >= 3, { what: '3 deliveries' });
       const all = ['produced', ...WORKER_STAGES];
-      const text = await waitFor(async () => {
-        const t = await (await fetch(`${f.baseUrl}/metrics`)).text();
-        return all.every((s) => (series(t, 'howk_stage_seconds', `stage="${s}"`)?.count ?? 0) >= 3) ? t : undefined;
-      }, { what: 'every stage' });
+      const text = await waitFor(
+        async () => {
+          const t = await (await fetch(`${f.baseUrl}/metrics`)).text();
+          return all.every((s) => (series(t, 'howk_stage_seconds', `stage="${s}"`)?.count ?? 0) >= 3) ? t : undefined;
+        },
+        { what: 'every stage' },
+      );
       for (const s of all) expect(series(text, 'howk_stage_seconds', `stage="${s}"`)?.count, s).toBe(3);
       expect(series(text, 'howk_enqueue_to_delivery_seconds', 'attempt="first"')?.count).toBe(3);
     } finally {

@@ -55,11 +55,14 @@ describe('pause/resume race (kafka + redis)', () => {
     expect(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
 
     // The last word is a resume: the pause ends and everything is delivered.
-    await waitFor(async () => {
-      await call('resume');
-      const v = await view();
-      return !v.paused && !v.draining && v.parked_while_paused === 0;
-    }, { timeoutMs: 90_000, intervalMs: 200, what: 'the pause to end' });
+    await waitFor(
+      async () => {
+        await call('resume');
+        const v = await view();
+        return !v.paused && !v.draining && v.parked_while_paused === 0;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, what: 'the pause to end' },
+    );
     await waitFor(() => rx!.byWebhook().size >= N, { timeoutMs: 120_000, what: `${N} distinct webhooks delivered` });
     // Room for a duplicate to show up.
     await sleep(2000);

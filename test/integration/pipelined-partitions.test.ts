@@ -59,7 +59,7 @@ describe('pipelined consumption (kafka)', () => {
     await rx?.close();
   });
 
-  it('delivers other configs, on other partitions, while a slow endpoint\'s batch is still pending', async () => {
+  it("delivers other configs, on other partitions, while a slow endpoint's batch is still pending", async () => {
     const slow = await f.post('/webhooks/cfg-slow/enqueue', { endpoint: rx.url('/slow'), payload: { n: 0 } });
     expect(slow.status).toBe(202);
     const slowId = ((await slow.json()) as { webhook_id: string }).webhook_id;

@@ -7,8 +7,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // Protection (docs/ARCHITECTURE.md) on real Kafka + Redis: a slow neighbour does not slow the
 // fast lane, hosts keep their in-flight limits, and paused endpoints lose nothing.
 
-const latencies = (rx: Receiver, sentAt: Map<string, number>) =>
-  rx.received.map((r) => r.at - sentAt.get(String(r.headers['webhook-id']))!).sort((a, b) => a - b);
+const latencies = (rx: Receiver, sentAt: Map<string, number>) => rx.received.map((r) => r.at - sentAt.get(String(r.headers['webhook-id']))!).sort((a, b) => a - b);
 const p99 = (xs: number[]) => xs[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
 
 describe('protection (kafka + redis)', () => {
@@ -31,7 +30,11 @@ describe('protection (kafka + redis)', () => {
     const fast = await startReceiver(() => ({ status: 200 }));
     const slow = await startReceiver(() => ({ status: 200, delayMs: 2000 }));
     const f = await startTestFleet('kafka', { overrides: { 'concurrency.max_inflight_per_endpoint': 5, 'concurrency.slow_lane_rate': 100, 'delivery.max_conns_per_host': 200 } });
-    cleanups.push(() => f.stop(), () => fast.close(), () => slow.close());
+    cleanups.push(
+      () => f.stop(),
+      () => fast.close(),
+      () => slow.close(),
+    );
     const sentAt = new Map<string, number>();
     // Warm up (consumer group joins), then the baseline: F alone, 500 webhooks over 50 configs.
     await enqueueBatch(f, 'warm', fast.url('/warm'), 1, sentAt);
@@ -58,10 +61,13 @@ describe('protection (kafka + redis)', () => {
     console.log(`slow neighbour: ${diverted} of S's 500 webhooks went through howk.slow`);
   });
 
-  it('domain limit: two endpoints on one host never exceed the host\'s in-flight limit together', async () => {
+  it("domain limit: two endpoints on one host never exceed the host's in-flight limit together", async () => {
     const rx = await startReceiver(() => ({ status: 200, delayMs: 100 }));
     const f = await startTestFleet('kafka', { overrides: { 'concurrency.domain_overrides': { '127.0.0.1': 3 }, 'concurrency.slow_lane_rate': 200 } });
-    cleanups.push(() => f.stop(), () => rx.close());
+    cleanups.push(
+      () => f.stop(),
+      () => rx.close(),
+    );
     const sentAt = new Map<string, number>();
     for (let b = 0; b < 6; b++) await enqueueBatch(f, `d-${b}`, rx.url(b % 2 ? '/one' : '/two'), 10, sentAt);
     await waitFor(() => new Set(rx.received.map((r) => r.headers['webhook-id'])).size >= 60, { timeoutMs: 60_000, what: '60 deliveries' });
@@ -72,16 +78,22 @@ describe('protection (kafka + redis)', () => {
   it('pause: 200 webhooks to a paused endpoint are all delivered, in order per config, after resume', async () => {
     const rx = await startReceiver(() => ({ status: 200 }));
     const f = await startTestFleet('kafka');
-    cleanups.push(() => f.stop(), () => rx.close());
+    cleanups.push(
+      () => f.stop(),
+      () => rx.close(),
+    );
     const endpoint = rx.url('/paused');
     const hash = await endpointHash(endpoint);
     expect((await f.post(`/endpoints/${hash}/pause`, {})).status).toBe(200);
     const sentAt = new Map<string, number>();
     for (let b = 0; b < 4; b++) await enqueueBatch(f, 'ordered', endpoint, 50, sentAt, b * 50);
-    const view = await waitFor(async () => {
-      const v = (await (await fetch(`${f.baseUrl}/endpoints/${hash}`)).json()) as any;
-      return v.parked_while_paused === 200 ? v : undefined;
-    }, { what: '200 webhooks held' });
+    const view = await waitFor(
+      async () => {
+        const v = (await (await fetch(`${f.baseUrl}/endpoints/${hash}`)).json()) as any;
+        return v.parked_while_paused === 200 ? v : undefined;
+      },
+      { what: '200 webhooks held' },
+    );
     expect(view.paused).toBe(true);
     expect(rx.received).toHaveLength(0);
     const res = (await (await f.post(`/endpoints/${hash}/resume`, {})).json()) as any;
@@ -94,7 +106,10 @@ describe('protection (kafka + redis)', () => {
   it('pause of a config holds all its endpoints, others flow', async () => {
     const rx = await startReceiver(() => ({ status: 200 }));
     const f = await startTestFleet('kafka');
-    cleanups.push(() => f.stop(), () => rx.close());
+    cleanups.push(
+      () => f.stop(),
+      () => rx.close(),
+    );
     expect((await f.post('/configs/tenant-p/pause', {})).status).toBe(200);
     const sentAt = new Map<string, number>();
     await enqueueBatch(f, 'tenant-p', rx.url('/p1'), 10, sentAt);

@@ -39,7 +39,9 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
       return Date.now() - t0;
     };
     const enqueue = async (configId: string, endpoint: string, n: number, from = 0, maxAttempts = 5) => {
-      const res = await f.post(`/webhooks/${configId}/enqueue/batch`, { webhooks: Array.from({ length: n }, (_, i) => ({ endpoint, payload: { i: from + i }, max_attempts: maxAttempts })) });
+      const res = await f.post(`/webhooks/${configId}/enqueue/batch`, {
+        webhooks: Array.from({ length: n }, (_, i) => ({ endpoint, payload: { i: from + i }, max_attempts: maxAttempts })),
+      });
       expect(res.status).toBe(202);
       return ((await res.json()) as { results: { webhook_id: string }[] }).results.map((r) => r.webhook_id);
     };
@@ -134,10 +136,13 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     const endpoint = rx.url('/down');
     const hash = await endpointHash(endpoint);
     const ids = await enqueue('rc', endpoint, 3, 0, 20);
-    const opened = await waitFor(async () => {
-      const v = await view(hash);
-      return v.circuit.state === 'OPEN' ? v : undefined;
-    }, { what: 'the circuit to open' });
+    const opened = await waitFor(
+      async () => {
+        const v = await view(hash);
+        return v.circuit.state === 'OPEN' ? v : undefined;
+      },
+      { what: 'the circuit to open' },
+    );
     const attempts = rx.received.length;
     expect(attempts).toBeGreaterThanOrEqual(3);
 
@@ -146,12 +151,17 @@ describe('pauses and circuits across a Redis loss (real Kafka + Redis)', () => {
     expect(after.circuit).toMatchObject({ state: 'OPEN', open_until: opened.circuit.open_until, opened_count: 1 });
     // New webhooks and the restored retries are parked until the circuit's probe: nothing is sent.
     ids.push(...(await enqueue('rc', endpoint, 3, 3, 20)));
-    await waitFor(async () => (await Promise.all(ids.slice(3).map((id) => f.hot.getStatus(id)))).every((s) => s?.held === 'circuit_open'), { what: 'new webhooks parked by the open circuit' });
+    await waitFor(async () => (await Promise.all(ids.slice(3).map((id) => f.hot.getStatus(id)))).every((s) => s?.held === 'circuit_open'), {
+      what: 'new webhooks parked by the open circuit',
+    });
     await sleep(Math.min(2000, Math.max(0, opened.circuit.open_until - Date.now() - 1000)));
     if (Date.now() < opened.circuit.open_until) expect(rx.received).toHaveLength(attempts);
 
     down = false;
-    await waitFor(async () => (await Promise.all(ids.map((id) => f.hot.getStatus(id)))).every((s) => s?.state === 'delivered'), { timeoutMs: 90_000, what: 'all six delivered after the probe' });
+    await waitFor(async () => (await Promise.all(ids.map((id) => f.hot.getStatus(id)))).every((s) => s?.state === 'delivered'), {
+      timeoutMs: 90_000,
+      what: 'all six delivered after the probe',
+    });
     // Nothing went out before the circuit's recovery time.
     expect(rx.received.slice(attempts).every((r) => r.at >= opened.circuit.open_until)).toBe(true);
     expect((await view(hash)).circuit.state).toBe('CLOSED');

@@ -28,7 +28,9 @@ describe('rebuild after a Redis loss (real Kafka + Redis)', () => {
       if (r.path === '/exhaust') return { status: 503 };
       return { status: 200 };
     });
-    f = await startTestFleet('kafka', { overrides: { 'reconciler.sentinel_interval': 250, 'reconciler.restore_delay': 300, 'retry.base_delay': 150, 'retry.max_delay': 1500, 'circuit_breaker.enabled': false } });
+    f = await startTestFleet('kafka', {
+      overrides: { 'reconciler.sentinel_interval': 250, 'reconciler.restore_delay': 300, 'retry.base_delay': 150, 'retry.max_delay': 1500, 'circuit_breaker.enabled': false },
+    });
     redis = createRedis(requireEnv('REDIS_URL'), { db: f.redisDb });
   });
 
@@ -43,14 +45,28 @@ describe('rebuild after a Redis loss (real Kafka + Redis)', () => {
 
   it('restores what was in flight, and nothing that had ended', async () => {
     expect(await redis.exists(keys.canary())).toBe(1);
-    for (const [kind, maxAttempts] of [['ok', 5], ['flaky', 5], ['hold', 30], ['bad', 5], ['exhaust', 2]] as const) {
-      const res = await f.post('/webhooks/rb/enqueue/batch', { webhooks: Array.from({ length: N }, (_, i) => ({ endpoint: rx.url(`/${kind}`), payload: { kind, i }, max_attempts: maxAttempts })) });
+    for (const [kind, maxAttempts] of [
+      ['ok', 5],
+      ['flaky', 5],
+      ['hold', 30],
+      ['bad', 5],
+      ['exhaust', 2],
+    ] as const) {
+      const res = await f.post('/webhooks/rb/enqueue/batch', {
+        webhooks: Array.from({ length: N }, (_, i) => ({ endpoint: rx.url(`/${kind}`), payload: { kind, i }, max_attempts: maxAttempts })),
+      });
       expect(res.status).toBe(202);
       ids[kind] = ((await res.json()) as any).results.map((r: any) => r.webhook_id);
     }
     const status = (id: string) => f.hot.getStatus(id);
-    await waitFor(async () => (await Promise.all([...ids.ok!, ...ids.flaky!].map(status))).every((s) => s?.state === 'delivered'), { timeoutMs: 60_000, what: 'ok and flaky delivered' });
-    await waitFor(async () => (await Promise.all([...ids.bad!, ...ids.exhaust!].map(status))).every((s) => s?.state === 'failed' || s?.state === 'exhausted'), { timeoutMs: 60_000, what: 'dead letters' });
+    await waitFor(async () => (await Promise.all([...ids.ok!, ...ids.flaky!].map(status))).every((s) => s?.state === 'delivered'), {
+      timeoutMs: 60_000,
+      what: 'ok and flaky delivered',
+    });
+    await waitFor(async () => (await Promise.all([...ids.bad!, ...ids.exhaust!].map(status))).every((s) => s?.state === 'failed' || s?.state === 'exhausted'), {
+      timeoutMs: 60_000,
+      what: 'dead letters',
+    });
     await waitFor(async () => (await Promise.all(ids.hold!.map(status))).every((s) => s?.state === 'retrying' && s.attempts >= 2), { timeoutMs: 60_000, what: 'hold mid-retry' });
     const before = new Map([...ids.ok!, ...ids.flaky!, ...ids.bad!, ...ids.exhaust!].map((id) => [id, sentTo(id)]));
 
@@ -68,8 +84,8 @@ describe('rebuild after a Redis loss (real Kafka + Redis)', () => {
     // Dead letters: listable, their statuses back.
     const dl = await get('/deadletter?config_id=rb&limit=100');
     expect(dl.items.map((d: any) => d.webhook_id).sort()).toEqual([...ids.bad!, ...ids.exhaust!].sort());
-    expect((await status(ids.exhaust![0]!))).toMatchObject({ state: 'exhausted', attempts: 2 });
-    expect((await status(ids.bad![0]!))).toMatchObject({ state: 'failed', dead_reason: 'unrecoverable' });
+    expect(await status(ids.exhaust![0]!)).toMatchObject({ state: 'exhausted', attempts: 2 });
+    expect(await status(ids.bad![0]!)).toMatchObject({ state: 'failed', dead_reason: 'unrecoverable' });
     const retrying = await get('/webhooks?config_id=rb&state=retrying&limit=100');
     expect(retrying.items.map((s: any) => s.webhook_id).sort()).toEqual([...ids.hold!].sort());
 

@@ -26,10 +26,13 @@ describe('redaction in status, listings and dead letters (kafka)', () => {
       query: await enqueue(`http://127.0.0.1:${port}/dead?token=q-token-3&page=2&s=sig-5`, { 'X-Auth': 'xa-secret-1', 'X-Session': 'sess-secret-2', 'X-Plain': 'visible' }),
       userinfo: await enqueue(`http://user:pw-secret-4@127.0.0.1:${port}/dead`),
     };
-    await waitFor(async () => {
-      const s = await Promise.all(Object.values(ids).map(async (id) => ((await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as { state: string }).state));
-      return s.every((x) => x === 'failed' || x === 'exhausted');
-    }, { timeoutMs: 60_000, what: 'both webhooks dead' });
+    await waitFor(
+      async () => {
+        const s = await Promise.all(Object.values(ids).map(async (id) => ((await (await fetch(`${f.baseUrl}/webhooks/${id}/status`)).json()) as { state: string }).state));
+        return s.every((x) => x === 'failed' || x === 'exhausted');
+      },
+      { timeoutMs: 60_000, what: 'both webhooks dead' },
+    );
   });
   afterAll(async () => {
     await f?.stop();

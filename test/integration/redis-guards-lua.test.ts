@@ -25,7 +25,6 @@ beforeEach(async () => {
   await flushOwnDb(redis, db());
 });
 
-
 // admitDelivery and completeDelivery take any number of requests per call: shared ARGV
 // first, then each request's keys and arguments in order. `one` sends a single request.
 type Req = { keys: string[]; args: (string | number)[] };
@@ -41,7 +40,17 @@ const fill = async (key: string, n: number, until = NOW + 60_000) => {
 };
 
 describe('admitDelivery.lua', () => {
-  const K = { pauseEp: 'paused:endpoint:ep', pauseCfg: 'paused:config:cfg', circuit: 'circuit:ep', rate: 'rate:ep', domain: 'domain_inflight:h', conc: 'inflight:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', queued: 'endpoint_queued:ep' };
+  const K = {
+    pauseEp: 'paused:endpoint:ep',
+    pauseCfg: 'paused:config:cfg',
+    circuit: 'circuit:ep',
+    rate: 'rate:ep',
+    domain: 'domain_inflight:h',
+    conc: 'inflight:ep',
+    limit: 'limit:ep',
+    domainLimit: 'domain_limit:h',
+    queued: 'endpoint_queued:ep',
+  };
   type A = {
     now?: number;
     lane?: 'fast' | 'slow';
@@ -57,10 +66,27 @@ describe('admitDelivery.lua', () => {
     waited?: 0 | 1;
   };
   // Limits: initial 20, floor 1, tolerance 2, slow above 1 s, window 30 s, ceiling 1000.
-  const shared = (a: A) => [a.circuit ?? 1, a.probeInterval ?? 5_000, a.circuitTtl ?? 600_000, a.rate ?? 0, a.burst ?? 0, a.endpointMax ?? 0, a.lease ?? 90_000, 20, 1, 2, 1000, 30_000, 1000];
+  const shared = (a: A) => [
+    a.circuit ?? 1,
+    a.probeInterval ?? 5_000,
+    a.circuitTtl ?? 600_000,
+    a.rate ?? 0,
+    a.burst ?? 0,
+    a.endpointMax ?? 0,
+    a.lease ?? 90_000,
+    20,
+    1,
+    2,
+    1000,
+    30_000,
+    1000,
+  ];
   // Each request is its own webhook unless it names one.
   let seq = 0;
-  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc, K.limit, K.domainLimit, K.queued]): Req => ({ keys, args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0, a.id ?? `wh_${++seq}`, a.waited ?? 0] });
+  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc, K.limit, K.domainLimit, K.queued]): Req => ({
+    keys,
+    args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0, a.id ?? `wh_${++seq}`, a.waited ?? 0],
+  });
   // A 'go' reply ends with what admission knew of the limit: those three are tested on their own.
   const short = (r: unknown) => (Array.isArray(r) && r[0] === 'go' ? r.slice(0, 4) : r);
   const admit = async (a: A = {}) => short(await one('admitDelivery', shared(a), request(a)));
@@ -74,11 +100,22 @@ describe('admitDelivery.lua', () => {
 
   it("with the canary as the last KEY: {'rebuilding'} for every request and nothing written while it is absent; as usual once it is back", async () => {
     const canary = 'howk:system:initialized';
-    const withCanary = async (n: number) => (await redis.eval(BATCH_SCRIPTS.admitDelivery, n * 9 + 1, ...Array.from({ length: n }, () => request({}).keys).flat(), canary, ...shared({ endpointMax: 5, domainMax: 5 }), ...Array.from({ length: n }, () => request({ domainMax: 5 }).args).flat())) as unknown[];
+    const withCanary = async (n: number) =>
+      (await redis.eval(
+        BATCH_SCRIPTS.admitDelivery,
+        n * 9 + 1,
+        ...Array.from({ length: n }, () => request({}).keys).flat(),
+        canary,
+        ...shared({ endpointMax: 5, domainMax: 5 }),
+        ...Array.from({ length: n }, () => request({ domainMax: 5 }).args).flat(),
+      )) as unknown[];
     expect(await withCanary(2)).toEqual([['rebuilding'], ['rebuilding']]);
     expect(await redis.dbsize()).toBe(0);
     await redis.set(canary, 'x');
-    expect((await withCanary(2)).map(short)).toEqual([['go', 0, 1, 1], ['go', 0, 1, 1]]);
+    expect((await withCanary(2)).map(short)).toEqual([
+      ['go', 0, 1, 1],
+      ['go', 0, 1, 1],
+    ]);
   });
 
   it("returns {'paused', scope} when KEYS[1] or KEYS[2] exists (paused or draining), endpoint first", async () => {
@@ -186,7 +223,43 @@ describe('admitDelivery.lua', () => {
     for (let t = 1000; t < 10_000; t += 1000) {
       expect(await admit({ ...a, now: NOW + t, id: `wh_${t}` }), `at +${t} ms`).toEqual(['go', 0, 1, 0]);
       expect(await admit({ ...a, now: NOW + t }), `at +${t} ms`).toEqual(['wait']);
-      await redis.eval(BATCH_SCRIPTS.completeDelivery, 7, 'circuit:ep', K.conc, K.domain, 'endpoint_errors:ep', K.limit, K.domainLimit, 'endpoint_latency:ep', 0, 3, 10_000, 30_000, 5_000, 2, 600_000, 20, 1, 2, 1000, 30_000, 1000, 200, NOW + t, 'success', 0, 1, 0, '', new Date(NOW + t).toISOString(), '', 0, 0, 0, `wh_${t}`);
+      await redis.eval(
+        BATCH_SCRIPTS.completeDelivery,
+        7,
+        'circuit:ep',
+        K.conc,
+        K.domain,
+        'endpoint_errors:ep',
+        K.limit,
+        K.domainLimit,
+        'endpoint_latency:ep',
+        0,
+        3,
+        10_000,
+        30_000,
+        5_000,
+        2,
+        600_000,
+        20,
+        1,
+        2,
+        1000,
+        30_000,
+        1000,
+        200,
+        NOW + t,
+        'success',
+        0,
+        1,
+        0,
+        '',
+        new Date(NOW + t).toISOString(),
+        '',
+        0,
+        0,
+        0,
+        `wh_${t}`,
+      );
     }
     expect(await redis.zrange(K.conc, 0, -1)).toEqual(['wh_dead']);
     expect(await admit({ ...a, now: NOW + 9_999, id: 'wh_x' })).toEqual(['go', 0, 1, 0]);
@@ -248,7 +321,13 @@ describe('admitDelivery.lua', () => {
     await slowEndpoint();
     const a: A = { endpointMax: 2, domainMax: 0 };
     const replies = await runBatch('admitDelivery', shared(a), [request(a), request(a), request(a, other), request(a), request({ ...a, lane: 'slow' })]);
-    expect(replies.map(short)).toEqual([['go', 0, 1, 0], ['go', 0, 1, 0], ['paused', 'endpoint'], ['divert', 'endpoint_inflight'], ['go', 0, 1, 0]]);
+    expect(replies.map(short)).toEqual([
+      ['go', 0, 1, 0],
+      ['go', 0, 1, 0],
+      ['paused', 'endpoint'],
+      ['divert', 'endpoint_inflight'],
+      ['go', 0, 1, 0],
+    ]);
     expect(await redis.zcard(K.conc)).toBe(3);
     // Per-request domain limits: the host's count rises only for requests that name one.
     const hosts = await runBatch('admitDelivery', shared({}), [request({ domainMax: 1 }), request({ domainMax: 1 }), request({ domainMax: 0 })]);
@@ -266,15 +345,48 @@ describe('admitDelivery.lua', () => {
 });
 
 describe('completeDelivery.lua', () => {
-  const K = { circuit: 'circuit:ep', conc: 'inflight:ep', domain: 'domain_inflight:h', errors: 'endpoint_errors:ep', limit: 'limit:ep', domainLimit: 'domain_limit:h', latency: 'endpoint_latency:ep' };
+  const K = {
+    circuit: 'circuit:ep',
+    conc: 'inflight:ep',
+    domain: 'domain_inflight:h',
+    errors: 'endpoint_errors:ep',
+    limit: 'limit:ep',
+    domainLimit: 'domain_limit:h',
+    latency: 'endpoint_latency:ep',
+  };
   const CB = { threshold: 3, window: 10_000, recovery: 30_000, probeInterval: 5_000, successes: 2 };
-  type C = { now?: number; outcome?: 'success' | 'failure' | 'neutral'; probe?: 0 | 1; ep?: 0 | 1; dom?: 0 | 1; circuit?: 0 | 1; ttl?: number; error?: string; sample?: LimitSample; domainMax?: number; id?: string };
+  type C = {
+    now?: number;
+    outcome?: 'success' | 'failure' | 'neutral';
+    probe?: 0 | 1;
+    ep?: 0 | 1;
+    dom?: 0 | 1;
+    circuit?: 0 | 1;
+    ttl?: number;
+    error?: string;
+    sample?: LimitSample;
+    domainMax?: number;
+    id?: string;
+  };
   // Limits as in core/policy: LIMITS (initial 20, floor 1, tolerance 2, 1 s, 30 s, ceiling 1000); 200 samples kept.
   const LIMITS = { initial: 20, floor: 1, ceiling: 1000, tolerance: 2, slowThresholdMs: 1000, windowMs: 30_000 };
   const shared = (c: C) => [c.circuit ?? 1, CB.threshold, CB.window, CB.recovery, CB.probeInterval, CB.successes, c.ttl ?? 600_000, 20, 1, 2, 1000, 30_000, 1000, 200];
   const request = (c: C): Req => ({
     keys: [K.circuit, K.conc, K.domain, K.errors, K.limit, K.domainLimit, K.latency],
-    args: [c.now ?? NOW, c.outcome ?? 'success', c.probe ?? 0, c.ep ?? 0, c.dom ?? 0, c.error ?? '', new Date(c.now ?? NOW).toISOString(), c.sample ? c.sample.ms : '', c.sample?.drop ? 1 : 0, c.sample?.timeout ? 1 : 0, c.domainMax ?? 0, c.id ?? 'wh'],
+    args: [
+      c.now ?? NOW,
+      c.outcome ?? 'success',
+      c.probe ?? 0,
+      c.ep ?? 0,
+      c.dom ?? 0,
+      c.error ?? '',
+      new Date(c.now ?? NOW).toISOString(),
+      c.sample ? c.sample.ms : '',
+      c.sample?.drop ? 1 : 0,
+      c.sample?.timeout ? 1 : 0,
+      c.domainMax ?? 0,
+      c.id ?? 'wh',
+    ],
   });
   const complete = (c: C = {}) => one('completeDelivery', shared(c), request(c));
 
@@ -293,7 +405,7 @@ describe('completeDelivery.lua', () => {
     expect(await redis.llen(K.errors)).toBe(1);
   });
 
-  it("ends only the leases flagged in ARGV[4]/ARGV[5], by the webhook id ARGV[12]; ending one twice or one never taken changes nothing", async () => {
+  it('ends only the leases flagged in ARGV[4]/ARGV[5], by the webhook id ARGV[12]; ending one twice or one never taken changes nothing', async () => {
     await fill(K.conc, 3);
     await fill(K.domain, 2);
     await redis.pexpire(K.conc, 60_000);
@@ -411,7 +523,22 @@ describe('completeDelivery.lua', () => {
 
 describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as core/policy/adaptive-limit.ts', () => {
   const K = ['circuit:ep', 'inflight:ep', 'domain_inflight:h', 'endpoint_errors:ep', 'limit:ep', 'domain_limit:h', 'endpoint_latency:ep'];
-  const shared = (p: (typeof VECTORS)[string]['params']) => [0, 3, 10_000, 30_000, 5_000, 2, 600_000, p.initial, p.floor, p.tolerance, p.slowThresholdMs, p.windowMs, p.ceiling, 200];
+  const shared = (p: (typeof VECTORS)[string]['params']) => [
+    0,
+    3,
+    10_000,
+    30_000,
+    5_000,
+    2,
+    600_000,
+    p.initial,
+    p.floor,
+    p.tolerance,
+    p.slowThresholdMs,
+    p.windowMs,
+    p.ceiling,
+    200,
+  ];
   const state = async (key: string): Promise<LimitState> => {
     const h = await redis.hgetall(key);
     return { limit: Number(h.limit), minMs: Number(h.min), latMs: Number(h.lat), timeoutAt: Number(h.timeout_at) };
@@ -456,7 +583,11 @@ describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as 
     expect(await state(K[4]!)).toEqual(model);
     expect(await redis.zcard(K[1]!)).toBe(0);
     // The samples of the call, newest first, as one LPUSH per completion would leave them.
-    const kept = v.steps.filter((x) => !x.drop || x.timeout).map((x) => `${x.at}:${x.ms}`).reverse().slice(0, 200);
+    const kept = v.steps
+      .filter((x) => !x.drop || x.timeout)
+      .map((x) => `${x.at}:${x.ms}`)
+      .reverse()
+      .slice(0, 200);
     expect(await redis.lrange(K[6]!, 0, -1)).toEqual(kept);
   });
 });

@@ -53,7 +53,15 @@ describe('howk redis-keys migrate-kv', () => {
     const dry = await run('migrate-kv', '--configs', 'shop,wh,wh:42');
     expect(dry.code).toBe(0);
     expect(dry.report).toMatchObject({ dry_run: true, scanned: 4, copied: 2, ambiguous: 1, unowned: 1 });
-    expect(dry.report.ambiguous_sample).toEqual([{ key: 'kv:wh:42:k', candidates: [{ kind: 'config', id: 'wh' }, { kind: 'config', id: 'wh:42' }] }]);
+    expect(dry.report.ambiguous_sample).toEqual([
+      {
+        key: 'kv:wh:42:k',
+        candidates: [
+          { kind: 'config', id: 'wh' },
+          { kind: 'config', id: 'wh:42' },
+        ],
+      },
+    ]);
     expect(await redis.exists(keys.kv({ kind: 'config', id: 'shop' }, 'counter'))).toBe(0);
 
     const applied = await run('migrate-kv', '--configs', 'shop,wh,wh:42', '--apply');
@@ -63,7 +71,11 @@ describe('howk redis-keys migrate-kv', () => {
     expect(await redis.ttl(seen)).toBeGreaterThan(3500);
     expect(await redis.ttl(keys.kv({ kind: 'config', id: 'shop' }, 'counter'))).toBe(-1);
     // What a script of config "shop" reads now.
-    const out = await runDeliveryScript(`request.body = tostring(kv.get('counter'))`, { payload: '{}', headers: {}, config_id: 'shop', attempt: 0 }, { engine: createLuaEngine(), services: { kv: redisKv(redis) } });
+    const out = await runDeliveryScript(
+      `request.body = tostring(kv.get('counter'))`,
+      { payload: '{}', headers: {}, config_id: 'shop', attempt: 0 },
+      { engine: createLuaEngine(), services: { kv: redisKv(redis) } },
+    );
     expect(out.body).toBe('7');
     expect(await redis.get('kv:wh:42:k')).toBe('x');
     expect(await redis.keys('kv:*wh*')).toEqual(['kv:wh:42:k']);

@@ -21,8 +21,7 @@ beforeEach(async () => {
   await redis.flushdb();
 });
 
-const run = (name: ScriptName, keys: string[], args: (string | number)[]) =>
-  redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
+const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 
 describe('setStatus.lua', () => {
   const K = ['status:wh_1', 'status_history:wh_1'];
@@ -58,7 +57,7 @@ describe('setStatus.lua', () => {
     expect(await set('{"v":1}', '1750000000000000001')).toBe(1);
   });
 
-  it("appends nothing for an empty attempt and keeps the history to ARGV[5] entries, oldest dropped", async () => {
+  it('appends nothing for an empty attempt and keeps the history to ARGV[5] entries, oldest dropped', async () => {
     await set('{}', '1750000000000000001');
     expect(await redis.exists(K[1]!)).toBe(0);
     for (let i = 0; i < 8; i++) await set('{}', `175000000000000010${i}`, `{"a":${i}}`, 60_000, 5);
@@ -75,17 +74,21 @@ describe('writeStatuses.lua', () => {
       BATCH_SCRIPTS.writeStatuses,
       ws.length * 4,
       ...ws.flatMap((w) => [`status:${w.id}`, `status_history:${w.id}`, w.known === false ? '' : 'idx:webhooks:{c}', w.known === false ? '' : 'idx:webhooks:{c}:endpoint:e1']),
-      ttl, limit, floor,
+      ttl,
+      limit,
+      floor,
       ...ws.flatMap((w) => [status(w.id, w.state, w.ts), w.ts, w.attempt ?? '', w.patch ?? '0', w.id, w.known === false ? '' : P]),
     ) as Promise<number[]>;
 
   it('stores each status with its history and indexes it, as setStatus then indexStatus would, in request order', async () => {
-    expect(await write([
-      { id: 'wh_1', state: 'pending', ts: '1750000000000000001' },
-      { id: 'wh_2', state: 'pending', ts: '1750000000000000001' },
-      { id: 'wh_1', state: 'delivered', ts: '1750000000000000002', attempt: '{"a":1}' },
-      { id: 'wh_2', state: 'retrying', ts: '1750000000000000000', attempt: '{"a":1}' },
-    ])).toEqual([1, 1, 1, 0]);
+    expect(
+      await write([
+        { id: 'wh_1', state: 'pending', ts: '1750000000000000001' },
+        { id: 'wh_2', state: 'pending', ts: '1750000000000000001' },
+        { id: 'wh_1', state: 'delivered', ts: '1750000000000000002', attempt: '{"a":1}' },
+        { id: 'wh_2', state: 'retrying', ts: '1750000000000000000', attempt: '{"a":1}' },
+      ]),
+    ).toEqual([1, 1, 1, 0]);
     expect(JSON.parse((await redis.hget('status:wh_1', 'data'))!)).toMatchObject({ state: 'delivered' });
     // The stale write of wh_2 keeps its status (and index entry) but still appends its attempt.
     expect(JSON.parse((await redis.hget('status:wh_2', 'data'))!)).toMatchObject({ state: 'pending' });

@@ -10,7 +10,8 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // breaker on, deliveries wait (fail closed); with it off, the penalty box lets them through
 // (fail open).
 const PORT = 16396;
-const infra = (cmd: string) => execFileSync('bash', ['scripts/infra/redis.sh', cmd], { env: { ...process.env, REDIS_PORT: String(PORT) }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const infra = (cmd: string) =>
+  execFileSync('bash', ['scripts/infra/redis.sh', cmd], { env: { ...process.env, REDIS_PORT: String(PORT) }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const pid = () => Number(readFileSync(`/tmp/howk-redis-${PORT}/redis.pid`, 'utf8').trim());
 
 describe('Redis down for 5 s during traffic', () => {
@@ -60,7 +61,10 @@ describe('Redis down for 5 s during traffic', () => {
     await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - stoppedAt))));
     const resumedAt = Date.now();
     process.kill(pid(), 'SIGCONT');
-    await waitFor(() => new Set(rx.received.filter((r) => r.path === path).map((r) => r.headers['webhook-id'])).size >= ids.size, { timeoutMs: 90_000, what: `all ${ids.size} webhooks after the outage` });
+    await waitFor(() => new Set(rx.received.filter((r) => r.path === path).map((r) => r.headers['webhook-id'])).size >= ids.size, {
+      timeoutMs: 90_000,
+      what: `all ${ids.size} webhooks after the outage`,
+    });
     const got = new Set(rx.received.filter((r) => r.path === path).map((r) => String(r.headers['webhook-id'])));
     for (const id of ids) expect(got.has(id)).toBe(true);
     const duringOutage = rx.received.filter((r) => r.path === path && r.at > stoppedAt + 1500 && r.at < resumedAt).length;

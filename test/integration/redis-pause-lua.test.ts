@@ -134,7 +134,7 @@ describe('holdPaused.lua', () => {
     expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['w1', 'w2']);
   });
 
-  it('returns 2 (pass) for a webhook the draining scope\'s own drain released, holding nothing', async () => {
+  it("returns 2 (pass) for a webhook the draining scope's own drain released, holding nothing", async () => {
     await redis.set(K[0]!, `draining:d1:${NOW}`);
     expect(await run('holdPaused', K, ['w1', 'd0,d1'])).toBe(2);
     expect(await run('holdPaused', K, ['w2', 'd1x'])).toBe(1);

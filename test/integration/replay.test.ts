@@ -25,7 +25,9 @@ describe('retry and replay', () => {
   });
 
   const enqueue = async (path: string, extra: Record<string, unknown> = {}) => {
-    const body = `{"endpoint": ${JSON.stringify(rx.url(path))}, "payload": ${PAYLOAD}, "headers": {"authorization": "Bearer s3cret", "x-plain": "p"}${Object.entries(extra).map(([k, v]) => `, ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join('')}}`;
+    const body = `{"endpoint": ${JSON.stringify(rx.url(path))}, "payload": ${PAYLOAD}, "headers": {"authorization": "Bearer s3cret", "x-plain": "p"}${Object.entries(extra)
+      .map(([k, v]) => `, ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+      .join('')}}`;
     const res = await f.post('/webhooks/rr/enqueue', body);
     expect(res.status).toBe(202);
     return ((await res.json()) as any).webhook_id as string;
@@ -124,7 +126,7 @@ describe('retry and replay', () => {
     // A repeated replay with the same key is the first one.
     const again = await f.post(`/deadletter/${id}/replay`, { idempotency_key: 'replay-p1' });
     expect(again.status).toBe(200);
-    expect(((await again.json()) as any)).toMatchObject({ webhook_id: r.webhook_id, status: 'duplicate' });
+    expect((await again.json()) as any).toMatchObject({ webhook_id: r.webhook_id, status: 'duplicate' });
     // The original is as it was.
     expect(await status(id)).toEqual(statusBefore);
     expect(await deadLetter(id)).toBe(dlBefore);

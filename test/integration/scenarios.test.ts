@@ -53,7 +53,8 @@ describe('delivery scenarios (kafka + redis)', () => {
       if (p === '/always-429') return { status: 429, headers: { 'retry-after': '0' } };
       if (p === '/lost') {
         // The effect is applied, but the first answer comes too late (after delivery.timeout).
-        const first = !lost.effects() || !new Set(rx.received.filter((x) => x.path === '/lost' && x !== r).map((x) => String(x.headers['webhook-id']))).has(String(r.headers['webhook-id']));
+        const first =
+          !lost.effects() || !new Set(rx.received.filter((x) => x.path === '/lost' && x !== r).map((x) => String(x.headers['webhook-id']))).has(String(r.headers['webhook-id']));
         lost.apply(r);
         return first ? { status: 200, delayMs: 900 } : { status: 200 };
       }
@@ -86,7 +87,7 @@ describe('delivery scenarios (kafka + redis)', () => {
     expect(s.history).toHaveLength(1);
   });
 
-  it('failure then recovery: A\'s circuit opens, A is not hammered, B/C flow; a probe after the cooldown closes it and parked webhooks drain', async () => {
+  it("failure then recovery: A's circuit opens, A is not hammered, B/C flow; a probe after the cooldown closes it and parked webhooks drain", async () => {
     aBroken = true;
     const t0 = Date.now();
     const aIds: string[] = [];

@@ -16,8 +16,17 @@ import { useRedisDb } from '../helpers/redis-db';
 const TTLS = { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 600_000 };
 
 const hook = (n: number): Webhook => ({
-  id: webhookId(), config_id: `c${n % 5}`, endpoint: 'http://127.0.0.1:9/x', endpoint_hash: 'h', payload: `{"n":${n}}`,
-  headers: {}, attempt: 1, max_attempts: 5, deferrals: 0, created_at: new Date().toISOString(), scheduled_at: new Date().toISOString(),
+  id: webhookId(),
+  config_id: `c${n % 5}`,
+  endpoint: 'http://127.0.0.1:9/x',
+  endpoint_hash: 'h',
+  payload: `{"n":${n}}`,
+  headers: {},
+  attempt: 1,
+  max_attempts: 5,
+  deferrals: 0,
+  created_at: new Date().toISOString(),
+  scheduled_at: new Date().toISOString(),
 });
 
 // Schedulers on real Redis + Kafka: concurrent passes never move a retry twice, and a

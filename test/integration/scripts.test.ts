@@ -7,7 +7,8 @@ import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 // Per-config delivery scripts (docs/LUA.md): /config/:id/script, the howk.scripts topic, and the
 // worker running the script right before signing. Embedded fleet and real Kafka + Redis (a db of its own).
 
-const put = (f: TestFleet, id: string, script: string) => fetch(`${f.baseUrl}/config/${encodeURIComponent(id)}/script`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: script });
+const put = (f: TestFleet, id: string, script: string) =>
+  fetch(`${f.baseUrl}/config/${encodeURIComponent(id)}/script`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: script });
 
 const scriptSuite = (mode: Mode) =>
   describe(`delivery scripts (${mode})`, () => {
@@ -34,7 +35,11 @@ const scriptSuite = (mode: Mode) =>
       expect(e.line).toBe(2);
       expect(e.message).toMatch(/^script:2:/);
       expect((await put(f, 's-crud', '-- ' + 'x'.repeat(f.config.lua.max_script_bytes))).status).toBe(413);
-      const ok = await fetch(`${f.baseUrl}/config/s-crud/script`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ script: "request.headers['X-A'] = 'b'" }) });
+      const ok = await fetch(`${f.baseUrl}/config/s-crud/script`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ script: "request.headers['X-A'] = 'b'" }),
+      });
       expect(ok.status).toBe(200);
       expect(((await ok.json()) as any).sha256).toMatch(/^[0-9a-f]{64}$/);
       const got = (await (await fetch(`${f.baseUrl}/config/s-crud/script`)).json()) as any;
@@ -44,7 +49,11 @@ const scriptSuite = (mode: Mode) =>
     });
 
     it('dry-runs a script on a sample payload', async () => {
-      const res = await f.post('/config/s-dry/script/test', { payload: { amount: 3 }, headers: { 'X-In': 'yes' }, script: "request.payload.cents = request.payload.amount * 100\nrequest.headers['X-Out'] = request.headers['x-in']" });
+      const res = await f.post('/config/s-dry/script/test', {
+        payload: { amount: 3 },
+        headers: { 'X-In': 'yes' },
+        script: "request.payload.cents = request.payload.amount * 100\nrequest.headers['X-Out'] = request.headers['x-in']",
+      });
       expect(res.status).toBe(200);
       const b = (await res.json()) as any;
       expect(JSON.parse(b.request.body)).toEqual({ amount: 3, cents: 300 });
@@ -56,7 +65,9 @@ const scriptSuite = (mode: Mode) =>
     });
 
     it('rewrites body and headers before signing; the stored webhook keeps the original bytes', async () => {
-      expect((await put(f, 's-rw', "request.payload.cents = request.payload.amount * 100\nrequest.headers['X-Custom'] = 'value'\nrequest.headers['X-Drop'] = nil")).status).toBe(200);
+      expect((await put(f, 's-rw', "request.payload.cents = request.payload.amount * 100\nrequest.headers['X-Custom'] = 'value'\nrequest.headers['X-Drop'] = nil")).status).toBe(
+        200,
+      );
       const id = await enqueue('s-rw', { endpoint: rx.url('/rw'), payload: { amount: 7 }, headers: { 'X-Drop': 'gone', 'X-Keep': 'kept' } });
       const r = await waitFor(() => rx.received.find((x) => x.path === '/rw'), { what: 'scripted delivery' });
       expect(r.headers['webhook-id']).toBe(id);
@@ -83,7 +94,11 @@ const scriptSuite = (mode: Mode) =>
       // Stored without apply_to_children: the parent's own script only.
       expect((await put(f, 'nso', "request.headers['X-Ns'] = webhook.config_id")).status).toBe(200);
       expect(((await (await fetch(`${f.baseUrl}/config/nso/script`)).json()) as any).apply_to_children).toBe(false);
-      const res = await fetch(`${f.baseUrl}/config/nsx/script?apply_to_children=true`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: "request.headers['X-Ns'] = webhook.config_id" });
+      const res = await fetch(`${f.baseUrl}/config/nsx/script?apply_to_children=true`, {
+        method: 'PUT',
+        headers: { 'content-type': 'text/plain' },
+        body: "request.headers['X-Ns'] = webhook.config_id",
+      });
       expect(((await res.json()) as any).apply_to_children).toBe(true);
       await enqueue('nso:42', { endpoint: rx.url('/ns-own'), payload: {} });
       await enqueue('nsx:42:6', { endpoint: rx.url('/ns'), payload: {} });
@@ -111,11 +126,22 @@ const scriptSuite = (mode: Mode) =>
       const sb = await waitFor(async () => ((await statusOf(b)).state === 'failed' ? statusOf(b) : undefined), { what: 'timeout dead letter' });
       expect(sa.dead_reason).toBe('script_runtime_error');
       expect(sb.dead_reason).toBe('script_timeout');
-      const dls = await waitFor(() => {
-        const d = f.records('deadletter').map((r) => JSON.parse(r.value!)).filter((x: any) => x.webhook_id === a || x.webhook_id === b);
-        return d.length >= 2 ? d : undefined;
-      }, { what: 'dead letters' });
-      expect(new Map(dls.map((d: any) => [d.webhook_id, d.reason_type]))).toEqual(new Map([[a, 'script_runtime_error'], [b, 'script_timeout']]));
+      const dls = await waitFor(
+        () => {
+          const d = f
+            .records('deadletter')
+            .map((r) => JSON.parse(r.value!))
+            .filter((x: any) => x.webhook_id === a || x.webhook_id === b);
+          return d.length >= 2 ? d : undefined;
+        },
+        { what: 'dead letters' },
+      );
+      expect(new Map(dls.map((d: any) => [d.webhook_id, d.reason_type]))).toEqual(
+        new Map([
+          [a, 'script_runtime_error'],
+          [b, 'script_timeout'],
+        ]),
+      );
       expect(dls.find((d: any) => d.webhook_id === a).reason).toMatch(/bad script/);
       expect(rx.received.filter((x) => x.path === '/never')).toHaveLength(0);
     });

@@ -33,9 +33,29 @@ describe('fuzzing howk-api with its own OpenAPI document', () => {
 describe('hostile header and secret values', () => {
   const CONTROL = [...Array.from({ length: 0x20 }, (_, c) => c).filter((c) => c !== 0x09), 0x7f].map((c) => `a${String.fromCharCode(c)}b`);
   const WIDE = ['€', '5 €', '日本', '😀', '\u0100', '\u2028', '\ufeff', '\ud800'];
-  const HOP = ['Connection', 'keep-alive', 'UPGRADE', 'Expect', 'Transfer-Encoding', 'te', 'Trailer', 'Proxy-Connection', 'Host', 'content-length', 'Proxy-Authorization', 'HTTP2-Settings'];
+  const HOP = [
+    'Connection',
+    'keep-alive',
+    'UPGRADE',
+    'Expect',
+    'Transfer-Encoding',
+    'te',
+    'Trailer',
+    'Proxy-Connection',
+    'Host',
+    'content-length',
+    'Proxy-Authorization',
+    'HTTP2-Settings',
+  ];
   const NAMES = ['Bad Name', 'x:y', 'x\u00e9', '(x)', 'x/y', 'a\u0000'];
-  const SECRETS = ['whsec_AA', 'whsec_!!!!', 'whsec_AAAAAAAAAAAAAAAAAAAA', 'whsec_ AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', `whsec_${'A'.repeat(20)}===`, `whsec_${Buffer.alloc(24).toString('base64url')}-_`];
+  const SECRETS = [
+    'whsec_AA',
+    'whsec_!!!!',
+    'whsec_AAAAAAAAAAAAAAAAAAAA',
+    'whsec_ AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    `whsec_${'A'.repeat(20)}===`,
+    `whsec_${Buffer.alloc(24).toString('base64url')}-_`,
+  ];
 
   it('are all refused with 400 naming the field; nothing is enqueued', async () => {
     const f = await startTestFleet('kafka', { roles: { api: true, worker: false, scheduler: false } });
@@ -81,7 +101,10 @@ describe('hostile cases', () => {
     dir = await mkdtemp(join(tmpdir(), 'howk-hostile-'));
     await writeFile(join(dir, 'guarded.lua'), "assert(howk.post('http://127.0.0.1:9/never', {}))");
     await writeFile(join(dir, 'guarded.passwd'), `alice:${bcrypt.hashSync('right', 10)}\n`);
-    f = await startTestFleet('kafka', { roles: { api: true, worker: false, scheduler: false }, overrides: { 'api.auth.enabled': true, 'transformer.script_dirs': [dir], 'transformer.auth_failure_burst': 5 } });
+    f = await startTestFleet('kafka', {
+      roles: { api: true, worker: false, scheduler: false },
+      overrides: { 'api.auth.enabled': true, 'transformer.script_dirs': [dir], 'transformer.auth_failure_burst': 5 },
+    });
     await f.fleet.security!.ready;
     admin = (await f.fleet.security!.keys!.create({ name: 'hostile', scopes: ['admin'] })).key;
   });
@@ -90,7 +113,11 @@ describe('hostile cases', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(f.baseUrl + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}`, ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    fetch(f.baseUrl + path, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}`, ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
 
   it('malformed and oversized Basic credentials, then a guessing run with spoofed X-Forwarded-For: only 401/429, never 5xx, nothing accepted', async () => {
     const creds = ['alice', 'alice:', ':', 'alice:wrong', 'alice:' + 'x'.repeat(10_000), 'nobody:right', 'al\u00ffce:r\u00e9ght', 'alice:right:extra', '\u0000:\u0000'];
@@ -127,7 +154,11 @@ describe('hostile cases', () => {
   });
 
   it('secrets in endpoint URLs and oddly-cased secret header names never show in status or listing', async () => {
-    const res = await call('POST', '/webhooks/hostile-red/enqueue', { endpoint: 'http://us%65r:p%40ss-777@127.0.0.1:9/x?API_KEY=k-777&Sig=s-777', payload: {}, headers: { 'x-AUTH-token': 'h-777', 'X-SeSSion': 'h-778' } });
+    const res = await call('POST', '/webhooks/hostile-red/enqueue', {
+      endpoint: 'http://us%65r:p%40ss-777@127.0.0.1:9/x?API_KEY=k-777&Sig=s-777',
+      payload: {},
+      headers: { 'x-AUTH-token': 'h-777', 'X-SeSSion': 'h-778' },
+    });
     expect(res.status).toBe(202);
     const { webhook_id } = (await res.json()) as any;
     const shown = [await (await call('GET', `/webhooks/${webhook_id}/status`)).text(), await (await call('GET', '/webhooks?config_id=hostile-red')).text()].join('\n');

@@ -40,7 +40,11 @@ describe('per-config signing secrets and secret hygiene (Kafka + Redis)', () => 
   });
 
   const api = async (method: string, path: string, key: string, body?: unknown) => {
-    const r = await fetch(f.baseUrl + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(f.baseUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: r.status, json: (await r.json()) as any, text: '' };
   };
   const deliverOne = async (path: string, extra: Record<string, unknown> = {}) => {
@@ -104,7 +108,9 @@ describe('per-config signing secrets and secret hygiene (Kafka + Redis)', () => 
     const seen = new Map<string, string[]>();
     const consumer = log.consumer({ groupId: uniq('grep'), topics, fromBeginning: true });
     await consumer.run(async (b) => void seen.set(b.topic, [...(seen.get(b.topic) ?? []), ...b.records.map((r) => `${r.key} ${r.value}`)]));
-    await waitFor(() => (seen.get(t.results)?.length ?? 0) >= 5 && (seen.get(t.config_secrets)?.length ?? 0) >= 3 && (seen.get(t.deadletter)?.length ?? 0) >= 1, { what: 'topics read back' });
+    await waitFor(() => (seen.get(t.results)?.length ?? 0) >= 5 && (seen.get(t.config_secrets)?.length ?? 0) >= 3 && (seen.get(t.deadletter)?.length ?? 0) >= 1, {
+      what: 'topics read back',
+    });
     await log.close();
     const redis = createRedis(requireEnv('REDIS_URL'), { db: f.redisDb });
     const redisDump: string[] = [];

@@ -31,10 +31,13 @@ describe('SSRF guard end to end (Kafka + Redis)', () => {
       expect(res.status).toBe(202);
       ids.push(((await res.json()) as any).webhook_id);
     }
-    const dls = await waitFor(() => {
-      const d = f!.records('deadletter').map((r) => JSON.parse(r.value!));
-      return d.length >= 3 ? d : undefined;
-    }, { what: 'three dead letters' });
+    const dls = await waitFor(
+      () => {
+        const d = f!.records('deadletter').map((r) => JSON.parse(r.value!));
+        return d.length >= 3 ? d : undefined;
+      },
+      { what: 'three dead letters' },
+    );
     for (const id of ids) {
       const dl = dls.find((d: any) => d.webhook_id === id);
       expect(dl?.reason_type, id).toBe('blocked_destination');

@@ -32,7 +32,11 @@ describe.each<[Mode]>([['kafka'], ['memory']])('tenant isolation of Redis state 
     return { http: res.status, ...((await res.json()) as { webhook_id: string; status: string }) };
   };
   const putScript = async (config: string, code: string, applyToChildren = false) => {
-    const res = await fetch(`${f.baseUrl}/config/${encodeURIComponent(config)}/script?apply_to_children=${applyToChildren}`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: code });
+    const res = await fetch(`${f.baseUrl}/config/${encodeURIComponent(config)}/script?apply_to_children=${applyToChildren}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/plain' },
+      body: code,
+    });
     expect(res.status).toBe(200);
   };
   const received = (id: string) => waitFor(() => rx.received.find((r) => r.headers['webhook-id'] === id), { what: `delivery of ${id}` });
@@ -49,7 +53,7 @@ describe.each<[Mode]>([['kafka'], ['memory']])('tenant isolation of Redis state 
     expect([ra.path, rb.path]).toEqual(['/idem-a', '/idem-b']);
   });
 
-  it('kv: a config named like a transformer does not see the transformer\'s kv', async () => {
+  it("kv: a config named like a transformer does not see the transformer's kv", async () => {
     const t = await f.post('/incoming/kvprobe', '{}');
     expect(t.status).toBe(200);
     await putScript('kvprobe', `request.headers['x-seen'] = tostring(kv.get('seen'))`);
@@ -58,10 +62,14 @@ describe.each<[Mode]>([['kafka'], ['memory']])('tenant isolation of Redis state 
     expect((await received(w.webhook_id)).headers['x-seen']).toBe('nil');
   });
 
-  it('kv: a child config (wh:42) runs its parent\'s script but has its own kv', async () => {
+  it("kv: a child config (wh:42) runs its parent's script but has its own kv", async () => {
     // The parent writes "42:k"; its child reads "k": joined with ':' both were kv:wh:42:k.
-    await putScript('wh', `if webhook.config_id == 'wh' then kv.set('42:k', 'parent') end
-request.headers['x-k'] = tostring(kv.get('k')) .. '/' .. tostring(kv.get('42:k'))`, true);
+    await putScript(
+      'wh',
+      `if webhook.config_id == 'wh' then kv.set('42:k', 'parent') end
+request.headers['x-k'] = tostring(kv.get('k')) .. '/' .. tostring(kv.get('42:k'))`,
+      true,
+    );
     const parent = await enqueue('wh', { endpoint: rx.url('/kv-parent'), payload: {} });
     expect((await received(parent.webhook_id)).headers['x-k']).toBe('nil/parent');
     const child = await enqueue('wh:42', { endpoint: rx.url('/kv-child'), payload: {} });

@@ -56,7 +56,12 @@ describe('/incoming Basic auth with bcrypt entries (kafka)', () => {
     const plain = await f.post('/incoming/vault', { base: base(), who: 'dave' }, basic('dave', 'plain-text-pass'));
     expect(plain.status).toBe(200);
     await waitFor(() => rx.received.filter((r) => r.path === '/vault').length >= 3, { what: '3 deliveries' });
-    expect(rx.received.filter((r) => r.path === '/vault').map((r) => JSON.parse(r.body.toString()).who).sort()).toEqual(['alice', 'carol', 'dave']);
+    expect(
+      rx.received
+        .filter((r) => r.path === '/vault')
+        .map((r) => JSON.parse(r.body.toString()).who)
+        .sort(),
+    ).toEqual(['alice', 'carol', 'dave']);
   });
 
   it('refuses a wrong password, an unknown user and missing credentials with 401 + WWW-Authenticate', async () => {

@@ -15,8 +15,17 @@ import type { DeliveryRequest, Sender } from '../../core/ports/sender';
 const P = guardParams(loadConfig({}));
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const hook = (n: number, endpoint = 'http://127.0.0.1:9/e'): Webhook => ({
-  id: `wh_${n}`, config_id: 'cfg', endpoint, endpoint_hash: 'ep', payload: '{}', headers: {},
-  attempt: 0, max_attempts: 3, deferrals: 0, created_at: '2026-01-01T00:00:00.000Z', scheduled_at: '2026-01-01T00:00:00.000Z',
+  id: `wh_${n}`,
+  config_id: 'cfg',
+  endpoint,
+  endpoint_hash: 'ep',
+  payload: '{}',
+  headers: {},
+  attempt: 0,
+  max_attempts: 3,
+  deferrals: 0,
+  created_at: '2026-01-01T00:00:00.000Z',
+  scheduled_at: '2026-01-01T00:00:00.000Z',
 });
 
 /** Guards that record when each admission was asked, relative to the sends. */

@@ -36,7 +36,7 @@ describe('batch tracker', () => {
     expect(commits).toEqual(['t/1@3', 't/0@10']);
   });
 
-  it('a rejection rewinds to the batch\'s first offset; later batches of it commit nothing, earlier ones still do', async () => {
+  it("a rejection rewinds to the batch's first offset; later batches of it commit nothing, earlier ones still do", async () => {
     const { t, commits, rewinds, batches, take } = setup();
     take(0, 0, 5);
     take(0, 5, 10);

@@ -16,7 +16,11 @@ describe('a key bound to one config on listings, retry and replay', () => {
   const dead: Record<'a1' | 'a2' | 'b', string> = { a1: '', a2: '', b: '' };
 
   const call = (method: string, path: string, key: string, body?: unknown) =>
-    fetch(f.baseUrl + path, { method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(f.baseUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const pendingOf = (config: string) => f.records('pending').filter((r) => JSON.parse(r.value!).config_id === config).length;
 
@@ -27,7 +31,11 @@ describe('a key bound to one config on listings, retry and replay', () => {
     await f.fleet.security!.ready;
     keyA = (await f.fleet.security!.keys!.create({ name: 'tenant-a', scopes: ['admin'], config_ids: ['cfg-a'] })).key;
     admin = (await f.fleet.security!.keys!.create({ name: 'operator', scopes: ['admin'] })).key;
-    for (const [name, config] of [['a1', 'cfg-a'], ['a2', 'cfg-a'], ['b', 'cfg-b']] as const) {
+    for (const [name, config] of [
+      ['a1', 'cfg-a'],
+      ['a2', 'cfg-a'],
+      ['b', 'cfg-b'],
+    ] as const) {
       const res = await call('POST', `/webhooks/${config}/enqueue`, admin, { endpoint: rx.url(`/${name}`), payload: { name } });
       expect(res.status).toBe(202);
       dead[name] = ((await res.json()) as any).webhook_id;

@@ -27,7 +27,16 @@ describe('bridge.* and edge.* are sections of the one config', () => {
     const c = loadConfig({ env: {} });
     expect(c.bridge).toMatchObject({ port: 8090, host: '127.0.0.1', kafka_username: 'howk', topics: [], produce_timeout: 1200, max_request_size: 8 << 20 });
     expect(c.bridge.kafka_password).toBeUndefined();
-    expect(c.edge).toMatchObject({ kafka_rest_url: '', admission_rate: 100, admission_burst: 200, domain_rates: {}, batch_max_records: 500, batch_linger: 5, produce_deadline: 1500, retry_after: 2 });
+    expect(c.edge).toMatchObject({
+      kafka_rest_url: '',
+      admission_rate: 100,
+      admission_burst: 200,
+      domain_rates: {},
+      batch_max_records: 500,
+      batch_linger: 5,
+      produce_deadline: 1500,
+      retry_after: 2,
+    });
   });
 
   it('are read from HOWK_BRIDGE_* and HOWK_EDGE_*, lists and maps included', () => {
@@ -100,7 +109,13 @@ describe('the edge reads its Worker bindings with the same parser', () => {
       HOWK_REDIS_REST_URL: 'http://old/redis',
       HOWK_REDIS_REST_TOKEN: 't',
     });
-    expect(edge).toMatchObject({ kafka_rest_url: 'http://old/kafka', kafka_rest_username: 'u', kafka_rest_password: 'p', redis_rest_url: 'http://old/redis', redis_rest_token: 't' });
+    expect(edge).toMatchObject({
+      kafka_rest_url: 'http://old/kafka',
+      kafka_rest_username: 'u',
+      kafka_rest_password: 'p',
+      redis_rest_url: 'http://old/redis',
+      redis_rest_token: 't',
+    });
   });
 
   it('the canonical and the former name may both be set alike; set differently they are refused, naming both', () => {
@@ -168,7 +183,14 @@ describe('keys that are no setting are refused with their name', () => {
   });
 
   it('variables that are not settings are left alone: other prefixes, Lua credential keys, allow-listed template variables', () => {
-    const env = { HOWK_CHAOS_PROFILE: 'full', HOWK_LOG4J_VERSION: '2', HOWK_LUA_CRYPTO_K1: 'a2V5', HOWK_API_PARTNER_TOKEN: 'x', HOWK_LUA_SECRET_ENV_ALLOWLIST: 'HOWK_API_PARTNER_TOKEN', HOWK_API_PORT: '' };
+    const env = {
+      HOWK_CHAOS_PROFILE: 'full',
+      HOWK_LOG4J_VERSION: '2',
+      HOWK_LUA_CRYPTO_K1: 'a2V5',
+      HOWK_API_PARTNER_TOKEN: 'x',
+      HOWK_LUA_SECRET_ENV_ALLOWLIST: 'HOWK_API_PARTNER_TOKEN',
+      HOWK_API_PORT: '',
+    };
     expect(loadConfig({ env }).lua.secret_env_allowlist).toEqual(['HOWK_API_PARTNER_TOKEN']);
     expect(refusal(() => loadConfig({ env: { HOWK_API_PARTNER_TOKEN: 'x' } })).message).toContain('HOWK_API_PARTNER_TOKEN is not a setting');
   });

@@ -366,7 +366,10 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
   });
 
   it('the docs table prints defaults readably and marks secrets', () => {
-    const row = (k: string) => configDocsTable().split('\n').find((r) => r.startsWith(`| \`${k}\` |`))!;
+    const row = (k: string) =>
+      configDocsTable()
+        .split('\n')
+        .find((r) => r.startsWith(`| \`${k}\` |`))!;
     expect(row('retry.base_delay')).toContain('| `10s` |');
     expect(row('retry.max_delay')).toContain('| `1d` |');
     expect(row('kafka.retention')).toContain('| `7d` |');

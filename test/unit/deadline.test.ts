@@ -14,7 +14,14 @@ describe('settleWithin', () => {
 
   it('maps a rejection, and leaves it as it is without a mapper', async () => {
     const boom = Promise.reject(new Error('broker said no'));
-    await expect(settleWithin(boom, 1000, () => new Error('late'), (e) => new Error(`wrapped: ${(e as Error).message}`))).rejects.toThrow('wrapped: broker said no');
+    await expect(
+      settleWithin(
+        boom,
+        1000,
+        () => new Error('late'),
+        (e) => new Error(`wrapped: ${(e as Error).message}`),
+      ),
+    ).rejects.toThrow('wrapped: broker said no');
     await expect(settleWithin(Promise.reject(new Error('raw')), 1000, () => new Error('late'))).rejects.toThrow('raw');
   });
 });

@@ -27,8 +27,18 @@ const body = (fields: Record<string, unknown>, payloadText = '{"a":1}') => {
 describe('parseEnqueueBody: valid bodies', () => {
   it('returns the item with the payload text exactly as sent', () => {
     const payload = '{ "amount" : 1.0, "n": 12345678901234567890123, "e": 1e2, "s": "caf\\u00e9 日本", "t": "}]\\"\\\\" }';
-    const item = parseEnqueueBody(body({ endpoint: EP, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', max_attempts: 5 }, payload), L);
-    expect(item).toEqual({ endpoint: EP, payload, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', max_attempts: 5 });
+    const item = parseEnqueueBody(
+      body({ endpoint: EP, headers: { 'X-Tenant': 'acme' }, idempotency_key: 'order-1', signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', max_attempts: 5 }, payload),
+      L,
+    );
+    expect(item).toEqual({
+      endpoint: EP,
+      payload,
+      headers: { 'X-Tenant': 'acme' },
+      idempotency_key: 'order-1',
+      signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      max_attempts: 5,
+    });
   });
 
   it.each(['"a string"', '-1.50', 'null', 'false', '[1, 2.0, "3"]', '{}', '[]'])('accepts the payload %s as is', (payload) => {
@@ -47,9 +57,12 @@ describe('parseEnqueueBody: valid bodies', () => {
     expect(parseEnqueueBody(`{"endpoint":"${EP}","payload":1,"payload":{ "second" : true }}`, L).payload).toBe('{ "second" : true }');
   });
 
-  it.each(['http://example.com', 'https://example.com:8443/a/b?c=d#e', 'HTTPS://EXAMPLE.COM/x', 'http://127.0.0.1:9/x', 'http://[::1]/x'])('accepts the endpoint %s', (endpoint) => {
-    expect(parseEnqueueBody(body({ endpoint }), L).endpoint).toBe(endpoint);
-  });
+  it.each(['http://example.com', 'https://example.com:8443/a/b?c=d#e', 'HTTPS://EXAMPLE.COM/x', 'http://127.0.0.1:9/x', 'http://[::1]/x'])(
+    'accepts the endpoint %s',
+    (endpoint) => {
+      expect(parseEnqueueBody(body({ endpoint }), L).endpoint).toBe(endpoint);
+    },
+  );
 
   it('accepts the limits exactly: endpoint length, header count, header value length, idempotency key length', () => {
     const endpoint = `https://example.com/${'a'.repeat(L.max_endpoint_length - 'https://example.com/'.length)}`;
@@ -104,7 +117,10 @@ describe('parseEnqueueBody: invalid bodies name the problem', () => {
     ['a later duplicate endpoint that is invalid', `{"endpoint":"${EP}","payload":1,"endpoint":"ftp://x"}`, 'endpoint'],
   ])('%s → %s', (_name, text, field) => {
     const e = validationError(() => parseEnqueueBody(text, L));
-    expect(named(e).some((n) => n === field || n.startsWith(`${field}.`)), `${JSON.stringify(named(e))} names ${field}`).toBe(true);
+    expect(
+      named(e).some((n) => n === field || n.startsWith(`${field}.`)),
+      `${JSON.stringify(named(e))} names ${field}`,
+    ).toBe(true);
     expect(e.code).toBe('invalid_request');
   });
 });
@@ -154,13 +170,20 @@ describe('parseBatchBody', () => {
     ['an array item', `{"webhooks":[${item(0)},[${item(1)}]]}`, 'webhooks.1'],
     ['an item without an endpoint', `{"webhooks":[${item(0)},{"payload":1}]}`, 'webhooks.1.endpoint'],
     ['an item with a forbidden header', `{"webhooks":[{"endpoint":"${EP}","payload":1,"headers":{"Webhook-Signature":"x"}}]}`, 'webhooks.0.headers'],
-    ['an item with an Expect header', `{"webhooks":[${item(0)},${item(1)},${item(2)},{"endpoint":"${EP}","payload":1,"headers":{"x":"ok","Expect":"100-continue"}}]}`, 'webhooks.3.headers.Expect'],
+    [
+      'an item with an Expect header',
+      `{"webhooks":[${item(0)},${item(1)},${item(2)},{"endpoint":"${EP}","payload":1,"headers":{"x":"ok","Expect":"100-continue"}}]}`,
+      'webhooks.3.headers.Expect',
+    ],
     ['an item with a € in a header value', `{"webhooks":[${item(0)},${item(1)},${item(2)},{"endpoint":"${EP}","payload":1,"headers":{"x":"\u20ac"}}]}`, 'webhooks.3.headers.x'],
     ['an item with a 1-byte whsec_ secret', `{"webhooks":[${item(0)},{"endpoint":"${EP}","payload":1,"signing_secret":"whsec_AAAAAAAA"}]}`, 'webhooks.1.signing_secret'],
     ['an item without a payload', `{"webhooks":[${item(0)},${item(1)},{"endpoint":"${EP}"}]}`, 'webhooks.2.payload'],
   ])('%s → %s', (_name, text, field) => {
     const e = validationError(() => parseBatchBody(text, L));
-    expect(named(e).some((n) => n === field || n.startsWith(`${field}.`)), `${JSON.stringify(named(e))} names ${field}`).toBe(true);
+    expect(
+      named(e).some((n) => n === field || n.startsWith(`${field}.`)),
+      `${JSON.stringify(named(e))} names ${field}`,
+    ).toBe(true);
   });
 
   it('reports the problems of every bad item, and rejects the whole batch', () => {

@@ -9,11 +9,12 @@ import { hourBucket, iso, nowNs } from '../../core/domain/time';
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ID_RE = /^wh_[0-9ABCDEFGHJKMNPQRSTVWXYZ]{26}$/;
 
-const decode32 = (s: string): bigint => [...s].reduce((acc, ch) => {
-  const v = CROCKFORD.indexOf(ch);
-  if (v < 0) throw new Error(`not Crockford base32: ${ch}`);
-  return acc * 32n + BigInt(v);
-}, 0n);
+const decode32 = (s: string): bigint =>
+  [...s].reduce((acc, ch) => {
+    const v = CROCKFORD.indexOf(ch);
+    if (v < 0) throw new Error(`not Crockford base32: ${ch}`);
+    return acc * 32n + BigInt(v);
+  }, 0n);
 const timeOf = (id: string): number => Number(decode32(id.slice(3, 13)));
 const randomOf = (id: string): bigint => decode32(id.slice(13));
 
@@ -107,15 +108,12 @@ describe('isWebhookId', () => {
 });
 
 describe('endpointHash', () => {
-  it.each(['https://example.com/hook', 'http://127.0.0.1:8080/a?b=c&d=e', 'https://bücher.example/ü/🎉', ''])(
-    'is the first 16 bytes of sha256(%j) in hex',
-    async (endpoint) => {
-      const expected = createHash('sha256').update(endpoint, 'utf8').digest().subarray(0, 16).toString('hex');
-      const h = await endpointHash(endpoint);
-      expect(h).toBe(expected);
-      expect(h).toMatch(/^[0-9a-f]{32}$/);
-    },
-  );
+  it.each(['https://example.com/hook', 'http://127.0.0.1:8080/a?b=c&d=e', 'https://bücher.example/ü/🎉', ''])('is the first 16 bytes of sha256(%j) in hex', async (endpoint) => {
+    const expected = createHash('sha256').update(endpoint, 'utf8').digest().subarray(0, 16).toString('hex');
+    const h = await endpointHash(endpoint);
+    expect(h).toBe(expected);
+    expect(h).toMatch(/^[0-9a-f]{32}$/);
+  });
 
   it('differs for different endpoints', async () => {
     expect(await endpointHash('https://a.example/x')).not.toBe(await endpointHash('https://a.example/y'));

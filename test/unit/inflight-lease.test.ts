@@ -23,7 +23,12 @@ describe('in-flight keeper', () => {
   it('renews, every third of a lease, the leases held for at least that long; stops its timer when none is held', async () => {
     vi.useFakeTimers({ now: T0 });
     const calls: { ids: string[]; now: number }[] = [];
-    const keeper = createInflightKeeper({ renew: async (ls, now) => void calls.push({ ids: ls.map((l) => l.id), now }), clock: { now: () => Date.now() }, log: quiet, leaseMs: 30_000 });
+    const keeper = createInflightKeeper({
+      renew: async (ls, now) => void calls.push({ ids: ls.map((l) => l.id), now }),
+      clock: { now: () => Date.now() },
+      log: quiet,
+      leaseMs: 30_000,
+    });
     keeper.add(lease('a'), T0);
     await vi.advanceTimersByTimeAsync(5_000);
     keeper.add(lease('b'), T0 + 5_000);
@@ -63,13 +68,24 @@ describe('in-flight keeper', () => {
 });
 
 const hook = (n: number): Webhook => ({
-  id: `wh_${n}`, config_id: 'cfg', endpoint: 'http://127.0.0.1:9/e', endpoint_hash: 'ep', payload: '{}', headers: {},
-  attempt: 0, max_attempts: 3, deferrals: 0, created_at: '2026-01-01T00:00:00.000Z', scheduled_at: '2026-01-01T00:00:00.000Z',
+  id: `wh_${n}`,
+  config_id: 'cfg',
+  endpoint: 'http://127.0.0.1:9/e',
+  endpoint_hash: 'ep',
+  payload: '{}',
+  headers: {},
+  attempt: 0,
+  max_attempts: 3,
+  deferrals: 0,
+  created_at: '2026-01-01T00:00:00.000Z',
+  scheduled_at: '2026-01-01T00:00:00.000Z',
 });
 
 const setup = (extra: Record<string, unknown> = {}) => {
   // concurrency.inflight_ttl: leases of 10 s (the default); delivery.timeout 30 s.
-  const config = loadConfig({ overrides: { 'signing.default_secret': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'concurrency.max_inflight_per_endpoint': 10, 'concurrency.inflight_ttl': '10s' } });
+  const config = loadConfig({
+    overrides: { 'signing.default_secret': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'concurrency.max_inflight_per_endpoint': 10, 'concurrency.inflight_ttl': '10s' },
+  });
   const guards = new MemoryGuards();
   let release: (() => void) | undefined;
   let sent = 0;

@@ -21,7 +21,6 @@ describe('Lab engine: determinism', () => {
     expect(new Set(a.map((x) => Math.floor(x * 10))).size).toBe(10);
   });
 
-
   it.each(SCENARIO_IDS)('%s: the same seed gives the identical snapshot, however the time is stepped', (scenario) => {
     const a = createLab({ scenario, seed: 42 });
     a.step(60_000);
@@ -127,7 +126,8 @@ describe('Lab engine: dead-letter replay', () => {
 
     expect(fresh).not.toBe(original.id);
     expect(again).not.toBe(fresh);
-    for (const id of [fresh, again]) expect(lab.delivery(id)).toMatchObject({ replayOf: original.id, state: 'delivered', attempt: 1, failures: 0, eventId: original.eventId, subscriberId: 'billing' });
+    for (const id of [fresh, again])
+      expect(lab.delivery(id)).toMatchObject({ replayOf: original.id, state: 'delivered', attempt: 1, failures: 0, eventId: original.eventId, subscriberId: 'billing' });
     // The dead letters, the original delivery and its history are exactly as they were.
     expect(after.deadLetters).toEqual(before.deadLetters);
     expect(lab.delivery(original.id)).toEqual(originalDelivery);

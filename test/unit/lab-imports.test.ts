@@ -32,6 +32,8 @@ describe('core/lab imports', () => {
     const files = [...seen].map((f) => relative(ROOT, f));
     expect(files.every((f) => f.startsWith('core/'))).toBe(true);
     // The policy modules the workers run are among them.
-    expect(files).toEqual(expect.arrayContaining(['core/policy/retry.ts', 'core/policy/classify.ts', 'core/policy/circuit.ts', 'core/policy/token-bucket.ts', 'core/signing/outbound.ts']));
+    expect(files).toEqual(
+      expect.arrayContaining(['core/policy/retry.ts', 'core/policy/classify.ts', 'core/policy/circuit.ts', 'core/policy/token-bucket.ts', 'core/signing/outbound.ts']),
+    );
   });
 });

@@ -17,7 +17,10 @@ const run = (scenario: ScenarioId, ms: number, seed: number): LabSnapshot => {
 const sub = (s: LabSnapshot, id: string) => s.subscribers.find((x) => x.id === id)!;
 /** Every attempt made to a subscriber, in start order. */
 const attemptsTo = (s: LabSnapshot, id: string): AttemptRecord[] =>
-  s.deliveries.filter((d) => d.subscriberId === id).flatMap((d) => d.history).sort((a, b) => a.startedAt - b.startedAt);
+  s.deliveries
+    .filter((d) => d.subscriberId === id)
+    .flatMap((d) => d.history)
+    .sort((a, b) => a.startedAt - b.startedAt);
 
 describe('Lab scenarios', () => {
   it('uses the parameters the derivations below assume', () => {
@@ -30,13 +33,30 @@ describe('Lab scenarios', () => {
     // One event at 0 s and a burst of 6 at 2 s: 7 events × 3 subscribers = 21 deliveries,
     // each answered 200 at its first attempt, so 21 requests and 21 effects.
     const s = run('healthy', 15_000, seed);
-    expect(s.counters).toMatchObject({ events: 7, deliveries: 21, delivered: 21, requests: 21, failed: 0, deferred: 0, deadLetters: 0, effects: 21, duplicates: 0, inFlight: 0, waiting: 0, queued: 0, circuitOpens: 0 });
+    expect(s.counters).toMatchObject({
+      events: 7,
+      deliveries: 21,
+      delivered: 21,
+      requests: 21,
+      failed: 0,
+      deferred: 0,
+      deadLetters: 0,
+      effects: 21,
+      duplicates: 0,
+      inFlight: 0,
+      waiting: 0,
+      queued: 0,
+      circuitOpens: 0,
+    });
     for (const x of s.subscribers) {
       expect(x).toMatchObject({ delivered: 7, effects: 7, failed: 0, deadLettered: 0 });
       // By 2 s the bucket has refilled to 3: three burst deliveries go at once, the other
       // three wait for a token (parked, no attempt spent) and start one second apart.
       expect(x.parked).toBeGreaterThan(0);
-      const starts = s.deliveries.filter((d) => d.subscriberId === x.id && d.createdAt === 2000).map((d) => d.history[0]!.startedAt).sort((a, b) => a - b);
+      const starts = s.deliveries
+        .filter((d) => d.subscriberId === x.id && d.createdAt === 2000)
+        .map((d) => d.history[0]!.startedAt)
+        .sort((a, b) => a - b);
       expect(starts).toHaveLength(6);
       starts.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(2000 + Math.max(0, i + 1 - 3) * 1000));
       expect(s.deliveries.filter((d) => d.subscriberId === x.id).every((d) => d.history.length === 1 && d.state === 'delivered')).toBe(true);

@@ -12,8 +12,17 @@ import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports
 
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const hook = (n: number): Webhook => ({
-  id: `wh_${n}`, config_id: `cfg_${n}`, endpoint: 'http://127.0.0.1:9/e', endpoint_hash: 'ep', payload: '{}', headers: {},
-  attempt: 0, max_attempts: 3, deferrals: 0, created_at: '2026-01-01T00:00:00.000Z', scheduled_at: '2026-01-01T00:00:00.000Z',
+  id: `wh_${n}`,
+  config_id: `cfg_${n}`,
+  endpoint: 'http://127.0.0.1:9/e',
+  endpoint_hash: 'ep',
+  payload: '{}',
+  headers: {},
+  attempt: 0,
+  max_attempts: 3,
+  deferrals: 0,
+  created_at: '2026-01-01T00:00:00.000Z',
+  scheduled_at: '2026-01-01T00:00:00.000Z',
 });
 
 const setup = () => {
@@ -59,7 +68,21 @@ describe('lane rule in the attempter', () => {
     const { attempter, guards, held, sent, params } = setup();
     // One earlier delivery took 2 s: recent latency above the 1 s threshold.
     await guards.admit([{ endpointHash: 'ep', host: '127.0.0.1', configId: 'c', lane: 'fast', now: Date.now(), id: 'wh_earlier' }], params);
-    await guards.complete([{ id: 'wh_earlier', endpointHash: 'ep', host: '127.0.0.1', now: Date.now(), outcome: 'success', probe: false, counted: { endpoint: true, domain: false }, sample: { ms: 2000, drop: false, timeout: false } }], params);
+    await guards.complete(
+      [
+        {
+          id: 'wh_earlier',
+          endpointHash: 'ep',
+          host: '127.0.0.1',
+          now: Date.now(),
+          outcome: 'success',
+          probe: false,
+          counted: { endpoint: true, domain: false },
+          sample: { ms: 2000, drop: false, timeout: false },
+        },
+      ],
+      params,
+    );
     const first = attempter.attempt(hook(1), 'fast');
     await until(() => sent.length === 1);
     expect((await attempter.attempt(hook(2), 'fast')).kind).toBe('diverted');

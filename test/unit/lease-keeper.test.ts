@@ -21,7 +21,12 @@ describe('lease keeper', () => {
     await vi.advanceTimersByTimeAsync(9_999);
     expect(renewed).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    expect(renewed).toEqual([[{ id: 'a', from: 1_030_000, to: 1_040_000 }, { id: 'b', from: 1_030_000, to: 1_040_000 }]]);
+    expect(renewed).toEqual([
+      [
+        { id: 'a', from: 1_030_000, to: 1_040_000 },
+        { id: 'b', from: 1_030_000, to: 1_040_000 },
+      ],
+    ]);
     expect(a.leaseDueAt).toBe(1_040_000);
     keeper.remove(b);
     await vi.advanceTimersByTimeAsync(10_000);
@@ -34,7 +39,17 @@ describe('lease keeper', () => {
   it('keeps the lease it had when a renewal fails, and tries again next time', async () => {
     vi.useFakeTimers({ now: 0 });
     let fail = true;
-    const keeper = createLeaseKeeper({ hot: { renewLeases: async () => { if (fail) throw new Error('redis down'); return 1; } }, clock: { now: () => Date.now() }, log: quiet, leaseMs: 3_000 });
+    const keeper = createLeaseKeeper({
+      hot: {
+        renewLeases: async () => {
+          if (fail) throw new Error('redis down');
+          return 1;
+        },
+      },
+      clock: { now: () => Date.now() },
+      log: quiet,
+      leaseMs: 3_000,
+    });
     const a: Leased = { id: 'a', leaseDueAt: 3_000, leaseWritten: Promise.resolve() };
     keeper.add(a);
     await vi.advanceTimersByTimeAsync(1_000);

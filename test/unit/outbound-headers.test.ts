@@ -105,7 +105,14 @@ describe('signing secret format', () => {
     expect(signingSecretProblem(secret)).toContain(why);
   });
 
-  it.each([[`whsec_${b64(16)}`], [`whsec_${b64(24)}`], [`whsec_${b64(64)}`], [`whsec_${b64(17).replace(/=+$/, '')}`], ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], ['a raw secret of any shape']])('accepts %j', (secret) => {
+  it.each([
+    [`whsec_${b64(16)}`],
+    [`whsec_${b64(24)}`],
+    [`whsec_${b64(64)}`],
+    [`whsec_${b64(17).replace(/=+$/, '')}`],
+    ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+    ['a raw secret of any shape'],
+  ])('accepts %j', (secret) => {
     expect(signingSecretProblem(secret)).toBeUndefined();
   });
 

@@ -159,19 +159,25 @@ describe('semaphore', () => {
 
   it('gives the slot back when a task throws', async () => {
     const gate = semaphore(1);
-    await expect(gate(async () => {
-      throw new Error('task failed');
-    })).rejects.toThrow('task failed');
+    await expect(
+      gate(async () => {
+        throw new Error('task failed');
+      }),
+    ).rejects.toThrow('task failed');
     await expect(Promise.race([gate(async () => 'ran'), sleep(1000).then(() => 'stuck')])).resolves.toBe('ran');
   });
 
   it('lets waiting tasks in as slots free up, first come first served', async () => {
     const gate = semaphore(1);
     const order: number[] = [];
-    await Promise.all([1, 2, 3, 4].map((n) => gate(async () => {
-      order.push(n);
-      await sleep(1);
-    })));
+    await Promise.all(
+      [1, 2, 3, 4].map((n) =>
+        gate(async () => {
+          order.push(n);
+          await sleep(1);
+        }),
+      ),
+    );
     expect(order).toEqual([1, 2, 3, 4]);
   });
 });

@@ -146,7 +146,11 @@ describe('decide', () => {
   });
 
   it.each(['invalid_request', 'invalid_secret'] as const)('invalid (%s) → dead at once with that reason type', (reason_type) => {
-    expect(decide(hook({ attempt: 0, max_attempts: 20 }), { class: 'invalid', reason_type }, NOW, P, 0.5)).toMatchObject({ kind: 'dead', reason_type, reason: expect.stringContaining('nothing was sent') });
+    expect(decide(hook({ attempt: 0, max_attempts: 20 }), { class: 'invalid', reason_type }, NOW, P, 0.5)).toMatchObject({
+      kind: 'dead',
+      reason_type,
+      reason: expect.stringContaining('nothing was sent'),
+    });
   });
 
   it('unrecoverable → dead at once, whatever attempts remain', () => {

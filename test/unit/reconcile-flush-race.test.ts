@@ -90,7 +90,11 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
     const slow = slowSnapshots(log);
     const deliver = createDeliverer({ config, hot: redis.hot, producer: slow.producer, clock: systemClock, log: silentLogger, sender: refusing });
     const w = hook('wh_race', { attempt: 1, max_attempts: 5 });
-    const done = deliver({ topic: topics.pending, partition: 0, records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }] });
+    const done = deliver({
+      topic: topics.pending,
+      partition: 0,
+      records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }],
+    });
     await slow.holding;
     await flushAndRebuild(redis, log);
     slow.release();
@@ -125,11 +129,18 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
     const redis = flushable();
     const slow = slowSnapshots(log);
     const sent: string[] = [];
-    const accepting: Sender = { send: async (r) => (sent.push(r.headers['webhook-id'] ?? '?'), { kind: 'response', status: 200, retryAfter: null, bodySnippet: 'ok', durationMs: 1 }), close: async () => {} };
+    const accepting: Sender = {
+      send: async (r) => (sent.push(r.headers['webhook-id'] ?? '?'), { kind: 'response', status: 200, retryAfter: null, bodySnippet: 'ok', durationMs: 1 }),
+      close: async () => {},
+    };
     const deliver = createDeliverer({ config, hot: redis.hot, guards: redis.guards, producer: slow.producer, clock: systemClock, log: silentLogger, sender: accepting });
     const w = hook('wh_paused', { attempt: 0 });
     await redis.guards.pause({ kind: 'config', id: w.config_id });
-    const done = deliver({ topic: topics.pending, partition: 0, records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }] });
+    const done = deliver({
+      topic: topics.pending,
+      partition: 0,
+      records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }],
+    });
     await slow.holding;
     await flushAndRebuild(redis, log);
     slow.release();
@@ -139,4 +150,3 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
     expect(where).not.toEqual([]);
   });
 });
-

@@ -19,7 +19,10 @@ import { T0, hook, stamp } from '../helpers/reconcile-fixtures';
 // api and the worker use) records pauses, resumes, resets and circuit transitions; the rebuild
 // restores the pauses, the open circuits and the held webhooks behind the pauses in force.
 
-const config = loadConfig({ env: {}, overrides: { 'kafka.topics': { state: 's.state', deadletter: 's.dl', guards: 's.guards' }, 'reconciler.restore_batch': 2, 'ttl.circuit_state_ttl': 3_600_000 } });
+const config = loadConfig({
+  env: {},
+  overrides: { 'kafka.topics': { state: 's.state', deadletter: 's.dl', guards: 's.guards' }, 'reconciler.restore_batch': 2, 'ttl.circuit_state_ttl': 3_600_000 },
+});
 const TTLS = { status_ttl: 7 * 86_400_000, stats_ttl: 86_400_000, retry_data_ttl: 7 * 86_400_000 };
 const EP = 'ab'.repeat(16);
 const EPS: PauseScope = { kind: 'endpoint', id: EP };
@@ -81,7 +84,8 @@ describe('rebuild of pauses, held webhooks and circuits', () => {
   it('restores an open circuit (re-opened by a failed probe) and not one closed since, reset, or past its TTL', async () => {
     const w = world();
     const p = guardParams(config);
-    const fail = (hash: string, now: number, probe = false) => w.before.complete([{ id: 'x', endpointHash: hash, host: 'h', now, outcome: 'failure', probe, counted: { endpoint: false, domain: false } }], p);
+    const fail = (hash: string, now: number, probe = false) =>
+      w.before.complete([{ id: 'x', endpointHash: hash, host: 'h', now, outcome: 'failure', probe, counted: { endpoint: false, domain: false } }], p);
     const open = async (hash: string, now: number) => {
       for (let i = 0; i < config.circuit_breaker.failure_threshold; i++) await fail(hash, now + i);
     };
@@ -112,8 +116,19 @@ describe('rebuild of pauses, held webhooks and circuits', () => {
     expect((await inner.endpoint(EP, w.clock.now(), guardParams(config))).paused).toBe(false);
     // Successes and failures below the threshold: no record; the opening failure: one.
     const p = guardParams(config);
-    const done = (outcome: 'success' | 'failure', i: number) => ({ id: `w${i}`, endpointHash: EP, host: 'h', now: w.clock.now() + i, outcome, probe: false, counted: { endpoint: false, domain: false } });
-    await w.before.complete(Array.from({ length: 100 }, (_, i) => done('success', i)), p);
+    const done = (outcome: 'success' | 'failure', i: number) => ({
+      id: `w${i}`,
+      endpointHash: EP,
+      host: 'h',
+      now: w.clock.now() + i,
+      outcome,
+      probe: false,
+      counted: { endpoint: false, domain: false },
+    });
+    await w.before.complete(
+      Array.from({ length: 100 }, (_, i) => done('success', i)),
+      p,
+    );
     for (let i = 1; i < config.circuit_breaker.failure_threshold; i++) await w.before.complete([done('failure', 100 + i)], p);
     expect(w.log.records('s.guards')).toHaveLength(0);
     await w.before.complete([done('failure', 200)], p);

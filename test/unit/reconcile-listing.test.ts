@@ -28,7 +28,12 @@ describe('listing rules', () => {
   });
 
   it('parses GET /webhooks queries and names the bad field', () => {
-    expect(parseWebhookListQuery({ config_id: 'c1', state: 'retrying', limit: '20', cursor: 'wh_01ABC' })).toEqual({ configId: 'c1', state: 'retrying', cursor: 'wh_01ABC', limit: 20 });
+    expect(parseWebhookListQuery({ config_id: 'c1', state: 'retrying', limit: '20', cursor: 'wh_01ABC' })).toEqual({
+      configId: 'c1',
+      state: 'retrying',
+      cursor: 'wh_01ABC',
+      limit: 20,
+    });
     expect(parseWebhookListQuery({ config_id: 'c1' }).limit).toBe(50);
     const field = (q: Record<string, string>) => {
       try {
@@ -47,7 +52,12 @@ describe('listing rules', () => {
   });
 
   it('parses GET /deadletter queries: since as ISO date or unix ms', () => {
-    expect(parseDeadLetterListQuery({ config_id: 'c', since: '2026-01-15T12:00:00Z', reason_type: 'exhausted' })).toEqual({ configId: 'c', since: T0, reasonType: 'exhausted', limit: 50 });
+    expect(parseDeadLetterListQuery({ config_id: 'c', since: '2026-01-15T12:00:00Z', reason_type: 'exhausted' })).toEqual({
+      configId: 'c',
+      since: T0,
+      reasonType: 'exhausted',
+      limit: 50,
+    });
     expect(parseDeadLetterListQuery({ config_id: 'c', since: String(T0) }).since).toBe(T0);
     expect(() => parseDeadLetterListQuery({ config_id: 'c', since: 'yesterday' })).toThrow(ValidationError);
     expect(() => parseDeadLetterListQuery({ config_id: 'c', cursor: 'wh_1' })).toThrow(ValidationError);
@@ -55,7 +65,11 @@ describe('listing rules', () => {
 
   it('scanPage: full pages end with a cursor, a sparse filter stops at the scan budget with one', async () => {
     const keys = Array.from({ length: 3000 }, (_, i) => `k${String(i).padStart(5, '0')}`);
-    const fetch = async (after: string | undefined, n: number) => keys.filter((k) => after === undefined || k > after).slice(0, n).map((k) => ({ key: k, item: k }));
+    const fetch = async (after: string | undefined, n: number) =>
+      keys
+        .filter((k) => after === undefined || k > after)
+        .slice(0, n)
+        .map((k) => ({ key: k, item: k }));
     const page = await scanPage({ limit: 2 }, fetch, () => true);
     expect(page).toEqual({ items: ['k00000', 'k00001'], next: 'k00001' });
     const sparse = await scanPage({ limit: 5 }, fetch, (k) => k === 'k02500');

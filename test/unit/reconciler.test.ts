@@ -41,7 +41,7 @@ describe('reconciler: start-up check', () => {
     const w = world();
     await w.hot.markInitialized('x');
     let reads = 0;
-    const reader: TopicReader = { readToEnd: async () => ((reads++, { records: 0, partitions: 0, idled: [] })), close: async () => {} };
+    const reader: TopicReader = { readToEnd: async () => (reads++, { records: 0, partitions: 0, idled: [] }), close: async () => {} };
     expect(await w.reconciler('a', { reader }).ensureInitialized()).toBe('present');
     expect(reads).toBe(0);
   });
@@ -135,12 +135,21 @@ describe('reconciler: what a rebuild restores', () => {
     w.state(snapshot(hook('wh_live', { attempt: 2 }), stamp(T0, 1), T0 + 1_000), snapshot(hook('wh_sched', { attempt: 1 }), stamp(T0, 2), T0 + 2_000));
     // Written by the fleet after the snapshots (newer stamp, its own schedule), and a retry
     // scheduled live for wh_sched whose status the flush lost.
-    await w.hot.apply({ statuses: [{ status: statusFor(live, stamp(T0 + 10, 0), { attempts: 3 }) }], retries: [{ id: 'wh_live', dueAt: T0 + 9_000, data: 'live-data' }, { id: 'wh_sched', dueAt: T0 + 8_000, data: 'live-sched' }] });
+    await w.hot.apply({
+      statuses: [{ status: statusFor(live, stamp(T0 + 10, 0), { attempts: 3 }) }],
+      retries: [
+        { id: 'wh_live', dueAt: T0 + 9_000, data: 'live-data' },
+        { id: 'wh_sched', dueAt: T0 + 8_000, data: 'live-sched' },
+      ],
+    });
     const s = await w.reconciler('a').forceRebuild();
     expect(s.state.restored).toBe(1);
     expect((await w.hot.getStatus('wh_live'))?.attempts).toBe(3);
     const claimed = await w.hot.claimDueRetries(w.clock.now() + 60_000, 10, 1);
-    expect(claimed.map((r) => [r.id, r.data]).sort()).toEqual([['wh_live', 'live-data'], ['wh_sched', 'live-sched']]);
+    expect(claimed.map((r) => [r.id, r.data]).sort()).toEqual([
+      ['wh_live', 'live-data'],
+      ['wh_sched', 'live-sched'],
+    ]);
   });
 
   it('makes dead letters listable again and restores the status of the webhooks they ended', async () => {
@@ -197,7 +206,11 @@ describe('terminal outcomes and leases', () => {
     const producer = { send: async () => (produceOk ? undefined : Promise.reject(new Error('kafka away'))), close: async () => {} };
     const handoff = createHandoff({ hot: w.hot, producer, log: silentLogger, flushMs: 1 });
     handoff.taken(1);
-    handoff.add({ records: [{ topic: 'r', key: 'wh_s', value: '{}' }], hot: { statuses: [{ status: statusFor(hook('wh_s'), stamp(T0), { state: 'failed' }) }], ended: ['wh_s'] }, leases: [{ id: 'wh_s', leaseDueAt: w.clock.now() + 15_000, leaseWritten: Promise.resolve() }] });
+    handoff.add({
+      records: [{ topic: 'r', key: 'wh_s', value: '{}' }],
+      hot: { statuses: [{ status: statusFor(hook('wh_s'), stamp(T0), { state: 'failed' }) }], ended: ['wh_s'] },
+      leases: [{ id: 'wh_s', leaseDueAt: w.clock.now() + 15_000, leaseWritten: Promise.resolve() }],
+    });
     await new Promise((r) => setTimeout(r, 150));
     // Killed now, the scheduler would re-enqueue it when the lease runs out: nothing lost.
     expect(await w.hot.retryCount()).toBe(1);

@@ -10,7 +10,11 @@ const fold = (records: StateRecord[]) => {
   records.forEach(f.add);
   return f;
 };
-const liveIds = (records: StateRecord[]) => fold(records).live().map((s) => s.webhookId).sort();
+const liveIds = (records: StateRecord[]) =>
+  fold(records)
+    .live()
+    .map((s) => s.webhookId)
+    .sort();
 
 describe('replay rules', () => {
   it('an empty topic leaves nothing to restore', () => {

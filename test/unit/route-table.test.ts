@@ -17,7 +17,18 @@ const config = ConfigSchema.parse({});
 const stub = {} as never;
 const base: ApiDeps = { config, enqueue: async () => [], hot: stub, log: silentLogger, dependencies: [], clock: { now: () => 0 } };
 // Every capability (as howk-api's fleet provides them); handlers are only built, never called.
-const full: ApiDeps = { ...base, listing: stub, redrive: stub, guards: stub, producer: stub, keyAdmin: stub, configSecrets: stub, scripts: stub, transformers: stub, metrics: stub };
+const full: ApiDeps = {
+  ...base,
+  listing: stub,
+  redrive: stub,
+  guards: stub,
+  producer: stub,
+  keyAdmin: stub,
+  configSecrets: stub,
+  scripts: stub,
+  transformers: stub,
+  metrics: stub,
+};
 
 type App = ReturnType<typeof createApiApp>;
 const mounted = (app: App) => new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${openApiPath(r.path)}`));
@@ -39,7 +50,8 @@ describe('route table: mounted = documented', () => {
     const app = createApiApp({ ...base, config: ConfigSchema.parse({ api: { auth: { enabled: false } } }) });
     const doc = await servedDoc(app);
     expect([...mounted(app)].sort()).toEqual([...documented(doc)].sort());
-    for (const r of [...FIVE, 'POST /keys', 'GET /endpoints/{hash}', 'PUT /configs/{config}/secret', 'PUT /config/{config}/script', 'POST /incoming/{name}']) expect(mounted(app), r).not.toContain(r);
+    for (const r of [...FIVE, 'POST /keys', 'GET /endpoints/{hash}', 'PUT /configs/{config}/secret', 'PUT /config/{config}/script', 'POST /incoming/{name}'])
+      expect(mounted(app), r).not.toContain(r);
     for (const r of ['POST /webhooks/{config}/enqueue', 'GET /webhooks/{id}/status', 'GET /stats', 'GET /health', 'GET /openapi.json']) expect(mounted(app), r).toContain(r);
     // Not mounted: a 404 like any unknown route (auth off here), never a handler answering 501.
     const res = await app.request('/deadletter?config_id=a');
@@ -49,12 +61,28 @@ describe('route table: mounted = documented', () => {
 
   it("the edge's runtime declaration: its own /incoming, and only routes needing no optional capability", async () => {
     const edgeRoutes = ROUTES.filter((r) => servesRoute('edge', r)).map(routeKey);
-    expect(edgeRoutes.sort()).toEqual(['GET /health', 'GET /health/dependencies', 'GET /openapi.json', 'GET /ready', 'GET /stats', 'GET /webhooks/:id/status', 'POST /incoming/:name', 'POST /webhooks/:config/enqueue', 'POST /webhooks/:config/enqueue/batch'].sort());
+    expect(edgeRoutes.sort()).toEqual(
+      [
+        'GET /health',
+        'GET /health/dependencies',
+        'GET /openapi.json',
+        'GET /ready',
+        'GET /stats',
+        'GET /webhooks/:id/status',
+        'POST /incoming/:name',
+        'POST /webhooks/:config/enqueue',
+        'POST /webhooks/:config/enqueue/batch',
+      ].sort(),
+    );
     // The same app construction as edge/app.ts: base deps, its own /incoming handler.
     const app = createApiApp(base, { implementations: { 'POST /incoming/:name': () => [(c) => c.json({ webhooks: [], count: 0 })] } });
     const doc = await servedDoc(app);
     expect([...mounted(app)].sort()).toEqual([...documented(doc)].sort());
-    expect([...documented(doc)].sort()).toEqual(ROUTES.filter((r) => servesRoute('edge', r)).map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`).sort());
+    expect([...documented(doc)].sort()).toEqual(
+      ROUTES.filter((r) => servesRoute('edge', r))
+        .map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`)
+        .sort(),
+    );
     expect(() => createApiApp(base, { implementations: { 'POST /nowhere': () => [] } })).toThrow(/not a declared route/);
   });
 

@@ -19,7 +19,7 @@ describe('delivery script resolution', () => {
     expect(t.resolve('whx')).toBeUndefined();
   });
 
-  it('a record without the field (older releases) is the config\'s own only', () => {
+  it("a record without the field (older releases) is the config's own only", () => {
     const t = new ScriptTable();
     t.apply('wh', rec('wh', 'legacy'));
     expect(t.resolve('wh')?.code).toBe('legacy');

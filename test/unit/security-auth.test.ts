@@ -37,21 +37,40 @@ describe('API keys and scopes', () => {
   afterAll(() => f?.stop());
 
   const call = (method: string, path: string, key?: string, body?: unknown) =>
-    fetch(f.baseUrl + path, { method, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(f.baseUrl + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   // Every route of the API (documented ones, the endpoint admin routes, and an unknown path).
   const ROUTES: [string, string, unknown?][] = [
     ...Object.entries(buildOpenApi(f0(), TABLE).paths as Record<string, Record<string, unknown>>).flatMap(([p, ms]) =>
       Object.keys(ms).map((m) => [m.toUpperCase(), p.replace('{config}', 'cfg-b').replace('{id}', 'wh_x').replace('{hash}', 'abc')] as [string, string]),
     ),
-    ['GET', '/endpoints/abc'], ['POST', '/endpoints/abc/pause'], ['POST', '/endpoints/abc/resume'], ['POST', '/endpoints/abc/circuit/reset'],
-    ['POST', '/configs/cfg-b/pause'], ['POST', '/configs/cfg-b/resume'], ['GET', '/no/such/route'], ['DELETE', '/webhooks/wh_x'],
+    ['GET', '/endpoints/abc'],
+    ['POST', '/endpoints/abc/pause'],
+    ['POST', '/endpoints/abc/resume'],
+    ['POST', '/endpoints/abc/circuit/reset'],
+    ['POST', '/configs/cfg-b/pause'],
+    ['POST', '/configs/cfg-b/resume'],
+    ['GET', '/no/such/route'],
+    ['DELETE', '/webhooks/wh_x'],
   ];
   function f0() {
     return loadConfig({ env: {} });
   }
   const OPEN = new Set(['/health', '/ready', '/health/dependencies', '/openapi.json']);
-  const bodyFor = (path: string) => (path.includes('enqueue/batch') ? { webhooks: [{ endpoint: ep, payload: 1 }] } : path.includes('enqueue') ? { endpoint: ep, payload: 1 } : path === '/keys' ? { scopes: ['read'] } : path.endsWith('/secret') ? { secret: 'whsec_' + 'A'.repeat(32) } : undefined);
+  const bodyFor = (path: string) =>
+    path.includes('enqueue/batch')
+      ? { webhooks: [{ endpoint: ep, payload: 1 }] }
+      : path.includes('enqueue')
+        ? { endpoint: ep, payload: 1 }
+        : path === '/keys'
+          ? { scopes: ['read'] }
+          : path.endsWith('/secret')
+            ? { secret: 'whsec_' + 'A'.repeat(32) }
+            : undefined;
 
   it('answers 401 on every non-health route without a key or with a bad one, and 403 without the scope; nothing is enqueued', async () => {
     // /incoming/:name is open to API keys by design: it has its own per-script Basic auth.
@@ -98,7 +117,12 @@ describe('API keys and scopes', () => {
     expect((await call('PUT', '/configs/cfg-a/secret', keys['bound-admin'], { secret: 'whsec_' + 'B'.repeat(32) })).status).toBe(200);
     expect((await call('PUT', '/configs/cfg-b/secret', keys['bound-admin'], { secret: 'whsec_' + 'B'.repeat(32) })).status).toBe(403);
     expect((await call('POST', '/keys', keys['bound-admin'], { scopes: ['admin'] })).status).toBe(403);
-    expect(f.records('pending').map((r) => JSON.parse(r.value!).payload).filter((p: any) => p.bound)).toEqual([{ bound: 'a' }]);
+    expect(
+      f
+        .records('pending')
+        .map((r) => JSON.parse(r.value!).payload)
+        .filter((p: any) => p.bound),
+    ).toEqual([{ bound: 'a' }]);
   });
 
   it('refuses config_ids: [] with 400 naming the field: an empty list must not create a key that reaches every config', async () => {
@@ -120,14 +144,16 @@ describe('API keys and scopes', () => {
     expect(listed.find((k: any) => k.id === ids.admin3).revoked_at).not.toBeNull();
     expect(JSON.stringify(listed)).not.toMatch(/howk_|"hash"/);
   });
-
 });
 
 describe('per-key rate limit (api.auth.rate_limit 1/s, rate_burst 5)', () => {
   let f: TestFleet;
   afterAll(() => f?.stop());
   it('passes the burst (just under the limit), answers the next with 429 + Retry-After (just over), per key', async () => {
-    f = await startTestFleet('memory', { roles: { api: true, worker: false, scheduler: false }, overrides: { 'api.auth.enabled': true, 'api.auth.rate_limit': 1, 'api.auth.rate_burst': 5 } });
+    f = await startTestFleet('memory', {
+      roles: { api: true, worker: false, scheduler: false },
+      overrides: { 'api.auth.enabled': true, 'api.auth.rate_limit': 1, 'api.auth.rate_burst': 5 },
+    });
     await f.fleet.security!.ready;
     const [a, b] = [await f.fleet.security!.keys!.create({ scopes: ['read'] }), await f.fleet.security!.keys!.create({ scopes: ['read'] })];
     const get = (k: string) => fetch(`${f.baseUrl}/stats`, { headers: { authorization: `Bearer ${k}` } });
@@ -151,7 +177,10 @@ describe('auth building blocks', () => {
   it('verifies tokens by hash only, in constant shape', async () => {
     const t = new KeyTable();
     const token = 'howk_0123456789abcdef_' + 'x'.repeat(43);
-    t.apply('0123456789abcdef', JSON.stringify({ id: '0123456789abcdef', name: '', hash: await hashToken(token), scopes: ['read'], config_ids: null, created_at: 'x', revoked_at: null }));
+    t.apply(
+      '0123456789abcdef',
+      JSON.stringify({ id: '0123456789abcdef', name: '', hash: await hashToken(token), scopes: ['read'], config_ids: null, created_at: 'x', revoked_at: null }),
+    );
     expect(tokenId(token)).toBe('0123456789abcdef');
     expect((await t.verify(token))?.id).toBe('0123456789abcdef');
     expect(await t.verify(token.replace(/x$/, 'y'))).toBeNull();

@@ -52,7 +52,15 @@ const HOSTILE: [url: string, category: string][] = [
   ['http://[::127.0.0.1]/', 'reserved'], // IPv4-compatible
 ];
 
-const PUBLIC = ['http://93.184.216.34/', 'https://8.8.8.8/', 'http://[2606:4700:4700::1111]/', 'http://[::ffff:8.8.8.8]/', 'http://172.32.0.1/', 'http://100.128.0.1/', 'http://11.0.0.1/'];
+const PUBLIC = [
+  'http://93.184.216.34/',
+  'https://8.8.8.8/',
+  'http://[2606:4700:4700::1111]/',
+  'http://[::ffff:8.8.8.8]/',
+  'http://172.32.0.1/',
+  'http://100.128.0.1/',
+  'http://11.0.0.1/',
+];
 
 describe('SSRF address check (as a function)', () => {
   const none = destinationPolicy([]);
@@ -75,8 +83,10 @@ describe('SSRF address check (as a function)', () => {
 
   it('opens exactly the allow-listed ranges, in every form of the address', () => {
     const loop = destinationPolicy(['127.0.0.0/8', '::1/128']);
-    for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://2130706433/', 'http://[::ffff:127.0.0.1]/']) expect(checkEndpoint(url, loop), url).toMatchObject({ allowed: true });
-    for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://[fd00::1]/', 'http://0.0.0.0/']) expect(checkEndpoint(url, loop), url).toMatchObject({ allowed: false });
+    for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://2130706433/', 'http://[::ffff:127.0.0.1]/'])
+      expect(checkEndpoint(url, loop), url).toMatchObject({ allowed: true });
+    for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://[fd00::1]/', 'http://0.0.0.0/'])
+      expect(checkEndpoint(url, loop), url).toMatchObject({ allowed: false });
     const ten = destinationPolicy(['10.1.0.0/16']);
     expect(checkAddress('10.1.255.255', ten).allowed).toBe(true);
     expect(checkAddress('10.2.0.0', ten).allowed).toBe(false);
@@ -108,8 +118,14 @@ describe('guarded DNS lookup (fake resolver, no network)', () => {
       fn(host, { all }, (err: unknown, a: unknown, f: unknown) => resolve({ err, result: all ? a : [a, f] }));
     });
   const table = {
-    'localhost': [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }],
-    'rebind.test': [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }],
+    localhost: [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ],
+    'rebind.test': [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ],
     'meta.test': [{ address: '169.254.169.254', family: 4 }],
   };
 

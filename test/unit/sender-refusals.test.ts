@@ -22,11 +22,26 @@ describe('http sender: requests refused on this side', () => {
     sender = createHttpSender({ connectionsPerOrigin: CONNECTIONS, snippetBytes: 64, allowedNetworks: ['127.0.0.0/8'] });
     return { rx, sender };
   };
-  const req = (url: string, extra: Partial<DeliveryRequest> = {}): DeliveryRequest => ({ url, headers: { 'content-type': 'application/json' }, body: '{}', timeoutMs: 3000, ...extra });
+  const req = (url: string, extra: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
+    url,
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+    timeoutMs: 3000,
+    ...extra,
+  });
 
   it('a header undici refuses is answered invalid_request, sends nothing, and the pool still delivers', async () => {
     const { rx, sender } = await start();
-    const bad: Record<string, string>[] = [{ expect: '100-continue' }, { 'x-price': '5 €' }, { 'keep-alive': 'timeout=5' }, { upgrade: 'h2c' }, { 'x-a': 'a\u0001' }, { 'x-a': '\u007f' }, { 'transfer-encoding': 'chunked' }, { connection: 'close' }];
+    const bad: Record<string, string>[] = [
+      { expect: '100-continue' },
+      { 'x-price': '5 €' },
+      { 'keep-alive': 'timeout=5' },
+      { upgrade: 'h2c' },
+      { 'x-a': 'a\u0001' },
+      { 'x-a': '\u007f' },
+      { 'transfer-encoding': 'chunked' },
+      { connection: 'close' },
+    ];
     for (let i = 0; i < 10 * CONNECTIONS; i++) {
       const r = await sender.send(req(rx.url('/bad'), { headers: bad[i % bad.length]! }));
       expect(r.kind).toBe('invalid_request');

@@ -47,7 +47,7 @@ describe('Standard Webhooks signature', () => {
     expect(await standardSignature([secret], 'wh_01J000000000000000000000', 1700000000, BODY)).toBe(`v1,${expected}`);
   });
 
-  it('the worker\'s Node HMAC gives the same headers as WebCrypto, for both schemes and a rotation', async () => {
+  it("the worker's Node HMAC gives the same headers as WebCrypto, for both schemes and a rotation", async () => {
     const secrets = [newSecret(), 'plain-sëcret'];
     const input = { id: 'wh_01JTEST0000000000000000000', attempt: 2, timestamp: 1_750_000_000, body: BODY, secrets, scheme: 'both' as const };
     const viaNode = await signatureHeaders({ ...input, hmac: nodeHmacSha256 });

@@ -90,7 +90,10 @@ describe('SQLite log', () => {
     const path = fresh();
     const a = open(path);
     await a.admin.ensureTopics([{ name: 'state', partitions: 1, compacted: true }]);
-    await a.producer().send([{ topic: 'state', key: 'k', value: 'v1' }, { topic: 'state', key: 'j', value: 'j1' }]);
+    await a.producer().send([
+      { topic: 'state', key: 'k', value: 'v1' },
+      { topic: 'state', key: 'j', value: 'j1' },
+    ]);
     a.compact();
     await a.producer().send([{ topic: 'state', key: 'k', value: 'v2' }]);
     a.compact();

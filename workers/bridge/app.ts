@@ -41,16 +41,21 @@ export const createBridgeApp = (d: BridgeDeps) => {
         return { name, ok: false, error: errorMessage(e) };
       }
     };
-    const deps = await Promise.all([
-      check('kafka', () => d.producer.ping()),
-      check('redis', () => d.redis.ping().catch((e) => Promise.reject(toHowkError(e)))),
-    ]);
+    const deps = await Promise.all([check('kafka', () => d.producer.ping()), check('redis', () => d.redis.ping().catch((e) => Promise.reject(toHowkError(e))))]);
     const ok = deps.every((x) => x.ok);
     return c.json({ status: ok ? 'ready' : 'not_ready', dependencies: deps }, ok ? 200 : 503);
   });
 
   const kafkaAuth = basicAuth(s.kafka_username, s.kafka_password!);
-  app.get('/stats', kafkaAuth, (c) => c.json({ produce_calls: d.counters.produceCalls, produce_records: d.counters.produceRecords, produce_failures: d.counters.produceFailures, redis_requests: d.counters.redisRequests, redis_commands: d.counters.redisCommands }));
+  app.get('/stats', kafkaAuth, (c) =>
+    c.json({
+      produce_calls: d.counters.produceCalls,
+      produce_records: d.counters.produceRecords,
+      produce_failures: d.counters.produceFailures,
+      redis_requests: d.counters.redisRequests,
+      redis_commands: d.counters.redisCommands,
+    }),
+  );
   app.use('/kafka/*', kafkaAuth, limit);
   app.route('/kafka', kafkaRoutes(d.producer, s.topics, d.counters));
   app.use('/redis', bearerAuth(s.redis_token!), limit);

@@ -27,9 +27,11 @@ export const basicAuth = (username: string, password: string): MiddlewareHandler
   };
 };
 
-export const bearerAuth = (token: string): MiddlewareHandler => async (c, next) => {
-  const h = c.req.header('authorization') ?? '';
-  const got = /^bearer /i.test(h) ? h.slice(7).trim() : '';
-  if (!same(got, token)) return deny('Bearer');
-  await next();
-};
+export const bearerAuth =
+  (token: string): MiddlewareHandler =>
+  async (c, next) => {
+    const h = c.req.header('authorization') ?? '';
+    const got = /^bearer /i.test(h) ? h.slice(7).trim() : '';
+    if (!same(got, token)) return deny('Bearer');
+    await next();
+  };

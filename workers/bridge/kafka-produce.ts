@@ -16,8 +16,12 @@ export type KafkaRestOptions = { brokers: string[]; clientId: string; produceTim
 const METADATA_TTL_MS = 30_000;
 
 const deadline = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
-  settleWithin(p, ms, () => new UnavailableError(`${what} timed out after ${ms} ms`, 2), (e) =>
-    e instanceof UnavailableError || e instanceof NotFoundError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`, 2));
+  settleWithin(
+    p,
+    ms,
+    () => new UnavailableError(`${what} timed out after ${ms} ms`, 2),
+    (e) => (e instanceof UnavailableError || e instanceof NotFoundError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`, 2)),
+  );
 
 export class KafkaRestProducer {
   private readonly kafka: Kafka;
@@ -28,8 +32,19 @@ export class KafkaRestProducer {
   private readonly partitioner = Partitioners.DefaultPartitioner();
 
   constructor(private readonly o: KafkaRestOptions) {
-    this.kafka = new Kafka({ clientId: o.clientId, brokers: o.brokers, logLevel: logLevel.NOTHING, connectionTimeout: 1000, requestTimeout: 5000, retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 } });
-    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 } });
+    this.kafka = new Kafka({
+      clientId: o.clientId,
+      brokers: o.brokers,
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 1000,
+      requestTimeout: 5000,
+      retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 },
+    });
+    this.producer = this.kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 },
+    });
     this.admin = this.kafka.admin();
   }
 
@@ -74,7 +89,12 @@ export class KafkaRestProducer {
     const now = Date.now();
     const placed = records.map((r) => {
       const partitionMetadata = meta.get(r.topic)!;
-      const message: Message & { timestamp: string } = { key: r.key ?? null, value: r.value, timestamp: String(r.timestamp ?? now), headers: Object.fromEntries((r.headers ?? []).map((h) => [h.key, h.value])) };
+      const message: Message & { timestamp: string } = {
+        key: r.key ?? null,
+        value: r.value,
+        timestamp: String(r.timestamp ?? now),
+        headers: Object.fromEntries((r.headers ?? []).map((h) => [h.key, h.value])),
+      };
       if (r.partition !== undefined && !partitionMetadata.some((p) => p.partitionId === r.partition)) throw new NotFoundError(`partition ${r.partition} of ${r.topic}`);
       const partition = r.partition ?? this.partitioner({ topic: r.topic, partitionMetadata, message });
       return { topic: r.topic, partition, message };
@@ -112,7 +132,11 @@ export class KafkaRestProducer {
   }
 
   async ping(): Promise<void> {
-    await deadline(this.connect().then(() => this.admin.describeCluster()), this.o.produceTimeoutMs, 'kafka describeCluster');
+    await deadline(
+      this.connect().then(() => this.admin.describeCluster()),
+      this.o.produceTimeoutMs,
+      'kafka describeCluster',
+    );
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,12 @@ const server = await new Promise<ServerType>((resolve) => {
   const s = serve({ fetch: app.fetch, port: settings.port, hostname: settings.host }, () => resolve(s));
 });
 const port = (server.address() as AddressInfo).port;
-log.info('howk-bridge started', { url: `http://${settings.host}:${port}`, kafka: `/kafka (Basic, topics: ${settings.topics.join(',')})`, redis: '/redis (Bearer)', brokers: config.kafka.brokers });
+log.info('howk-bridge started', {
+  url: `http://${settings.host}:${port}`,
+  kafka: `/kafka (Basic, topics: ${settings.topics.join(',')})`,
+  redis: '/redis (Bearer)',
+  brokers: config.kafka.brokers,
+});
 onShutdown(log, async () => {
   await new Promise<void>((r) => server.close(() => r()));
   await producer.close();

@@ -39,7 +39,8 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
   let syncToken = 0;
 
   const check = (cmd: unknown, where: string): Command => {
-    if (!Array.isArray(cmd) || cmd.length === 0 || typeof cmd[0] !== 'string') throw new ValidationError(`${where}: a command is a non-empty JSON array starting with its name`, where);
+    if (!Array.isArray(cmd) || cmd.length === 0 || typeof cmd[0] !== 'string')
+      throw new ValidationError(`${where}: a command is a non-empty JSON array starting with its name`, where);
     const name = cmd[0].toLowerCase();
     if (!allowed.has(name)) throw new ValidationError(`ERR command '${name}' is not allowed through howk-bridge`, where);
     for (const a of cmd.slice(1)) {
@@ -94,7 +95,10 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
     }
     if (!replies) return respond(c, { error: 'EXECABORT Transaction discarded' }, 400);
     const enc = b64(c);
-    return respond(c, replies.map(([err, v]) => entryOf(err, v, enc)));
+    return respond(
+      c,
+      replies.map(([err, v]) => entryOf(err, v, enc)),
+    );
   };
   app.post('/pipeline', batch(false));
   app.post('/multi-exec', batch(true));

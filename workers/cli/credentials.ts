@@ -15,7 +15,11 @@ export const CREDENTIALS_USAGE = `usage:
         config below it), incoming:<transformer>, or *
       --hosts: where a request that used it may go: host names, *.domain for subdomains`;
 
-const csv = (v: string | undefined): string[] => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+const csv = (v: string | undefined): string[] =>
+  (v ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 export const runCredentials = async (argv: string[], io: Out, input: () => Promise<string>, env: Record<string, string | undefined>): Promise<number> => {
   const { values, positionals } = parseArgs({

@@ -20,7 +20,10 @@ options: --config file.yaml (Kafka settings, as for the binaries; or HOWK_KAFKA_
 export type Out = { out: (s: string) => void; err: (s: string) => void };
 
 const parseScopes = (raw: string | undefined): Scope[] => {
-  const scopes = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!scopes.length) throw new Error('--scopes is required (enqueue, read, admin)');
   for (const s of scopes) if (!(SCOPES as readonly string[]).includes(s)) throw new Error(`unknown scope ${JSON.stringify(s)} (enqueue, read, admin)`);
   return scopes as Scope[];
@@ -49,7 +52,10 @@ export const runKeys = async (config: Config, argv: string[], io: Out): Promise<
       await state.ready;
       const keys = state.keys!;
       if (cmd === 'create') {
-        const configIds = values.configs?.split(',').map((s) => s.trim()).filter(Boolean);
+        const configIds = values.configs
+          ?.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         const created = await keys.create({ name: values.name, scopes, config_ids: configIds });
         io.out(JSON.stringify(created));
         io.err(`created API key ${created.id}: store the key now, it is not shown again (only its SHA-256 is kept)`);

@@ -17,7 +17,11 @@ export const REDIS_KEYS_USAGE = `usage:
     entry that fits several named owners is listed, never copied
 options: --config file.yaml (Redis settings and transformer.script_dirs, as for the binaries)`;
 
-const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** Runs one `redis-keys` command; returns the exit code. */
 export const runRedisKeys = async (config: Config, argv: string[], io: Out): Promise<number> => {

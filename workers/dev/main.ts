@@ -39,7 +39,11 @@ if (storage.persistent && !config.reconciler.enabled) {
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? storage.secrets.secrets_key });
 const sender = config.worker.dry_run
   ? createDryRunSender(log)
-  : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
+  : createHttpSender({
+      connectionsPerOrigin: config.delivery.max_conns_per_host,
+      snippetBytes: config.delivery.response_snippet_bytes,
+      allowedNetworks: config.delivery.allowed_networks,
+    });
 const logStore = storage.logStore;
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
 const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
@@ -62,8 +66,16 @@ log.info('howk-dev ready', {
     ? `${config.delivery.allowed_networks.join(',')} reachable besides public addresses (howk-dev allows loopback by default; other binaries refuse it)`
     : 'public addresses only',
   api_auth: adminKey ? `on; admin key for this run: ${adminKey}` : 'off (howk-dev default; HOWK_API_AUTH_ENABLED=true turns it on)',
-  transformers: fleet.transformers?.names().length ? fleet.transformers.names().map((n) => `/incoming/${n}`).join(', ') : 'none (--scripts-dir DIR or transformer.script_dirs)',
-  signing_secret: config.signing.default_secret === generatedSecret ? `${generatedSecret} (${storage.persistent ? 'generated for this data folder' : 'generated for this run'}; set HOWK_SIGNING_DEFAULT_SECRET to fix it)` : '(from config)',
+  transformers: fleet.transformers?.names().length
+    ? fleet.transformers
+        .names()
+        .map((n) => `/incoming/${n}`)
+        .join(', ')
+    : 'none (--scripts-dir DIR or transformer.script_dirs)',
+  signing_secret:
+    config.signing.default_secret === generatedSecret
+      ? `${generatedSecret} (${storage.persistent ? 'generated for this data folder' : 'generated for this run'}; set HOWK_SIGNING_DEFAULT_SECRET to fix it)`
+      : '(from config)',
 });
 onShutdown(log, async () => {
   await fleet.stop();

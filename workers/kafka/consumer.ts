@@ -47,7 +47,8 @@ const REWIND_PAUSE_MS = 200;
 const WAIT_HEARTBEAT_MS = 1000;
 
 const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
-const isRebalancing = (e: unknown) => /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);
+const isRebalancing = (e: unknown) =>
+  /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);
 
 type Commit = { topic: string; partition: number; offset: string; batches: CommittedBatch[] };
 
@@ -61,7 +62,12 @@ export class KafkaConsumer implements LogConsumer {
   private readonly pending = new Map<string, Commit>();
   private committing: Promise<void> | undefined;
 
-  constructor(private readonly c: Consumer, private readonly opts: ConsumerOptions, private readonly concurrency: number, private readonly log: Logger) {
+  constructor(
+    private readonly c: Consumer,
+    private readonly opts: ConsumerOptions,
+    private readonly concurrency: number,
+    private readonly log: Logger,
+  ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
         const k = keyOf(topic, partition);

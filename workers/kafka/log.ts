@@ -25,8 +25,12 @@ export type KafkaLogOptions = {
 };
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
-  settleWithin(p, ms, () => new UnavailableError(`${what} timed out after ${ms} ms`), (e) =>
-    e instanceof UnavailableError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`));
+  settleWithin(
+    p,
+    ms,
+    () => new UnavailableError(`${what} timed out after ${ms} ms`),
+    (e) => (e instanceof UnavailableError ? e : new UnavailableError(`${what} failed: ${errorMessage(e)}`)),
+  );
 
 /** Most bytes (keys + values, roughly) one merged produce request carries; one send alone may carry more. */
 const MAX_MERGED_BYTES = 512 * 1024;
@@ -100,13 +104,18 @@ export class KafkaLog implements Log {
 
   producer(opts: ProducerOptions = {}): LogProducer {
     // The partitioner is named (murmur2, kafkajs's default) so that kafkajs has no default-partitioner warning to print.
-    const p = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const p = this.kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+    });
     this.producers.push(p);
     let connected: Promise<void> | undefined;
-    const connect = () => (connected ??= p.connect().catch((e) => {
-      connected = undefined;
-      throw e;
-    }));
+    const connect = () =>
+      (connected ??= p.connect().catch((e) => {
+        connected = undefined;
+        throw e;
+      }));
     const timeoutMs = this.opts.produceTimeoutMs;
     const sendNow = (records: LogRecord[]): Promise<void> => {
       const byTopic = new Map<string, { key: string | null; value: string | null; headers?: Record<string, string> }[]>();

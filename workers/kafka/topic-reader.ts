@@ -54,7 +54,13 @@ export class KafkaTopicReader implements TopicReader {
     if (!targets.size) return { records: 0, partitions: 0, idled: [] };
 
     const groupId = `${this.opts.groupPrefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    const consumer = this.kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 250, retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 3000 } });
+    const consumer = this.kafka.consumer({
+      groupId,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+      maxWaitTimeInMs: 250,
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 3000 },
+    });
     const remaining = new Set(targets.keys());
     let records = 0;
     let idled: number[] = [];
@@ -94,7 +100,14 @@ export class KafkaTopicReader implements TopicReader {
           if (high === undefined || !remaining.has(batch.partition) || !batch.messages.length) return;
           const recs = batch.messages
             .filter((m) => BigInt(m.offset) < high)
-            .map((m) => ({ topic, partition: batch.partition, offset: m.offset, key: m.key ? m.key.toString('utf8') : null, value: m.value ? m.value.toString('utf8') : null, timestamp: Number(m.timestamp) }));
+            .map((m) => ({
+              topic,
+              partition: batch.partition,
+              offset: m.offset,
+              key: m.key ? m.key.toString('utf8') : null,
+              value: m.value ? m.value.toString('utf8') : null,
+              timestamp: Number(m.timestamp),
+            }));
           try {
             if (recs.length) await onBatch({ topic, partition: batch.partition, records: recs });
           } catch (e) {

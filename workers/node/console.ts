@@ -55,7 +55,9 @@ const esbuild = async (): Promise<Esbuild> => {
 
 /** console/main.tsx (and the CSS it imports) bundled, plus index.html: name → asset. */
 export const buildConsole = async (): Promise<Bundle> => {
-  const r = await (await esbuild()).build({
+  const r = await (
+    await esbuild()
+  ).build({
     entryPoints: { app: join(SOURCES, 'main.tsx') },
     bundle: true,
     write: false,
@@ -112,7 +114,10 @@ export const withConsole = (api: FetchFn, o: ConsoleOptions, load: () => Promise
     const isEnv = path === '/console/env.json';
     if (!page && !named && !isEnv && !path.startsWith('/console/')) return api(req, ...rest);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return Response.json({ error: { code: 'method_not_allowed', message: `${req.method} is not allowed on the console's static files` } }, { status: 405, headers: { ...SECURITY_HEADERS, allow: 'GET, HEAD' } });
+      return Response.json(
+        { error: { code: 'method_not_allowed', message: `${req.method} is not allowed on the console's static files` } },
+        { status: 405, headers: { ...SECURITY_HEADERS, allow: 'GET, HEAD' } },
+      );
     }
     if (isEnv) return new Response(req.method === 'HEAD' ? null : env, { headers: { ...SECURITY_HEADERS, 'content-type': 'application/json' } });
     const a = (await get()).get(page ? 'index.html' : (named ?? ''));

@@ -52,7 +52,15 @@ export type FleetParts = {
   metrics?: NodeMetrics;
 };
 
-export type Fleet = { baseUrl: string | undefined; server: ServerType | undefined; metrics: NodeMetrics; /** GET /metrics on metrics.port, when set */ metricsUrl?: string; stop: () => Promise<void>; /** API keys and config secrets of this process */ security?: SecurityState; /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry };
+export type Fleet = {
+  baseUrl: string | undefined;
+  server: ServerType | undefined;
+  metrics: NodeMetrics;
+  /** GET /metrics on metrics.port, when set */ metricsUrl?: string;
+  stop: () => Promise<void>;
+  /** API keys and config secrets of this process */ security?: SecurityState;
+  /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry;
+};
 
 /** api + worker + scheduler over the given adapters, in one process (howk-dev, and tests). */
 export const startFleet = async (p: FleetParts): Promise<Fleet> => {
@@ -74,24 +82,54 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let transformers: ReloadableRegistry | undefined;
   const luaKv = p.luaKv ?? memoryKv();
   // The api records the 'produced' stage, the worker every later one.
-  const metrics = p.metrics ?? createNodeMetrics([...(roles.api ? (['produced'] as const) : []), ...(roles.worker ? (['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'] as const) : [])]);
+  const metrics =
+    p.metrics ??
+    createNodeMetrics([...(roles.api ? (['produced'] as const) : []), ...(roles.worker ? (['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'] as const) : [])]);
   const stages = metrics.stages;
   // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
   const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log) : undefined;
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
-  const security = roles.api || roles.worker
-    ? startSecurityState({ config, logStore, log, box: p.secretBox, clock, keys: roles.api, secrets: true, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') })
-    : undefined;
+  const security =
+    roles.api || roles.worker
+      ? startSecurityState({
+          config,
+          logStore,
+          log,
+          box: p.secretBox,
+          clock,
+          keys: roles.api,
+          secrets: true,
+          instance: Object.entries(roles)
+            .filter(([, on]) => on)
+            .map(([r]) => r)
+            .join('+'),
+        })
+      : undefined;
 
   // Per-config delivery scripts (api, worker): the compacted howk.scripts topic replayed into memory.
-  const scripts = roles.api || roles.worker ? startScriptState({ config, logStore, log, clock, instance: Object.entries(roles).filter(([, on]) => on).map(([r]) => r).join('+') }) : undefined;
+  const scripts =
+    roles.api || roles.worker
+      ? startScriptState({
+          config,
+          logStore,
+          log,
+          clock,
+          instance: Object.entries(roles)
+            .filter(([, on]) => on)
+            .map(([r]) => r)
+            .join('+'),
+        })
+      : undefined;
 
   // Pauses, resumes and circuit transitions go to howk.guards too, so a rebuild restores them.
   const journal = p.guards && (roles.api || roles.worker) ? logStore.producer() : undefined;
   const guards = p.guards && journal ? journaledGuards(p.guards, { producer: journal, topic: config.kafka.topics.guards, log, now: () => clock.now() }) : p.guards;
 
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
-  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler({ config, logStore, hot, log, clock, guards: p.guards }, roles.worker ? 'worker' : 'scheduler') : undefined;
+  const reconcile =
+    (roles.worker || roles.scheduler) && config.reconciler.enabled
+      ? embedReconciler({ config, logStore, hot, log, clock, guards: p.guards }, roles.worker ? 'worker' : 'scheduler')
+      : undefined;
   if (reconcile) {
     await reconcile.ready();
     stops.push({ name: 'reconciler', run: () => reconcile.stop() });
@@ -106,7 +144,23 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer({ lingerMs: config.worker.outcome_linger }), hot, config.kafka.topics.deadletter);
-    const w = await startWorker({ config, logStore, producer, hot, sender: p.sender, clock, log, secretBox: p.secretBox, hmac: nodeHmacSha256, configSecrets: (id, at) => configSecrets.secretsFor(id, at), guards, deliveryScript: (id) => scriptStore.scriptFor(id), luaKv, lua, stages });
+    const w = await startWorker({
+      config,
+      logStore,
+      producer,
+      hot,
+      sender: p.sender,
+      clock,
+      log,
+      secretBox: p.secretBox,
+      hmac: nodeHmacSha256,
+      configSecrets: (id, at) => configSecrets.secretsFor(id, at),
+      guards,
+      deliveryScript: (id) => scriptStore.scriptFor(id),
+      luaKv,
+      lua,
+      stages,
+    });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
   }
@@ -114,7 +168,16 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const producer = logStore.producer();
     const abort = new AbortController();
     const loop = runScheduler({ config, hot: reconcile ? reconcile.gateClaims(hot) : hot, producer, clock, log }, abort.signal);
-    stops.push({ name: 'scheduler', run: async () => { abort.abort(); await loop; } }, { name: 'scheduler producer', run: () => producer.close() });
+    stops.push(
+      {
+        name: 'scheduler',
+        run: async () => {
+          abort.abort();
+          await loop;
+        },
+      },
+      { name: 'scheduler producer', run: () => producer.close() },
+    );
   }
   if (roles.api) {
     const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
@@ -124,7 +187,27 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const app = createApiApp({ config, enqueue, hot, listing: hot, log, clock, dependencies, guards, producer, keys: security?.keys, keyAdmin: security?.keys, configSecrets: security?.configSecrets, redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }), transformers, scripts: scripts?.store, luaKv, lua, remoteAddress: (c) => getConnInfo(c).remote.address, metrics: metrics.exposition });
+    const app = createApiApp({
+      config,
+      enqueue,
+      hot,
+      listing: hot,
+      log,
+      clock,
+      dependencies,
+      guards,
+      producer,
+      keys: security?.keys,
+      keyAdmin: security?.keys,
+      configSecrets: security?.configSecrets,
+      redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }),
+      transformers,
+      scripts: scripts?.store,
+      luaKv,
+      lua,
+      remoteAddress: (c) => getConnInfo(c).remote.address,
+      metrics: metrics.exposition,
+    });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.

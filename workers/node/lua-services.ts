@@ -1,6 +1,16 @@
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../core/config/schema';
-import { CREDENTIAL_KEY_ENV, CredentialError, credentialKeysFromEnv, credentialSession, namespaceChain, parseEnvelope, type FetchLike, type HttpPolicy, type LuaHostServices } from '../../core/lua';
+import {
+  CREDENTIAL_KEY_ENV,
+  CredentialError,
+  credentialKeysFromEnv,
+  credentialSession,
+  namespaceChain,
+  parseEnvelope,
+  type FetchLike,
+  type HttpPolicy,
+  type LuaHostServices,
+} from '../../core/lua';
 import type { Logger } from '../../core/ports/logger';
 import { destinationPolicy } from '../../core/security/destination';
 import { createLuaPool } from './lua-pool/pool';
@@ -58,7 +68,8 @@ const checkConfig = (config: Config, env: Record<string, string | undefined>, ke
   }
   for (const v of config.lua.secret_env_allowlist) {
     if (!env[v]) log.warn('lua.secret_env_allowlist names a variable that is not set here: webhooks using it dead-letter as secret_missing', { variable: v });
-    if (!Object.hasOwn(config.lua.secret_env_hosts, v)) log.warn('lua.secret_env_allowlist names a variable without lua.secret_env_hosts: webhooks using it dead-letter as secret_host_not_allowed', { variable: v });
+    if (!Object.hasOwn(config.lua.secret_env_hosts, v))
+      log.warn('lua.secret_env_allowlist names a variable without lua.secret_env_hosts: webhooks using it dead-letter as secret_host_not_allowed', { variable: v });
   }
 };
 
@@ -70,7 +81,11 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
   const base = { timeoutMs: config.lua.http_timeout, maxResponseBytes: config.lua.http_max_response_bytes };
   // Scripts run in worker threads that are terminated past their limits; the services above
   // stay here and are reached by message (workers/node/lua-pool).
-  const engine = createLuaPool({ size: config.lua.threads, marginMs: config.lua.hard_stop_margin, limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb } });
+  const engine = createLuaPool({
+    size: config.lua.threads,
+    marginMs: config.lua.hard_stop_margin,
+    limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb },
+  });
   return {
     forNamespace(namespace, extraHosts = [], credentialNamespace = namespace) {
       // The most specific entry wins, as with delivery scripts (wh:42:6 → wh:42 → wh).

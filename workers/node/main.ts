@@ -17,16 +17,28 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
   const hot = redisHotFrom(config, redisUrlOf(config));
   const sender = config.worker.dry_run
     ? createDryRunSender(log)
-    : createHttpSender({ connectionsPerOrigin: config.delivery.max_conns_per_host, snippetBytes: config.delivery.response_snippet_bytes, allowedNetworks: config.delivery.allowed_networks });
+    : createHttpSender({
+        connectionsPerOrigin: config.delivery.max_conns_per_host,
+        snippetBytes: config.delivery.response_snippet_bytes,
+        allowedNetworks: config.delivery.allowed_networks,
+      });
   const fleet = await startFleet({
-    config, logStore, hot, sender, log,
+    config,
+    logStore,
+    hot,
+    sender,
+    log,
     guards: hot.guards,
     luaKv: hot.luaKv,
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },
   });
-  log.info(`howk-${role} started`, { ...(fleet.baseUrl ? { url: fleet.baseUrl } : {}), brokers: config.kafka.brokers, group: role === 'worker' ? config.kafka.consumer_group : undefined });
+  log.info(`howk-${role} started`, {
+    ...(fleet.baseUrl ? { url: fleet.baseUrl } : {}),
+    brokers: config.kafka.brokers,
+    group: role === 'worker' ? config.kafka.consumer_group : undefined,
+  });
   if (fleet.transformers) onReload(log, fleet.transformers.reload);
   onShutdown(log, async () => {
     await fleet.stop();

@@ -50,10 +50,21 @@ export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetric
   histogramMetric(registry, 'howk_stage_seconds', 'Time each delivery spent in each stage: since the previous stage ended (docs/OPERATIONS.md, Metrics)', 'stage', () =>
     [...snapshot().stages].filter(([s, h]) => shown.has(s) || h.count > 0),
   );
-  histogramMetric(registry, 'howk_enqueue_to_delivery_seconds', 'created_at of a delivered webhook → its 2xx response received; attempt="retry" after a failed or deferred attempt', 'attempt', () => {
-    const { first, retry } = snapshot().delivered;
-    return ([['first', first], ['retry', retry]] as [string, Histogram][]).filter(([, h]) => delivers || h.count > 0);
-  });
+  histogramMetric(
+    registry,
+    'howk_enqueue_to_delivery_seconds',
+    'created_at of a delivered webhook → its 2xx response received; attempt="retry" after a failed or deferred attempt',
+    'attempt',
+    () => {
+      const { first, retry } = snapshot().delivered;
+      return (
+        [
+          ['first', first],
+          ['retry', retry],
+        ] as [string, Histogram][]
+      ).filter(([, h]) => delivers || h.count > 0);
+    },
+  );
   return {
     registry,
     stages: recorder,

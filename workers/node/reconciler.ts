@@ -19,7 +19,15 @@ import { SqliteTopicReader } from '../sqlite/topic-reader';
 // process's consumers and scheduler while the fleet rebuilds. howk-reconciler
 // (workers/reconciler/main.ts) runs the same code on its own.
 
-export type ReconcilerParts = { config: Config; logStore: Log; hot: RebuildState & DeadLetterStore; log: Logger; clock: Clock; reader?: TopicReader; /** Pauses and circuits are rebuilt only with these. */ guards?: GuardRestore };
+export type ReconcilerParts = {
+  config: Config;
+  logStore: Log;
+  hot: RebuildState & DeadLetterStore;
+  log: Logger;
+  clock: Clock;
+  reader?: TopicReader;
+  /** Pauses and circuits are rebuilt only with these. */ guards?: GuardRestore;
+};
 
 /** A lock token unique to this process. */
 export const ownerToken = (role: string): string => `${hostname()}:${process.pid}:${role}:${Math.random().toString(36).slice(2, 10)}`;

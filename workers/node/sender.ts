@@ -132,7 +132,14 @@ class DeliveryHandler implements Dispatcher.DispatchHandler {
   }
 
   private response(): DeliveryResponse {
-    return { kind: 'response', status: this.status, retryAfter: this.retryAfter, bodySnippet: this.snippet, durationMs: this.ms(), ...(this.writtenMs !== undefined ? { writtenMs: this.writtenMs } : {}) };
+    return {
+      kind: 'response',
+      status: this.status,
+      retryAfter: this.retryAfter,
+      bodySnippet: this.snippet,
+      durationMs: this.ms(),
+      ...(this.writtenMs !== undefined ? { writtenMs: this.writtenMs } : {}),
+    };
   }
 }
 

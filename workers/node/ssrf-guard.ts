@@ -30,7 +30,10 @@ export const guardedLookup = (policy: DestinationPolicy, resolve: Resolve = syst
       const verdicts = candidates.map((a) => ({ a, v: checkAddress(a.address, policy) }));
       const ok = verdicts.filter((x) => x.v.allowed).map((x) => x.a);
       if (!ok.length) {
-        const why = verdicts.map((x) => (x.v.allowed ? '' : x.v.reason)).filter(Boolean).join('; ');
+        const why = verdicts
+          .map((x) => (x.v.allowed ? '' : x.v.reason))
+          .filter(Boolean)
+          .join('; ');
         return callback(blocked(`${hostname} resolves only to refused addresses: ${why || 'no address'}`));
       }
       if (options.all) callback(null, ok);

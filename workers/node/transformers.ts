@@ -31,11 +31,15 @@ const readSettings = async (path: string): Promise<TransformerSettings> => {
     s.allowed_domains = v.allowed_domains as string[];
   }
   if (v.allowed_hosts !== undefined) {
-    if (!Array.isArray(v.allowed_hosts) || !v.allowed_hosts.every((x) => typeof x === 'string' && x.length > 0)) throw new Error(`${path}: allowed_hosts must be a list of host names`);
+    if (!Array.isArray(v.allowed_hosts) || !v.allowed_hosts.every((x) => typeof x === 'string' && x.length > 0))
+      throw new Error(`${path}: allowed_hosts must be a list of host names`);
     s.allowed_hosts = v.allowed_hosts as string[];
   }
   // HOWK's names: _delivery_headers / _delivery_query_params (templates, not secrets).
-  for (const [key, field] of [['_delivery_headers', 'delivery_headers'], ['_delivery_query_params', 'delivery_query_params']] as const) {
+  for (const [key, field] of [
+    ['_delivery_headers', 'delivery_headers'],
+    ['_delivery_query_params', 'delivery_query_params'],
+  ] as const) {
     if (v[key] === undefined) continue;
     try {
       s[field] = checkTemplates(v[key], field === 'delivery_headers' ? 'header' : 'query');

@@ -2,7 +2,22 @@ import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { freshLimit, LATENCY_SAMPLES, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
-import type { Admission, AdmitRequest, CircuitRestore, CircuitTransition, Completion, EndpointView, GuardParams, Guards, HeldRestore, HoldResult, InflightLease, PauseScope, ResumeResult, TakeHeldResult } from '../../core/ports/guards';
+import type {
+  Admission,
+  AdmitRequest,
+  CircuitRestore,
+  CircuitTransition,
+  Completion,
+  EndpointView,
+  GuardParams,
+  Guards,
+  HeldRestore,
+  HoldResult,
+  InflightLease,
+  PauseScope,
+  ResumeResult,
+  TakeHeldResult,
+} from '../../core/ports/guards';
 import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline } from './exec';
 import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
@@ -44,7 +59,16 @@ export class RedisGuards implements Guards {
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
     const keyList: string[] = [];
-    const args: (string | number)[] = [p.circuit.enabled ? 1 : 0, p.circuit.probe_interval, p.circuitTtlMs, p.rate, p.burst, p.maxInflightPerEndpoint, p.inflightLeaseMs, ...limitArgs(p)];
+    const args: (string | number)[] = [
+      p.circuit.enabled ? 1 : 0,
+      p.circuit.probe_interval,
+      p.circuitTtlMs,
+      p.rate,
+      p.burst,
+      p.maxInflightPerEndpoint,
+      p.inflightLeaseMs,
+      ...limitArgs(p),
+    ];
     for (const r of reqs) {
       const h = r.endpointHash;
       const pass = r.passPause ?? [];
@@ -62,10 +86,28 @@ export class RedisGuards implements Guards {
     if (!done.length) return [];
     const c = p.circuit;
     const keyList: string[] = [];
-    const args: (string | number)[] = [c.enabled ? 1 : 0, c.failure_threshold, c.failure_window, c.recovery_timeout, c.probe_interval, c.success_threshold, p.circuitTtlMs, ...limitArgs(p), LATENCY_SAMPLES];
+    const args: (string | number)[] = [
+      c.enabled ? 1 : 0,
+      c.failure_threshold,
+      c.failure_window,
+      c.recovery_timeout,
+      c.probe_interval,
+      c.success_threshold,
+      p.circuitTtlMs,
+      ...limitArgs(p),
+      LATENCY_SAMPLES,
+    ];
     for (const d of done) {
       const h = d.endpointHash;
-      keyList.push(keys.circuit(h), keys.inflight(h), keys.domainInflight(d.host), keys.endpointErrors(h), keys.endpointLimit(h), keys.domainLimit(d.host), keys.endpointLatency(h));
+      keyList.push(
+        keys.circuit(h),
+        keys.inflight(h),
+        keys.domainInflight(d.host),
+        keys.endpointErrors(h),
+        keys.endpointLimit(h),
+        keys.domainLimit(d.host),
+        keys.endpointLatency(h),
+      );
       const x = d.sample;
       args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, (d.error ?? '').slice(0, 200), new Date(d.now).toISOString());
       args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host), d.id);
@@ -109,7 +151,16 @@ export class RedisGuards implements Guards {
     pipe.hgetall(keys.endpointLimit(hash));
     pipe.lrange(keys.endpointLatency(hash), 0, -1);
     pipe.zcount(keys.endpointQueued(hash), now - QUEUED_WINDOW_MS, '+inf');
-    const [c, inflight, pause, held, errors, lim, lat, queued] = (await execPipeline(pipe)) as [Record<string, string>, number, string | null, number, string[], Record<string, string>, string[], number];
+    const [c, inflight, pause, held, errors, lim, lat, queued] = (await execPipeline(pipe)) as [
+      Record<string, string>,
+      number,
+      string | null,
+      number,
+      string[],
+      Record<string, string>,
+      string[],
+      number,
+    ];
     const s: LimitState = lim.limit ? { limit: Number(lim.limit), minMs: Number(lim.min), latMs: Number(lim.lat), timeoutAt: Number(lim.timeout_at) } : freshLimit(p.limits);
     const samples = lat.map((e) => {
       const i = e.indexOf(':');
@@ -179,7 +230,10 @@ export class RedisGuards implements Guards {
   }
 
   async takeHeld(s: PauseScope, drain: string, limit: number, now: number, leaseMs: number): Promise<TakeHeldResult> {
-    const r = (await call(() => this.redis.howk_takeHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), drain, now, leaseMs, Math.max(1, limit)))) as [string, string[]?];
+    const r = (await call(() => this.redis.howk_takeHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), drain, now, leaseMs, Math.max(1, limit)))) as [
+      string,
+      string[]?,
+    ];
     return r[0] === 'batch' ? { kind: 'batch', items: r[1] ?? [] } : { kind: r[0] as 'paused' | 'lost' | 'done' };
   }
 

@@ -2,15 +2,7 @@ import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
-import {
-  STAT_NAMES,
-  type HotBatch,
-  type HotState,
-  type HotTtls,
-  type IdempotencyClaim,
-  type RetryEntry,
-  type StatsWindow,
-} from '../../core/ports/hot-state';
+import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { RedisRecovery } from './recovery';
 import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
@@ -27,7 +19,10 @@ const retryDataPrefix = keys.retryData('');
 export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
 
-  constructor(redis: Redis, private readonly ttls: HotTtls) {
+  constructor(
+    redis: Redis,
+    private readonly ttls: HotTtls,
+  ) {
     this.redis = withScripts(redis);
   }
 
@@ -71,7 +66,8 @@ export class RedisHotState implements HotState {
     this.applying = true;
     let statuses = 0;
     let n = 0;
-    while (n < this.applies.length && (n === 0 || statuses + (this.applies[n]!.batch.statuses?.length ?? 0) <= MAX_MERGED_STATUSES)) statuses += this.applies[n++]!.batch.statuses?.length ?? 0;
+    while (n < this.applies.length && (n === 0 || statuses + (this.applies[n]!.batch.statuses?.length ?? 0) <= MAX_MERGED_STATUSES))
+      statuses += this.applies[n++]!.batch.statuses?.length ?? 0;
     const taken = this.applies.splice(0, n);
     const run = async () => {
       try {
@@ -144,9 +140,7 @@ export class RedisHotState implements HotState {
 
   async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
     if (limit <= 0) return [];
-    const flat = (await call(() =>
-      this.redis.howk_claimRetries(keys.retries(), now, limit, now + leaseMs, retryDataPrefix),
-    )) as string[];
+    const flat = (await call(() => this.redis.howk_claimRetries(keys.retries(), now, limit, now + leaseMs, retryDataPrefix))) as string[];
     const out: RetryEntry[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) out.push({ id: flat[i]!, data: flat[i + 1]!, dueAt: Number(flat[i + 2]) });
     return out;

@@ -13,7 +13,11 @@ import { scriptedPipeline, type ScriptedClient, type ScriptedPipeline } from './
 // trimmed whenever an index is written.
 
 export class RedisRecovery {
-  constructor(private readonly redis: ScriptedClient, private readonly ttls: HotTtls, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly redis: ScriptedClient,
+    private readonly ttls: HotTtls,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   private deadLetterTtl(): number {
     return this.ttls.deadletter_ttl ?? this.ttls.status_ttl;
@@ -45,7 +49,18 @@ export class RedisRecovery {
     const { status_ttl, retry_data_ttl } = this.ttls;
     for (const { status, retry } of items) {
       const id = status.webhook_id;
-      p.howk_restoreState(keys.status(id), keys.retries(), keys.retryData(id), JSON.stringify(status), status.updated_at_ns, status_ttl, id, retry ? retry.dueAt : '', retry?.data ?? '', retry_data_ttl);
+      p.howk_restoreState(
+        keys.status(id),
+        keys.retries(),
+        keys.retryData(id),
+        JSON.stringify(status),
+        status.updated_at_ns,
+        status_ttl,
+        id,
+        retry ? retry.dueAt : '',
+        retry?.data ?? '',
+        retry_data_ttl,
+      );
       this.indexStatus(p, status);
     }
     const replies = await execPipeline(p);
@@ -74,7 +89,16 @@ export class RedisRecovery {
     const floor = deadLetterFloor(this.now() - ttl);
     const p = scriptedPipeline(this.redis);
     for (const e of items) {
-      p.howk_putDeadLetter(keys.deadLetter(e.webhookId), keys.deadLetterIndex(e.configId), keys.deadLetterReasonIndex(e.configId, e.reasonType), deadLetterMember(e.deadAtMs, e.webhookId), e.record, e.deadAtMs, ttl, floor);
+      p.howk_putDeadLetter(
+        keys.deadLetter(e.webhookId),
+        keys.deadLetterIndex(e.configId),
+        keys.deadLetterReasonIndex(e.configId, e.reasonType),
+        deadLetterMember(e.deadAtMs, e.webhookId),
+        e.record,
+        e.deadAtMs,
+        ttl,
+        floor,
+      );
     }
     await execPipeline(p);
   }

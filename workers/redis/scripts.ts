@@ -12,8 +12,7 @@ const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, 
  * body> end`: the parameters shadow the globals, so the included script runs unchanged on the
  * keys and arguments it is given (used to run several per-webhook scripts in one call).
  */
-const composed = (name: string): string =>
-  lua(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${lua(inc)}\nend`);
+const composed = (name: string): string => lua(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${lua(inc)}\nend`);
 
 export const SCRIPTS = {
   setStatus: { numberOfKeys: 2, lua: lua('setStatus') },

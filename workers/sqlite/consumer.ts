@@ -26,7 +26,11 @@ export class SqliteConsumer implements LogConsumer {
   private readonly restUntil = new Map<string, number>();
   private readonly tracker: BatchTracker;
 
-  constructor(private readonly log: SqliteLog, private readonly group: ConsumerGroup, private readonly opts: ConsumerOptions) {
+  constructor(
+    private readonly log: SqliteLog,
+    private readonly group: ConsumerGroup,
+    private readonly opts: ConsumerOptions,
+  ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
         if (!this.group.members.includes(this) || !this.assigned(partition)) return;

@@ -62,14 +62,29 @@ export class SqliteLog implements Log {
     this.stmt = {
       insert: this.db.prepare('INSERT INTO records (topic, partition, offset, key, value, ts, compacted) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       upsertTopic: this.db.prepare('INSERT OR IGNORE INTO topics (name, partitions, compacted, retention_ms) VALUES (?, ?, ?, ?)'),
-      setNext: this.db.prepare('INSERT INTO partitions (topic, partition, next_offset) VALUES (?, ?, ?) ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset'),
+      setNext: this.db.prepare(
+        'INSERT INTO partitions (topic, partition, next_offset) VALUES (?, ?, ?) ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset',
+      ),
       read: this.db.prepare('SELECT partition, offset, key, value, ts FROM records WHERE topic = ? AND partition = ? AND offset >= ? AND offset < ? ORDER BY offset LIMIT ?'),
       getOffset: this.db.prepare('SELECT next_offset AS n FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?'),
-      setOffset: this.db.prepare('INSERT INTO offsets (group_id, topic, partition, next_offset) VALUES (?, ?, ?, ?) ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = excluded.next_offset'),
+      setOffset: this.db.prepare(
+        'INSERT INTO offsets (group_id, topic, partition, next_offset) VALUES (?, ?, ?, ?) ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = excluded.next_offset',
+      ),
     };
     const next = this.db.prepare('SELECT topic, partition, next_offset AS n FROM partitions').all() as { topic: string; partition: number; n: number }[];
-    for (const t of this.db.prepare('SELECT name, partitions, compacted, retention_ms FROM topics').all() as { name: string; partitions: number; compacted: number; retention_ms: number | null }[]) {
-      this.topics.set(t.name, { name: t.name, partitions: t.partitions, compacted: t.compacted === 1, retentionMs: t.retention_ms, next: Array.from({ length: t.partitions }, () => 0) });
+    for (const t of this.db.prepare('SELECT name, partitions, compacted, retention_ms FROM topics').all() as {
+      name: string;
+      partitions: number;
+      compacted: number;
+      retention_ms: number | null;
+    }[]) {
+      this.topics.set(t.name, {
+        name: t.name,
+        partitions: t.partitions,
+        compacted: t.compacted === 1,
+        retentionMs: t.retention_ms,
+        next: Array.from({ length: t.partitions }, () => 0),
+      });
     }
     for (const p of next) {
       const t = this.topics.get(p.topic);
@@ -138,7 +153,14 @@ export class SqliteLog implements Log {
 
   /** Records of a partition in [from, to), at most `limit`, in offset order. */
   read(topic: string, partition: number, from: number, to: number, limit: number): ConsumedRecord[] {
-    return (this.stmt.read.all(topic, partition, from, to, limit) as Row[]).map((r) => ({ topic, partition: r.partition, offset: String(r.offset), key: r.key, value: r.value, timestamp: r.ts }));
+    return (this.stmt.read.all(topic, partition, from, to, limit) as Row[]).map((r) => ({
+      topic,
+      partition: r.partition,
+      offset: String(r.offset),
+      key: r.key,
+      value: r.value,
+      timestamp: r.ts,
+    }));
   }
 
   committed(groupId: string, topic: string, partition: number): number | undefined {

@@ -25,7 +25,9 @@ const checkConfig = async (d: ApiDeps, c: Context, key: ApiKeyRecord, access: Ex
   // The same parse as the route's (c.req.query(): the first of repeated names), so both read one value.
   const configId = from === undefined ? null : from.from === 'param' ? (access.params[from.name] ?? null) : (c.req.query()[from.name] ?? null);
   if (!reaches(key, configId)) {
-    throw new ForbiddenError(configId === null ? `API key ${key.id} is bound to configs; this route is not about one config` : `API key ${key.id} does not reach config ${configId}`);
+    throw new ForbiddenError(
+      configId === null ? `API key ${key.id} is bound to configs; this route is not about one config` : `API key ${key.id} does not reach config ${configId}`,
+    );
   }
 };
 

@@ -42,20 +42,26 @@ const replayBody = (c: Config) => {
   return z.object({ headers: item.headers, signing_secret: item.signing_secret, max_attempts: item.max_attempts, idempotency_key: item.idempotency_key }).strict();
 };
 
-const DeadLetterQuery = () => z.object({
-  config_id: z.string().regex(CONFIG_ID),
-  reason_type: z.string().regex(REASON).optional(),
-  since: z.string().max(64).optional().describe('ISO 8601 date or unix milliseconds: dead letters from then on'),
-  cursor: z.string().regex(DL_CURSOR).optional().describe('next_cursor of the previous page'),
-  limit: LIMIT,
-});
+const DeadLetterQuery = () =>
+  z.object({
+    config_id: z.string().regex(CONFIG_ID),
+    reason_type: z.string().regex(REASON).optional(),
+    since: z.string().max(64).optional().describe('ISO 8601 date or unix milliseconds: dead letters from then on'),
+    cursor: z.string().regex(DL_CURSOR).optional().describe('next_cursor of the previous page'),
+    limit: LIMIT,
+  });
 
 const DeadLetter = z.looseObject({ webhook_id: z.string(), config_id: z.string(), reason_type: z.string(), dead_at: z.string(), webhook: z.looseObject({}) });
 
 export const deadLetterRoutes: Route[] = [
   {
-    method: 'get', path: '/deadletter', tag: 'deadletter', summary: 'Dead letters of a config, oldest first from since, by reason (one page; payloads left out, their size given)',
-    access: 'read', config: { from: 'query', name: 'config_id' }, needs: ['listing'],
+    method: 'get',
+    path: '/deadletter',
+    tag: 'deadletter',
+    summary: 'Dead letters of a config, oldest first from since, by reason (one page; payloads left out, their size given)',
+    access: 'read',
+    config: { from: 'query', name: 'config_id' },
+    needs: ['listing'],
     request: { query: DeadLetterQuery },
     responses: { '200': { description: 'page', schema: pageOf(DeadLetter) } },
     handler: (d) => [
@@ -67,8 +73,13 @@ export const deadLetterRoutes: Route[] = [
     ],
   },
   {
-    method: 'get', path: '/deadletter/:id', tag: 'deadletter', summary: 'One dead letter as stored on howk.deadletter, payload bytes as enqueued (secrets masked)',
-    access: 'read', config: DEAD_LETTER_OWNER, needs: ['listing'],
+    method: 'get',
+    path: '/deadletter/:id',
+    tag: 'deadletter',
+    summary: 'One dead letter as stored on howk.deadletter, payload bytes as enqueued (secrets masked)',
+    access: 'read',
+    config: DEAD_LETTER_OWNER,
+    needs: ['listing'],
     request: { params: IdParam },
     responses: { '200': { description: 'dead letter', schema: DeadLetter } },
     handler: (d) => [
@@ -80,8 +91,13 @@ export const deadLetterRoutes: Route[] = [
     ],
   },
   {
-    method: 'post', path: '/deadletter/:id/replay', tag: 'deadletter', summary: 'A new webhook (new id, replay_of the dead one) from the dead letter; the original never changes',
-    access: 'admin', config: DEAD_LETTER_OWNER, needs: ['redrive', 'listing'],
+    method: 'post',
+    path: '/deadletter/:id/replay',
+    tag: 'deadletter',
+    summary: 'A new webhook (new id, replay_of the dead one) from the dead letter; the original never changes',
+    access: 'admin',
+    config: DEAD_LETTER_OWNER,
+    needs: ['redrive', 'listing'],
     request: { params: IdParam, body: (c) => withEnqueueFields(c, replayBody(c)) },
     responses: {
       '202': { description: 'enqueued', schema: RedriveResultSchema, headers: { Location: { schema: { type: 'string' } } } },

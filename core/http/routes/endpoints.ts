@@ -41,7 +41,10 @@ const EndpointViewSchema = z.object({
 const PauseResult = z.looseObject({
   paused: z.boolean(),
   released: z.number().optional(),
-  drain: z.enum(['drained', 'paused', 'running', 'not_paused', 'lost']).optional().describe('resume only: drained (pause over), paused (paused again during the drain), running (another resume drains), not_paused, lost (another drain took over)'),
+  drain: z
+    .enum(['drained', 'paused', 'running', 'not_paused', 'lost'])
+    .optional()
+    .describe('resume only: drained (pause over), paused (paused again during the drain), running (another resume drains), not_paused, lost (another drain took over)'),
 });
 
 /** Operator routes: circuit state and reset, pause and resume of an endpoint or a config. */
@@ -77,7 +80,11 @@ const ofConfig = { tag: 'endpoints', access: 'admin', needs: ['guards'], config:
 
 export const endpointRoutes: Route[] = [
   {
-    ...endpoint, access: 'read', method: 'get', path: '/endpoints/:hash', summary: 'Circuit state and counts, adaptive limit, latency, in-flight and queued deliveries, slowness, pause and last errors of one endpoint',
+    ...endpoint,
+    access: 'read',
+    method: 'get',
+    path: '/endpoints/:hash',
+    summary: 'Circuit state and counts, adaptive limit, latency, in-flight and queued deliveries, slowness, pause and last errors of one endpoint',
     responses: { '200': { description: 'endpoint', schema: EndpointViewSchema } },
     handler: (d) => {
       const o = ops(d);
@@ -85,7 +92,10 @@ export const endpointRoutes: Route[] = [
     },
   },
   {
-    ...endpoint, method: 'post', path: '/endpoints/:hash/circuit/reset', summary: 'Close the endpoint\'s circuit now',
+    ...endpoint,
+    method: 'post',
+    path: '/endpoints/:hash/circuit/reset',
+    summary: "Close the endpoint's circuit now",
     responses: { '200': { description: 'endpoint', schema: EndpointViewSchema } },
     handler: (d) => {
       const o = ops(d);
@@ -99,7 +109,10 @@ export const endpointRoutes: Route[] = [
     },
   },
   {
-    ...endpoint, method: 'post', path: '/endpoints/:hash/pause', summary: 'Hold deliveries to the endpoint (nothing is lost)',
+    ...endpoint,
+    method: 'post',
+    path: '/endpoints/:hash/pause',
+    summary: 'Hold deliveries to the endpoint (nothing is lost)',
     responses: { '200': { description: 'paused', schema: PauseResult } },
     handler: (d) => {
       const o = ops(d);
@@ -107,7 +120,10 @@ export const endpointRoutes: Route[] = [
     },
   },
   {
-    ...endpoint, method: 'post', path: '/endpoints/:hash/resume', summary: 'Release held deliveries in arrival order',
+    ...endpoint,
+    method: 'post',
+    path: '/endpoints/:hash/resume',
+    summary: 'Release held deliveries in arrival order',
     responses: { '200': { description: 'resumed', schema: PauseResult } },
     handler: (d) => {
       const o = ops(d);
@@ -115,7 +131,10 @@ export const endpointRoutes: Route[] = [
     },
   },
   {
-    ...ofConfig, method: 'post', path: '/configs/:config/pause', summary: 'Hold deliveries of every endpoint of the config',
+    ...ofConfig,
+    method: 'post',
+    path: '/configs/:config/pause',
+    summary: 'Hold deliveries of every endpoint of the config',
     responses: { '200': { description: 'paused', schema: PauseResult } },
     handler: (d) => {
       const o = ops(d);
@@ -123,7 +142,10 @@ export const endpointRoutes: Route[] = [
     },
   },
   {
-    ...ofConfig, method: 'post', path: '/configs/:config/resume', summary: 'Release the config\'s held deliveries in arrival order',
+    ...ofConfig,
+    method: 'post',
+    path: '/configs/:config/resume',
+    summary: "Release the config's held deliveries in arrival order",
     responses: { '200': { description: 'resumed', schema: PauseResult } },
     handler: (d) => {
       const o = ops(d);

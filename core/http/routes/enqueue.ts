@@ -7,19 +7,32 @@ import { toJsonSchema, type Json, type Route } from '../route';
 import { limitBody } from './body-limit';
 
 const EnqueueResponse = z.object({ webhook_id: z.string(), status: z.enum(['pending', 'duplicate']) });
-const BatchResponse = z.object({ count: z.number().int(), accepted: z.number().int(), results: z.array(z.object({ index: z.number().int(), webhook_id: z.string(), status: z.enum(['pending', 'duplicate']), endpoint: z.string() })) });
+const BatchResponse = z.object({
+  count: z.number().int(),
+  accepted: z.number().int(),
+  results: z.array(z.object({ index: z.number().int(), webhook_id: z.string(), status: z.enum(['pending', 'duplicate']), endpoint: z.string() })),
+});
 
 /** One enqueue item as JSON Schema, with the refinements zod cannot express written out for clients and fuzzers. */
 export const enqueueBody = (c: Config): Json => {
   const item = toJsonSchema(enqueueItemSchema(c.api), 'input') as { properties: Record<string, Json> };
-  item.properties.endpoint = { ...item.properties.endpoint, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'absolute http(s) URL; delivered only if it resolves to an allowed address' };
+  item.properties.endpoint = {
+    ...item.properties.endpoint,
+    format: 'uri',
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+    description: 'absolute http(s) URL; delivered only if it resolves to an allowed address',
+  };
   item.properties.headers = {
     ...item.properties.headers,
     maxProperties: c.api.max_headers,
     additionalProperties: { type: 'string', maxLength: c.api.max_header_value_length, pattern: '^[\\t\\x20-\\x7e\\x80-\\xff]*$' },
-    description: 'custom headers: names are RFC 9110 tokens; values hold only tab, printable ASCII and U+0080-U+00FF (one byte each); hop-by-hop and client-managed headers (Connection, Keep-Alive, Upgrade, Expect, Transfer-Encoding, TE, Trailer, Proxy-*, Host, Content-Length), Content-Type and the signature headers are refused',
+    description:
+      'custom headers: names are RFC 9110 tokens; values hold only tab, printable ASCII and U+0080-U+00FF (one byte each); hop-by-hop and client-managed headers (Connection, Keep-Alive, Upgrade, Expect, Transfer-Encoding, TE, Trailer, Proxy-*, Host, Content-Length), Content-Type and the signature headers are refused',
   };
-  item.properties.signing_secret = { ...item.properties.signing_secret, description: 'whsec_<standard base64 of at least 16 bytes> (Standard Webhooks), or 8-512 characters used as they are' };
+  item.properties.signing_secret = {
+    ...item.properties.signing_secret,
+    description: 'whsec_<standard base64 of at least 16 bytes> (Standard Webhooks), or 8-512 characters used as they are',
+  };
   item.properties.payload = { description: 'any JSON value; its bytes are delivered exactly as sent' };
   return item;
 };
@@ -34,8 +47,12 @@ export const withEnqueueFields = (c: Config, s: z.ZodObject): Json => {
 
 export const enqueueRoutes: Route[] = [
   {
-    method: 'post', path: '/webhooks/:config/enqueue', tag: 'webhooks', summary: 'Enqueue one webhook (202 once it is durably in Kafka)',
-    access: 'enqueue', config: { from: 'param', name: 'config' },
+    method: 'post',
+    path: '/webhooks/:config/enqueue',
+    tag: 'webhooks',
+    summary: 'Enqueue one webhook (202 once it is durably in Kafka)',
+    access: 'enqueue',
+    config: { from: 'param', name: 'config' },
     request: { params: ConfigParam, body: enqueueBody, bodyRequired: true },
     responses: {
       '202': { description: 'accepted', schema: EnqueueResponse, headers: { Location: { schema: { type: 'string' } } } },
@@ -54,8 +71,12 @@ export const enqueueRoutes: Route[] = [
     ],
   },
   {
-    method: 'post', path: '/webhooks/:config/enqueue/batch', tag: 'webhooks', summary: 'Enqueue up to api.max_batch_size webhooks; one invalid item rejects the batch',
-    access: 'enqueue', config: { from: 'param', name: 'config' },
+    method: 'post',
+    path: '/webhooks/:config/enqueue/batch',
+    tag: 'webhooks',
+    summary: 'Enqueue up to api.max_batch_size webhooks; one invalid item rejects the batch',
+    access: 'enqueue',
+    config: { from: 'param', name: 'config' },
     request: {
       params: ConfigParam,
       bodyRequired: true,

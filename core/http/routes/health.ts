@@ -19,12 +19,20 @@ const Readiness = z.object({ status: z.string(), dependencies: z.array(Check.ext
 /** Open routes: liveness, readiness, dependency checks. */
 export const healthRoutes: Route[] = [
   {
-    method: 'get', path: '/health', tag: 'health', summary: 'Liveness', access: 'open',
+    method: 'get',
+    path: '/health',
+    tag: 'health',
+    summary: 'Liveness',
+    access: 'open',
     responses: { '200': { description: 'alive', schema: z.object({ status: z.literal('ok') }) } },
     handler: () => [(c) => c.json({ status: 'ok' })],
   },
   {
-    method: 'get', path: '/ready', tag: 'health', summary: 'Readiness: every dependency answers', access: 'open',
+    method: 'get',
+    path: '/ready',
+    tag: 'health',
+    summary: 'Readiness: every dependency answers',
+    access: 'open',
     responses: { '200': { description: 'ready', schema: Readiness }, '503': { description: 'not ready', schema: Readiness } },
     handler: (d) => [
       async (c) => {
@@ -35,7 +43,11 @@ export const healthRoutes: Route[] = [
     ],
   },
   {
-    method: 'get', path: '/health/dependencies', tag: 'health', summary: 'Per-dependency checks', access: 'open',
+    method: 'get',
+    path: '/health/dependencies',
+    tag: 'health',
+    summary: 'Per-dependency checks',
+    access: 'open',
     responses: {
       '200': { description: 'all ok', schema: z.object({ status: z.string(), dependencies: z.record(z.string(), Check) }) },
       '503': { description: 'degraded', schema: z.object({ status: z.string(), dependencies: z.record(z.string(), Check) }) },

@@ -38,7 +38,10 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     if (!a.ok) {
       d.log.warn('incoming auth throttled', { transformer: name, client, reason: a.reason });
       if (a.reason === 'busy') throw new UnavailableError('too many password checks at once', a.retryAfterSec);
-      throw new RateLimitedError(a.reason === 'client' ? `too many failed credentials from this client for transformer ${name}` : `too many failed credentials for transformer ${name}`, a.retryAfterSec);
+      throw new RateLimitedError(
+        a.reason === 'client' ? `too many failed credentials from this client for transformer ${name}` : `too many failed credentials for transformer ${name}`,
+        a.retryAfterSec,
+      );
     }
     let ok = false;
     try {
@@ -85,21 +88,25 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     const redact = () => redactor(credentials?.used.map((u) => u.plaintext) ?? []);
     let result;
     try {
-      result = await runTransformer(script.code, { body, headers, query, method: c.req.method, path: url.pathname, script: name }, {
-        allowedDomains: script.settings.allowed_domains,
-        maxWebhooks: limits.max_batch_size,
-        limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
-        engine: d.lua?.engine,
-        // http namespace incoming:<name> (lua.http_allowlist), plus the script's own allowed_hosts.
-        services: {
-          kv: d.luaKv,
-          ...host,
-          log: (level, message, fields) => {
-            const r = redact();
-            d.log[level](`transformer ${name}: ${r(message)}`, { ...(redactDeep(r, fields) as Record<string, unknown>), transformer: name });
+      result = await runTransformer(
+        script.code,
+        { body, headers, query, method: c.req.method, path: url.pathname, script: name },
+        {
+          allowedDomains: script.settings.allowed_domains,
+          maxWebhooks: limits.max_batch_size,
+          limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
+          engine: d.lua?.engine,
+          // http namespace incoming:<name> (lua.http_allowlist), plus the script's own allowed_hosts.
+          services: {
+            kv: d.luaKv,
+            ...host,
+            log: (level, message, fields) => {
+              const r = redact();
+              d.log[level](`transformer ${name}: ${r(message)}`, { ...(redactDeep(r, fields) as Record<string, unknown>), transformer: name });
+            },
           },
         },
-      });
+      );
     } catch (e) {
       if (!(e instanceof LuaError)) throw e;
       const message = redact()(e.message);
@@ -117,7 +124,10 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     }
     if (!result.webhooks.length) return c.json({ webhooks: [], count: 0 });
     // Templates only: name.json's _delivery_* for every webhook, howk.post's opts per webhook (they win).
-    const items = transformerItems(name, result.webhooks, itemSchema, { delivery_headers: script.settings.delivery_headers, delivery_query_params: script.settings.delivery_query_params });
+    const items = transformerItems(name, result.webhooks, itemSchema, {
+      delivery_headers: script.settings.delivery_headers,
+      delivery_query_params: script.settings.delivery_query_params,
+    });
     const results = await d.enqueue(configId, items);
     // The caller is the sender of the inbound body: endpoints the script built (tokens from its settings) are shown redacted.
     return c.json({ webhooks: results.map((r) => ({ id: r.webhook_id, endpoint: redactEndpoint(r.endpoint) })), count: results.length });
@@ -133,11 +143,15 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
  */
 export const incomingRoutes: Route[] = [
   {
-    method: 'post', path: '/incoming/:name', tag: 'incoming', access: 'open', needs: ['transformers'],
-    summary: 'Run a transformer on the raw body; every howk.post of the run is enqueued, all or nothing (422/400 with the Lua error and its reason_type otherwise). Basic auth when the script has a passwd file',
+    method: 'post',
+    path: '/incoming/:name',
+    tag: 'incoming',
+    access: 'open',
+    needs: ['transformers'],
+    summary:
+      'Run a transformer on the raw body; every howk.post of the run is enqueued, all or nothing (422/400 with the Lua error and its reason_type otherwise). Basic auth when the script has a passwd file',
     request: { params: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }), body: () => ({ description: 'any body; the script reads it raw' }) },
     responses: { '200': { description: 'enqueued', schema: IncomingResult } },
     handler: (d) => incomingHandler(d),
   },
 ];
-

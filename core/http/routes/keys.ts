@@ -12,7 +12,12 @@ export const CreateKeyBody = z
   .object({
     name: z.string().max(128).optional().describe('A label for people; not secret'),
     scopes: z.array(z.enum(SCOPES)).min(1).max(3).describe('enqueue, read, admin (admin covers all)'),
-    config_ids: z.array(z.string().regex(CONFIG_ID)).min(1, EMPTY_CONFIG_IDS).max(1000).optional().describe('When set (at least one), the key reaches only these configs; left out, every config'),
+    config_ids: z
+      .array(z.string().regex(CONFIG_ID))
+      .min(1, EMPTY_CONFIG_IDS)
+      .max(1000)
+      .optional()
+      .describe('When set (at least one), the key reaches only these configs; left out, every config'),
   })
   .strict();
 
@@ -32,7 +37,12 @@ export const KEY_ID = /^[0-9a-f]{16}$/;
 /** Key management; the auth middleware already required an admin key bound to no config. */
 export const keyRoutes: Route[] = [
   {
-    method: 'post', path: '/keys', tag: 'keys', summary: 'Create an API key (the key is shown once)', access: 'admin', needs: ['keyAdmin'],
+    method: 'post',
+    path: '/keys',
+    tag: 'keys',
+    summary: 'Create an API key (the key is shown once)',
+    access: 'admin',
+    needs: ['keyAdmin'],
     request: { body: () => CreateKeyBody, bodyRequired: true },
     responses: { '201': { description: 'created', schema: CreatedKeySchema } },
     handler: (d) => [
@@ -45,12 +55,22 @@ export const keyRoutes: Route[] = [
     ],
   },
   {
-    method: 'get', path: '/keys', tag: 'keys', summary: 'List API keys (never their secret or hash)', access: 'admin', needs: ['keyAdmin'],
+    method: 'get',
+    path: '/keys',
+    tag: 'keys',
+    summary: 'List API keys (never their secret or hash)',
+    access: 'admin',
+    needs: ['keyAdmin'],
     responses: { '200': { description: 'keys', schema: z.object({ keys: z.array(KeyViewSchema) }) } },
     handler: (d) => [(c) => c.json({ keys: d.keyAdmin!.list() })],
   },
   {
-    method: 'delete', path: '/keys/:id', tag: 'keys', summary: 'Revoke an API key: it stops working at once', access: 'admin', needs: ['keyAdmin'],
+    method: 'delete',
+    path: '/keys/:id',
+    tag: 'keys',
+    summary: 'Revoke an API key: it stops working at once',
+    access: 'admin',
+    needs: ['keyAdmin'],
     request: { params: IdParam },
     responses: { '200': { description: 'revoked', schema: KeyViewSchema } },
     handler: (d) => [

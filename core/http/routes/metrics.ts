@@ -3,8 +3,12 @@ import type { Route } from '../route';
 /** GET /metrics: Prometheus text of this process (docs/OPERATIONS.md, Metrics). */
 export const metricsRoutes: Route[] = [
   {
-    method: 'get', path: '/metrics', tag: 'health', summary: 'Prometheus metrics of this api process: delivery stage and process histograms (docs/OPERATIONS.md, Metrics)',
-    access: 'read', needs: ['metrics'],
+    method: 'get',
+    path: '/metrics',
+    tag: 'health',
+    summary: 'Prometheus metrics of this api process: delivery stage and process histograms (docs/OPERATIONS.md, Metrics)',
+    access: 'read',
+    needs: ['metrics'],
     responses: { '200': { description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' }, contentType: 'text/plain' } },
     handler: (d) => [
       async (c) => {

@@ -35,7 +35,8 @@ const scriptOf = (c: Context, text: string): { code: string; applyToChildren: bo
     }
   }
   // An empty PUT is a mistake, not a way to delete (that is DELETE /config/:config/script).
-  if (typeof code !== 'string' || !code.trim()) throw new ValidationError('script is empty: send the Lua as the body (or {"script": "<lua>"}); to remove a script use DELETE', 'script');
+  if (typeof code !== 'string' || !code.trim())
+    throw new ValidationError('script is empty: send the Lua as the body (or {"script": "<lua>"}); to remove a script use DELETE', 'script');
   return { code, applyToChildren };
 };
 
@@ -45,8 +46,24 @@ const redactHeaders = (r: Redactor, h: Record<string, string>) => Object.fromEnt
 const ScriptPutBody = z.object({ script: z.string().min(1), apply_to_children: z.boolean().optional() });
 const ScriptPutResult = z.object({ config_id: z.string(), sha256: z.string(), bytes: z.number().int(), apply_to_children: z.boolean(), updated_at: z.string() });
 const ScriptView = z.object({ config_id: z.string(), script: z.string(), sha256: z.string(), apply_to_children: z.boolean(), updated_at: z.string() });
-const ScriptTestBody = z.object({ payload: z.unknown(), headers: z.record(z.string(), z.string()).optional(), script: z.string().optional(), attempt: z.number().int().min(0).optional(), endpoint: z.string().optional() });
-const ScriptTestResult = z.object({ config_id: z.string(), request: z.object({ body: z.string(), headers: z.record(z.string(), z.string()) }), body_changed: z.boolean(), retry_on_status: z.array(z.number().int()).nullable(), ignored_headers: z.array(z.string()), credentials_used: z.array(z.string()), refused: z.object({ reason_type: z.literal('credential_host_not_allowed'), message: z.string() }).nullable(), cpu_ms: z.number(), duration_ms: z.number() });
+const ScriptTestBody = z.object({
+  payload: z.unknown(),
+  headers: z.record(z.string(), z.string()).optional(),
+  script: z.string().optional(),
+  attempt: z.number().int().min(0).optional(),
+  endpoint: z.string().optional(),
+});
+const ScriptTestResult = z.object({
+  config_id: z.string(),
+  request: z.object({ body: z.string(), headers: z.record(z.string(), z.string()) }),
+  body_changed: z.boolean(),
+  retry_on_status: z.array(z.number().int()).nullable(),
+  ignored_headers: z.array(z.string()),
+  credentials_used: z.array(z.string()),
+  refused: z.object({ reason_type: z.literal('credential_host_not_allowed'), message: z.string() }).nullable(),
+  cpu_ms: z.number(),
+  duration_ms: z.number(),
+});
 
 const limit = (d: ApiDeps) => limitBody(Math.max(d.config.api.max_request_size, d.config.lua.max_script_bytes * 2 + 1024), d.config.api.max_request_size);
 const id = (c: Context) => {
@@ -59,8 +76,11 @@ const script = { tag: 'scripts', access: 'admin', needs: ['scripts'], config: { 
 /** Per-config delivery scripts: PUT/GET/DELETE /config/:config/script and a dry run. */
 export const scriptRoutes: Route[] = [
   {
-    ...script, method: 'put', path: '/config/:config/script',
-    summary: 'Set the config\'s delivery script (Lua; syntax checked: 400 with the line; 413 over lua.max_script_bytes). Used by configs under this namespace (a:b:c falls back to a:b, then a) only with apply_to_children (JSON field or ?apply_to_children=true). An empty script is a 400 (remove one with DELETE)',
+    ...script,
+    method: 'put',
+    path: '/config/:config/script',
+    summary:
+      "Set the config's delivery script (Lua; syntax checked: 400 with the line; 413 over lua.max_script_bytes). Used by configs under this namespace (a:b:c falls back to a:b, then a) only with apply_to_children (JSON field or ?apply_to_children=true). An empty script is a 400 (remove one with DELETE)",
     request: { ...script.request, body: () => ScriptPutBody, bodyRequired: true },
     responses: { '200': { description: 'stored', schema: ScriptPutResult } },
     handler: (d) => [
@@ -79,7 +99,11 @@ export const scriptRoutes: Route[] = [
     ],
   },
   {
-    ...script, access: 'read', method: 'get', path: '/config/:config/script', summary: 'The config\'s own delivery script',
+    ...script,
+    access: 'read',
+    method: 'get',
+    path: '/config/:config/script',
+    summary: "The config's own delivery script",
     responses: { '200': { description: 'script', schema: ScriptView } },
     handler: (d) => [
       (c) => {
@@ -89,7 +113,10 @@ export const scriptRoutes: Route[] = [
     ],
   },
   {
-    ...script, method: 'delete', path: '/config/:config/script', summary: 'Remove the config\'s delivery script',
+    ...script,
+    method: 'delete',
+    path: '/config/:config/script',
+    summary: "Remove the config's delivery script",
     responses: { '200': { description: 'removed', schema: z.object({ config_id: z.string(), deleted: z.literal(true) }) } },
     handler: (d) => [
       async (c) => {
@@ -104,8 +131,11 @@ export const scriptRoutes: Route[] = [
    * Runs the given script, else the stored one (own or namespace), on the payload's bytes; nothing is sent.
    */
   {
-    ...script, method: 'post', path: '/config/:config/script/test',
-    summary: 'Dry run of the given or stored script on a sample payload: the request it would send (any value holding a decrypted credential is [redacted]), and timing (nothing is sent)',
+    ...script,
+    method: 'post',
+    path: '/config/:config/script/test',
+    summary:
+      'Dry run of the given or stored script on a sample payload: the request it would send (any value holding a decrypted credential is [redacted]), and timing (nothing is sent)',
     request: { ...script.request, body: () => ScriptTestBody, bodyRequired: true },
     responses: { '200': { description: 'transformed request', schema: ScriptTestResult } },
     handler: (d) => [
@@ -126,7 +156,8 @@ export const scriptRoutes: Route[] = [
           Object.assign(headers, v.headers);
         }
         if (v.script !== undefined && typeof v.script !== 'string') throw new ValidationError('script must be a string', 'script');
-        if (typeof v.script === 'string' && new TextEncoder().encode(v.script).length > d.config.lua.max_script_bytes) throw new TooLargeError('script', d.config.lua.max_script_bytes);
+        if (typeof v.script === 'string' && new TextEncoder().encode(v.script).length > d.config.lua.max_script_bytes)
+          throw new TooLargeError('script', d.config.lua.max_script_bytes);
         // An inline script is the caller's, on this config; a stored one opens credentials as the config it is stored on.
         const script = typeof v.script === 'string' ? { code: v.script, owner: configId } : d.scripts!.scriptFor(configId);
         if (script === undefined) return c.json({ error: { code: 'script_not_found', message: `config ${configId} has no script (and none was given)` } }, 404);
@@ -137,11 +168,15 @@ export const scriptRoutes: Route[] = [
         const redact = () => redactor(credentials?.used.map((u) => u.plaintext) ?? []);
         const started = performance.now();
         try {
-          const r = await runDeliveryScript(script.code, { payload, headers, config_id: configId, attempt, endpoint, max_attempts: d.config.retry.max_attempts }, {
-            limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
-            engine: d.lua?.engine,
-            services: { kv: d.luaKv, ...host },
-          });
+          const r = await runDeliveryScript(
+            script.code,
+            { payload, headers, config_id: configId, attempt, endpoint, max_attempts: d.config.retry.max_attempts },
+            {
+              limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
+              engine: d.lua?.engine,
+              services: { kv: d.luaKv, ...host },
+            },
+          );
           const red = redact();
           let refused: { reason_type: 'credential_host_not_allowed'; message: string } | null = null;
           if (endpoint && credentials?.used.length) {

@@ -39,12 +39,18 @@ const configOf = (c: Context): string => {
  */
 export const secretRoutes: Route[] = [
   {
-    ...secret, method: 'get', path: '/configs/:config/secret', summary: 'Ids and validity of the config\'s signing secrets (never values)',
+    ...secret,
+    method: 'get',
+    path: '/configs/:config/secret',
+    summary: "Ids and validity of the config's signing secrets (never values)",
     responses: { '200': { description: 'secrets', schema: SecretViewSchema } },
     handler: (d) => [(c) => c.json(d.configSecrets!.describe(configOf(c)))],
   },
   {
-    ...secret, method: 'put', path: '/configs/:config/secret', summary: 'Set the config\'s signing secret, replacing all others at once',
+    ...secret,
+    method: 'put',
+    path: '/configs/:config/secret',
+    summary: "Set the config's signing secret, replacing all others at once",
     request: { ...secret.request, body: () => PutSecretBody, bodyRequired: true },
     responses: { '200': { description: 'set', schema: SecretViewSchema } },
     handler: (d) => [
@@ -58,7 +64,10 @@ export const secretRoutes: Route[] = [
     ],
   },
   {
-    ...secret, method: 'post', path: '/configs/:config/secret/rotate', summary: 'Add a new signing secret; the previous one stays valid for signing.rotation_overlap',
+    ...secret,
+    method: 'post',
+    path: '/configs/:config/secret/rotate',
+    summary: 'Add a new signing secret; the previous one stays valid for signing.rotation_overlap',
     request: { ...secret.request, body: () => RotateSecretBody },
     responses: { '200': { description: 'rotated', schema: RotatedSecretSchema } },
     handler: (d) => [
@@ -72,7 +81,10 @@ export const secretRoutes: Route[] = [
     ],
   },
   {
-    ...secret, method: 'delete', path: '/configs/:config/secret', summary: 'Remove the config\'s secrets (deliveries fall back to signing.default_secret)',
+    ...secret,
+    method: 'delete',
+    path: '/configs/:config/secret',
+    summary: "Remove the config's secrets (deliveries fall back to signing.default_secret)",
     responses: { '200': { description: 'removed', schema: SecretViewSchema } },
     handler: (d) => [
       async (c) => {

@@ -7,7 +7,15 @@ import { IdParam } from '../params';
 import type { ConfigFrom, Route } from '../route';
 
 const StatusView = WebhookStatusSchema.omit({ updated_at_ns: true }).extend({ history: z.array(AttemptRecord) });
-const StatsWindow = z.object({ enqueued: z.number(), delivered: z.number(), failed: z.number(), exhausted: z.number(), dead_lettered: z.number(), retried: z.number(), unique_endpoints: z.number() });
+const StatsWindow = z.object({
+  enqueued: z.number(),
+  delivered: z.number(),
+  failed: z.number(),
+  exhausted: z.number(),
+  dead_lettered: z.number(),
+  retried: z.number(),
+  unique_endpoints: z.number(),
+});
 
 /** The config of a dead-letter record, or null when it names none. */
 export const deadLetterConfig = (record: string | null): string | null => {
@@ -32,8 +40,12 @@ export const WEBHOOK_OWNER: ConfigFrom = { from: 'owner', name: 'id', owner: web
 
 export const statusRoutes: Route[] = [
   {
-    method: 'get', path: '/webhooks/:id/status', tag: 'webhooks', summary: 'State, attempts and the last 20 attempts of a webhook',
-    access: 'read', config: WEBHOOK_OWNER,
+    method: 'get',
+    path: '/webhooks/:id/status',
+    tag: 'webhooks',
+    summary: 'State, attempts and the last 20 attempts of a webhook',
+    access: 'read',
+    config: WEBHOOK_OWNER,
     request: { params: IdParam },
     responses: { '200': { description: 'status', schema: StatusView } },
     handler: (d) => [
@@ -46,7 +58,11 @@ export const statusRoutes: Route[] = [
     ],
   },
   {
-    method: 'get', path: '/stats', tag: 'webhooks', summary: 'Counters of the last hour and the last 24 hours', access: 'read',
+    method: 'get',
+    path: '/stats',
+    tag: 'webhooks',
+    summary: 'Counters of the last hour and the last 24 hours',
+    access: 'read',
     responses: { '200': { description: 'stats', schema: z.object({ last_1h: StatsWindow, last_24h: StatsWindow }) } },
     handler: (d) => [
       async (c) => {

@@ -41,9 +41,13 @@ export const RedriveResultSchema = z.object({
   replay_of: z.string().optional(),
   dropped_headers: z.array(z.string()).describe('Headers the dead letter kept only redacted: not sent again unless given'),
 });
-export const CONFLICT: ResponseDoc = { description: 'conflict: not at an end, no body left, or already under way (the error code says which)', schema: { $ref: '#/components/schemas/Error' } };
+export const CONFLICT: ResponseDoc = {
+  description: 'conflict: not at an end, no body left, or already under way (the error code says which)',
+  schema: { $ref: '#/components/schemas/Error' },
+};
 export const LIMIT = z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe('Page size (default 50)');
-export const pageOf = (row: z.ZodType) => z.object({ items: z.array(row), count: z.number().int(), next_cursor: z.string().nullable().describe('The cursor of the next page; null at the end') });
+export const pageOf = (row: z.ZodType) =>
+  z.object({ items: z.array(row), count: z.number().int(), next_cursor: z.string().nullable().describe('The cursor of the next page; null at the end') });
 
 const retryBody = (c: Config) => {
   const item = enqueueItemSchema(c.api).shape;
@@ -52,18 +56,24 @@ const retryBody = (c: Config) => {
 
 // An endpoint longer than api.max_endpoint_length was never enqueued; the bound also keeps the
 // URL under the server's header size limit (a longer one is answered by Node's parser, not JSON).
-const WebhookListQuery = (c: Config) => z.object({
-  config_id: z.string().regex(CONFIG_ID),
-  state: WebhookState.optional(),
-  endpoint: z.string().min(1).max(c.api.max_endpoint_length).optional().describe('Only webhooks to this endpoint URL'),
-  cursor: z.string().regex(ID_CURSOR).optional().describe('next_cursor of the previous page'),
-  limit: LIMIT,
-});
+const WebhookListQuery = (c: Config) =>
+  z.object({
+    config_id: z.string().regex(CONFIG_ID),
+    state: WebhookState.optional(),
+    endpoint: z.string().min(1).max(c.api.max_endpoint_length).optional().describe('Only webhooks to this endpoint URL'),
+    cursor: z.string().regex(ID_CURSOR).optional().describe('next_cursor of the previous page'),
+    limit: LIMIT,
+  });
 
 export const webhookRoutes: Route[] = [
   {
-    method: 'get', path: '/webhooks', tag: 'webhooks', summary: 'Webhooks of a config, newest first, by state and endpoint (one page)',
-    access: 'read', config: { from: 'query', name: 'config_id' }, needs: ['listing'],
+    method: 'get',
+    path: '/webhooks',
+    tag: 'webhooks',
+    summary: 'Webhooks of a config, newest first, by state and endpoint (one page)',
+    access: 'read',
+    config: { from: 'query', name: 'config_id' },
+    needs: ['listing'],
     request: { query: WebhookListQuery },
     responses: { '200': { description: 'page', schema: pageOf(WebhookStatusSchema.omit({ updated_at_ns: true })) } },
     handler: (d) => [
@@ -81,8 +91,13 @@ export const webhookRoutes: Route[] = [
     ],
   },
   {
-    method: 'post', path: '/webhooks/:id/retry', tag: 'webhooks', summary: 'A new attempt of the same webhook (same id, attempt count going on) from its dead letter',
-    access: 'admin', config: WEBHOOK_OWNER, needs: ['redrive'],
+    method: 'post',
+    path: '/webhooks/:id/retry',
+    tag: 'webhooks',
+    summary: 'A new attempt of the same webhook (same id, attempt count going on) from its dead letter',
+    access: 'admin',
+    config: WEBHOOK_OWNER,
+    needs: ['redrive'],
     request: { params: IdParam, body: (c) => withEnqueueFields(c, retryBody(c)) },
     responses: { '202': { description: 'on its way', schema: RedriveResultSchema, headers: { Location: { schema: { type: 'string' } } } }, '409': CONFLICT },
     handler: (d) => {

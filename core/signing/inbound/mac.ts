@@ -33,7 +33,12 @@ export const base64Bytes = (s: string): Uint8Array | null => {
 };
 
 /** True when any (secret, signature) pair matches HMAC-SHA256(key(secret), content). */
-export const anySignatureMatches = async (secrets: readonly string[], keyOf: (secret: string) => Uint8Array, content: Uint8Array, signatures: readonly (Uint8Array | null)[]): Promise<boolean> => {
+export const anySignatureMatches = async (
+  secrets: readonly string[],
+  keyOf: (secret: string) => Uint8Array,
+  content: Uint8Array,
+  signatures: readonly (Uint8Array | null)[],
+): Promise<boolean> => {
   let matched = false;
   for (const secret of secrets) {
     const expected = await hmacSha256(keyOf(secret), content);

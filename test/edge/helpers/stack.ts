@@ -114,7 +114,8 @@ export const startEdge = async (vars: Record<string, string>): Promise<Edge> => 
   return {
     url,
     mf,
-    post: (path, body, headers = {}) => fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    post: (path, body, headers = {}) =>
+      fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     gateStats: async (host) => {
       const ns = await mf.getDurableObjectNamespace('GATE');
       const res = await ns.get(ns.idFromName(host)).fetch('https://domain-gate.internal/stats');
@@ -132,5 +133,11 @@ export const collect = async (env: Record<string, string>, topics: string[]) => 
   await c.run(async (b) => {
     seen.get(b.topic)!.push(...b.records);
   });
-  return { of: (topic: string) => seen.get(topic) ?? [], stop: async () => { await c.stop(); await log.close(); } };
+  return {
+    of: (topic: string) => seen.get(topic) ?? [],
+    stop: async () => {
+      await c.stop();
+      await log.close();
+    },
+  };
 };

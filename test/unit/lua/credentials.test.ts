@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { credentialKeysFromEnv, credentialSession, decryptCredential, encryptCredential, importCredentialKey, namespaceAllowed, redactor, runDeliveryScript } from '../../../core/lua';
+import {
+  credentialKeysFromEnv,
+  credentialSession,
+  decryptCredential,
+  encryptCredential,
+  importCredentialKey,
+  namespaceAllowed,
+  redactor,
+  runDeliveryScript,
+} from '../../../core/lua';
 
 // crypto.decrypt_credential (docs/LUA.md): AES-256-GCM envelopes bound to their name and
 // their scope (namespaces, hosts), keys from HOWK_LUA_CRYPTO_<ID>; errors reach Lua as

@@ -42,13 +42,17 @@ describe('delivery script', () => {
   });
 
   it('cannot set the signature, webhook identity or framing headers', async () => {
-    const r = await deliver(`request.headers['Webhook-Signature'] = 'v1,forged' request.headers['X-Webhook-Attempt'] = '1' request.headers['Host'] = 'evil' request.headers['X-Ok'] = '1'`);
+    const r = await deliver(
+      `request.headers['Webhook-Signature'] = 'v1,forged' request.headers['X-Webhook-Attempt'] = '1' request.headers['Host'] = 'evil' request.headers['X-Ok'] = '1'`,
+    );
     expect(r.headers).toEqual({ 'x-custom': 'a', 'x-ok': '1' });
     expect(r.ignored_headers.sort()).toEqual(['host', 'webhook-signature', 'x-webhook-attempt']);
   });
 
   it('drops hop-by-hop headers the HTTP client manages (Expect, Keep-Alive, Upgrade, TE, ...)', async () => {
-    const r = await deliver(`request.headers['Expect'] = '100-continue' request.headers['Keep-Alive'] = 'timeout=5' request.headers['Upgrade'] = 'h2c' request.headers['TE'] = 'trailers' request.headers['Connection'] = 'close' request.headers['X-Ok'] = '1'`);
+    const r = await deliver(
+      `request.headers['Expect'] = '100-continue' request.headers['Keep-Alive'] = 'timeout=5' request.headers['Upgrade'] = 'h2c' request.headers['TE'] = 'trailers' request.headers['Connection'] = 'close' request.headers['X-Ok'] = '1'`,
+    );
     expect(r.headers).toEqual({ 'x-custom': 'a', 'x-ok': '1' });
     expect(r.ignored_headers.sort()).toEqual(['connection', 'expect', 'keep-alive', 'te', 'upgrade']);
   });

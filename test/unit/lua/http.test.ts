@@ -20,7 +20,9 @@ beforeAll(async () => {
       const url = req.url ?? '/';
       if (url === '/echo') {
         res.writeHead(201, { 'content-type': 'application/json', 'x-reply': 'yes' });
-        res.end(JSON.stringify({ method: req.method, body: Buffer.concat(chunks).toString(), ctype: req.headers['content-type'] ?? null, auth: req.headers.authorization ?? null }));
+        res.end(
+          JSON.stringify({ method: req.method, body: Buffer.concat(chunks).toString(), ctype: req.headers['content-type'] ?? null, auth: req.headers.authorization ?? null }),
+        );
       } else if (url === '/big') {
         res.writeHead(200);
         res.end('x'.repeat(2 * 1024 * 1024));

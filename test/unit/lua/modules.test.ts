@@ -85,7 +85,12 @@ describe('log', () => {
     await deliver(`log.info('hello', {n = 1}) log.warn('careful') log.error(42) print('a', nil, true)`, {
       services: { log: (level, message, fields) => got.push([level, message, fields]) },
     });
-    expect(got).toEqual([['info', 'hello', { n: 1 }], ['warn', 'careful', undefined], ['error', '42', undefined], ['info', 'a\tnil\ttrue', undefined]]);
+    expect(got).toEqual([
+      ['info', 'hello', { n: 1 }],
+      ['warn', 'careful', undefined],
+      ['error', '42', undefined],
+      ['info', 'a\tnil\ttrue', undefined],
+    ]);
   });
 
   it('stops forwarding after 100 lines', async () => {
@@ -109,10 +114,9 @@ const memoryKv = () => {
 describe('kv', () => {
   it('get / set with ttl / del, namespaced by config', async () => {
     const { store, data } = memoryKv();
-    const lines = await logsOf(
-      `print(kv.get('seen')) print(kv.set('seen', 'yes', 60)) print(kv.get('seen')) print(kv.set('n', 5)) print(kv.del('seen')) print(kv.get('seen'))`,
-      { kv: store },
-    );
+    const lines = await logsOf(`print(kv.get('seen')) print(kv.set('seen', 'yes', 60)) print(kv.get('seen')) print(kv.set('n', 5)) print(kv.del('seen')) print(kv.get('seen'))`, {
+      kv: store,
+    });
     expect(lines).toEqual(['nil', 'true', 'yes', 'true', 'true', 'nil']);
     expect([...data.entries()]).toEqual([['kv:c:{cfg_a}:n', { value: '5', ttl: undefined }]]);
     await deliver(`kv.set('seen', 'b')`, { input: { config_id: 'cfg_b' }, services: { kv: store } });

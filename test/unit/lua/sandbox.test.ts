@@ -130,20 +130,26 @@ describe('sandbox: CPU deadline inside the VM', () => {
 // the instruction budget alone (workerd, where the clock stands still during a run).
 describe('sandbox: no script code runs with hooks off', () => {
   const ESCAPES: [string, string][] = [
-    ['__gc through json.array_mt', `json.array_mt.__gc = function() while true do end end
+    [
+      '__gc through json.array_mt',
+      `json.array_mt.__gc = function() while true do end end
       local a, b = json.array({}), json.decode('[1, 2]')
       a, b = nil, nil
       collectgarbage()
-      while true do end`],
+      while true do end`,
+    ],
     ['xpcall handler that loops', `xpcall(function() error('x') end, function() while true do end end)`],
     ['xpcall handler that loops after a timeout', `xpcall(function() while true do end end, function() while true do end end)`],
     ['__close that loops after the kill', `local x <close> = setmetatable({}, { __close = function() while true do end end }) while true do end`],
-    ['coroutine.close of a killed coroutine from a __close', `local co = coroutine.create(function()
+    [
+      'coroutine.close of a killed coroutine from a __close',
+      `local co = coroutine.create(function()
         local x <close> = setmetatable({}, { __close = function() while true do end end })
         while true do end
       end)
       local y <close> = setmetatable({}, { __close = function() coroutine.close(co) end })
-      pcall(coroutine.resume, co)`],
+      pcall(coroutine.resume, co)`,
+    ],
   ];
 
   it.each(ESCAPES)('%s: stopped by the CPU deadline', async (_name, code) => {

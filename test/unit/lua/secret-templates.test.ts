@@ -41,7 +41,10 @@ describe('delivery secret templates', () => {
     const out = resolveDelivery({ endpoint: 'https://h.example/', delivery_headers: { a: '${TOKEN}' } }, new Set(['KEY']), spy, hosts);
     expect(out).toEqual({ ok: false, reason_type: 'secret_not_allowed', message: '${TOKEN} is not in lua.secret_env_allowlist' });
     expect(asked).toEqual([]);
-    expect(resolveDelivery({ endpoint: 'https://h.example/', delivery_query_params: { a: '${GONE}' } }, new Set(['GONE']), lookup, hosts)).toMatchObject({ ok: false, reason_type: 'secret_missing' });
+    expect(resolveDelivery({ endpoint: 'https://h.example/', delivery_query_params: { a: '${GONE}' } }, new Set(['GONE']), lookup, hosts)).toMatchObject({
+      ok: false,
+      reason_type: 'secret_missing',
+    });
     const nl = resolveDelivery({ endpoint: 'https://h.example/', delivery_headers: { a: '${NL}' } }, new Set(['NL']), lookup, hosts);
     expect(nl).toMatchObject({ ok: false, reason_type: 'secret_missing' });
     expect(JSON.stringify(nl)).not.toContain('a\\r\\nb');
@@ -51,13 +54,23 @@ describe('delivery secret templates', () => {
     const asked: string[] = [];
     const spy = (n: string) => (asked.push(n), env[n]);
     const w = { endpoint: 'https://evil.test/x?q=1', delivery_query_params: { k: '${TOKEN}' } };
-    expect(resolveDelivery(w, new Set(['TOKEN']), spy, hosts)).toEqual({ ok: false, reason_type: 'secret_host_not_allowed', message: '${TOKEN} may not be sent to evil.test (not in lua.secret_env_hosts.TOKEN)' });
+    expect(resolveDelivery(w, new Set(['TOKEN']), spy, hosts)).toEqual({
+      ok: false,
+      reason_type: 'secret_host_not_allowed',
+      message: '${TOKEN} may not be sent to evil.test (not in lua.secret_env_hosts.TOKEN)',
+    });
     // A variable without an entry goes nowhere.
-    expect(resolveDelivery({ endpoint: 'https://h.example/', delivery_headers: { a: '${TOKEN}' } }, new Set(['TOKEN']), spy, {})).toMatchObject({ ok: false, reason_type: 'secret_host_not_allowed' });
+    expect(resolveDelivery({ endpoint: 'https://h.example/', delivery_headers: { a: '${TOKEN}' } }, new Set(['TOKEN']), spy, {})).toMatchObject({
+      ok: false,
+      reason_type: 'secret_host_not_allowed',
+    });
     expect(asked).toEqual([]);
     // *.example covers subdomains, not the apex.
     expect(resolveDelivery({ endpoint: 'https://a.h.example/', delivery_headers: { a: '${KEY}' } }, new Set(['KEY']), lookup, hosts)).toMatchObject({ ok: true });
-    expect(resolveDelivery({ endpoint: 'https://example/', delivery_headers: { a: '${KEY}' } }, new Set(['KEY']), lookup, hosts)).toMatchObject({ ok: false, reason_type: 'secret_host_not_allowed' });
+    expect(resolveDelivery({ endpoint: 'https://example/', delivery_headers: { a: '${KEY}' } }, new Set(['KEY']), lookup, hosts)).toMatchObject({
+      ok: false,
+      reason_type: 'secret_host_not_allowed',
+    });
   });
 
   it('howk.post takes per-webhook templates in opts', async () => {

@@ -10,7 +10,7 @@ describe('syntax and runtime errors', () => {
     await expect(checkSyntax(`request.headers['X'] = 'y'`, engine)).resolves.toBeUndefined();
   });
 
-  it('a syntax error names Lua\'s line number', async () => {
+  it("a syntax error names Lua's line number", async () => {
     const err = await checkSyntax(`local a = 1\nlocal b = 2\nif a then\n  b = = 3\nend`, engine).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LuaSyntaxError);
     expect(err).toBeInstanceOf(HowkError);

@@ -8,8 +8,7 @@ const inbound: TransformerInput = {
   query: { source: 'stripe', tag: ['a', 'b'] },
   script: 'stripe-router',
 };
-const transform = (code: string, opts: TransformerOptions = {}, input: Partial<TransformerInput> = {}) =>
-  runTransformer(code, { ...inbound, ...input }, { engine, ...opts });
+const transform = (code: string, opts: TransformerOptions = {}, input: Partial<TransformerInput> = {}) => runTransformer(code, { ...inbound, ...input }, { engine, ...opts });
 
 describe('transformer', () => {
   it('fans one request out to N webhooks, in order', async () => {

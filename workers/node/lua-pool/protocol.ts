@@ -40,7 +40,13 @@ export type FromWorker =
 
 export const toWire = (e: unknown): WireError => {
   if (e instanceof LuaError) {
-    return { code: e.code, name: e.name, message: e.message, traceback: e instanceof LuaRuntimeError ? e.traceback : undefined, limitBytes: e instanceof LuaMemoryError ? e.limitBytes : undefined };
+    return {
+      code: e.code,
+      name: e.name,
+      message: e.message,
+      traceback: e instanceof LuaRuntimeError ? e.traceback : undefined,
+      limitBytes: e instanceof LuaMemoryError ? e.limitBytes : undefined,
+    };
   }
   return { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) };
 };
