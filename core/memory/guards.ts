@@ -248,7 +248,7 @@ export class MemoryGuards implements Guards {
     let n = 0;
     for (const r of items) {
       // A live open or half-open circuit is newer: it wins. A closed one only counts what
-      // happened since the loss (restoreCircuit.lua).
+      // happened since the loss (restoreCircuit-1.lua).
       if ((this.circuits.get(r.endpointHash)?.state ?? 'CLOSED') !== 'CLOSED') continue;
       this.circuits.set(r.endpointHash, { ...closedCircuit(), state: 'OPEN', open_until: r.openUntil, opened_count: r.openedCount });
       n++;

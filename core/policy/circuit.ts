@@ -1,5 +1,5 @@
 // The per-endpoint circuit breaker as a pure state machine over (state, now). The Redis
-// Lua scripts (workers/redis/lua/admitDelivery.lua, completeDelivery.lua) implement the
+// Lua scripts (workers/redis/commands/admitDelivery.lua, completeDelivery.lua) implement the
 // same transitions atomically; the guard contract tests hold both to this behaviour.
 //
 // CLOSED --failure_threshold failures within failure_window--> OPEN (until now+recovery_timeout)

@@ -24,7 +24,7 @@ beforeEach(async () => {
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 const members = (k: string) => redis.zrange(k, 0, -1);
 
-describe('indexStatus.lua', () => {
+describe('indexStatus-3.lua', () => {
   const H = 'status:wh_B';
   const ALL = 'idx:webhooks:{c}';
   const EP = 'idx:webhooks:{c}:endpoint:e1';
@@ -73,7 +73,7 @@ describe('indexStatus.lua', () => {
   });
 });
 
-describe('restoreState.lua', () => {
+describe('restoreState-3.lua', () => {
   const K = ['status:wh_1', 'retries', 'retry_data:wh_1'];
   const restore = (ts: string, due: number | '' = 1000, data = 'D') => run('restoreState', K, ['{"s":1}', ts, 60_000, 'wh_1', due, data, 60_000]);
 
@@ -107,7 +107,7 @@ describe('restoreState.lua', () => {
   });
 });
 
-describe('putDeadLetter.lua', () => {
+describe('putDeadLetter-3.lua', () => {
   const ALL = 'idx:deadletters:{c}';
   const R = (r: string) => `idx:deadletters:{c}:reason:${r}`;
   const put = (at: number, reason: string, record = `rec@${at}`, floor = '0000000000000') =>
@@ -139,7 +139,7 @@ describe('putDeadLetter.lua', () => {
   });
 });
 
-describe('renewLock.lua and releaseLock.lua', () => {
+describe('renewLock-1.lua and releaseLock-1.lua', () => {
   const L = 'howk:reconciler:lock';
 
   it('renew extends the TTL for the owner only (1), never for another or a free lock (0)', async () => {

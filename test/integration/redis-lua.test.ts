@@ -23,7 +23,7 @@ beforeEach(async () => {
 
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 
-describe('setStatus.lua', () => {
+describe('setStatus-2.lua', () => {
   const K = ['status:wh_1', 'status_history:wh_1'];
   const set = (data: string, ts: string, attempt = '', ttl = 60_000, limit = 20) => run('setStatus', K, [data, ts, ttl, attempt, limit]);
 
@@ -109,7 +109,7 @@ describe('writeStatuses.lua', () => {
   });
 });
 
-describe('claimRetries.lua', () => {
+describe('claimRetries-1.lua', () => {
   const now = 1_750_000_000_000;
   const lease = now + 30_000;
   const L = String(lease);
@@ -149,7 +149,7 @@ describe('claimRetries.lua', () => {
   });
 });
 
-describe('ackRetries.lua', () => {
+describe('ackRetries-1.lua', () => {
   it('removes entry and data only where the score is the given lease; returns how many', async () => {
     await redis.zadd('retries', 100, 'a', 200, 'b');
     await redis.mset('retry_data:a', 'A', 'retry_data:b', 'B');
@@ -167,7 +167,7 @@ describe('ackRetries.lua', () => {
   });
 });
 
-describe('releaseIdempotency.lua', () => {
+describe('releaseIdempotency-1.lua', () => {
   it('deletes the key only when it holds the given id; returns 1 or 0', async () => {
     await redis.set('idempotency:cfg:k', 'wh_1');
     expect(await run('releaseIdempotency', ['idempotency:cfg:k'], ['wh_2'])).toBe(0);

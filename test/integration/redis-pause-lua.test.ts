@@ -28,7 +28,7 @@ const K = ['paused:config:cfg', 'paused_queue:config:cfg'];
 const NOW = 1_750_000_000_000;
 const hold = async (...items: string[]) => redis.rpush(K[1]!, ...items);
 
-describe('pauseScope.lua', () => {
+describe('pauseScope-1.lua', () => {
   it('sets paused, keeping the lease of a drain in progress', async () => {
     expect(await run('pauseScope', [K[0]!], [])).toBe(1);
     expect(await redis.get(K[0]!)).toBe('paused');
@@ -41,7 +41,7 @@ describe('pauseScope.lua', () => {
   });
 });
 
-describe('resumeScope.lua', () => {
+describe('resumeScope-1.lua', () => {
   it("returns 'none' and writes nothing when not paused", async () => {
     expect(await run('resumeScope', [K[0]!], ['d1', NOW, 30_000])).toBe('none');
     expect(await redis.dbsize()).toBe(0);
@@ -59,7 +59,7 @@ describe('resumeScope.lua', () => {
   });
 });
 
-describe('takeHeld.lua', () => {
+describe('takeHeld-2.lua', () => {
   it('returns a batch in arrival order without removing it and renews the lease', async () => {
     await redis.set(K[0]!, `draining:d1:${NOW}`);
     await hold('a', 'b', 'c');
@@ -93,7 +93,7 @@ describe('takeHeld.lua', () => {
   });
 });
 
-describe('dropHeld.lua', () => {
+describe('dropHeld-2.lua', () => {
   it('removes the first n for the owning drain and returns how many remain', async () => {
     await redis.set(K[0]!, `draining:d1:${NOW}`);
     await hold('a', 'b', 'c', 'd');
@@ -120,7 +120,7 @@ describe('dropHeld.lua', () => {
   });
 });
 
-describe('holdPaused.lua', () => {
+describe('holdPaused-2.lua', () => {
   it('returns 0 and queues nothing when the scope is not paused', async () => {
     expect(await run('holdPaused', K, ['w1', ''])).toBe(0);
     expect(await redis.exists(K[1]!)).toBe(0);
@@ -144,7 +144,7 @@ describe('holdPaused.lua', () => {
   });
 });
 
-describe('restoreHeld.lua', () => {
+describe('restoreHeld-2.lua', () => {
   it('returns -1 and writes nothing when the scope is not paused', async () => {
     expect(await run('restoreHeld', K, ['a', 'b'])).toBe(-1);
     expect(await redis.dbsize()).toBe(0);
@@ -162,7 +162,7 @@ describe('restoreHeld.lua', () => {
   });
 });
 
-describe('restoreCircuit.lua', () => {
+describe('restoreCircuit-1.lua', () => {
   const C = 'circuit:ep';
   it('opens a circuit that has no state, with its TTL', async () => {
     expect(await run('restoreCircuit', [C], [NOW + 5_000, 3, 60_000])).toBe(1);

@@ -1,47 +1,83 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 
-// The Lua scripts of the hot state, one file each under ./lua (headers name KEYS/ARGV/returns).
-// Registered with defineCommand so ioredis sends EVALSHA and falls back to EVAL after a
-// NOSCRIPT (a restarted or flushed Redis), on the client and inside pipelines alike.
+// The Redis server scripts, one file each under ./commands, named `<verbNoun>-<keys>.lua`
+// (the number of KEYS it takes: the one place that count is written) or `<verbNoun>.lua` for
+// a batch script whose key count is each call's first argument; ./commands/includes holds
+// pieces only ever included. Each file's header names its KEYS/ARGV/returns. Registered with
+// defineCommand so ioredis sends EVALSHA and falls back to EVAL after a NOSCRIPT (a restarted
+// or flushed Redis), on the client and inside pipelines alike.
 
-const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const DIR = new URL('./commands/', import.meta.url);
+const FILES = readdirSync(DIR);
+const INCLUDES = new URL('./commands/includes/', import.meta.url);
+
+/** The command file of a script: `name-<keys>.lua` or `name.lua`. */
+const fileOf = (name: string): { file: string; keys: number | null } => {
+  for (const f of FILES) {
+    const m = /^(\w+?)(?:-(\d+))?\.lua$/.exec(f);
+    if (m?.[1] === name) return { file: f, keys: m[2] === undefined ? null : Number(m[2]) };
+  }
+  throw new Error(`no Redis command file for ${name} in ${DIR.pathname}`);
+};
+
+const source = (name: string): string => {
+  const include = new URL(`${name}.lua`, INCLUDES);
+  try {
+    return readFileSync(include, 'utf8');
+  } catch {
+    return readFileSync(new URL(fileOf(name).file, DIR), 'utf8');
+  }
+};
 
 /**
  * A script whose `--#include other` lines become `local function other(KEYS, ARGV) <other's
  * body> end`: the parameters shadow the globals, so the included script runs unchanged on the
  * keys and arguments it is given (used to run several per-webhook scripts in one call).
  */
-const composed = (name: string): string => lua(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${lua(inc)}\nend`);
+const composed = (name: string): string => source(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${source(inc)}\nend`);
+
+/** A script with a fixed number of KEYS, read from its file name. */
+const fixed = (name: string): { numberOfKeys: number; lua: string } => {
+  const { keys } = fileOf(name);
+  if (keys === null) throw new Error(`${name}: a fixed-key script's file is named ${name}-<keys>.lua`);
+  return { numberOfKeys: keys, lua: composed(name) };
+};
+
+/** A batch script: its file carries no key count. */
+const batch = (name: string): string => {
+  if (fileOf(name).keys !== null) throw new Error(`${name}: a batch script's file is named ${name}.lua`);
+  return composed(name);
+};
 
 export const SCRIPTS = {
-  setStatus: { numberOfKeys: 2, lua: lua('setStatus') },
-  claimRetries: { numberOfKeys: 1, lua: lua('claimRetries') },
-  ackRetries: { numberOfKeys: 1, lua: lua('ackRetries') },
-  renewLeases: { numberOfKeys: 1, lua: lua('renewLeases') },
-  claimIdempotency: { numberOfKeys: 2, lua: lua('claimIdempotency') },
-  releaseIdempotency: { numberOfKeys: 1, lua: lua('releaseIdempotency') },
+  setStatus: fixed('setStatus'),
+  claimRetries: fixed('claimRetries'),
+  ackRetries: fixed('ackRetries'),
+  renewLeases: fixed('renewLeases'),
+  claimIdempotency: fixed('claimIdempotency'),
+  releaseIdempotency: fixed('releaseIdempotency'),
   // Recovery and listing (workers/redis/recovery.ts).
-  indexStatus: { numberOfKeys: 3, lua: lua('indexStatus') },
-  restoreState: { numberOfKeys: 3, lua: lua('restoreState') },
-  putDeadLetter: { numberOfKeys: 3, lua: lua('putDeadLetter') },
-  renewLock: { numberOfKeys: 1, lua: lua('renewLock') },
-  releaseLock: { numberOfKeys: 1, lua: lua('releaseLock') },
-  holdPaused: { numberOfKeys: 2, lua: lua('holdPaused') },
-  pauseScope: { numberOfKeys: 1, lua: lua('pauseScope') },
-  resumeScope: { numberOfKeys: 1, lua: lua('resumeScope') },
-  takeHeld: { numberOfKeys: 2, lua: lua('takeHeld') },
-  dropHeld: { numberOfKeys: 2, lua: lua('dropHeld') },
+  indexStatus: fixed('indexStatus'),
+  restoreState: fixed('restoreState'),
+  putDeadLetter: fixed('putDeadLetter'),
+  renewLock: fixed('renewLock'),
+  releaseLock: fixed('releaseLock'),
+  holdPaused: fixed('holdPaused'),
+  pauseScope: fixed('pauseScope'),
+  resumeScope: fixed('resumeScope'),
+  takeHeld: fixed('takeHeld'),
+  dropHeld: fixed('dropHeld'),
   // A rebuild's guard state (core/reconcile/guard-replay.ts).
-  restoreCircuit: { numberOfKeys: 1, lua: lua('restoreCircuit') },
-  restoreHeld: { numberOfKeys: 2, lua: lua('restoreHeld') },
+  restoreCircuit: fixed('restoreCircuit'),
+  restoreHeld: fixed('restoreHeld'),
 } as const;
 
 /** Scripts taking any number of requests per call: the key count is each call's first argument. */
 export const BATCH_SCRIPTS = {
-  admitDelivery: composed('admitDelivery'),
-  completeDelivery: composed('completeDelivery'),
-  writeStatuses: composed('writeStatuses'),
+  admitDelivery: batch('admitDelivery'),
+  completeDelivery: batch('completeDelivery'),
+  writeStatuses: batch('writeStatuses'),
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

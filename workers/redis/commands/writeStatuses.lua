@@ -1,4 +1,4 @@
--- writeStatuses: for each of several webhooks, in order, setStatus.lua then indexStatus.lua
+-- writeStatuses: for each of several webhooks, in order, setStatus-2.lua then indexStatus-3.lua
 -- (status last-write-wins + capped history, then the listing-index entries), in one script
 -- run: the status writes of a whole batch cost one round trip and one script call instead of
 -- two per webhook. The two scripts are included unchanged (workers/redis/scripts.ts turns each
