@@ -19,7 +19,6 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          env: { KAFKAJS_NO_PARTITIONER_WARNING: '1' },
         },
       },
       {
@@ -44,7 +43,6 @@ export default defineConfig({
           testTimeout: 3_600_000,
           hookTimeout: 300_000,
           fileParallelism: false,
-          env: { KAFKAJS_NO_PARTITIONER_WARNING: '1' },
         },
       },
       {
@@ -57,7 +55,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          env: { KAFKAJS_NO_PARTITIONER_WARNING: '1', WRANGLER_SEND_METRICS: 'false' },
+          env: { WRANGLER_SEND_METRICS: 'false' },
         },
       },
     ],

@@ -70,7 +70,6 @@ const run = async () => {
     // The fuzzer is one key sending as fast as it can; the limit itself has its own tests.
     HOWK_API_AUTH_RATE_LIMIT: '0',
     HOWK_SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
     ...Object.fromEntries(
       ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets'].map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${p}.${t}`]),
     ),

@@ -94,7 +94,6 @@ const main = async (): Promise<number> => {
     HOWK_API_AUTH_RATE_LIMIT: process.env.HOWK_API_AUTH_RATE_LIMIT ?? '0',
     HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
     HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
   };
   for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
   const conns = loadConfig({ env: { ...process.env, ...env } as Record<string, string> }).delivery.max_conns_per_host;

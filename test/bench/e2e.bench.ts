@@ -346,7 +346,6 @@ const main = async (): Promise<number> => {
     // The SSRF guard refuses loopback unless allow-listed; the receiver is on 127.0.0.1.
     HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
     HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
   };
   for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
 

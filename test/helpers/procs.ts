@@ -11,7 +11,7 @@ export type Proc = { role: string; child: ChildProcess; output: () => string; ex
 export const spawnRole = (role: 'api' | 'worker' | 'scheduler' | 'dev' | 'bridge', env: Record<string, string>, args: string[] = []): Proc => {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', role, 'main.ts'), ...args], {
     cwd: root,
-    env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: '1', ...env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
