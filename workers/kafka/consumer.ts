@@ -86,14 +86,28 @@ export class KafkaConsumer implements LogConsumer {
       this.assigned.clear();
       this.tracker.reassign(() => false);
     });
-    await this.c.connect();
-    await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
-    await this.c.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.concurrency,
-      eachBatch: (p) => this.take(p, handler),
-    });
+    // A broker away while the process starts (a restart, an outage that began during a slow
+    // rebuild) must not end the process: kafkajs gives up connecting after a few retries, so
+    // the start is tried again, with backoff, until it succeeds or the consumer is stopped.
+    for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
+      try {
+        await this.c.connect();
+        await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
+        await this.c.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: this.concurrency,
+          eachBatch: (p) => this.take(p, handler),
+        });
+        return;
+      } catch (e) {
+        if (this.stopping) throw e;
+        this.log.warn('consumer could not start; trying again', { topics: this.opts.topics, error: errorMessage(e), in_ms: wait });
+        await this.c.disconnect().catch(() => {});
+        await new Promise((r) => setTimeout(r, wait));
+        if (this.stopping) throw e;
+      }
+    }
   }
 
   private onJoin(assignment: Record<string, number[]>): void {
