@@ -1,10 +1,29 @@
-import type { Log, LogConsumer } from '../ports/log';
+import { errorMessage } from '../errors/errors';
+import { sleep } from '../domain/time';
+import type { BatchHandler, Log, LogConsumer } from '../ports/log';
 import { createDeliverer, type DeliverDeps, type Deliverer } from './deliver';
 import { createOriginSlots } from './origin-slots';
 import { createEndpointPacer } from './pacer';
 import { committedStage } from './stage-marks';
 
 export type WorkerDeps = DeliverDeps & { logStore: Log };
+
+/**
+ * Starts a consumer, again and again with backoff while the log is away: a broker gone while
+ * the process starts (a restart, an outage that began during a slow rebuild) must not end the
+ * worker, which would leave its partitions to nobody until something restarts it.
+ */
+const runUntilStarted = async (c: LogConsumer, handler: BatchHandler, log: WorkerDeps['log']): Promise<void> => {
+  for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
+    try {
+      await c.run(handler);
+      return;
+    } catch (e) {
+      log.warn('consumer could not start; trying again', { error: errorMessage(e), in_ms: wait });
+      await sleep(wait);
+    }
+  }
+};
 
 /**
  * The worker's consumers: the fast lane (pending topic) and the slow lane (penalty box,
@@ -30,7 +49,7 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
       onCommitted,
     });
     const deliver = createDeliverer({ ...d, slots }, 'fast');
-    await fast.run(deliver);
+    await runUntilStarted(fast, deliver, d.log);
     consumers.push(fast);
     deliverers.push(deliver);
   }
@@ -44,7 +63,7 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
       onCommitted,
     });
     const deliver = createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow');
-    await slow.run(deliver);
+    await runUntilStarted(slow, deliver, d.log);
     consumers.push(slow);
     deliverers.push(deliver);
   }

@@ -80,33 +80,30 @@ export class KafkaConsumer implements LogConsumer {
     });
   }
 
+  private listening = false;
+
   async run(handler: BatchHandler): Promise<void> {
-    this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
-    this.c.on(this.c.events.CRASH, () => {
-      this.assigned.clear();
-      this.tracker.reassign(() => false);
-    });
-    // A broker away while the process starts (a restart, an outage that began during a slow
-    // rebuild) must not end the process: kafkajs gives up connecting after a few retries, so
-    // the start is tried again, with backoff, until it succeeds or the consumer is stopped.
-    for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
-      try {
-        await this.c.connect();
-        await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
-        await this.c.run({
-          autoCommit: false,
-          eachBatchAutoResolve: false,
-          partitionsConsumedConcurrently: this.concurrency,
-          eachBatch: (p) => this.take(p, handler),
-        });
-        return;
-      } catch (e) {
-        if (this.stopping) throw e;
-        this.log.warn('consumer could not start; trying again', { topics: this.opts.topics, error: errorMessage(e), in_ms: wait });
-        await this.c.disconnect().catch(() => {});
-        await new Promise((r) => setTimeout(r, wait));
-        if (this.stopping) throw e;
-      }
+    if (!this.listening) {
+      this.listening = true;
+      this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
+      this.c.on(this.c.events.CRASH, () => {
+        this.assigned.clear();
+        this.tracker.reassign(() => false);
+      });
+    }
+    try {
+      await this.c.connect();
+      await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
+      await this.c.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.concurrency,
+        eachBatch: (p) => this.take(p, handler),
+      });
+    } catch (e) {
+      // Left disconnected, so that run may be called again (the worker retries its start).
+      await this.c.disconnect().catch(() => {});
+      throw e;
     }
   }
 
