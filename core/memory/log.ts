@@ -1,5 +1,4 @@
-import { settleWithin } from '../domain/deadline';
-import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker } from '../log/batch-tracker';
+import { PolledConsumer } from '../log/polled-consumer';
 import type { BatchHandler, ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../ports/log';
 
 // The embedded log of howk-dev: partitioned, keyed, with consumer groups and committed
@@ -7,8 +6,6 @@ import type { BatchHandler, ConsumedRecord, ConsumerOptions, Log, LogConsumer, L
 
 const DEFAULT_PARTITIONS = 4;
 const MAX_BATCH = 500;
-/** A rejected batch's partition rests this long before it is taken again. */
-const REWIND_PAUSE_MS = 100;
 
 const hashKey = (key: string): number => {
   let h = 0x811c9dc5;
@@ -81,48 +78,21 @@ export class MemoryLog implements Log {
   }
 }
 
-class MemoryConsumer implements LogConsumer {
-  private running = false;
-  private paused = false;
-  private stopped: Promise<void> | undefined;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
-  /** Partitions resting after a rejected batch, until then. */
-  private readonly restUntil = new Map<string, number>();
-  private readonly tracker: BatchTracker;
-
+class MemoryConsumer extends PolledConsumer {
   constructor(
     private readonly log: MemoryLog,
     private readonly group: Group,
-    private readonly opts: ConsumerOptions,
+    opts: ConsumerOptions,
   ) {
-    this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
-      commit: (topic, partition, offset, batches) => {
-        if (!this.group.members.includes(this) || !this.assigned(topic, partition)) return;
-        this.group.offsets.set(`${topic}:${partition}`, Number(offset));
-        const now = Date.now();
-        for (const b of batches) this.opts.onCommitted?.(b.count, now - b.resolvedAt);
-      },
-      rewind: (topic, partition) => {
-        // The tracker is now back at the batch's first offset: the loop takes it again after a rest.
-        this.restUntil.set(`${topic}:${partition}`, Date.now() + REWIND_PAUSE_MS);
-      },
-      settled: () => this.wake?.(),
-    });
+    super(group.members, opts);
   }
 
-  private assigned(topic: string, partition: number): boolean {
-    const members = this.group.members;
-    return members[partition % members.length] === this;
+  protected commitTo(topic: string, partition: number, offset: bigint): boolean {
+    this.group.offsets.set(`${topic}:${partition}`, Number(offset));
+    return true;
   }
 
-  /** Membership changed: partitions lost no longer commit; the new owner starts from the last commit. */
-  rebalanced(): void {
-    this.tracker.reassign((topic, partition) => this.assigned(topic, partition));
-    this.wake?.();
-  }
-
-  private nap(ms: number): Promise<void> {
+  protected nap(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(t);
@@ -137,16 +107,15 @@ class MemoryConsumer implements LogConsumer {
   }
 
   /** Takes every batch available now, in partition then offset order, while there is room. */
-  private takeAll(handler: BatchHandler): boolean {
+  protected takeAll(handler: BatchHandler): boolean {
     let took = false;
     const now = Date.now();
     for (const topic of this.opts.topics) {
       const parts = this.log.topic(topic);
       for (let partition = 0; partition < parts.length; partition++) {
         if (!this.tracker.hasRoom()) return took;
-        if (!this.assigned(topic, partition)) continue;
+        if (!this.assigned(partition) || this.resting(topic, partition, now)) continue;
         const id = `${topic}:${partition}`;
-        if ((this.restUntil.get(id) ?? 0) > now) continue;
         const records = parts[partition]!;
         let from = this.tracker.position(topic, partition);
         if (from === undefined) {
@@ -162,42 +131,5 @@ class MemoryConsumer implements LogConsumer {
       }
     }
     return took;
-  }
-
-  async run(handler: BatchHandler): Promise<void> {
-    this.running = true;
-    this.group.members.push(this);
-    for (const m of this.group.members) m.rebalanced();
-    this.loop = (async () => {
-      while (this.running) {
-        // Something taken: look again at once (a partition may have more than one batch).
-        if (!this.paused && this.takeAll(handler)) await new Promise((r) => setTimeout(r, 0));
-        else await this.nap(this.paused ? 50 : 200);
-      }
-    })();
-  }
-
-  pause(): void {
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.paused = false;
-    this.wake?.();
-  }
-
-  stop(): Promise<void> {
-    this.stopped ??= (async () => {
-      this.running = false;
-      this.wake?.();
-      await this.loop;
-      // Batches in flight may still finish and commit, within bounds.
-      await settleWithin(this.tracker.idle(), IN_FLIGHT_STOP_WAIT_MS, () => new Error('in flight')).catch(() => {});
-      this.tracker.clear();
-      const i = this.group.members.indexOf(this);
-      if (i >= 0) this.group.members.splice(i, 1);
-      for (const m of this.group.members) m.rebalanced();
-    })();
-    return this.stopped;
   }
 }
