@@ -66,6 +66,11 @@ export const ConfigSchema = z.object({
       'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve',
       { min: 1 },
     ),
+    max_batches_in_flight: int(
+      0,
+      'Batches a worker consumer has taken and not yet resolved before it fetches again (0: no bound); under load the next fetch then waits for one and brings more records, so per-batch work is shared by more webhooks',
+      { min: 0 },
+    ),
     session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
   }),
   redis: section({

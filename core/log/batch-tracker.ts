@@ -76,6 +76,14 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /** Resolves once the records in flight are under the bound. */
     room: (): Promise<void> => (unresolved < maxUnresolved ? Promise.resolve() : new Promise((r) => waiters.push(r))),
 
+    /** Batches taken and not yet settled. */
+    running: () => running,
+
+    /** Resolves once fewer than `n` batches are in flight. */
+    fewerThan: async (n: number): Promise<void> => {
+      while (running >= n) await new Promise<void>((r) => waiters.push(r));
+    },
+
     /** Resolves once no batch is in flight. */
     idle: async (): Promise<void> => {
       while (running > 0) await new Promise<void>((r) => waiters.push(r));

@@ -45,6 +45,12 @@ export abstract class PolledConsumer implements LogConsumer {
   /** Takes every batch available now while there is room; true when it took any. */
   protected abstract takeAll(handler: BatchHandler): boolean;
 
+  /** As many batches in flight as ConsumerOptions.maxBatchesInFlight: the next take waits for one to settle. */
+  private holding(): boolean {
+    const most = this.opts.maxBatchesInFlight;
+    return most !== undefined && this.tracker.running() >= most;
+  }
+
   protected assigned(partition: number): boolean {
     return this.members[partition % this.members.length] === this;
   }
@@ -67,7 +73,7 @@ export abstract class PolledConsumer implements LogConsumer {
       while (this.running) {
         let took = false;
         try {
-          took = !this.paused && this.takeAll(handler);
+          took = !this.paused && !this.holding() && this.takeAll(handler);
         } catch {
           // The store could not be read (or a start position written): look again shortly.
         }

@@ -45,6 +45,7 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
       topics: [kafka.topics.pending],
       fromBeginning: true,
       maxUnresolved: kafka.max_unresolved,
+      maxBatchesInFlight: kafka.max_batches_in_flight || undefined,
       commitIntervalMs: kafka.commit_interval,
       onCommitted,
     });
@@ -59,6 +60,7 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
       topics: [kafka.topics.slow],
       fromBeginning: true,
       maxUnresolved: kafka.max_unresolved,
+      maxBatchesInFlight: kafka.max_batches_in_flight || undefined,
       commitIntervalMs: kafka.commit_interval,
       onCommitted,
     });

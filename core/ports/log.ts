@@ -39,6 +39,15 @@ export type ConsumerOptions = {
    * bound can be exceeded by one batch.
    */
   maxUnresolved?: number;
+  /**
+   * Batches in flight at which the consumer stops fetching until one settles (the batches of
+   * one fetch are all taken, so this can be exceeded within a fetch). Under load the next fetch then
+   * waits for one to settle and comes back with more records: fewer, bigger batches, so the
+   * per-batch work (admission and completion calls, an outcome produce, a status write, a
+   * commit) is shared by more webhooks. Under light load batches settle before the bound is
+   * reached and nothing waits. Unset: no bound.
+   */
+  maxBatchesInFlight?: number;
   /** Gather the commits of this long into one request (0: commit as soon as a batch resolves). */
   commitIntervalMs?: number;
 };

@@ -186,6 +186,39 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     );
 
     it(
+      'with maxBatchesInFlight 1, fetches again only once the batch in flight settles, and then takes everything appended meanwhile',
+      async () => {
+        const t = h.topic('hold');
+        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
+        const p = h.log.producer();
+        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        const first = gate();
+        const calls: ConsumedBatch[] = [];
+        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1 });
+        consumers.push(c);
+        await c.run(async (b) => {
+          calls.push(b);
+          if (calls.length === 1) await first.promise;
+        });
+        await waitFor('the first batch', () => calls.length === 1);
+        await p.send(range(5, 8).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        await p.send(range(8, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        await p.close();
+        await sleep(500); // unbounded, 5..9 would be taken by now (the test above)
+        expect(calls.length).toBe(1);
+        first.open();
+        await waitFor(
+          'offsets 5..9',
+          () => calls.some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        // Both appends came in one batch: the held fetch gathered them.
+        expect(calls.slice(1).map((b) => offsets(b.records))).toEqual([range(5, 10)]);
+      },
+      TEST_TIMEOUT,
+    );
+
+    it(
       'stops gracefully: batches in flight finish and their offsets are committed',
       async () => {
         const t = h.topic('graceful');

@@ -148,6 +148,22 @@ export class KafkaConsumer implements LogConsumer {
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
     this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, () => handler({ topic, partition, records }));
+    // The batch runs; only the next fetch waits (kafkajs fetches again once every batch of the
+    // last response has been through eachBatch).
+    const most = this.opts.maxBatchesInFlight;
+    if (most !== undefined && this.tracker.running() >= most) await this.holdFetch(most, heartbeat, isStale);
+  }
+
+  private async holdFetch(most: number, heartbeat: () => Promise<void>, isStale: () => boolean): Promise<void> {
+    let rebalancing = false;
+    while (this.tracker.running() >= most) {
+      await Promise.race([this.tracker.fewerThan(most), new Promise((r) => setTimeout(r, WAIT_HEARTBEAT_MS))]);
+      if (this.tracker.running() < most || this.stopping || isStale()) return;
+      void heartbeat().catch((e: unknown) => {
+        rebalancing ||= isRebalancing(e);
+      });
+      if (rebalancing) return;
+    }
   }
 
   private rewind(topic: string, partition: number, offset: bigint, error: unknown): void {
