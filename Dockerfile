@@ -37,6 +37,6 @@ COPY --chown=root:root tsconfig.json LICENSE ./
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=5 \
   CMD ["node", "scripts/container/healthcheck.mjs"]
 CMD ["node", "bin/howk-dev.mjs", "--data", "/data"]
