@@ -29,6 +29,11 @@ failed ||= step('format (prettier --check; `npm run format` fixes)', () => run(b
 failed ||= step('typecheck (tsc --noEmit)', () => run(bin('tsc'), ['--noEmit', '-p', '.']));
 failed ||= step('typecheck core (no Node types)', () => run(bin('tsc'), ['--noEmit', '-p', 'core/tsconfig.json']));
 if (existsSync(join(root, 'edge', 'tsconfig.json'))) failed ||= step('typecheck edge (workers types)', () => run(bin('tsc'), ['--noEmit', '-p', 'edge/tsconfig.json']));
+// terraform fmt where a terraform binary exists; elsewhere test/unit/terraform.test.ts checks
+// the same layout rules. `terraform validate` is not run: it needs the providers from the registry.
+if (spawnSync('terraform', ['version'], { stdio: 'ignore' }).status === 0) {
+  failed ||= step('terraform fmt -check (infra/terraform)', () => run('terraform', ['fmt', '-check', '-recursive', '-diff', 'infra/terraform']));
+} else console.log('\n== terraform fmt skipped: no terraform binary on PATH (the unit tests check the layout)');
 if (failed) process.exit(failed);
 
 mkdirSync(join(root, '.tmp'), { recursive: true });

@@ -34,6 +34,11 @@ Notes:
   both: both set to different values is refused.
 - howk-dev has two defaults of its own, each applied only when neither the file nor the
   environment sets the key: \`api.auth.enabled\` false and \`delivery.allowed_networks\` loopback.
+- \`kafka.partitions\`, \`kafka.replication_factor\` and \`kafka.retention\` are applied when a
+  process creates a topic that does not exist yet; an existing topic keeps what it has.
+  \`howk topics migrate\` raises partitions and sets retention and compaction of existing topics
+  to the config (partitions can only grow; docs/OPERATIONS.md, "Kafka topics").
+- \`.env.example\` lists every variable below with its default (generated with this file).
 - Secrets (\`(secret: never logged)\`) belong in the environment (Worker secrets at the edge),
   not in a file under version control.
 

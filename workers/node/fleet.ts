@@ -232,7 +232,10 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   if (security || lua || scripts) stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop()])) });
   let metricsUrl: string | undefined;
   if (config.metrics.port > 0) {
-    const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host);
+    const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host, [
+      { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
+      { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
+    ]);
     metricsUrl = m.url;
     stops.unshift({ name: 'metrics server', run: m.close });
   }

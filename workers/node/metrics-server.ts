@@ -1,13 +1,47 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DependencyCheck } from '../../core/http/deps';
 import type { NodeMetrics } from './metrics';
 
-/** GET /metrics on its own port (metrics.port) for the processes without an HTTP API: howk-worker and howk-scheduler. */
-export const serveMetrics = async (metrics: NodeMetrics, port: number, host: string): Promise<{ url: string; close: () => Promise<void> }> => {
-  const server: Server = createServer((req, res) => {
+const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+// Container and Kubernetes probes of the processes without an HTTP API: /health is liveness
+// (the event loop answers), /ready asks Kafka and Redis like howk-api's /ready.
+const probe = async (path: string, res: ServerResponse, dependencies: readonly DependencyCheck[]): Promise<boolean> => {
+  if (path === '/health') {
+    json(res, 200, { status: 'ok' });
+    return true;
+  }
+  if (path !== '/ready') return false;
+  const checks = await Promise.all(
+    dependencies.map((d) =>
+      d.check().then(
+        () => ({ name: d.name, ok: true }),
+        (e: unknown) => ({ name: d.name, ok: false, error: String(e) }),
+      ),
+    ),
+  );
+  const ok = checks.every((c) => c.ok);
+  json(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not_ready', dependencies: checks });
+  return true;
+};
+
+/**
+ * GET /metrics, /health and /ready on their own port (metrics.port) for the processes without
+ * an HTTP API: howk-worker, howk-scheduler and howk-reconciler --watch.
+ */
+export const serveMetrics = async (
+  metrics: NodeMetrics,
+  port: number,
+  host: string,
+  dependencies: readonly DependencyCheck[] = [],
+): Promise<{ url: string; close: () => Promise<void> }> => {
+  const server: Server = createServer(async (req, res) => {
     req.resume();
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"only GET /metrics is served here"}}');
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path !== '/metrics' && (await probe(path ?? '', res, dependencies))) return;
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"only GET /metrics, /health and /ready are served here"}}');
       return;
     }
     metrics.exposition().then(

@@ -5,13 +5,16 @@ import { systemClock } from '../../core/ports/clock';
 import { kafkaLogFrom, redisHotFrom } from '../node/adapters';
 import { configFromProcess, redisUrlOf } from '../node/config';
 import { onShutdown } from '../node/lifecycle';
+import { createNodeMetrics } from '../node/metrics';
+import { serveMetrics } from '../node/metrics-server';
 import { embedReconciler } from '../node/reconciler';
 
 // howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter, howk.guards).
 //   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
 //                              instance that is rebuilding), then exit 0
 //   howk-reconciler --force    rebuild even though the canary is present (waits for the lock)
-//   howk-reconciler --watch    after that, keep running the sentinel until SIGTERM
+//   howk-reconciler --watch    after that, keep running the sentinel until SIGTERM (with
+//                              /health, /ready and /metrics on metrics.port when it is set)
 // Workers and schedulers embed the same code (workers/node/reconciler.ts); this binary is
 // for a forced rebuild, or a deployment that wants the sentinel outside the workers.
 
@@ -40,8 +43,19 @@ if (flags.force) {
 }
 if (flags.watch) {
   embedded.start();
-  log.info('howk-reconciler watching the canary', { every_ms: config.reconciler.sentinel_interval });
-  onShutdown(log, close);
+  // A long-running reconciler gets the probes (/health, /ready) of its container or pod there.
+  const probes =
+    config.metrics.port > 0
+      ? await serveMetrics(createNodeMetrics(), config.metrics.port, config.metrics.host, [
+          { name: 'kafka', check: () => logStore.admin.ping() },
+          { name: 'redis', check: () => hot.ping() },
+        ])
+      : undefined;
+  log.info('howk-reconciler watching the canary', { every_ms: config.reconciler.sentinel_interval, probes: probes?.url });
+  onShutdown(log, async () => {
+    await probes?.close();
+    await close();
+  });
 } else {
   await close();
   process.exit(0);

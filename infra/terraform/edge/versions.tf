@@ -9,5 +9,5 @@ terraform {
 }
 
 provider "cloudflare" {
-  # CLOUDFLARE_API_TOKEN in the environment: Workers Scripts:Edit, Workers Routes:Edit.
+  # CLOUDFLARE_API_TOKEN in the environment: Workers Scripts:Edit, Workers Routes:Edit, DNS:Edit.
 }

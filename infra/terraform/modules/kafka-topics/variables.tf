@@ -1,0 +1,52 @@
+# Defaults equal the config schema's (kafka.topics.*, kafka.partitions,
+# kafka.replication_factor, kafka.retention); a unit test keeps them so.
+
+variable "topic_names" {
+  description = "Topic names (kafka.topics.*)"
+  type = object({
+    pending        = string
+    slow           = string
+    results        = string
+    deadletter     = string
+    state          = string
+    scripts        = string
+    keys           = string
+    config_secrets = string
+    guards         = string
+  })
+  default = {
+    pending        = "howk.pending"
+    slow           = "howk.slow"
+    results        = "howk.results"
+    deadletter     = "howk.deadletter"
+    state          = "howk.state"
+    scripts        = "howk.scripts"
+    keys           = "howk.keys"
+    config_secrets = "howk.config-secrets"
+    guards         = "howk.guards"
+  }
+}
+
+variable "partitions" {
+  description = "Partitions of the partitioned topics (kafka.partitions): at least the most workers you will run; can only grow"
+  type        = number
+  default     = 12
+}
+
+variable "replication_factor" {
+  description = "Replication factor of every topic (kafka.replication_factor); 3 on a production cluster"
+  type        = number
+  default     = 1
+}
+
+variable "retention_ms" {
+  description = "Retention of the non-compacted topics in ms (kafka.retention: 168h)"
+  type        = number
+  default     = 604800000
+}
+
+variable "min_insync_replicas" {
+  description = "min.insync.replicas of every topic (null: the broker's default); with acks=all, 2 of 3 keeps writes durable through one broker loss"
+  type        = number
+  default     = null
+}
