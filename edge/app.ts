@@ -5,10 +5,9 @@ import { systemClock } from '../core/ports/clock';
 import { secretBoxFromConfig } from '../core/signing/secret-box';
 import { edgeConfigFrom } from './config';
 import { createEdgeEnqueuer } from './enqueue';
-import { bundledTransformers } from './incoming/registry';
-import { incomingHandler } from './incoming/route';
+import { edgeTransformers } from './incoming/registry';
 import { edgeKeyService } from './keys';
-import { restKv } from './lua/engine';
+import { edgeLuaEngine, edgeLuaHost, restKv } from './lua/engine';
 import type { DurableObjectNamespace } from './runtime';
 import { createRestProducer } from './upstash/kafka';
 import { createEdgeRedis, edgeHotState } from './upstash/redis';
@@ -18,7 +17,7 @@ export type EdgeEnv = Record<string, unknown> & { GATE: DurableObjectNamespace }
 /**
  * The edge Worker's HTTP surface, from the route table of core/http (same schemas, limits,
  * auth and errors as howk-api): enqueue on the edge enqueuer, status reads over the Redis
- * REST dialect, health, the OpenAPI document, and its own /incoming handler. Routes whose
+ * REST dialect, health, the OpenAPI document, and /incoming on bundled transformers. Routes whose
  * capabilities it lacks (listings, retry and replay, keys, secrets, scripts, endpoint admin)
  * are not mounted (core/http/runtimes.ts). Built once per isolate.
  */
@@ -46,24 +45,12 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     dependencies,
     enqueue: createEdgeEnqueuer({ config, gates: env.GATE, producer: kafka, clock, log, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
     keys: edgeKeyService(edge.api_keys, clock),
+    // /incoming is core's route: the edge supplies the bundled scripts with Worker secrets, the
+    // Lua engine's host (workerd loader, instruction budget, fetch) and kv over the bridge.
+    transformers: edgeTransformers(env),
+    lua: edgeLuaHost(config, edgeLuaEngine(edge.lua_max_instructions)),
+    ...(redis ? { luaKv: restKv(redis) } : {}),
   };
 
-  return createApiApp(deps, {
-    implementations: {
-      'POST /incoming/:name': () =>
-        incomingHandler({
-          config,
-          env,
-          log,
-          enqueue: deps.enqueue,
-          transformers: bundledTransformers,
-          maxInstructions: edge.lua_max_instructions,
-          services: (t) => ({
-            ...(redis ? { kv: restKv(redis) } : {}),
-            log: (level, message, fields) => log[level](message, { transformer: t.name, ...fields }),
-            ...(t.config.http_allow ? { fetch: (url, init) => fetch(url, init), http: { allow: t.config.http_allow } } : {}),
-          }),
-        }),
-    },
-  });
+  return createApiApp(deps);
 };

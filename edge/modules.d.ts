@@ -11,6 +11,6 @@ declare module '*.wasm' {
 // (scripts/edge-transformers.ts, wired by wrangler.toml [build] and [alias]). Checked again
 // by edge/incoming/registry.ts when an isolate starts.
 declare module 'howk-transformers' {
-  const bundle: { transformers: { name: string; code: string; config: unknown; has_passwd: boolean }[] };
+  const bundle: { transformers: { name: string; code: string; json: string | null; passwd: string | null }[] };
   export default bundle;
 }

@@ -1,5 +1,5 @@
 // Bundles the transformers of `transformer.script_dirs` for the edge Worker: every `name.lua`
-// with its optional `name.json` (validated) and whether a `name.passwd` exists, into
+// with its optional `name.json` and `name.passwd` (validated as howk-api loads them), into
 // .tmp/edge/transformers.js, which wrangler.toml aliases as `howk-transformers`. Lua syntax is
 // checked here, so a broken script fails the build instead of a request. wrangler runs this
 // before every build ([build] command); directories come from HOWK_TRANSFORMER_SCRIPT_DIRS
@@ -8,12 +8,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkSyntax } from '../core/lua';
-import { parseBundle } from '../edge/incoming/bundle';
+import { parseBundle, type BundledTransformer } from '../edge/incoming/bundle';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const dirs = (process.argv.length > 2 ? process.argv.slice(2) : (process.env.HOWK_TRANSFORMER_SCRIPT_DIRS ?? '').split(',')).map((d) => d.trim()).filter(Boolean);
-const transformers: { name: string; code: string; config: unknown; has_passwd: boolean }[] = [];
+const transformers: BundledTransformer[] = [];
+const optional = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : null);
 for (const dir of dirs) {
   const abs = join(root, dir);
   if (!existsSync(abs)) throw new Error(`transformer script dir ${dir} does not exist`);
@@ -28,8 +29,7 @@ for (const dir of dirs) {
     } catch (e) {
       throw new Error(`transformer ${join(dir, file)}: ${(e as Error).message}`);
     }
-    const cfg = join(abs, `${name}.json`);
-    transformers.push({ name, code, config: existsSync(cfg) ? JSON.parse(readFileSync(cfg, 'utf8')) : {}, has_passwd: existsSync(join(abs, `${name}.passwd`)) });
+    transformers.push({ name, code, json: optional(join(abs, `${name}.json`)), passwd: optional(join(abs, `${name}.passwd`)) });
   }
 }
 parseBundle({ transformers });

@@ -13,8 +13,8 @@ const ALL: readonly Capability[] = ['listing', 'redrive', 'guards', 'keyAdmin', 
 export const RUNTIMES: Record<RuntimeName, { capabilities: readonly Capability[]; /** Routes it serves with a handler of its own. */ implements?: readonly string[] }> = {
   'howk-api': { capabilities: ALL },
   'howk-dev': { capabilities: ALL },
-  // Enqueue through the DomainGates, status reads over the Redis REST dialect, its own /incoming (provider signatures, bundled transformers).
-  edge: { capabilities: [], implements: ['POST /incoming/:name'] },
+  // Enqueue through the DomainGates, status reads over the Redis REST dialect, /incoming on bundled transformers.
+  edge: { capabilities: ['transformers'] },
 };
 
 export const servesRoute = (runtime: RuntimeName, r: Route): boolean => {

@@ -1,22 +1,13 @@
+import { parseSettings, type TransformerSettings } from './settings';
+
 // Transformers (/incoming/:name): what the HTTP route needs to know about a loaded script.
-// Loading (files, SIGHUP) is the host's business (workers/node/transformers.ts); this file is
+// Where the files come from is the host's business (workers/node/transformers.ts reads
+// directories and reloads on SIGHUP, the edge bundles them at build time); this file is
 // runtime-agnostic: the script, its settings, and its Basic auth.
 
-export const TRANSFORMER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export type { TransformerSettings } from './settings';
 
-/** name.json */
-export type TransformerSettings = {
-  /** Hosts howk.post may target ("example.com", "*.example.com"); absent = any host. */
-  allowed_domains?: string[];
-  /** The config_id the webhooks are enqueued under (default `incoming:<name>`). */
-  config_id?: string;
-  /** Hosts the script's `http` module may call, on top of lua.http_allowlist["incoming:<name>"]. */
-  allowed_hosts?: string[];
-  /** `${VAR}` header templates added to every webhook the script posts, resolved by the worker at send time. */
-  delivery_headers?: Record<string, string>;
-  /** `${VAR}` query-parameter templates, likewise. */
-  delivery_query_params?: Record<string, string>;
-};
+export const TRANSFORMER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export type PasswdEntry = { kind: 'plain'; secret: string } | { kind: 'bcrypt'; hash: string };
 
@@ -44,6 +35,48 @@ export type TransformerRegistry = {
   get(name: string): TransformerScript | undefined;
   /** Verifies bcrypt entries; without it a bcrypt entry is refused (never accepted). */
   verifyHash?: HashVerifier;
+  /**
+   * A secret named by name.json (`verify.secrets`, `basic_auth_secret`): howk-api's process
+   * environment, the edge's Worker secrets. Without it every named secret is unset.
+   */
+  secret?: (name: string) => string | undefined;
+};
+
+/** The files of one transformer, read by the host: `json` is name.json's text, `passwd` name.passwd's (null: no file; an Error: unreadable). */
+export type TransformerFiles = { name: string; code: string; json?: string | null; passwd?: string | Error | null };
+
+/**
+ * A script from its files. A bad name.json throws (the script is not loaded: the message
+ * names the key); a passwd file that exists but cannot be read or parsed makes the script
+ * refuse every request (`onBadPasswd` hears why).
+ */
+export const scriptFromFiles = (f: TransformerFiles, onBadPasswd?: (reason: string) => void): TransformerScript => {
+  if (!TRANSFORMER_NAME.test(f.name)) throw new Error('the name must be 1-64 characters of A-Z a-z 0-9 _ -');
+  let json: unknown = {};
+  if (f.json != null) {
+    try {
+      json = JSON.parse(f.json);
+    } catch (e) {
+      throw new Error(`${f.name}.json: ${(e as Error).message}`);
+    }
+  }
+  let settings: TransformerSettings;
+  try {
+    settings = parseSettings(json);
+  } catch (e) {
+    throw new Error(`${f.name}.json: ${(e as Error).message}`);
+  }
+  let auth: TransformerAuth = { kind: 'none' };
+  if (f.passwd instanceof Error) auth = { kind: 'refuse', reason: f.passwd.message };
+  else if (f.passwd != null) {
+    try {
+      auth = { kind: 'passwd', users: parsePasswd(f.passwd) };
+    } catch (e) {
+      auth = { kind: 'refuse', reason: (e as Error).message };
+    }
+  }
+  if (auth.kind === 'refuse') onBadPasswd?.(auth.reason);
+  return { name: f.name, code: f.code, settings, auth };
 };
 
 export const configIdFor = (s: TransformerScript): string => s.settings.config_id ?? `incoming:${s.name}`;

@@ -2,23 +2,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
 import { runTransformer } from '../../core/lua';
 import { decodeWebhook } from '../../core/domain/webhook';
+import { enqueueItemSchema } from '../../core/domain/enqueue';
+import { transformerItems } from '../../core/transformers/items';
+import { parseSettings } from '../../core/transformers/settings';
 import { waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
-import { spawnRole, stopProc, type Proc } from '../helpers/procs';
+import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
 import { SIGNERS, stripe } from './fixtures/signers';
-import { TRANSFORMER_CASES, transformerSource, type TransformerCase } from './fixtures/transformer-cases';
+import { recordView, TRANSFORMER_CASES, transformerSource, type TransformerCase } from './fixtures/transformer-cases';
 import { collect, configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, useFleetRedisDb, type Bridge, type Edge } from './helpers/stack';
 
 // /incoming/:name at the edge: signatures checked on the raw bytes, transformers on the core
-// Lua engine inside workerd, their webhooks produced whole and delivered by howk-worker.
+// Lua engine inside workerd, their webhooks produced whole and delivered by howk-worker; the
+// same bundled scripts run by howk-api (core's one route) produce the same records.
+const TEMPLATE_VALUES = { PARTNER_TOKEN: 'tok-edge-parity', TENANT_ID: '42', PARTNER_KEY: 'key-edge-parity' };
+
 describe('/incoming at the edge', () => {
   const env = fleetEnv();
   useFleetRedisDb(env);
   const topics = configOf(env).kafka.topics;
   let bridge: Bridge;
   let worker: Proc;
+  let api: Proc;
+  let apiUrl: string;
   let edge: Edge;
   let rx: Receiver;
   let records: Awaited<ReturnType<typeof collect>>;
@@ -34,56 +42,122 @@ describe('/incoming at the edge', () => {
     await ensureTopics(env);
     rx = await startReceiver();
     bridge = await startBridge(env);
-    worker = spawnRole('worker', env);
-    edge = await startEdge(
-      edgeVars(env, bridge.url, { ...secrets, STRIPE_WHSEC: stripeSigner.secrets[1], STRIPE_WHSEC_OLD: stripeSigner.secrets[0], INCOMING_BASIC: 'ops:s3cret' }),
-    );
+    const allTemplateVars = Object.keys(TEMPLATE_VALUES);
+    worker = spawnRole('worker', {
+      ...env,
+      ...TEMPLATE_VALUES,
+      HOWK_LUA_SECRET_ENV_ALLOWLIST: allTemplateVars.join(','),
+      HOWK_LUA_SECRET_ENV_HOSTS: JSON.stringify(Object.fromEntries(allTemplateVars.map((v) => [v, ['127.0.0.1']]))),
+    });
+    const transformerSecrets = { ...secrets, STRIPE_WHSEC: stripeSigner.secrets[1], STRIPE_WHSEC_OLD: stripeSigner.secrets[0], INCOMING_BASIC: 'ops:s3cret' };
+    const port = await freePort();
+    apiUrl = `http://127.0.0.1:${port}`;
+    api = spawnRole('api', {
+      ...env,
+      ...transformerSecrets,
+      HOWK_API_HOST: '127.0.0.1',
+      HOWK_API_PORT: String(port),
+      HOWK_TRANSFORMER_SCRIPT_DIRS: 'test/edge/fixtures/transformers',
+    });
+    edge = await startEdge(edgeVars(env, bridge.url, transformerSecrets));
+    await waitFor(async () => (await fetch(`${apiUrl}/ready`).catch(() => undefined))?.ok, { timeoutMs: 90_000, intervalMs: 200, what: `howk-api /ready\n${api.output()}` });
     records = await collect(env, [topics.pending, topics.slow]);
   });
   afterAll(async () => {
     await records?.stop();
     await edge?.stop();
-    await Promise.all([worker && stopProc(worker), bridge?.stop()]);
+    await Promise.all([worker && stopProc(worker), api && stopProc(api), bridge?.stop()]);
     await rx?.close();
   });
 
   const dest = () => rx.url('').replace(/\/$/, '');
-  const post = (script: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${edge.url}/incoming/${script}?dest=${encodeURIComponent(dest())}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const post = (script: string, body: string, headers: Record<string, string> = {}, base = edge.url) =>
+    fetch(`${base}/incoming/${script}?dest=${encodeURIComponent(dest())}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
   const produced = async () => (await bridge.stats()).produce_records;
-  const webhookOnKafka = (id: string) => [...records.of(topics.pending), ...records.of(topics.slow)].map((r) => decodeWebhook(r.value!)).find((w) => w.id === id);
-  const expected = (c: Extract<TransformerCase, { webhooks: unknown }>) => c.webhooks.map((w) => ({ endpoint: dest() + w.path, payload: w.payload, headers: w.headers ?? {} }));
+  const allOnKafka = () => [...records.of(topics.pending), ...records.of(topics.slow)].map((r) => decodeWebhook(r.value!));
+  const webhookOnKafka = (id: string) => allOnKafka().find((w) => w.id === id);
+  const expected = (c: Extract<TransformerCase, { webhooks: unknown }>) =>
+    c.webhooks.map((w) => ({
+      endpoint: dest() + w.path,
+      payload: w.payload,
+      headers: w.headers ?? {},
+      delivery_headers: w.delivery_headers,
+      delivery_query_params: w.delivery_query_params,
+    }));
+  const shown = (v: ReturnType<typeof recordView>) => ({
+    endpoint: v.endpoint,
+    payload: v.payload,
+    headers: v.headers,
+    delivery_headers: v.delivery_headers,
+    delivery_query_params: v.delivery_query_params,
+  });
+  /** Posts a case to one /incoming and reads its webhooks back from Kafka. */
+  const through = async (base: string, c: TransformerCase) => {
+    const res = await post(c.script, c.body, c.headers, base);
+    const body = (await res.json()) as any;
+    if (res.status !== 200) return { status: res.status, body, views: [] };
+    const got = await waitFor(
+      () => {
+        const ws = body.webhooks.map((w: { id: string }) => webhookOnKafka(w.id));
+        return ws.every(Boolean) ? ws : undefined;
+      },
+      { what: 'the webhooks on Kafka' },
+    );
+    return { status: res.status, body, views: got.map(recordView) as ReturnType<typeof recordView>[] };
+  };
 
   describe.each(TRANSFORMER_CASES)('transformer case: $name', (c) => {
     it('in Node, on the core Lua engine', async () => {
-      const { code, config } = transformerSource(c.script);
-      const run = runTransformer(code, { body: c.body, headers: c.headers ?? {}, query: { dest: dest() }, script: c.script }, { allowedDomains: config.allowed_domains });
+      const { code, json } = transformerSource(c.script);
+      const settings = parseSettings(JSON.parse(json));
+      const run = runTransformer(code, { body: c.body, headers: c.headers ?? {}, query: { dest: dest() }, script: c.script }, { allowedDomains: settings.allowed_domains });
       if ('error' in c) return void (await expect(run).rejects.toMatchObject({ code: c.error }));
-      const { webhooks } = await run;
-      expect(webhooks.map((w) => ({ endpoint: w.endpoint, payload: JSON.parse(w.payload), headers: w.headers }))).toEqual(expected(c));
+      const items = transformerItems(c.script, (await run).webhooks, enqueueItemSchema(configOf(env).api), settings);
+      expect(items.map((w) => ({ ...w, payload: JSON.parse(w.payload) }))).toEqual(expected(c).map((w) => JSON.parse(JSON.stringify(w))));
     });
 
     it('in workerd, through /incoming and Kafka', async () => {
       const before = await produced();
-      const res = await post(c.script, c.body, c.headers);
-      const body = (await res.json()) as any;
+      const r = await through(edge.url, c);
       if ('error' in c) {
-        expect(res.status).toBe(422);
-        expect(body.error.code).toBe(c.error);
+        expect(r.status).toBe(422);
+        expect(r.body.error.code).toBe(c.error);
         expect(await produced()).toBe(before);
         return;
       }
-      expect(res.status).toBe(200);
-      expect(body.count).toBe(c.webhooks.length);
-      const got = await waitFor(
-        () => {
-          const ws = body.webhooks.map((w: { id: string }) => webhookOnKafka(w.id));
-          return ws.every(Boolean) ? ws : undefined;
-        },
-        { what: 'the webhooks on Kafka' },
-      );
-      expect(got.map((w: any) => ({ endpoint: w.endpoint, payload: JSON.parse(w.payload), headers: w.headers }))).toEqual(expected(c));
+      expect(r.status).toBe(200);
+      expect(r.body.count).toBe(c.webhooks.length);
+      expect(r.views.map(shown)).toEqual(expected(c));
     });
+
+    it('through howk-api, the very records the edge produces', async () => {
+      const [viaApi, viaEdge] = [await through(apiUrl, c), await through(edge.url, c)];
+      expect(viaApi.status).toBe(viaEdge.status);
+      if ('error' in c) return void expect(viaApi.body.error.code).toBe(c.error);
+      expect(viaApi.views).toEqual(viaEdge.views);
+      expect(viaApi.views.map(shown)).toEqual(expected(c));
+    });
+  });
+
+  it("delivers the edge's templated webhooks with the worker's values (the auth header is not dropped)", async () => {
+    const r = await through(
+      edge.url,
+      TRANSFORMER_CASES.find((c) => c.script === 'templates')!,
+    );
+    expect(r.status).toBe(200);
+    const got = await waitFor(
+      () => {
+        const ds = r.body.webhooks.map((w: { id: string }) => rx.received.find((d) => d.headers['webhook-id'] === w.id));
+        return ds.every(Boolean) ? ds : undefined;
+      },
+      { timeoutMs: 60_000, what: `the templated deliveries\n${worker.output()}` },
+    );
+    expect(got.map((d: any) => [d.path, d.headers.authorization, d.headers['x-tenant']])).toEqual([
+      ['/partner?api_key=key-edge-parity', 'Bearer tok-edge-parity', 't-42'],
+      ['/partner-eu?api_key=key-edge-parity', 'Bearer tok-edge-parity', 'eu-42'],
+    ]);
+    // The values exist only in the request: the records carry the templates.
+    expect(JSON.stringify(allOnKafka())).not.toContain('tok-edge-parity');
   });
 
   it('fans a Stripe event out to 3 webhooks, all delivered and signed', async () => {
@@ -168,11 +242,13 @@ describe('/incoming at the edge', () => {
     }
   });
 
-  it('keeps scripts with a .passwd file closed without a credential secret, and checks Basic auth', async () => {
+  it('checks Basic auth from a bundled passwd file (bcrypt) and from basic_auth_secret (plaintext)', async () => {
     const basic = (cred: string) => ({ authorization: `Basic ${Buffer.from(cred).toString('base64')}` });
     const locked = await post('locked', '{}', basic('ops:anything'));
     expect(locked.status).toBe(401);
     expect(locked.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await post('locked', '{}')).status).toBe(401);
+    expect((await post('locked', '{}', basic('ops:l0cked-pass'))).status).toBe(200);
     expect((await post('basic', '{}')).status).toBe(401);
     expect((await post('basic', '{}', basic('ops:wrong'))).status).toBe(401);
     expect((await post('basic', '{"ok":1}', basic('ops:s3cret'))).status).toBe(200);

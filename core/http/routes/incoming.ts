@@ -5,7 +5,8 @@ import { redactEndpoint } from '../../pipeline/redact';
 import { clientAddress, createAuthThrottle } from '../../security/auth-throttle';
 import { LuaError, LuaSyntaxError, redactDeep, redactor, runTransformer } from '../../lua';
 import { transformerItems } from '../../transformers/items';
-import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type TransformerScript } from '../../transformers/registry';
+import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type TransformerAuth } from '../../transformers/registry';
+import { authOf, checkSignature } from '../../transformers/guard';
 import type { ApiDeps } from '../deps';
 import { checkConfigId } from '../../domain/config-id';
 import { enqueueItemSchema } from '../../domain/enqueue';
@@ -29,10 +30,10 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     maxConcurrent: t.max_concurrent_auth_checks,
   });
   /** Credentials through the throttle: over a limit, refused before any password work. */
-  const authenticate = async (c: Context, name: string, script: TransformerScript): Promise<AuthOutcome> => {
+  const authenticate = async (c: Context, name: string, auth: TransformerAuth): Promise<AuthOutcome> => {
     const header = c.req.header('authorization');
     // No passwd file, an unreadable one, or no credentials at all: nothing to guess, no work to bound.
-    if (script.auth.kind !== 'passwd' || !header) return checkBasicAuth(script.auth, header, d.transformers?.verifyHash);
+    if (auth.kind !== 'passwd' || !header) return checkBasicAuth(auth, header, d.transformers?.verifyHash);
     const client = clientAddress(d.remoteAddress?.(c), c.req.header('x-forwarded-for'), d.config.api.trust_forwarded_for);
     const a = throttle.admit(client, name, d.clock.now());
     if (!a.ok) {
@@ -45,7 +46,7 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     }
     let ok = false;
     try {
-      const r = await checkBasicAuth(script.auth, header, d.transformers?.verifyHash);
+      const r = await checkBasicAuth(auth, header, d.transformers?.verifyHash);
       ok = r.ok;
       return r;
     } finally {
@@ -58,7 +59,8 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     const script = TRANSFORMER_NAME.test(name) ? d.transformers!.get(name) : undefined;
     if (!script) throw new NotFoundError(`transformer ${name}`);
     // Credentials before the body is read: an unauthenticated caller cannot make us buffer it.
-    const auth = await authenticate(c, name, script);
+    const scriptAuth = authOf(script, d.transformers!.secret);
+    const auth = await authenticate(c, name, scriptAuth);
     if (!auth.ok) {
       c.header('WWW-Authenticate', `Basic realm="howk incoming ${name}", charset="UTF-8"`);
       return c.json({ error: { code: 'unauthorized', message: auth.message } }, 401);
@@ -69,11 +71,20 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     const name = c.req.param('name')!;
     const script = d.transformers!.get(name);
     if (!script) throw new NotFoundError(`transformer ${name}`);
-    const body = await c.req.text();
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    // The signature is checked on the bytes as received, before anything parses them.
+    const signed = await checkSignature(script, d.transformers!.secret, c.req.raw.headers, raw, d.clock.now());
+    if (!signed.ok) {
+      const provider = script.settings.verify!.provider;
+      d.log.warn('inbound signature refused; nothing run', { transformer: name, provider, reason: signed.reason });
+      return c.json({ error: { code: 'unauthorized', reason: signed.reason, message: `${provider} signature verification failed: ${signed.detail}` } }, 401);
+    }
+    const body = new TextDecoder().decode(raw);
     const headers: Record<string, string> = {};
+    const authKind = authOf(script, d.transformers!.secret).kind;
     c.req.raw.headers.forEach((v, k) => {
       // The script's own credentials are not its input.
-      if (k === 'authorization' && script.auth.kind !== 'none') return;
+      if (k === 'authorization' && authKind !== 'none') return;
       headers[k] = v;
     });
     const query: Record<string, string | string[]> = {};
@@ -93,7 +104,7 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
         { body, headers, query, method: c.req.method, path: url.pathname, script: name },
         {
           allowedDomains: script.settings.allowed_domains,
-          maxWebhooks: limits.max_batch_size,
+          maxWebhooks: Math.min(script.settings.max_webhooks ?? limits.max_batch_size, limits.max_batch_size),
           limits: { timeoutMs: d.config.lua.timeout, memoryLimitMb: d.config.lua.memory_limit_mb },
           engine: d.lua?.engine,
           // http namespace incoming:<name> (lua.http_allowlist), plus the script's own allowed_hosts.
@@ -138,8 +149,9 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
 /**
  * POST /incoming/:name — runs a transformer on the inbound body; every `howk.post` of the run
  * becomes a webhook, enqueued in ONE call after the run succeeded (all or nothing). Open to
- * API keys: a transformer has its own Basic auth (docs/SECURITY.md). The edge mounts its own
- * handler of this route (edge/incoming/route.ts).
+ * API keys: a transformer has its own Basic auth and provider signature (docs/SECURITY.md).
+ * One handler for howk-api, howk-dev and the edge: each runtime supplies only its
+ * `transformers` (where the files and secrets come from), `lua` (the engine's host) and `luaKv`.
  */
 export const incomingRoutes: Route[] = [
   {
