@@ -19,10 +19,13 @@ export const walkDeadLetters = async (
   page: (rows: DeadRow[], next: string | null) => Promise<boolean>,
 ): Promise<void> => {
   let cursor = start;
+  // A webhook dead-lettered twice (an attempt redelivered after a crash) can be listed twice.
+  const seen = new Set<string>();
   for (;;) {
     const p = await api.get<Page>('/deadletter', { config_id: f.config, reason_type: f.reason, since: cursor ? undefined : f.since, cursor, limit: pageSize() });
-    const rows = f.until === undefined ? p.items : p.items.filter((r) => Date.parse(r.dead_at) <= f.until!);
-    const ended = rows.length < p.items.length || !p.next_cursor;
+    const inRange = f.until === undefined ? p.items : p.items.filter((r) => Date.parse(r.dead_at) <= f.until!);
+    const ended = inRange.length < p.items.length || !p.next_cursor;
+    const rows = inRange.filter((r) => !seen.has(r.webhook_id) && seen.add(r.webhook_id));
     if (!(await page(rows, ended ? null : p.next_cursor)) || ended) return;
     cursor = p.next_cursor!;
   }

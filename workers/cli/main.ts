@@ -26,11 +26,16 @@ const runOwn = async (command: string, args: string[]): Promise<number> => {
 };
 
 const run = async (): Promise<number> => {
-  const at = argv.findIndex((a) => !a.startsWith('-'));
+  // The first word that is not a global option or its value names the command.
+  let at = 0;
+  while (at < argv.length && argv[at]!.startsWith('-')) at += ['--url', '--key', '--config'].includes(argv[at]!) ? 2 : 1;
   const command = argv[at];
   if (command && (OWN_PARSERS as readonly string[]).includes(command)) {
     try {
-      return await runOwn(command, argv.slice(at + 1));
+      // A --config given before the command is theirs too.
+      const before = argv.slice(0, at);
+      const config = before.indexOf('--config');
+      return await runOwn(command, [...argv.slice(at + 1), ...(config >= 0 ? ['--config', before[config + 1]!] : [])]);
     } catch (e) {
       // node:util parseArgs refuses unknown flags with ERR_PARSE_ARGS_*: a usage error.
       io.err(`howk ${command}: ${errorMessage(e)}`);
