@@ -1,0 +1,91 @@
+import { errorMessage } from '../errors/errors';
+import { noDoorMeter, type DoorMeter } from '../metrics/door';
+import type { Logger } from '../ports/logger';
+import type { FirstOutcome, OutcomeBus } from '../ports/outcome-bus';
+
+export type SyncWaitDeps = {
+  bus: OutcomeBus;
+  /** This api instance's id on the bus: the `awaited_by` of the webhooks it waits for. */
+  listener: string;
+  /** api.sync_max_waiting: requests waiting at once. */
+  maxWaiting: number;
+  log: Logger;
+  meter?: DoorMeter;
+};
+
+/** One request's wait: its webhooks are watched before they are produced, so that no outcome can come first. */
+export type SyncSlot = {
+  watch(ids: readonly string[]): void;
+  /** Resolves with the outcomes known when every watched webhook has one, or when `ms` has passed. */
+  wait(ms: number): Promise<Map<string, FirstOutcome>>;
+  release(): void;
+};
+
+/**
+ * The waits of one api instance: at most maxWaiting requests at once, each woken by the
+ * messages of its listener channel (no polling). A webhook id is watched by the one request
+ * that enqueued it, so a request only ever learns the outcomes of its own webhooks.
+ */
+export const createSyncWaits = (d: SyncWaitDeps) => {
+  const meter = d.meter ?? noDoorMeter;
+  const watched = new Map<string, (o: FirstOutcome) => void>();
+  let waiting = 0;
+  let sub: { close(): Promise<void> } | undefined;
+
+  const deliver = (outcomes: FirstOutcome[]) => {
+    for (const o of outcomes) watched.get(o.webhook_id)?.(o);
+  };
+
+  const reserve = (): SyncSlot | null => {
+    if (waiting >= d.maxWaiting) return null;
+    meter.waiting(++waiting);
+    const ids: string[] = [];
+    const got = new Map<string, FirstOutcome>();
+    let wake: (() => void) | undefined;
+    let released = false;
+    return {
+      watch(list) {
+        for (const id of list) {
+          ids.push(id);
+          watched.set(id, (o) => {
+            got.set(id, o);
+            if (got.size >= ids.length) wake?.();
+          });
+        }
+      },
+      wait: (ms) =>
+        new Promise((resolve) => {
+          if (!ids.length || got.size >= ids.length) return resolve(got);
+          const timer = setTimeout(() => resolve(got), ms);
+          wake = () => {
+            clearTimeout(timer);
+            resolve(got);
+          };
+        }),
+      release() {
+        if (released) return;
+        released = true;
+        for (const id of ids) watched.delete(id);
+        meter.waiting(--waiting);
+      },
+    };
+  };
+
+  return {
+    listener: d.listener,
+    reserve,
+    /** Subscribes to this instance's channel; until then (or if it fails) waits simply expire. */
+    async start(): Promise<void> {
+      try {
+        sub = await d.bus.subscribe(d.listener, deliver);
+      } catch (e) {
+        d.log.warn('first-outcome channel not subscribed: waits will expire (202 pending)', { error: errorMessage(e) });
+      }
+    },
+    async stop(): Promise<void> {
+      await sub?.close();
+    },
+  };
+};
+
+export type SyncWaits = ReturnType<typeof createSyncWaits>;
