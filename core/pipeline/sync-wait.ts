@@ -16,8 +16,8 @@ export type SyncWaitDeps = {
 /** One request's wait: its webhooks are watched before they are produced, so that no outcome can come first. */
 export type SyncSlot = {
   watch(ids: readonly string[]): void;
-  /** Resolves with the outcomes known when every watched webhook has one, or when `ms` has passed. */
-  wait(ms: number): Promise<Map<string, FirstOutcome>>;
+  /** Resolves with the outcomes known when every watched webhook has one, when `ms` has passed, or when `signal` aborts (the client went away). */
+  wait(ms: number, signal?: AbortSignal): Promise<Map<string, FirstOutcome>>;
   release(): void;
 };
 
@@ -31,6 +31,26 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
   const watched = new Map<string, (o: FirstOutcome) => void>();
   let waiting = 0;
   let sub: { close(): Promise<void> } | undefined;
+  let stopped = false;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+
+  const trySubscribe = async (): Promise<boolean> => {
+    try {
+      const s = await d.bus.subscribe(d.listener, (o) => deliver(o));
+      if (stopped) await s.close();
+      else sub = s;
+      return true;
+    } catch (e) {
+      d.log.warn('first-outcome channel not subscribed: waits expire (202 pending) until it is', { error: errorMessage(e) });
+      return false;
+    }
+  };
+  const retrySubscribe = async (): Promise<void> => {
+    for (let wait = 1000; !stopped; wait = Math.min(wait * 2, 30_000)) {
+      await new Promise((r) => (retry = setTimeout(r, wait)));
+      if (stopped || (await trySubscribe())) return;
+    }
+  };
 
   const deliver = (outcomes: FirstOutcome[]) => {
     for (const o of outcomes) watched.get(o.webhook_id)?.(o);
@@ -53,14 +73,17 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
           });
         }
       },
-      wait: (ms) =>
+      wait: (ms, signal) =>
         new Promise((resolve) => {
-          if (!ids.length || got.size >= ids.length) return resolve(got);
-          const timer = setTimeout(() => resolve(got), ms);
-          wake = () => {
+          if (!ids.length || got.size >= ids.length || signal?.aborted) return resolve(got);
+          const end = () => {
             clearTimeout(timer);
+            signal?.removeEventListener('abort', end);
             resolve(got);
           };
+          const timer = setTimeout(end, ms);
+          signal?.addEventListener('abort', end);
+          wake = end;
         }),
       release() {
         if (released) return;
@@ -74,15 +97,16 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
   return {
     listener: d.listener,
     reserve,
-    /** Subscribes to this instance's channel; until then (or if it fails) waits simply expire. */
+    /**
+     * Subscribes to this instance's channel. A failure (Redis away at start) does not stop the
+     * api: it tries again in the background, and until then waits simply expire (202 pending).
+     */
     async start(): Promise<void> {
-      try {
-        sub = await d.bus.subscribe(d.listener, deliver);
-      } catch (e) {
-        d.log.warn('first-outcome channel not subscribed: waits will expire (202 pending)', { error: errorMessage(e) });
-      }
+      if (!(await trySubscribe())) void retrySubscribe();
     },
     async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(retry);
       await sub?.close();
     },
   };

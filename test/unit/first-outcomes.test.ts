@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Webhook } from '../../core/domain/webhook';
 import { memoryOutcomeBus } from '../../core/memory/outcome-bus';
 import type { Step } from '../../core/pipeline/attempt';
@@ -96,6 +96,39 @@ describe('sync waits: the api side', () => {
     expect((await s2.wait(20)).size).toBe(0);
     s1.release();
     s2.release();
+  });
+
+  it('a client that goes away ends its wait', async () => {
+    const waits = createSyncWaits({ bus: memoryOutcomeBus(), listener: 'l', maxWaiting: 1, log: silentLogger });
+    const slot = waits.reserve()!;
+    slot.watch(['a']);
+    const gone = new AbortController();
+    const w = slot.wait(60_000, gone.signal);
+    gone.abort();
+    expect((await w).size).toBe(0);
+    slot.release();
+    expect(waits.reserve()).not.toBeNull();
+  });
+
+  it('a channel that cannot be subscribed at start is subscribed later', async () => {
+    vi.useFakeTimers();
+    try {
+      const bus = memoryOutcomeBus();
+      let fail = true;
+      const flaky = { publish: bus.publish, subscribe: (l: string, on: (o: FirstOutcome[]) => void) => (fail ? Promise.reject(new Error('redis away')) : bus.subscribe(l, on)) };
+      const waits = createSyncWaits({ bus: flaky, listener: 'l', maxWaiting: 1, log: silentLogger });
+      await waits.start();
+      fail = false;
+      await vi.advanceTimersByTimeAsync(1000);
+      const slot = waits.reserve()!;
+      slot.watch(['a']);
+      await bus.publish('l', [outcome('a')]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await slot.wait(10)).size).toBe(1);
+      await waits.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('past maxWaiting no slot is given; a released slot frees its place', () => {

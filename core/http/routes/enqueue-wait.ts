@@ -91,7 +91,7 @@ export const enqueueMaybeWaiting = async (
   try {
     if (!slot) return { items: await run({}), waited: false };
     const results = await run({ awaitedBy: d.sync!.listener, beforeProduce: (ids) => slot!.watch(ids) });
-    const got = await slot.wait(ms);
+    const got = await slot.wait(ms, c.req.raw.signal);
     const items = results.map((r) => view(r, got.get(r.webhook_id)));
     c.header('Preference-Applied', `wait=${Math.ceil(ms / 1000)}`);
     c.header('Howk-Wait', items.some((i) => i.status === 'pending') ? 'expired' : 'done');
