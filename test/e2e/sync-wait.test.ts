@@ -86,6 +86,18 @@ describe('enqueue ?wait= across processes', () => {
     }
   }, 60_000);
 
+  it('two hundred waiting requests at once, over both api instances: each gets its own outcome', async () => {
+    const t0 = Date.now();
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => enqueueWaiting(apis[i % 2]!, rx.url(`/ok/${i}`))));
+    console.log(`[sync-wait] 200 waiting requests answered in ${Date.now() - t0} ms`);
+    expect(answers.map((a) => `${a.status} ${a.body.status}`)).toEqual(Array(200).fill('200 delivered'));
+    const ids = answers.map((a) => a.body.webhook_id);
+    expect(new Set(ids).size).toBe(200);
+    // Each answer names the webhook that reached its own path.
+    const byId = rx.byWebhook();
+    answers.forEach((a, i) => expect(byId.get(a.body.webhook_id)![0]!.path).toBe(`/ok/${i}`));
+  }, 60_000);
+
   it('howk-dev answers a wait in-process', async () => {
     expect(await enqueueWaiting(dev, rx.url('/ok'))).toMatchObject({ status: 200, body: { status: 'delivered' } });
   }, 30_000);
