@@ -35,6 +35,7 @@ export const ConfigSchema = z.object({
       0,
       'Webhooks of one config accepted and not yet terminal (pending or retrying) past which its enqueues answer 429 + Retry-After (0 = no bound)',
     ),
+    outstanding_overrides: intMap('Per-config bounds of outstanding webhooks in place of max_outstanding_per_config (0 = no bound for that config), e.g. {"tenant-a": 50000}'),
     sync_max_wait: duration('10s', 'Longest an enqueue may wait for the first attempt (?wait=, Prefer: wait=); a longer wait is cut to this'),
     sync_max_waiting: int(1000, 'Enqueue requests waiting for a first attempt at once per api instance; past it, a request asking to wait is answered at once (Howk-Wait: busy)'),
     auth: section({

@@ -6,7 +6,15 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // Backpressure at the door: api.max_inflight_requests (503, nothing recorded) and
 // api.max_outstanding_per_config (429 naming the config, accepted again once deliveries end).
 
-export const BACKPRESSURE_OVERRIDES = { 'api.max_inflight_requests': 2, 'api.max_outstanding_per_config': 3, 'api.sync_max_wait': '5s' };
+/** A config whose own bound (api.outstanding_overrides) is off. */
+const UNBOUNDED = uniq('unbounded');
+
+export const BACKPRESSURE_OVERRIDES = {
+  'api.max_inflight_requests': 2,
+  'api.max_outstanding_per_config': 3,
+  'api.outstanding_overrides': { [UNBOUNDED]: 0 },
+  'api.sync_max_wait': '5s',
+};
 
 export const backpressureSuite = (mode: Mode, start: () => Promise<TestFleet>) =>
   describe(`backpressure at the door (${mode})`, () => {
@@ -57,6 +65,11 @@ export const backpressureSuite = (mode: Mode, start: () => Promise<TestFleet>) =
       expect(body.error).toMatchObject({ code: 'too_many_outstanding', config: c });
       expect(body.error.message).toContain(c);
       expect((await enqueue(other, '/ok')).status).toBe(202);
+      // A config whose own bound is off takes more than the default bound.
+      for (let i = 0; i < 5; i++) expect((await enqueue(UNBOUNDED, '/sleep/2000')).status).toBe(202);
+      const free = (await (await fetch(`${f.baseUrl}/configs/${UNBOUNDED}/status`)).json()) as any;
+      expect(free).toMatchObject({ config_id: UNBOUNDED, max_outstanding: null });
+      expect(free.outstanding).toBeGreaterThanOrEqual(4);
       const status = (await (await fetch(`${f.baseUrl}/configs/${c}/status`)).json()) as any;
       expect(status).toMatchObject({ config_id: c, max_outstanding: 3 });
       expect(status.outstanding).toBeGreaterThanOrEqual(1);

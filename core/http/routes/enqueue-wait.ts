@@ -32,9 +32,12 @@ export const requestedWait = (c: Context, maxMs: number): number => {
   return Math.min(ms, maxMs);
 };
 
-/** 429 while the config has api.max_outstanding_per_config webhooks outstanding. Fails open when the count cannot be read. */
+/** A config's bound of outstanding webhooks: its api.outstanding_overrides entry, else api.max_outstanding_per_config (0: none). */
+export const outstandingBound = (api: ApiDeps['config']['api'], configId: string): number => api.outstanding_overrides[configId] ?? api.max_outstanding_per_config;
+
+/** 429 while the config has its bound of outstanding webhooks. Fails open when the count cannot be read. */
 export const checkOutstanding = async (d: ApiDeps, configId: string): Promise<void> => {
-  const bound = d.config.api.max_outstanding_per_config;
+  const bound = outstandingBound(d.config.api, configId);
   if (bound <= 0 || !d.outstanding) return;
   let n: number;
   try {
