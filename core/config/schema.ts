@@ -27,6 +27,17 @@ export const ConfigSchema = z.object({
       false,
       'Take the client address of per-client limits (/incoming auth) from the last X-Forwarded-For entry; only behind a proxy that appends it, as anyone can send the header',
     ),
+    max_inflight_requests: int(
+      10_000,
+      'Requests an api instance handles at once (health, readiness and metrics excepted); past it, 503 + Retry-After and nothing is recorded (0 = no limit)',
+    ),
+    max_outstanding_per_config: int(
+      0,
+      'Webhooks of one config accepted and not yet terminal (pending or retrying) past which its enqueues answer 429 + Retry-After (0 = no bound)',
+    ),
+    outstanding_overrides: intMap('Per-config bounds of outstanding webhooks in place of max_outstanding_per_config (0 = no bound for that config), e.g. {"tenant-a": 50000}'),
+    sync_max_wait: duration('10s', 'Longest an enqueue may wait for the first attempt (?wait=, Prefer: wait=); a longer wait is cut to this'),
+    sync_max_waiting: int(1000, 'Enqueue requests waiting for a first attempt at once per api instance; past it, a request asking to wait is answered at once (Howk-Wait: busy)'),
     auth: section({
       enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),
       rate_limit: num(1000, 'Requests per second per API key (token bucket per api instance; 0 = no limit)'),

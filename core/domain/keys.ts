@@ -53,6 +53,8 @@ export const keys = {
   endpointErrors: (endpointHash: string) => `endpoint_errors:${endpointHash}`,
   /** A Lua kv entry: `kv:t:{transformer}:<key>` or `kv:c:{config}:<key>`. */
   kv: (scope: KvScope, key: string) => `kv:${scope.kind === 'transformer' ? 't' : 'c'}:${tag(scope.id)}:${key}`,
+  /** Pub/sub channel of one api instance: the first outcomes of the webhooks it waits for (core/ports/outcome-bus.ts). */
+  firstOutcomes: (listener: string) => `first_outcomes:${tag(listener)}`,
   canary: () => 'howk:system:initialized',
   reconcilerLock: () => 'howk:reconciler:lock',
   // Listing indexes (rebuildable): lexicographic zsets of webhook ids (ULIDs sort by time).

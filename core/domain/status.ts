@@ -4,6 +4,8 @@ export const WebhookState = z.enum(['pending', 'retrying', 'delivered', 'failed'
 export type WebhookState = z.infer<typeof WebhookState>;
 
 export const TERMINAL_STATES: ReadonlySet<WebhookState> = new Set(['delivered', 'failed', 'exhausted']);
+/** Accepted and not yet terminal: what counts as outstanding. */
+export const OUTSTANDING_STATES: readonly WebhookState[] = ['pending', 'retrying'];
 
 export const AttemptOutcome = z.enum([
   'delivered',

@@ -26,6 +26,8 @@ export const WebhookSchema = z.object({
   replay_of: z.string().optional(),
   /** Ids of the pause drains that moved it back to the pending topic (the latest few): it passes their pause. */
   released_by: z.array(z.string()).optional(),
+  /** The api instance waiting for its first attempt's outcome (?wait=): the worker tells it (core/ports/outcome-bus.ts). Never sent. */
+  awaited_by: z.string().optional(),
   /** `${VAR}` templates (not values) the worker resolves at send time from allow-listed env variables. */
   delivery_headers: z.record(z.string(), z.string()).optional(),
   delivery_query_params: z.record(z.string(), z.string()).optional(),

@@ -101,9 +101,27 @@ export class ForbiddenError extends HowkError {
 
 export class RateLimitedError extends HowkError {
   readonly retryAfterSec: number;
-  constructor(message: string, retryAfterSec: number) {
-    super('rate_limited', message);
+  constructor(message: string, retryAfterSec: number, code = 'rate_limited') {
+    super(code, message);
     this.retryAfterSec = retryAfterSec;
+  }
+}
+
+/** This api instance has as many requests in hand as it takes (api.max_inflight_requests); nothing was recorded. */
+export class OverloadedError extends HowkError {
+  readonly retryAfterSec: number;
+  constructor(message: string, retryAfterSec = 1) {
+    super('overloaded', message);
+    this.retryAfterSec = retryAfterSec;
+  }
+}
+
+/** A config has as many webhooks outstanding as it may (api.max_outstanding_per_config); nothing was enqueued. */
+export class BackloggedError extends RateLimitedError {
+  readonly config: string;
+  constructor(config: string, outstanding: number, bound: number, retryAfterSec = 1) {
+    super(`config ${config} has ${outstanding} webhooks outstanding (bound ${bound}); retry once some are delivered`, retryAfterSec, 'too_many_outstanding');
+    this.config = config;
   }
 }
 

@@ -38,6 +38,25 @@ const fields = (s: Json | undefined): string[] => {
   );
 };
 
+/** The behaviour of the enqueue door the route table cannot say. */
+const WAIT_AND_BACKPRESSURE = [
+  '## Waiting for the first attempt',
+  '',
+  '`POST /webhooks/:config/enqueue?wait=5s` (and `/enqueue/batch`; or the header `Prefer: wait=5`, in seconds as RFC 7240 has it; the query wins when both are given) holds the answer until the first attempt of each webhook the request enqueued has been made, or until the wait runs out. A wait is `5s`, `500ms` or `5` (seconds); anything else is a 400 naming `wait`, with nothing enqueued; a wait longer than `api.sync_max_wait` (10 s) is cut to it.',
+  '',
+  '- The webhook is durable first: the wait starts once Kafka has acknowledged it, as without a wait. Waiting never changes what is delivered, nor when.',
+  '- Every webhook has its first attempt: `200` with `status` `delivered`, `retrying` (a 5xx, 408, 429 or network error; `outcome.next_retry_at` says when the next attempt is due) or `dead_lettered` (a 4xx or another permanent failure; `outcome.dead_reason`), and `outcome: {attempts, status_code, error, next_retry_at, dead_reason}`. A batch answers 200 when every item has its outcome (or is a duplicate), each result with its own `status` and `outcome`.',
+  '- The wait runs out first: `202` with `status: "pending"`, as without a wait; the delivery goes on. A webhook held back before any attempt (paused, circuit open, rate limited, slow lane) has no first attempt yet, so its wait runs out. A duplicate `idempotency_key` answers at once.',
+  '- `Howk-Wait` says how a wait that was asked for ended: `done`, `expired`, `busy` (not granted, answered at once with 202: `api.sync_max_waiting` requests already wait on this api instance) or `unsupported` (a runtime without waits, the edge). `Preference-Applied: wait=<seconds>` gives the wait granted, after the cut.',
+  "- Across processes: the webhook record names the api instance that waits (`awaited_by`, never sent); the worker that makes the first attempt publishes the outcome, once it is durable, on that instance's Redis channel (`first_outcomes:{<instance>}`): one PUBLISH per instance per outcome batch, nothing for webhooks nobody waits for. howk-dev does the same in memory. Pub/sub is at most once: a message lost (Redis briefly away) lets the wait run out (202 pending), and nothing else changes.",
+  '- A request learns only the outcomes of the webhooks it enqueued itself, on a config its key may enqueue to; a waiting request counts against `api.max_inflight_requests` for the whole wait.',
+  '',
+  '## Backpressure at the door',
+  '',
+  '- `api.max_inflight_requests` (10,000 per api instance; 0: no bound): past it, every route but `/health`, `/ready`, `/health/dependencies` and `/metrics` answers `503` with `{"error": {"code": "overloaded"}}` and `Retry-After: 1`, before authentication and before the body is read: nothing is recorded or enqueued.',
+  '- `api.max_outstanding_per_config` (0, off; `api.outstanding_overrides` sets a config\'s own bound, 0 for none): while a config has this many webhooks outstanding (accepted and not yet delivered or dead-lettered: state `pending` or `retrying`, held ones included), its enqueues answer `429` with `{"error": {"code": "too_many_outstanding", "config"}}` and `Retry-After: 1`, nothing enqueued; they are accepted again as deliveries end. The figure comes from the state indexes every status write keeps (on Redis two ZLEXCOUNTs per enqueue, no write of its own), so the bound is soft: requests checked at the same moment may all be admitted, and a batch is admitted whole while the config is below it. When the count cannot be read (Redis away) the enqueue is admitted. `GET /configs/:config/status` shows it; the api instance exports it as the gauge `howk_config_outstanding{config}` and counts refusals in `howk_api_refused_total{reason}`.',
+];
+
 export const apiDocsMarkdown = (c: Config): string => {
   const doc = buildOpenApi(c, ROUTES) as Json;
   const out: string[] = [
@@ -52,7 +71,11 @@ export const apiDocsMarkdown = (c: Config): string => {
     '',
     "Runtimes: `howk-api` and `howk-dev` serve every route; the edge Worker (docs/EDGE.md) serves those whose runtimes include `edge`. Each operation of the OpenAPI document says which in `x-howk-runtimes`, and a server's own `/openapi.json` lists only the routes it serves (a route it lacks the dependencies of is not mounted: 404 once the key is accepted).",
     '',
-    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable (`Retry-After`).',
+    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited or too many outstanding webhooks (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable or the instance over `api.max_inflight_requests` (`Retry-After`).',
+    '',
+    ...WAIT_AND_BACKPRESSURE,
+    '',
+    '## Routes',
     '',
     '| method | path | scope | runtimes | summary |',
     '|---|---|---|---|---|',

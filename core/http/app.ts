@@ -3,6 +3,7 @@ import { accessMatcher } from './access';
 import type { ApiDeps } from './deps';
 import { errorResponse } from './errors';
 import { authMiddleware } from './middleware/auth';
+import { inflightLimit } from './middleware/inflight';
 import { headerLimits } from './middleware/limits';
 import { hasCapabilities, routeKey, type Route, type RouteHandler } from './route';
 import { ROUTES } from './route-table';
@@ -27,8 +28,8 @@ export const createApiApp = (d: ApiDeps, o: AppOptions = {}) => {
   app.onError((e, c) => errorResponse(c, e, d.log));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
   const routes = mountedRoutes(d, o);
-  // Header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.
-  app.use('*', headerLimits(d), authMiddleware(d, accessMatcher(ROUTES)));
+  // The in-flight bound, header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.
+  app.use('*', inflightLimit(d), headerLimits(d), authMiddleware(d, accessMatcher(ROUTES)));
   for (const r of routes) {
     const own = o.implementations?.[routeKey(r)];
     const handlers = own ? own(d) : r.handler(d, { routes });

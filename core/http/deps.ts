@@ -4,7 +4,9 @@ import type { Enqueuer } from '../pipeline/enqueue';
 import type { Logger } from '../ports/logger';
 import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
-import type { DeadLetterStore, StatsReader, StatusReader, WebhookListing } from '../ports/hot-state';
+import type { DeadLetterStore, OutstandingCounter, StatsReader, StatusReader, WebhookListing } from '../ports/hot-state';
+import type { DoorMeter } from '../metrics/door';
+import type { SyncWaits } from '../pipeline/sync-wait';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
@@ -56,6 +58,12 @@ export type ApiDeps = {
   lua?: LuaHostServices;
   /** The peer address of a request's connection (the host knows its server); per-client limits key by it. */
   remoteAddress?: (c: Context) => string | undefined;
+  /** Outstanding webhooks per config: api.max_outstanding_per_config and GET /configs/:config/status. */
+  outstanding?: OutstandingCounter;
+  /** Enqueues that wait for the first attempt (?wait=, Prefer: wait=); without it a wait is not granted. */
+  sync?: SyncWaits;
+  /** Requests in hand, waits, refusals and outstanding counts, for the host's metrics. */
+  door?: DoorMeter;
   /** GET /metrics: the process's metrics as Prometheus text (the host renders them). */
   metrics?: () => Promise<{ contentType: string; body: string }>;
 };

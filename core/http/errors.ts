@@ -1,11 +1,13 @@
 import type { Context } from 'hono';
 import {
   AuthError,
+  BackloggedError,
   ForbiddenError,
   HeadersTooLargeError,
   HowkError,
   NotConfiguredError,
   NotFoundError,
+  OverloadedError,
   RateLimitedError,
   TooLargeError,
   UnavailableError,
@@ -25,6 +27,14 @@ export const errorResponse = (c: Context, e: unknown, log?: Logger): Response =>
     return c.json({ error: { code: e.code, message: e.message } }, 401);
   }
   if (e instanceof ForbiddenError) return c.json({ error: { code: e.code, message: e.message } }, 403);
+  if (e instanceof BackloggedError) {
+    c.header('Retry-After', String(e.retryAfterSec));
+    return c.json({ error: { code: e.code, message: e.message, config: e.config } }, 429);
+  }
+  if (e instanceof OverloadedError) {
+    c.header('Retry-After', String(e.retryAfterSec));
+    return c.json({ error: { code: e.code, message: e.message } }, 503);
+  }
   if (e instanceof RateLimitedError) {
     c.header('Retry-After', String(e.retryAfterSec));
     return c.json({ error: { code: e.code, message: e.message } }, 429);

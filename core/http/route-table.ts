@@ -1,4 +1,5 @@
 import type { Route } from './route';
+import { configRoutes } from './routes/configs';
 import { deadLetterRoutes } from './routes/deadletter';
 import { endpointRoutes } from './routes/endpoints';
 import { enqueueRoutes } from './routes/enqueue';
@@ -22,6 +23,7 @@ export const ROUTES: readonly Route[] = [
   ...webhookRoutes,
   ...deadLetterRoutes,
   ...endpointRoutes,
+  ...configRoutes,
   ...keyRoutes,
   ...secretRoutes,
   ...scriptRoutes,

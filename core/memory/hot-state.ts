@@ -1,5 +1,5 @@
 import { keys } from '../domain/keys';
-import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus } from '../domain/status';
+import { HISTORY_LIMIT, TERMINAL_STATES, type AttemptRecord, type WebhookStatus } from '../domain/status';
 import { hourBucket } from '../domain/time';
 import type { Clock } from '../ports/clock';
 import { MemoryRecovery, type MemoryTables } from './recovery';
@@ -19,6 +19,8 @@ export class MemoryHotState implements HotState {
   private retries = new Map<string, { dueAt: number; data: string; expiresAt: number }>();
   private counters = new Map<string, Expiring<number>>();
   private endpoints = new Map<string, Expiring<Set<string>>>();
+  /** Per config, its webhooks whose stored status is not terminal (what Redis's state indexes give). */
+  private outstanding = new Map<string, Set<string>>();
 
   constructor(
     private readonly ttls: HotTtls,
@@ -65,6 +67,7 @@ export class MemoryHotState implements HotState {
       const newer = !cur || newerStamp(w.status.updated_at_ns, cur.status.updated_at_ns);
       const next = (newer ? (w.patch && cur ? { ...cur.status, ...w.status } : w.status) : cur.status) as WebhookStatus;
       this.statuses.set(id, { value: { status: next, history }, expiresAt: now + this.ttls.status_ttl });
+      this.track(next);
     }
     for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
     for (const id of batch.ended ?? []) this.retries.delete(id);
@@ -81,6 +84,22 @@ export class MemoryHotState implements HotState {
         this.endpoints.set(bucket, { value: set, expiresAt: now + this.ttls.stats_ttl });
       }
     }
+  }
+
+  private track(st: Partial<WebhookStatus>): void {
+    if (typeof st.config_id !== 'string' || !st.state || !st.webhook_id) return;
+    let set = this.outstanding.get(st.config_id);
+    if (TERMINAL_STATES.has(st.state)) {
+      set?.delete(st.webhook_id);
+      if (set && !set.size) this.outstanding.delete(st.config_id);
+      return;
+    }
+    if (!set) this.outstanding.set(st.config_id, (set = new Set()));
+    set.add(st.webhook_id);
+  }
+
+  async countOutstanding(configId: string): Promise<number> {
+    return this.outstanding.get(configId)?.size ?? 0;
   }
 
   async getStatus(id: string) {
@@ -145,6 +164,7 @@ export class MemoryHotState implements HotState {
       putStatus: (st) => {
         const history = this.live(this.statuses, st.webhook_id)?.history ?? [];
         this.statuses.set(st.webhook_id, { value: { status: st, history }, expiresAt: this.clock.now() + this.ttls.status_ttl });
+        this.track(st);
       },
       statuses: () => [...this.statuses.keys()].flatMap((id) => this.live(this.statuses, id)?.status ?? []),
       hasRetry: (id) => (this.retries.get(id)?.expiresAt ?? 0) > this.clock.now(),

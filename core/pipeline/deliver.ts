@@ -12,6 +12,8 @@ import type { Logger } from '../ports/logger';
 import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
 import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
+import type { OutcomeBus } from '../ports/outcome-bus';
+import { notifyFirstOutcomes } from './first-outcomes';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -19,6 +21,8 @@ export type DeliverDeps = AttemptDeps & {
   producer: LogProducer;
   clock: Clock;
   log: Logger;
+  /** Where the first outcomes of awaited webhooks go (enqueue ?wait=). */
+  outcomes?: OutcomeBus;
 };
 
 /**
@@ -119,7 +123,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     return { statuses, retries, ended, counts };
   };
 
-  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock });
+  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock, outcomes: d.outcomes });
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
@@ -285,6 +289,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     await durably('outcome produce', () => d.producer.send(out));
     await durably('retry scheduling', apply);
     durableStages(d.stages, part, d.clock.now());
+    notifyFirstOutcomes(d.outcomes, part, d.log);
   };
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {

@@ -14,6 +14,9 @@ import type { Logger } from '../ports/logger';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 
+/** A request that waits for the first attempts (?wait=): its listener marks the new webhooks, which it watches before they are produced. */
+export type EnqueueOptions = { awaitedBy?: string; beforeProduce?: (ids: string[]) => void };
+
 export type EnqueueDeps = {
   config: Config;
   producer: LogProducer;
@@ -110,7 +113,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     return owners;
   };
 
-  return async (configId: string, items: EnqueueItem[]): Promise<EnqueueResult[]> => {
+  return async (configId: string, items: EnqueueItem[], opts: EnqueueOptions = {}): Promise<EnqueueResult[]> => {
     const now = d.clock.now();
     const hooks = await Promise.all(items.map((it) => build(configId, it, now)));
     // Two items of one batch with the same key: the first one wins.
@@ -130,6 +133,8 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     }
     if (fresh.length) {
       const ns = nowNs(now);
+      if (opts.awaitedBy) for (const w of fresh) w.awaited_by = opts.awaitedBy;
+      opts.beforeProduce?.(fresh.map((w) => w.id));
       try {
         await d.producer.send(fresh.map((w) => ({ topic: config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w) })));
       } catch (e) {

@@ -7,6 +7,8 @@ import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
 import type { Step } from './attempt';
 import { durableStages } from './stage-marks';
+import type { OutcomeBus } from '../ports/outcome-bus';
+import { notifyFirstOutcomes } from './first-outcomes';
 
 // Deliveries that outlive their batch (a slow endpoint must not hold back the partition)
 // finish in the background. Before the batch commits, each such webhook is written to
@@ -19,7 +21,15 @@ export type Leased = { id: string; leaseDueAt: number; leaseWritten: Promise<voi
 /** `steps`: the delivery steps whose outcome this is (their 'durable' stage ends with the flush). */
 export type Flushable = { records: LogRecord[]; hot: HotBatch; leases: Leased[]; steps?: readonly Step[] };
 
-export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: LogProducer; log: Logger; flushMs?: number; stages?: StageRecorder; clock?: Clock }) => {
+export const createHandoff = (d: {
+  hot: HotWriter & RetrySchedule;
+  producer: LogProducer;
+  log: Logger;
+  flushMs?: number;
+  stages?: StageRecorder;
+  clock?: Clock;
+  outcomes?: OutcomeBus;
+}) => {
   let pending: Flushable[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inFlight = 0;
@@ -46,6 +56,11 @@ export const createHandoff = (d: { hot: HotWriter & RetrySchedule; producer: Log
     // the outcome was durable would leave a window in which a crash loses it.
     await d.producer.send(records);
     await d.hot.apply(hot);
+    notifyFirstOutcomes(
+      d.outcomes,
+      items.flatMap((i) => i.steps ?? []),
+      d.log,
+    );
     if (d.stages)
       durableStages(
         d.stages,

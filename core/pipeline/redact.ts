@@ -34,7 +34,8 @@ export const redactEndpoint = (endpoint: string): string => {
 
 /** A webhook fit for a dead letter or a log line: no secret, secret-looking headers masked (the endpoint stays: a replay sends to it). */
 export const redactWebhook = (w: Webhook): Webhook => {
-  const { signing_secret: _s, ...rest } = w;
+  // awaited_by too: a wait is over by the time a dead letter exists, and a replay must not name it.
+  const { signing_secret: _s, awaited_by: _a, ...rest } = w;
   return { ...rest, headers: redactHeaders(w.headers) };
 };
 

@@ -76,6 +76,16 @@ export type WebhookListing = {
   listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>>;
 };
 
+/**
+ * The enqueue door (api.max_outstanding_per_config) and GET /configs/:config/status: webhooks
+ * of a config accepted and not yet terminal (state pending or retrying, held ones included).
+ * Read from what status writes keep anyway (no write of its own): a webhook counts from its
+ * 'pending' status until its terminal one.
+ */
+export type OutstandingCounter = {
+  countOutstanding(configId: string): Promise<number>;
+};
+
 /** The scheduler, the handoff and its lease keeper. */
 export type RetrySchedule = {
   /**
@@ -129,4 +139,13 @@ export type HotConnection = {
 };
 
 /** Every role: what the Node fleet wires (Redis in production, memory in howk-dev). */
-export type HotState = IdempotencyStore & HotWriter & StatusReader & WebhookListing & RetrySchedule & StatsReader & DeadLetterStore & RebuildState & HotConnection;
+export type HotState = IdempotencyStore &
+  HotWriter &
+  StatusReader &
+  WebhookListing &
+  OutstandingCounter &
+  RetrySchedule &
+  StatsReader &
+  DeadLetterStore &
+  RebuildState &
+  HotConnection;

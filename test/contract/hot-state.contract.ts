@@ -4,6 +4,7 @@ import { roleContract, type MakeHotState } from './hot-state.fixtures';
 import { deadLettersContract } from './hot-state.contract-deadletters';
 import { idempotencyContract } from './hot-state.contract-idempotency';
 import { listingContract } from './hot-state.contract-listing';
+import { outstandingContract } from './hot-state.contract-outstanding';
 import { rebuildContract } from './hot-state.contract-rebuild';
 import { retriesContract } from './hot-state.contract-retries';
 import { statsContract } from './hot-state.contract-stats';
@@ -24,6 +25,7 @@ export const hotStateContract = (name: string, make: MakeHotState<HotState>): vo
   idempotencyContract(name, make);
   statusContract(name, make);
   listingContract(name, make);
+  outstandingContract(name, make);
   retriesContract(name, make);
   statsContract(name, make);
   deadLettersContract(name, make);

@@ -17,6 +17,8 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { redisKv } from '../../workers/redis/lua-kv';
+import { redisOutcomeBus } from '../../workers/redis/outcome-bus';
+import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import type { KvStore } from '../../core/lua';
 import { requireEnv, uniq } from './env';
 import { releaseRedisDb, takeRedisDb } from './redis-db';
@@ -90,6 +92,7 @@ export const startTestFleet = async (
   let guards: Guards;
   let logStore: Log;
   let luaKv: KvStore | undefined;
+  let outcomes: (OutcomeBus & { close(): Promise<void> }) | undefined;
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
   let redisDb: number | undefined;
@@ -105,6 +108,7 @@ export const startTestFleet = async (
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
     guards = new RedisGuards(redis);
     luaKv = redisKv(redis);
+    outcomes = redisOutcomeBus(redis);
     logStore = new KafkaLog({
       brokers: config.kafka.brokers,
       clientId: 'test',
@@ -125,7 +129,7 @@ export const startTestFleet = async (
     logStore = new MemoryLog();
     guards = new MemoryGuards();
   }
-  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv });
+  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv, outcomes });
   const baseUrl = fleet.baseUrl ?? '';
   return {
     mode,
@@ -147,6 +151,7 @@ export const startTestFleet = async (
       await stopCollector();
       await logStore.close();
       await sender.close();
+      await outcomes?.close();
       await hot.close();
       await releaseDb();
     },

@@ -348,7 +348,7 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
 
   it('the docs table covers every key the defaults have, and the optional ones', () => {
     // Walk the parsed defaults (independently of configLeaves) to list the keys.
-    const MAPS = new Set(['concurrency.domain_overrides', 'lua.http_allowlist', 'lua.credentials', 'lua.secret_env_hosts', 'edge.domain_rates']);
+    const MAPS = new Set(['concurrency.domain_overrides', 'api.outstanding_overrides', 'lua.http_allowlist', 'lua.credentials', 'lua.secret_env_hosts', 'edge.domain_rates']);
     const keys: string[] = [];
     const walk = (o: Record<string, unknown>, p: string[]) => {
       for (const [k, v] of Object.entries(o)) {

@@ -28,6 +28,7 @@ const full: ApiDeps = {
   scripts: stub,
   transformers: stub,
   metrics: stub,
+  outstanding: stub,
 };
 
 type App = ReturnType<typeof createApiApp>;

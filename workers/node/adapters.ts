@@ -7,6 +7,7 @@ import { createRedis } from '../redis/client';
 import { redisKv } from '../redis/lua-kv';
 import { RedisGuards } from '../redis/guards';
 import { RedisHotState } from '../redis/hot-state';
+import { redisOutcomeBus } from '../redis/outcome-bus';
 
 export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number) =>
   new KafkaLog({
@@ -21,11 +22,11 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     log: createLogger(`${c.kafka.client_id}-${clientSuffix}`, c.log.level),
   });
 
-/** Hot state and guards over one Redis connection (closing the hot state closes it). */
+/** Hot state, guards and the outcome bus over one Redis connection (closing the hot state closes it; the bus subscribes on a second one). */
 export const redisHotFrom = (c: Config, url: string) => {
   const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout });
   const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl });
-  return Object.assign(hot, { guards: new RedisGuards(redis), luaKv: redisKv(redis) });
+  return Object.assign(hot, { guards: new RedisGuards(redis), luaKv: redisKv(redis), outcomes: redisOutcomeBus(redis) });
 };
 
 export const secretBoxFrom = (c: Config) => secretBoxFromConfig(c.signing);

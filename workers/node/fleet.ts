@@ -29,6 +29,9 @@ import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 import { withConsole } from './console';
+import { memoryOutcomeBus } from '../../core/memory/outcome-bus';
+import type { OutcomeBus } from '../../core/ports/outcome-bus';
+import { createSyncWaits } from '../../core/pipeline/sync-wait';
 
 export type FleetParts = {
   config: Config;
@@ -50,6 +53,8 @@ export type FleetParts = {
   luaKv?: KvStore;
   /** Prometheus metrics of the process; made here when not given. */
   metrics?: NodeMetrics;
+  /** How waiting enqueues learn first outcomes (Redis pub/sub across processes); in memory (one process) when not given. */
+  outcomes?: OutcomeBus;
 };
 
 export type Fleet = {
@@ -81,6 +86,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let baseUrl: string | undefined;
   let transformers: ReloadableRegistry | undefined;
   const luaKv = p.luaKv ?? memoryKv();
+  const outcomes = p.outcomes ?? memoryOutcomeBus();
   // The api records the 'produced' stage, the worker every later one.
   const metrics =
     p.metrics ??
@@ -160,6 +166,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       luaKv,
       lua,
       stages,
+      outcomes,
     });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
@@ -186,6 +193,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
+    const sync = createSyncWaits({ bus: outcomes, listener: `api-${crypto.randomUUID()}`, maxWaiting: config.api.sync_max_waiting, log, meter: metrics.door });
+    await sync.start();
+    stops.push({ name: 'first-outcome channel', run: () => sync.stop() });
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
     const app = createApiApp({
       config,
@@ -207,6 +217,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       lua,
       remoteAddress: (c) => getConnInfo(c).remote.address,
       metrics: metrics.exposition,
+      outstanding: hot,
+      sync,
+      door: metrics.door,
     });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the

@@ -30,6 +30,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     log,
     guards: hot.guards,
     luaKv: hot.luaKv,
+    outcomes: hot.outcomes,
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },
@@ -44,6 +45,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     await fleet.stop();
     await logStore.close();
     await sender.close();
+    await hot.outcomes.close();
     await hot.close();
   });
 };

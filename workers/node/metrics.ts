@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
+import type { DoorMeter } from '../../core/metrics/door';
 import type { Histogram } from '../../core/metrics/histogram';
 import { createStageRecorder } from '../../core/metrics/recorder';
 import { STAGES, type Stage, type StageRecorder } from '../../core/metrics/stages';
@@ -7,6 +8,8 @@ export type NodeMetrics = {
   registry: Registry;
   /** The recorder the pipeline is given (core/metrics/recorder.ts). */
   stages: StageRecorder;
+  /** What the api's door reports (core/metrics/door.ts). */
+  door: DoorMeter;
   /** The Prometheus text exposition of every metric of this process. */
   exposition: () => Promise<{ contentType: string; body: string }>;
 };
@@ -34,6 +37,42 @@ const histogramMetric = (registry: Registry, name: string, help: string, label: 
     reset: () => {},
   };
   registry.registerMetric(metric as unknown as Metric);
+};
+
+/** Configs whose outstanding gauge is kept: the most recently read ones. */
+const MAX_CONFIG_SERIES = 1000;
+
+const doorMeter = (registry: Registry): DoorMeter => {
+  const inflight = new Gauge({ name: 'howk_api_inflight_requests', help: 'Requests this api instance has in hand (api.max_inflight_requests)', registers: [registry] });
+  const waiting = new Gauge({ name: 'howk_api_sync_waiting', help: 'Enqueue requests waiting for their first attempt (api.sync_max_waiting)', registers: [registry] });
+  const refused = new Counter({
+    name: 'howk_api_refused_total',
+    help: 'Requests answered at once: reason="inflight" (503), "outstanding" (429), "wait_busy" (a wait not granted, 202)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const outstanding = new Gauge({
+    name: 'howk_config_outstanding',
+    help: 'Webhooks of a config accepted and not yet terminal, as last read by this api instance (an enqueue under api.max_outstanding_per_config, GET /configs/:config/status)',
+    labelNames: ['config'],
+    registers: [registry],
+  });
+  const seen = new Set<string>();
+  return {
+    inflight: (n) => inflight.set(n),
+    waiting: (n) => waiting.set(n),
+    refused: (reason) => refused.inc({ reason }),
+    outstanding: (config, n) => {
+      seen.delete(config);
+      seen.add(config);
+      if (seen.size > MAX_CONFIG_SERIES) {
+        const oldest = seen.values().next().value as string;
+        seen.delete(oldest);
+        outstanding.remove({ config: oldest });
+      }
+      outstanding.set({ config }, n);
+    },
+  };
 };
 
 /**
@@ -68,6 +107,7 @@ export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetric
   return {
     registry,
     stages: recorder,
+    door: doorMeter(registry),
     exposition: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 };

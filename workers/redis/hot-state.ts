@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
-import { HISTORY_LIMIT, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
+import { HISTORY_LIMIT, OUTSTANDING_STATES, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
@@ -136,6 +136,15 @@ export class RedisHotState implements HotState {
     const [data, history] = (await execPipeline(p)) as [string | null, string[]];
     if (data === null) return null;
     return { ...(JSON.parse(data) as WebhookStatus), history: history.map((h) => JSON.parse(h) as AttemptRecord) };
+  }
+
+  /** The state indexes writeStatuses.lua keeps, counted from the index floor (entries older than status_ttl are as good as trimmed). */
+  async countOutstanding(configId: string): Promise<number> {
+    const p = this.redis.pipeline();
+    const floor = `(${this.recovery.indexFloor()}`;
+    for (const state of OUTSTANDING_STATES) p.zlexcount(keys.webhookStateIndex(configId, state), floor, '+');
+    const counts = (await execPipeline(p)) as number[];
+    return counts.reduce((a, b) => a + Number(b), 0);
   }
 
   async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {

@@ -5,13 +5,32 @@ import { enqueueItemSchema, parseBatchBody, parseEnqueueBody } from '../../domai
 import { ConfigParam } from '../params';
 import { toJsonSchema, type Json, type Route } from '../route';
 import { limitBody } from './body-limit';
+import { checkOutstanding, enqueueMaybeWaiting, ItemStatus, requestedWait, SyncOutcome } from './enqueue-wait';
 
-const EnqueueResponse = z.object({ webhook_id: z.string(), status: z.enum(['pending', 'duplicate']) });
+const EnqueueResponse = z.object({ webhook_id: z.string(), status: ItemStatus, outcome: SyncOutcome.optional() });
 const BatchResponse = z.object({
   count: z.number().int(),
   accepted: z.number().int(),
-  results: z.array(z.object({ index: z.number().int(), webhook_id: z.string(), status: z.enum(['pending', 'duplicate']), endpoint: z.string() })),
+  results: z.array(z.object({ index: z.number().int(), webhook_id: z.string(), status: ItemStatus, endpoint: z.string(), outcome: SyncOutcome.optional() })),
 });
+const WaitQuery = () =>
+  z.object({
+    wait: z
+      .string()
+      .optional()
+      .describe('Hold the answer until the first attempt of each webhook (or this long): 5s, 500ms or 5 (seconds); cut to api.sync_max_wait. Also Prefer: wait=5'),
+  });
+const waitHeaders = {
+  'Howk-Wait': {
+    schema: { type: 'string', enum: ['done', 'expired', 'busy', 'unsupported'] },
+    description: 'present when a wait was asked: how it ended (busy: not granted, api.sync_max_waiting requests already wait)',
+  },
+  'Preference-Applied': { schema: { type: 'string' }, description: 'wait=<seconds> when the request waited' },
+};
+const refusals = {
+  '429': { description: 'the config has api.max_outstanding_per_config webhooks outstanding (Retry-After); nothing enqueued' },
+  '503': { description: 'over api.max_inflight_requests, or Kafka unavailable (Retry-After); nothing enqueued' },
+};
 
 /** One enqueue item as JSON Schema, with the refinements zod cannot express written out for clients and fuzzers. */
 export const enqueueBody = (c: Config): Json => {
@@ -53,20 +72,28 @@ export const enqueueRoutes: Route[] = [
     summary: 'Enqueue one webhook (202 once it is durably in Kafka)',
     access: 'enqueue',
     config: { from: 'param', name: 'config' },
-    request: { params: ConfigParam, body: enqueueBody, bodyRequired: true },
+    request: { params: ConfigParam, query: WaitQuery, body: enqueueBody, bodyRequired: true },
     responses: {
-      '202': { description: 'accepted', schema: EnqueueResponse, headers: { Location: { schema: { type: 'string' } } } },
-      '200': { description: 'duplicate idempotency_key: the first webhook', schema: EnqueueResponse },
+      '202': { description: 'accepted, durably in Kafka; no outcome yet', schema: EnqueueResponse, headers: { Location: { schema: { type: 'string' } }, ...waitHeaders } },
+      '200': {
+        description: 'duplicate idempotency_key (the first webhook), or the outcome of the first attempt the request waited for',
+        schema: EnqueueResponse,
+        headers: { Location: { schema: { type: 'string' } }, ...waitHeaders },
+      },
+      ...refusals,
     },
     handler: (d) => [
       limitBody(d.config.api.max_request_size),
       async (c) => {
         const configId = c.req.param('config')!;
         checkConfigId(configId);
+        const ms = requestedWait(c, d.config.api.sync_max_wait);
         const item = parseEnqueueBody(await c.req.text(), d.config.api);
-        const [r] = await d.enqueue(configId, [item]);
-        c.header('Location', `/webhooks/${r!.webhook_id}/status`);
-        return c.json({ webhook_id: r!.webhook_id, status: r!.status }, r!.status === 'duplicate' ? 200 : 202);
+        await checkOutstanding(d, configId);
+        const { items } = await enqueueMaybeWaiting(c, d, ms, (o) => d.enqueue(configId, [item], o));
+        const { endpoint: _e, ...r } = items[0]!;
+        c.header('Location', `/webhooks/${r.webhook_id}/status`);
+        return c.json(r, r.status === 'pending' ? 202 : 200);
       },
     ],
   },
@@ -79,18 +106,27 @@ export const enqueueRoutes: Route[] = [
     config: { from: 'param', name: 'config' },
     request: {
       params: ConfigParam,
+      query: WaitQuery,
       bodyRequired: true,
       body: (c) => ({ type: 'object', properties: { webhooks: { type: 'array', minItems: 1, maxItems: c.api.max_batch_size, items: enqueueBody(c) } }, required: ['webhooks'] }),
     },
-    responses: { '202': { description: 'accepted', schema: BatchResponse } },
+    responses: {
+      '202': { description: 'accepted, durably in Kafka', schema: BatchResponse, headers: waitHeaders },
+      '200': { description: 'the request waited and every webhook has its first outcome (or is a duplicate)', schema: BatchResponse, headers: waitHeaders },
+      ...refusals,
+    },
     handler: (d) => [
       limitBody(d.config.api.max_request_size),
       async (c) => {
         const configId = c.req.param('config')!;
         checkConfigId(configId);
-        const items = parseBatchBody(await c.req.text(), d.config.api);
-        const results = await d.enqueue(configId, items);
-        return c.json({ count: results.length, accepted: results.filter((r) => r.status === 'pending').length, results: results.map((r, index) => ({ index, ...r })) }, 202);
+        const ms = requestedWait(c, d.config.api.sync_max_wait);
+        const parsed = parseBatchBody(await c.req.text(), d.config.api);
+        await checkOutstanding(d, configId);
+        const { items, waited } = await enqueueMaybeWaiting(c, d, ms, (o) => d.enqueue(configId, parsed, o));
+        const accepted = items.filter((r) => r.status !== 'duplicate').length;
+        const settled = waited && !items.some((r) => r.status === 'pending');
+        return c.json({ count: items.length, accepted, results: items.map((r, index) => ({ index, ...r })) }, settled ? 200 : 202);
       },
     ],
   },
