@@ -27,6 +27,11 @@ export const ConfigSchema = z.object({
       false,
       'Take the client address of per-client limits (/incoming auth) from the last X-Forwarded-For entry; only behind a proxy that appends it, as anyone can send the header',
     ),
+    events: section({
+      max_subscribers: int(100, 'Most GET /webhooks/events streams open at once on one api process (503 above)', { min: 1 }),
+      poll_interval: duration('1s', 'How often the one shared poll behind GET /webhooks/events reads the listing of each watched config'),
+      heartbeat: duration('15s', 'Comment sent on an event stream when nothing changed for this long'),
+    }),
     auth: section({
       enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),
       rate_limit: num(1000, 'Requests per second per API key (token bucket per api instance; 0 = no limit)'),

@@ -28,6 +28,8 @@ const full: ApiDeps = {
   scripts: stub,
   transformers: stub,
   metrics: stub,
+  events: stub,
+  overview: stub,
 };
 
 type App = ReturnType<typeof createApiApp>;

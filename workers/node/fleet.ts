@@ -29,6 +29,8 @@ import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 import { withConsole } from './console';
+import { createChangeFeed } from '../../core/live/change-feed';
+import { fleetGauges } from './gauges';
 
 export type FleetParts = {
   config: Config;
@@ -187,6 +189,13 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
+    const events = createChangeFeed({
+      listing: hot,
+      maxSubscribers: config.api.events.max_subscribers,
+      intervalMs: config.api.events.poll_interval,
+      heartbeatMs: config.api.events.heartbeat,
+      onError: (e) => log.warn('event stream poll failed', { error: String(e) }),
+    });
     const app = createApiApp({
       config,
       enqueue,
@@ -207,6 +216,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       lua,
       remoteAddress: (c) => getConnInfo(c).remote.address,
       metrics: metrics.exposition,
+      events,
+      overview: { timeline: (now, w) => hot.timeline(now, w), gauges: () => fleetGauges(hot) },
     });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
@@ -224,7 +235,12 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const addr = server.address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${addr.port}`;
     const srv = server;
-    stops.unshift({ name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) }, { name: 'api producer', run: () => producer.close() });
+    // Open event streams end first, or the server's close would wait for them.
+    stops.unshift(
+      { name: 'event streams', run: async () => events.close() },
+      { name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) },
+      { name: 'api producer', run: () => producer.close() },
+    );
   }
   // After the api and the worker (stopped above), which record on it.
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
