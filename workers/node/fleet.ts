@@ -224,7 +224,12 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       // JSON 431 of core/http/middleware/limits.ts answers first.
       const serverOptions = { maxHeaderSize: Math.max(16_384, 2 * config.api.max_request_header_bytes + 4096) };
       // The operators' console and the Lab share the API's origin (docs/CONSOLE.md).
-      const fetch = withConsole(app.fetch, { auth: config.api.auth.enabled, server: roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api' });
+      const { base_delay, max_delay, jitter, max_deferrals } = config.retry;
+      const fetch = withConsole(app.fetch, {
+        auth: config.api.auth.enabled,
+        server: roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api',
+        retry: { base_delay, max_delay, jitter, max_deferrals },
+      });
       const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
