@@ -1,24 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, apiGet } from '../api';
-import type { DeadLetter, Status } from '../deliveries/types';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { apiPostJson } from './post';
-import { clock, describeHistory, span, type HistoryEntry, type RetryNumbers } from './sentences';
+import { Facts, LastResponse, Request, type FullDeadLetter, type FullStatus } from './parts';
+import { describeHistory, type RetryNumbers } from './sentences';
 import './inspector.css';
 
 // The Inspector: one webhook's story (GET /webhooks/:id/status), its request and last
 // response, retry now and replay as a new webhook. Every value is a text node.
 
-type FullStatus = Status & { history: HistoryEntry[] };
-type FullDeadLetter = DeadLetter & { last_status_code?: number | null; webhook?: { payload?: unknown; headers?: Record<string, string>; endpoint?: string } };
 type Props = { id: string; apiKey: string | null; retry: RetryNumbers | null; onUnauthorized: () => void };
 
 const DEAD = new Set(['failed', 'exhausted']);
-// The headers every delivery carries besides the webhook's own (docs/SIGNING.md).
-const SIGNED = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
-
-const payloadText = (p: unknown): string => (typeof p === 'string' ? p : JSON.stringify(p ?? null, null, 2));
 
 export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
   const [status, setStatus] = useState<FullStatus | null>(null);
@@ -35,7 +29,11 @@ export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
         if (!live) return;
         setStatus(s);
         setError(null);
-        if (DEAD.has(s.state)) apiGet<FullDeadLetter>(`/deadletter/${path}`, apiKey).then((d) => live && setDead(d), () => live && setDead(null));
+        if (DEAD.has(s.state))
+          apiGet<FullDeadLetter>(`/deadletter/${path}`, apiKey).then(
+            (d) => live && setDead(d),
+            () => live && setDead(null),
+          );
       },
       (e: ApiError) => {
         if (!live) return;
@@ -78,36 +76,7 @@ export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
       <h1 id="inspector-title">
         Webhook <code>{status.webhook_id}</code>
       </h1>
-      <dl class="facts">
-        <dt>State</dt>
-        <dd>
-          <span class={`state state-${status.state}`}>{status.state}</span>
-          {status.held ? ` (held: ${status.held})` : ''}
-          {status.dead_reason ? ` (${status.dead_reason})` : ''}
-        </dd>
-        <dt>Config</dt>
-        <dd>{status.config_id}</dd>
-        <dt>Endpoint</dt>
-        <dd class="endpoint">{status.endpoint}</dd>
-        <dt>Attempts</dt>
-        <dd>
-          {status.attempts} of {status.max_attempts}
-        </dd>
-        <dt>Created</dt>
-        <dd>{status.created_at}</dd>
-        <dt>Next try</dt>
-        <dd>{status.next_retry_at ?? '—'}</dd>
-        {status.replay_of && (
-          <>
-            <dt>Replay of</dt>
-            <dd>
-              <a href={`/console/webhooks/${encodeURIComponent(status.replay_of)}`} onClick={(e) => (e.preventDefault(), navigate(`/console/webhooks/${encodeURIComponent(status.replay_of!)}`))}>
-                {status.replay_of}
-              </a>
-            </dd>
-          </>
-        )}
-      </dl>
+      <Facts status={status} />
 
       <h2>What happened (times in UTC)</h2>
       {status.history.length === 0 ? (
@@ -142,47 +111,8 @@ export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
       </p>
 
       <div class="panes">
-        <section aria-labelledby="req-title">
-          <h2 id="req-title">The request</h2>
-          <p>
-            <code>POST {status.endpoint}</code>
-          </p>
-          <h3>Headers</h3>
-          <table class="req-headers">
-            <caption class="visually-hidden">Headers of the request</caption>
-            <tbody>
-              {SIGNED.map((h) => (
-                <tr key={h}>
-                  <th scope="row">{h}</th>
-                  <td>{h === 'webhook-id' ? status.webhook_id : 'set at each attempt: the signature covers id, timestamp and body (the secret is never shown)'}</td>
-                </tr>
-              ))}
-              {Object.entries(dead?.webhook?.headers ?? {}).map(([k, v]) => (
-                <tr key={k}>
-                  <th scope="row">{k}</th>
-                  <td>{v}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <h3>Body</h3>
-          {dead?.webhook ? <pre data-testid="payload">{payloadText(dead.webhook.payload)}</pre> : <p>The body is kept in Kafka while the webhook is under way; it shows here once the webhook is dead-lettered.</p>}
-        </section>
-        <section aria-labelledby="res-title">
-          <h2 id="res-title">The last response</h2>
-          {last ? (
-            <>
-              <p>
-                {last.status_code !== null ? `HTTP ${last.status_code}` : (last.error ?? 'no response')} after {span(last.duration_ms)}, at {clock(last.at)} UTC
-                {last.retry_after ? `, Retry-After ${last.retry_after}` : ''}
-              </p>
-              <h3>First bytes</h3>
-              <pre data-testid="response">{dead?.last_response ?? (last as { response?: string }).response ?? '(empty)'}</pre>
-            </>
-          ) : (
-            <p>No response yet.</p>
-          )}
-        </section>
+        <Request status={status} dead={dead} />
+        <LastResponse last={last} dead={dead} />
       </div>
     </section>
   );
