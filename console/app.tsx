@@ -71,7 +71,15 @@ export const App = () => {
   else if (!info && page.api) body = <p>Loading…</p>;
   else if (needsKey) body = <Login onKey={signIn} notice={notice} />;
   else if (page.path === '/lab') body = <LabPage />;
-  else if (page === INSPECTOR) body = <Inspector id={decodeURIComponent(INSPECTED.exec(path)![1]!)} apiKey={info!.auth ? key : null} retry={info!.retry ?? null} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
+  else if (page === INSPECTOR)
+    body = (
+      <Inspector
+        id={decodeURIComponent(INSPECTED.exec(path)![1]!)}
+        apiKey={info!.auth ? key : null}
+        retry={info!.retry ?? null}
+        onUnauthorized={() => signOut('The server refused the key: sign in again.')}
+      />
+    );
   else if (page.path === '/console/overview') body = <Overview apiKey={info!.auth ? key : null} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
   else body = <Deliveries apiKey={info!.auth ? key : null} query={query} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
 

@@ -126,7 +126,11 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
       </p>
       {configId && (
         <p class={`live live-${live}`} data-testid="live">
-          {live === 'live' ? 'Live: new deliveries and state changes appear as they happen.' : live === 'connecting' ? 'Connecting to live updates…' : 'Live updates are off; reconnecting.'}
+          {live === 'live'
+            ? 'Live: new deliveries and state changes appear as they happen.'
+            : live === 'connecting'
+              ? 'Connecting to live updates…'
+              : 'Live updates are off; reconnecting.'}
         </p>
       )}
       {error && (
@@ -155,7 +159,12 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
             {page.items.map((r) => [
               <tr key={r.webhook_id}>
                 <td>
-                  <a class="inspect" href={`/console/webhooks/${encodeURIComponent(r.webhook_id)}`} onClick={(e) => (e.preventDefault(), navigate(`/console/webhooks/${encodeURIComponent(r.webhook_id)}`))} aria-label={`Inspect ${r.webhook_id}`}>
+                  <a
+                    class="inspect"
+                    href={`/console/webhooks/${encodeURIComponent(r.webhook_id)}`}
+                    onClick={(e) => (e.preventDefault(), navigate(`/console/webhooks/${encodeURIComponent(r.webhook_id)}`))}
+                    aria-label={`Inspect ${r.webhook_id}`}
+                  >
                     Inspect
                   </a>{' '}
                   <button

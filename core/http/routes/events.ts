@@ -7,7 +7,7 @@ import { CONFIG_ID } from '../../domain/config-id';
 import type { Route } from '../route';
 import { statusRow } from './webhooks';
 
-// GET /webhooks/events: the listing's changes as server-sent events (docs/API.md, Live
+// GET /webhooks/events: the listing's changes as server-sent events (docs/CONSOLE.md, Live
 // updates). Every subscriber shares the process's one poll (core/live/change-feed.ts).
 
 const EventsQuery = (c: { api: { max_endpoint_length: number } }) =>

@@ -4,7 +4,7 @@ import { TIMELINE_WINDOWS, type TimelineWindow } from '../../domain/timeline';
 import { ValidationError } from '../../errors/errors';
 import type { Route } from '../route';
 
-// GET /stats/timeline and GET /stats/gauges: what the console's Overview draws (docs/API.md,
+// GET /stats/timeline and GET /stats/gauges: what the console's Overview draws (docs/CONSOLE.md,
 // Overview). Counters come from the hot state; a gauge this process cannot read cheaply is
 // null ("not available from this process"), never an estimate.
 
