@@ -20,7 +20,8 @@ export const Chart = ({ timeline, title }: { timeline: Timeline; title: string }
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
       scales: { y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
       axes: [{}, { label: timeline.bucket_seconds === 60 ? 'per minute' : 'per 15 minutes' }],
-      series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } }))],
+      legend: { live: false },
+      series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.color, fill: `${s.color}1a`, width: 2, points: { show: false } }))],
     };
     plot.current = new uPlot(opts, data(timeline), el);
     return () => {
