@@ -121,3 +121,24 @@ describe('live updates and the timeline', () => {
     expect(g).toEqual({ retry_queue: 0, in_flight: null, slow_lane: null, consumer_lag: null, open_circuits: null });
   });
 });
+
+describe('live updates with API keys', () => {
+  let f: TestFleet;
+  beforeAll(async () => {
+    f = await startTestFleet('memory', { roles: { api: true, worker: false, scheduler: false }, overrides: { 'api.auth.enabled': true, 'api.events.poll_interval': 50 } });
+    await f.fleet.security!.ready;
+  });
+  afterAll(() => f?.stop());
+
+  it("needs the read scope, and a key bound to config A streams A's webhooks only", async () => {
+    const bound = (await f.fleet.security!.keys!.create({ name: 'bound', scopes: ['read'], config_ids: ['cfg-a'] })).key;
+    const enq = (await f.fleet.security!.keys!.create({ name: 'enq', scopes: ['enqueue'] })).key;
+    const get = (config: string, key?: string) => fetch(`${f.baseUrl}/webhooks/events?config_id=${config}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    expect((await get('cfg-a')).status).toBe(401);
+    expect((await get('cfg-a', enq)).status).toBe(403);
+    expect((await get('cfg-b', bound)).status).toBe(403);
+    const ok = await get('cfg-a', bound);
+    expect(ok.status).toBe(200);
+    await ok.body?.cancel();
+  });
+});
