@@ -8,7 +8,15 @@ import { describeEntry, span, type HistoryEntry } from '../../console/inspector/
 
 const retry = ConfigSchema.parse({}).retry;
 const p = { base_delay: retry.base_delay, max_delay: retry.max_delay, jitter: retry.jitter, max_deferrals: retry.max_deferrals };
-const entry = (e: Partial<HistoryEntry>): HistoryEntry => ({ attempt: 1, at: '2026-03-01T12:01:03.000Z', outcome: 'retry', status_code: 503, error: 'HTTP 503', duration_ms: 1200, ...e });
+const entry = (e: Partial<HistoryEntry>): HistoryEntry => ({
+  attempt: 1,
+  at: '2026-03-01T12:01:03.000Z',
+  outcome: 'retry',
+  status_code: 503,
+  error: 'HTTP 503',
+  duration_ms: 1200,
+  ...e,
+});
 
 describe('inspector sentences', () => {
   it('tells a retried attempt with its backoff, the real policy numbers and when the next try is', () => {
@@ -32,7 +40,11 @@ describe('inspector sentences', () => {
   });
 
   it('tells an open circuit as parked until the probe time, no attempt spent', () => {
-    const s = describeEntry(entry({ attempt: 5, outcome: 'held', held: 'circuit_open', status_code: null, error: null, duration_ms: 0, next_retry_at: '2026-03-01T12:06:00.000Z' }), p, 20);
+    const s = describeEntry(
+      entry({ attempt: 5, outcome: 'held', held: 'circuit_open', status_code: null, error: null, duration_ms: 0, next_retry_at: '2026-03-01T12:06:00.000Z' }),
+      p,
+      20,
+    );
     expect(s).toBe('At 12:01:03, circuit open: parked until 12:06:00, no attempt spent.');
     const rl = describeEntry(entry({ outcome: 'held', held: 'rate_limited', next_retry_at: '2026-03-01T12:01:04.000Z' }), p, 20);
     expect(rl).toBe("At 12:01:03, the endpoint's rate limit was reached: parked until 12:01:04, no attempt spent.");
@@ -43,13 +55,23 @@ describe('inspector sentences', () => {
     expect(describeEntry(entry({ attempt: 3, outcome: 'exhausted', status_code: 500 }), p, 3)).toBe(
       'Attempt 3 at 12:01:03 got 500 after 1.2 s: that was the last of 3 attempts: dead-lettered (exhausted).',
     );
-    expect(describeEntry(entry({ outcome: 'unrecoverable', status_code: 400 }), p, 20)).toBe('Attempt 1 at 12:01:03 got 400 after 1.2 s: the status is not retryable: dead-lettered.');
-    expect(describeEntry(entry({ status_code: null, error: 'timeout: no response in 5 s', duration_ms: 5000, next_retry_at: '2026-03-01T12:01:13.000Z', deferrals: 0 }), p, 20)).toBe(
-      'Attempt 1 at 12:01:03 failed (timeout: no response in 5 s) after 5 s; the next try is at 12:01:13, 10 s later: backoff 10 s × 2⁰ ± 20 %.',
+    expect(describeEntry(entry({ outcome: 'unrecoverable', status_code: 400 }), p, 20)).toBe(
+      'Attempt 1 at 12:01:03 got 400 after 1.2 s: the status is not retryable: dead-lettered.',
     );
+    expect(
+      describeEntry(entry({ status_code: null, error: 'timeout: no response in 5 s', duration_ms: 5000, next_retry_at: '2026-03-01T12:01:13.000Z', deferrals: 0 }), p, 20),
+    ).toBe('Attempt 1 at 12:01:03 failed (timeout: no response in 5 s) after 5 s; the next try is at 12:01:13, 10 s later: backoff 10 s × 2⁰ ± 20 %.');
   });
 
   it('writes durations the way people say them', () => {
-    expect([span(850), span(1234), span(40_000), span(120_000), span(90_000), span(3 * 3_600_000), span(3_900_000)]).toEqual(['850 ms', '1.2 s', '40 s', '2 min', '1 min 30 s', '3 h', '1 h 5 min']);
+    expect([span(850), span(1234), span(40_000), span(120_000), span(90_000), span(3 * 3_600_000), span(3_900_000)]).toEqual([
+      '850 ms',
+      '1.2 s',
+      '40 s',
+      '2 min',
+      '1 min 30 s',
+      '3 h',
+      '1 h 5 min',
+    ]);
   });
 });
