@@ -111,7 +111,7 @@ export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
       </p>
 
       <div class="panes">
-        <Request status={status} dead={dead} />
+        <Request status={status} dead={dead} last={last} />
         <LastResponse last={last} dead={dead} />
       </div>
     </section>

@@ -4,7 +4,8 @@ import { clock, span, type HistoryEntry } from './sentences';
 
 // The Inspector's panels: the webhook's facts, the request, the last response (text only).
 
-export type FullStatus = Status & { history: (HistoryEntry & { response?: string })[] };
+export type Entry = HistoryEntry & { response?: string; signed?: Record<string, string> };
+export type FullStatus = Status & { history: Entry[] };
 export type FullDeadLetter = {
   last_response?: string | null;
   last_status_code?: number | null;
@@ -13,6 +14,14 @@ export type FullDeadLetter = {
 
 // The headers every delivery carries besides the webhook's own (docs/SIGNING.md).
 const SIGNED = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
+const UNKNOWN = 'set at each attempt: the signature covers id, timestamp and body (the secret is never shown)';
+
+/** The signing headers of the last attempt as sent, where its history entry kept them. */
+const signing = (id: string, last: Entry | undefined): [string, string][] => {
+  const kept = last?.signed ?? {};
+  const names = [...SIGNED, ...Object.keys(kept).filter((k) => !SIGNED.includes(k))];
+  return names.map((h) => [h, h === 'webhook-id' ? id : (kept[h] ?? UNKNOWN)]);
+};
 
 const payloadText = (p: unknown): string => (typeof p === 'string' ? p : JSON.stringify(p ?? null, null, 2));
 
@@ -54,20 +63,20 @@ export const Facts = ({ status }: { status: FullStatus }) => (
   </dl>
 );
 
-export const Request = ({ status, dead }: { status: FullStatus; dead: FullDeadLetter | null }) => (
+export const Request = ({ status, dead, last }: { status: FullStatus; dead: FullDeadLetter | null; last: Entry | undefined }) => (
   <section aria-labelledby="req-title">
     <h2 id="req-title">The request</h2>
     <p>
       <code>POST {status.endpoint}</code>
     </p>
-    <h3>Headers</h3>
+    <h3>Headers{last?.signed ? ' (signing headers of the last attempt)' : ''}</h3>
     <table class="req-headers">
       <caption class="visually-hidden">Headers of the request</caption>
       <tbody>
-        {SIGNED.map((h) => (
+        {signing(status.webhook_id, last).map(([h, v]) => (
           <tr key={h}>
             <th scope="row">{h}</th>
-            <td>{h === 'webhook-id' ? status.webhook_id : 'set at each attempt: the signature covers id, timestamp and body (the secret is never shown)'}</td>
+            <td data-testid={`header-${h}`}>{v}</td>
           </tr>
         ))}
         {Object.entries(dead?.webhook?.headers ?? {}).map(([k, v]) => (
@@ -82,12 +91,12 @@ export const Request = ({ status, dead }: { status: FullStatus; dead: FullDeadLe
     {dead?.webhook ? (
       <pre data-testid="payload">{payloadText(dead.webhook.payload)}</pre>
     ) : (
-      <p>The body is kept in Kafka while the webhook is under way; it shows here once the webhook is dead-lettered.</p>
+      <p>The body is not kept in the hot state (only in Kafka); it shows here once the webhook is dead-lettered, from its dead letter.</p>
     )}
   </section>
 );
 
-export const LastResponse = ({ last, dead }: { last: (HistoryEntry & { response?: string }) | undefined; dead: FullDeadLetter | null }) => (
+export const LastResponse = ({ last, dead }: { last: Entry | undefined; dead: FullDeadLetter | null }) => (
   <section aria-labelledby="res-title">
     <h2 id="res-title">The last response</h2>
     {last ? (

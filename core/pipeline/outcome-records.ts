@@ -78,6 +78,7 @@ export const attemptRecords = (o: Attempted, ns: string) => {
     deferrals: decision.kind === 'retry' ? decision.next.deferrals : w.deferrals,
     ...(r.kind === 'response' && r.retryAfter ? { retry_after: r.retryAfter } : {}),
     ...(r.kind === 'response' && r.bodySnippet ? { response: r.bodySnippet.slice(0, RESPONSE_SNIPPET_BYTES) } : {}),
+    ...(r.kind === 'response' && r.signed ? { signed: r.signed } : {}),
   };
   return { result, status, attempt };
 };

@@ -106,6 +106,9 @@ describe('console: Overview, live Deliveries, Inspector (howk-dev, auth off)', (
     expect(lines[1]).toMatch(/^Attempt 2 at .* got 503 .*; the next try is at .*, 600 ms later: backoff 300 ms × 2¹\.$/);
     expect(lines[2]).toMatch(/^Attempt 3 at .* got 200 after .*: delivered\.$/);
     expect(await page.getByTestId('response').textContent()).toBe('ok');
+    // The signature header as the last attempt sent it (howk-dev signs with its default secret).
+    expect(await page.getByTestId('header-webhook-signature').textContent()).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+    expect(await page.getByTestId('header-webhook-timestamp').textContent()).toMatch(/^\d{10}$/);
     await expectAccessible(page);
     await screenshot(page, 'inspector');
 

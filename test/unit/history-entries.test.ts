@@ -38,6 +38,14 @@ describe('status history entries', () => {
     expect(e.response).toHaveLength(256);
   });
 
+  it('keeps the signing headers the pipeline sent (HMAC values, never a secret)', () => {
+    const signed = { 'webhook-timestamp': '1772366463', 'webhook-signature': 'v1,abc=' };
+    const w = webhook({ attempt: 0 });
+    const r = { ...response(200), signed };
+    const decision = decide(w, classify({ kind: 'response', status: 200, retryAfter: null }, T), T, policy, 0.5);
+    expect(attemptRecords({ webhook: w, response: r, at: T, decision }, '1').attempt.signed).toEqual(signed);
+  });
+
   it('a 429 deferral keeps the Retry-After as sent and the deferrals spent with it', () => {
     const e = recordOf(webhook({ attempt: 1, deferrals: 3 }), response(429, '30'));
     expect(e).toMatchObject({ outcome: 'deferred', retry_after: '30', deferrals: 4, next_retry_at: new Date(T + 30_000).toISOString() });
