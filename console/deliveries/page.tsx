@@ -58,12 +58,18 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
   }, [configId, state, cursor, apiKey, tick]);
 
   // Live updates: a changed row is replaced where it is; a new one goes on top of the first page.
+  const [seen, setSeen] = useState({ added: 0, changed: 0 });
+  useEffect(() => setSeen({ added: 0, changed: 0 }), [configId, state]);
   const live = useLiveRows(configId, state, apiKey, (r) =>
     setPage((p) => {
       if (!p) return p;
       const i = p.items.findIndex((x) => x.webhook_id === r.webhook_id);
-      if (i >= 0) return { ...p, items: p.items.map((x, j) => (j === i ? r : x)) };
+      if (i >= 0) {
+        setSeen((n) => ({ ...n, changed: n.changed + 1 }));
+        return { ...p, items: p.items.map((x, j) => (j === i ? r : x)) };
+      }
       if (cursorRef.current !== null) return p;
+      setSeen((n) => ({ ...n, added: n.added + 1 }));
       return { ...p, items: [r, ...p.items], count: p.count + 1 };
     }),
   );
@@ -125,12 +131,13 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
               : ''}
       </p>
       {configId && (
-        <p class={`live live-${live}`} data-testid="live">
+        <p class={`live live-${live}`} data-testid="live" aria-live="polite">
           {live === 'live'
             ? 'Live: new deliveries and state changes appear as they happen.'
             : live === 'connecting'
               ? 'Connecting to live updates…'
               : 'Live updates are off; reconnecting.'}
+          {seen.added + seen.changed > 0 && ` Since loaded: ${seen.added} new, ${seen.changed} changed.`}
         </p>
       )}
       {error && (

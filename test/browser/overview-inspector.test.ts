@@ -82,6 +82,7 @@ describe('console: Overview, live Deliveries, Inspector (howk-dev, auth off)', (
     const row = page.getByRole('row', { name: new RegExp(body.webhook_id) });
     await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('delivered');
+    await expect.poll(() => page.getByTestId('live').textContent()).toMatch(/Since loaded: 1 new, [1-9]\d* changed\./);
     // The same document: nothing reloaded the page.
     expect(await page.evaluate(() => (window as { __marker?: number }).__marker)).toBe(1);
     await expectAccessible(page);
