@@ -2,7 +2,11 @@
 
 const KEY = 'howk.console.apiKey';
 
-export type ServerInfo = { auth: boolean; server: string };
+export type ServerInfo = {
+  auth: boolean;
+  server: string;
+  /** The retry policy (the Inspector's sentences). */ retry?: { base_delay: number; max_delay: number; jitter: number; max_deferrals: number };
+};
 
 export const serverInfo = async (): Promise<ServerInfo> => {
   const r = await fetch('/console/env.json');

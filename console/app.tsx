@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { serverInfo, storedKey, storeKey, type ServerInfo } from './api';
 import { Deliveries } from './deliveries/page';
 import { Help } from './help';
+import { Inspector } from './inspector/page';
+import { Overview } from './overview/page';
 import { useShortcuts } from './keys';
 import { LabPage } from './lab/page';
 import { Login } from './login';
@@ -11,13 +13,19 @@ import { navigate, useLocation } from './router';
 // behind the login when the server has auth on; the Lab runs in the browser and needs none.
 
 const PAGES = [
+  { path: '/console/overview', label: 'Overview', api: true },
   { path: '/console/deliveries', label: 'Deliveries', api: true },
   { path: '/lab', label: 'Lab', api: false },
 ] as const;
 
+// The Inspector of one webhook (/console/webhooks/<id>) is opened from a row, not the navigation.
+const INSPECTOR = { path: '/console/webhooks', label: 'Inspector', api: true } as const;
+const INSPECTED = /^\/console\/webhooks\/([^/]+)$/;
+
 const pageOf = (path: string) => {
-  if (path === '/console') return PAGES[0];
-  if (path === '/console/lab') return PAGES[1];
+  if (path === '/console') return PAGES.find((p) => p.path === '/console/overview');
+  if (path === '/console/lab') return PAGES.find((p) => p.path === '/lab');
+  if (INSPECTED.test(path)) return INSPECTOR;
   return PAGES.find((p) => p.path === path);
 };
 
@@ -40,6 +48,7 @@ export const App = () => {
 
   useShortcuts('Everywhere', [
     { key: '?', label: 'Show this help', run: () => setHelp(true) },
+    { key: 'o', label: 'Go to the Overview', run: () => navigate('/console/overview') },
     { key: 'd', label: 'Go to Deliveries', run: () => navigate('/console/deliveries') },
     { key: 'l', label: 'Go to the Lab', run: () => navigate('/lab') },
   ]);
@@ -62,6 +71,16 @@ export const App = () => {
   else if (!info && page.api) body = <p>Loading…</p>;
   else if (needsKey) body = <Login onKey={signIn} notice={notice} />;
   else if (page.path === '/lab') body = <LabPage />;
+  else if (page === INSPECTOR)
+    body = (
+      <Inspector
+        id={decodeURIComponent(INSPECTED.exec(path)![1]!)}
+        apiKey={info!.auth ? key : null}
+        retry={info!.retry ?? null}
+        onUnauthorized={() => signOut('The server refused the key: sign in again.')}
+      />
+    );
+  else if (page.path === '/console/overview') body = <Overview apiKey={info!.auth ? key : null} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
   else body = <Deliveries apiKey={info!.auth ? key : null} query={query} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
 
   return (

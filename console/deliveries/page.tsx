@@ -3,6 +3,7 @@ import { ApiError, apiGet } from '../api';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { Details } from './details';
+import { useLiveRows } from './live';
 import { STATES, type Page } from './types';
 
 // Deliveries: GET /webhooks of one config, filtered by state, a page at a time. Every value
@@ -55,6 +56,25 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
       .finally(() => live && setLoading(false));
     return () => void (live = false);
   }, [configId, state, cursor, apiKey, tick]);
+
+  // Live updates: a changed row is replaced where it is; a new one goes on top of the first page.
+  const [seen, setSeen] = useState({ added: 0, changed: 0 });
+  useEffect(() => setSeen({ added: 0, changed: 0 }), [configId, state]);
+  const live = useLiveRows(configId, state, apiKey, (r) =>
+    setPage((p) => {
+      if (!p) return p;
+      const i = p.items.findIndex((x) => x.webhook_id === r.webhook_id);
+      if (i >= 0) {
+        setSeen((n) => ({ ...n, changed: n.changed + 1 }));
+        return { ...p, items: p.items.map((x, j) => (j === i ? r : x)) };
+      }
+      if (cursorRef.current !== null) return p;
+      setSeen((n) => ({ ...n, added: n.added + 1 }));
+      return { ...p, items: [r, ...p.items], count: p.count + 1 };
+    }),
+  );
+  const cursorRef = useRef(cursor);
+  cursorRef.current = cursor;
 
   const next = () => page?.next_cursor && setCursors([...cursors, page.next_cursor]);
   const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
@@ -110,6 +130,16 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
               ? `${page.count} deliveries on this page (page ${cursors.length}).`
               : ''}
       </p>
+      {configId && (
+        <p class={`live live-${live}`} data-testid="live" aria-live="polite">
+          {live === 'live'
+            ? 'Live: new deliveries and state changes appear as they happen.'
+            : live === 'connecting'
+              ? 'Connecting to live updates…'
+              : 'Live updates are off; reconnecting.'}
+          {seen.added + seen.changed > 0 && ` Since loaded: ${seen.added} new, ${seen.changed} changed.`}
+        </p>
+      )}
       {error && (
         <p role="alert" class="error">
           {error}
@@ -136,6 +166,14 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
             {page.items.map((r) => [
               <tr key={r.webhook_id}>
                 <td>
+                  <a
+                    class="inspect"
+                    href={`/console/webhooks/${encodeURIComponent(r.webhook_id)}`}
+                    onClick={(e) => (e.preventDefault(), navigate(`/console/webhooks/${encodeURIComponent(r.webhook_id)}`))}
+                    aria-label={`Inspect ${r.webhook_id}`}
+                  >
+                    Inspect
+                  </a>{' '}
                   <button
                     type="button"
                     class="link"

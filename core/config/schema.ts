@@ -38,6 +38,11 @@ export const ConfigSchema = z.object({
     outstanding_overrides: intMap('Per-config bounds of outstanding webhooks in place of max_outstanding_per_config (0 = no bound for that config), e.g. {"tenant-a": 50000}'),
     sync_max_wait: duration('10s', 'Longest an enqueue may wait for the first attempt (?wait=, Prefer: wait=); a longer wait is cut to this'),
     sync_max_waiting: int(1000, 'Enqueue requests waiting for a first attempt at once per api instance; past it, a request asking to wait is answered at once (Howk-Wait: busy)'),
+    events: section({
+      max_subscribers: int(100, 'Most GET /webhooks/events streams open at once on one api process (503 above)', { min: 1 }),
+      poll_interval: duration('1s', 'How often the one shared poll behind GET /webhooks/events reads the listing of each watched config'),
+      heartbeat: duration('15s', 'Comment sent on an event stream when nothing changed for this long'),
+    }),
     auth: section({
       enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),
       rate_limit: num(1000, 'Requests per second per API key (token bucket per api instance; 0 = no limit)'),

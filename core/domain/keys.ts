@@ -45,6 +45,8 @@ export const keys = {
   endpointQueued: (endpointHash: string) => `endpoint_queued:${endpointHash}`,
   stats: (name: string, hourBucket: string) => `stats:${name}:${hourBucket}`,
   endpointsHll: (hourBucket: string) => `hll:endpoints:${hourBucket}`,
+  /** Outcome counters of one timeline bucket (hash, field: stat name): `timeline:60:<start ms>`. */
+  timeline: (bucketSeconds: number, startMs: number) => `timeline:${bucketSeconds}:${startMs}`,
   /** 'paused' or 'draining' for an endpoint hash or a config id. */
   pause: (kind: 'endpoint' | 'config', id: string) => `paused:${kind}:${id}`,
   /** Webhooks held while paused, in arrival order. */

@@ -28,14 +28,27 @@ export const AttemptOutcome = z.enum([
 ]);
 export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
 
-/** One HTTP attempt, as kept in the status history (the last 20). */
+/** How much of a response body an attempt record keeps (GET /webhooks/:id/status, the console's Inspector). */
+export const RESPONSE_SNIPPET_BYTES = 256;
+
+/**
+ * One HTTP attempt, as kept in the status history (the last 20), or a hold that spent no
+ * attempt (`outcome: 'held'`: an open circuit or the endpoint's rate limit parked it).
+ * The optional fields are absent from records written before they existed.
+ */
 export const AttemptRecord = z.object({
   attempt: z.number().int(),
   at: z.string(),
-  outcome: AttemptOutcome,
+  outcome: z.union([AttemptOutcome, z.literal('held')]),
   status_code: z.number().int().nullable(),
   error: z.string().nullable(),
   duration_ms: z.number(),
+  next_retry_at: z.string().nullable().optional().describe('When the next try was scheduled (null: none)'),
+  deferrals: z.number().int().optional().describe('429 deferrals spent once this attempt was decided'),
+  retry_after: z.string().optional().describe("The response's Retry-After header, as sent"),
+  response: z.string().optional().describe(`The first ${RESPONSE_SNIPPET_BYTES} bytes of the response body`),
+  held: z.enum(['circuit_open', 'rate_limited']).optional().describe("Why a 'held' entry spent no attempt"),
+  signed: z.record(z.string(), z.string()).optional().describe('webhook-timestamp and the signature headers as sent (HMAC values; never the secret)'),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
 

@@ -4,9 +4,11 @@ import type { Enqueuer } from '../pipeline/enqueue';
 import type { Logger } from '../ports/logger';
 import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
-import type { DeadLetterStore, OutstandingCounter, StatsReader, StatusReader, WebhookListing } from '../ports/hot-state';
+import type { DeadLetterStore, OutstandingCounter, StatsReader, StatusReader, TimelineReader, WebhookListing } from '../ports/hot-state';
 import type { DoorMeter } from '../metrics/door';
 import type { SyncWaits } from '../pipeline/sync-wait';
+import type { ChangeFeed } from '../live/change-feed';
+import type { Gauges } from './routes/overview';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { KeyService } from '../security/key-service';
@@ -66,4 +68,8 @@ export type ApiDeps = {
   door?: DoorMeter;
   /** GET /metrics: the process's metrics as Prometheus text (the host renders them). */
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** GET /webhooks/events: the process's one shared poll of the listing (core/live/change-feed.ts). */
+  events?: ChangeFeed;
+  /** GET /stats/timeline and /stats/gauges (the console's Overview). */
+  overview?: TimelineReader & { gauges(): Promise<Gauges> };
 };

@@ -12,6 +12,8 @@ import { scriptRoutes } from './routes/scripts';
 import { secretRoutes } from './routes/secrets';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
+import { eventRoutes } from './routes/events';
+import { overviewRoutes } from './routes/overview';
 
 /** Every HTTP route, in the order of the OpenAPI document; one file per concept under routes/. */
 export const ROUTES: readonly Route[] = [
@@ -28,4 +30,6 @@ export const ROUTES: readonly Route[] = [
   ...secretRoutes,
   ...scriptRoutes,
   ...incomingRoutes,
+  ...eventRoutes,
+  ...overviewRoutes,
 ];

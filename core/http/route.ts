@@ -15,7 +15,7 @@ export type Method = 'get' | 'post' | 'put' | 'delete';
  * Optional dependencies of ApiDeps a route can need. A runtime that lacks one does not mount
  * the route, and its /openapi.json leaves it out (core/http/runtimes.ts).
  */
-export type Capability = 'listing' | 'redrive' | 'guards' | 'keyAdmin' | 'configSecrets' | 'scripts' | 'transformers' | 'metrics' | 'outstanding';
+export type Capability = 'listing' | 'redrive' | 'guards' | 'keyAdmin' | 'configSecrets' | 'scripts' | 'transformers' | 'metrics' | 'outstanding' | 'events' | 'overview';
 
 /**
  * Where the config of a request is, for a key bound to configs: a path parameter, a query
@@ -77,6 +77,8 @@ const HAS: Record<Capability, (d: ApiDeps) => boolean> = {
   transformers: (d) => d.transformers !== undefined,
   metrics: (d) => d.metrics !== undefined,
   outstanding: (d) => d.outstanding !== undefined,
+  events: (d) => d.events !== undefined,
+  overview: (d) => d.overview !== undefined,
 };
 
 export const hasCapabilities = (d: ApiDeps, needs: readonly Capability[] = []): boolean => needs.every((n) => HAS[n](d));

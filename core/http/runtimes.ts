@@ -8,7 +8,7 @@ import { routeKey, type Capability, type Route } from './route';
 
 export type RuntimeName = 'howk-api' | 'howk-dev' | 'edge';
 
-const ALL: readonly Capability[] = ['listing', 'redrive', 'guards', 'keyAdmin', 'configSecrets', 'scripts', 'transformers', 'outstanding'];
+const ALL: readonly Capability[] = ['listing', 'redrive', 'guards', 'keyAdmin', 'configSecrets', 'scripts', 'transformers', 'outstanding', 'events', 'overview'];
 
 export const RUNTIMES: Record<RuntimeName, { capabilities: readonly Capability[]; /** Routes it serves with a handler of its own. */ implements?: readonly string[] }> = {
   'howk-api': { capabilities: ALL },

@@ -3,6 +3,8 @@ import { HISTORY_LIMIT, TERMINAL_STATES, type AttemptRecord, type WebhookStatus 
 import { hourBucket } from '../domain/time';
 import type { Clock } from '../ports/clock';
 import { MemoryRecovery, type MemoryTables } from './recovery';
+import { MemoryTimeline } from './timeline';
+import type { TimelineWindow } from '../domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../ports/hot-state';
 
 // howk-dev's hot state: the same semantics as the Redis adapter (LWW status, leased
@@ -21,6 +23,7 @@ export class MemoryHotState implements HotState {
   private endpoints = new Map<string, Expiring<Set<string>>>();
   /** Per config, its webhooks whose stored status is not terminal (what Redis's state indexes give). */
   private outstanding = new Map<string, Set<string>>();
+  private readonly timelines = new MemoryTimeline();
 
   constructor(
     private readonly ttls: HotTtls,
@@ -72,6 +75,7 @@ export class MemoryHotState implements HotState {
     for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
     for (const id of batch.ended ?? []) this.retries.delete(id);
     if (batch.stats) {
+      this.timelines.add(batch.stats, now);
       const bucket = hourBucket(batch.stats.at);
       for (const [name, n] of Object.entries(batch.stats.counts)) {
         if (!n) continue;
@@ -151,6 +155,10 @@ export class MemoryHotState implements HotState {
     }
     out.unique_endpoints = seen.size;
     return out;
+  }
+
+  async timeline(now: number, window: TimelineWindow) {
+    return this.timelines.read(now, window);
   }
 
   async ping(): Promise<void> {}

@@ -112,6 +112,10 @@ export const createAttempter = (d: AttemptDeps) => {
   const secretEnv = (name: string): string | undefined => d.lua?.env(name);
   type Target = { url: string; headers: Record<string, string> };
 
+  // What the Inspector shows of the signing: HMAC outputs and the timestamp, never a secret.
+  const SIGNED = ['webhook-timestamp', 'webhook-signature', 'x-webhook-signature'];
+  const signedOf = (sig: Record<string, string>) => Object.fromEntries(SIGNED.filter((k) => sig[k] !== undefined).map((k) => [k, sig[k]!]));
+
   const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
@@ -145,7 +149,7 @@ export const createAttempter = (d: AttemptDeps) => {
           d.stages.stage('sent', written - admittedAt);
           d.stages.stage('responded', d.clock.now() - written);
         }
-        return r;
+        return r.kind === 'response' ? { ...r, signed: signedOf(sig) } : r;
       });
     } catch (e) {
       // Nothing left this process: a secret that cannot sign, or a local fault; never the endpoint's doing.

@@ -9,7 +9,8 @@ import { createAttempter, type AttemptDeps, type Lane, type Step } from './attem
 import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from '../ports/logger';
-import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
+import { attemptRecords, deadLetterValue, heldEntry, invalidRecordValue, snapshotValue } from './outcome-records';
+import type { AttemptRecord } from '../domain/status';
 import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
@@ -68,9 +69,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const ended: string[] = [];
     const counts: Partial<Record<StatName, number>> = {};
     const count = (n: StatName) => (counts[n] = (counts[n] ?? 0) + 1);
-    const hold = (w: Webhook, at: number, fields: Omit<StatusPatch, 'webhook_id' | 'updated_at_ns'>): StatusPatch => {
+    const hold = (w: Webhook, at: number, fields: Omit<StatusPatch, 'webhook_id' | 'updated_at_ns'>, attempt?: AttemptRecord): StatusPatch => {
       const patch: StatusPatch = { webhook_id: w.id, updated_at_ns: nowNs(at), ...fields };
-      statuses.push({ status: patch, patch: true });
+      statuses.push({ status: patch, patch: true, ...(attempt ? { attempt } : {}) });
       return patch;
     };
     for (const s of steps) {
@@ -106,7 +107,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const w = s.webhook;
         const data = encodeWebhook(w);
         retries.push({ id: w.id, dueAt: s.until, data });
-        const patch = hold(w, s.at, { state: w.attempt + w.deferrals > 0 ? 'retrying' : 'pending', held: s.reason, next_retry_at: iso(s.until) });
+        // The history says why no attempt was spent, and until when (the console's Inspector).
+        const entry = heldEntry(w, s.at, s.reason, s.until);
+        const patch = hold(w, s.at, { state: w.attempt + w.deferrals > 0 ? 'retrying' : 'pending', held: s.reason, next_retry_at: iso(s.until) }, entry);
         records.push({ topic: topics.state, key: w.id, value: snapshotValue(w, patch, s.until, data) });
       } else if (s.kind === 'diverted') {
         records.push({ topic: topics.slow, key: s.webhook.config_id, value: encodeWebhook(s.webhook) });

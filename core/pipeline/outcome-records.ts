@@ -1,5 +1,5 @@
 import type { DeadLetter, DeliveryResult } from '../domain/records';
-import type { AttemptRecord, WebhookState, WebhookStatus } from '../domain/status';
+import { RESPONSE_SNIPPET_BYTES, type AttemptRecord, type WebhookState, type WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
@@ -67,7 +67,19 @@ export const attemptRecords = (o: Attempted, ns: string) => {
     held: null,
     ...(decision.kind === 'dead' ? { dead_reason: decision.reason_type } : {}),
   };
-  const attempt: AttemptRecord = { attempt: attempts, at: iso(o.at), outcome, status_code, error, duration_ms: r.durationMs };
+  const attempt: AttemptRecord = {
+    attempt: attempts,
+    at: iso(o.at),
+    outcome,
+    status_code,
+    error,
+    duration_ms: r.durationMs,
+    next_retry_at,
+    deferrals: decision.kind === 'retry' ? decision.next.deferrals : w.deferrals,
+    ...(r.kind === 'response' && r.retryAfter ? { retry_after: r.retryAfter } : {}),
+    ...(r.kind === 'response' && r.bodySnippet ? { response: r.bodySnippet.slice(0, RESPONSE_SNIPPET_BYTES) } : {}),
+    ...(r.kind === 'response' && r.signed ? { signed: r.signed } : {}),
+  };
   return { result, status, attempt };
 };
 
@@ -101,3 +113,16 @@ export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<
 
 export const invalidRecordValue = (value: string | null, e: unknown, at: number): string =>
   JSON.stringify({ reason_type: 'invalid_record', reason: `undecodable record: ${errorMessage(e)}`, dead_at: iso(at), raw: (value ?? '').slice(0, 1024) });
+
+/** The history entry of a hold (open circuit, rate limit): no attempt spent, the next try at `until`. */
+export const heldEntry = (w: Webhook, at: number, reason: 'circuit_open' | 'rate_limited', until: number): AttemptRecord => ({
+  attempt: w.attempt + w.deferrals,
+  at: iso(at),
+  outcome: 'held',
+  status_code: null,
+  error: null,
+  duration_ms: 0,
+  next_retry_at: iso(until),
+  deferrals: w.deferrals,
+  held: reason,
+});

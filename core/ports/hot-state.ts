@@ -1,4 +1,5 @@
 import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../domain/status';
+import type { Timeline, TimelineWindow } from '../domain/timeline';
 import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from './recovery';
 
 // Rebuildable hot state (Redis in production, memory in howk-dev). Operations are shaped
@@ -105,6 +106,11 @@ export type StatsReader = {
   stats(now: number, hours: number): Promise<StatsWindow>;
 };
 
+/** GET /stats/timeline (the counters are written by apply, beside the hourly ones). */
+export type TimelineReader = {
+  timeline(now: number, window: TimelineWindow): Promise<Timeline>;
+};
+
 /** Dead letters (types in ./recovery.ts): indexed by the worker's producer and the rebuild, read by the API and redrive. */
 export type DeadLetterStore = {
   /** Stores dead letters (per webhook the one with the latest dead_at) and indexes them by config and reason. */
@@ -146,6 +152,7 @@ export type HotState = IdempotencyStore &
   OutstandingCounter &
   RetrySchedule &
   StatsReader &
+  TimelineReader &
   DeadLetterStore &
   RebuildState &
   HotConnection;

@@ -16,6 +16,8 @@ export type DeliveryResponse =
       durationMs: number;
       /** From the send call until the request was fully written (a wait for a pooled connection included), when the client can tell. */
       writtenMs?: number;
+      /** Set by the pipeline, not the client: the attempt's timestamp and signature headers as sent (kept in the status history). */
+      signed?: Record<string, string>;
     }
   | { kind: 'timeout' | 'network'; error: string; durationMs: number }
   /** Refused before any connection (SSRF guard): the target resolves to a forbidden address. */

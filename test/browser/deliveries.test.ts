@@ -31,7 +31,8 @@ describe('console: Deliveries (howk-dev, auth off)', () => {
     const { page, problems, close } = await openPage(browser);
     await page.goto(`${dev.base}/console`);
     await expect.poll(() => page.getByTestId('auth-off').textContent()).toContain('Authentication is off');
-    expect(new URL(page.url()).pathname).toBe('/console/deliveries');
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/console/overview');
+    await page.goto(`${dev.base}/console/deliveries`);
     await page.getByLabel('Config id').fill(config);
     await page.getByRole('button', { name: 'Show' }).click();
     const row = page.getByRole('row', { name: new RegExp(body.webhook_id) });

@@ -9,6 +9,7 @@ import { rebuildContract } from './hot-state.contract-rebuild';
 import { retriesContract } from './hot-state.contract-retries';
 import { statsContract } from './hot-state.contract-stats';
 import { statusContract } from './hot-state.contract-status';
+import { timelineContract } from './hot-state.contract-timeline';
 
 // The observable semantics of HotState (core/ports/hot-state.ts), one suite per role, run
 // against every adapter that implements them all: memory (hot-state.memory.test.ts) and
@@ -28,6 +29,7 @@ export const hotStateContract = (name: string, make: MakeHotState<HotState>): vo
   outstandingContract(name, make);
   retriesContract(name, make);
   statsContract(name, make);
+  timelineContract(name, make);
   deadLettersContract(name, make);
   rebuildContract(name, make);
   connectionContract(name, make);

@@ -29,6 +29,8 @@ const full: ApiDeps = {
   transformers: stub,
   metrics: stub,
   outstanding: stub,
+  events: stub,
+  overview: stub,
 };
 
 type App = ReturnType<typeof createApiApp>;

@@ -86,11 +86,14 @@ export type ConsoleOptions = {
   auth: boolean;
   /** Shown in the console's header: howk-dev or howk-api. */
   server: string;
+  /** The retry policy's numbers, for the Inspector's sentences (docs/CONSOLE.md). */
+  retry?: { base_delay: number; max_delay: number; jitter: number; max_deferrals: number };
 };
 
 type FetchFn = (req: Request, ...rest: any[]) => Response | Promise<Response>;
 
-const PAGE = /^\/(lab|console(\/[a-z-]*)?)\/?$/;
+// The Inspector's pages (/console/webhooks/<id>) too.
+const PAGE = /^\/(lab|console(\/[a-z-]*)?|console\/webhooks\/[A-Za-z0-9_-]{1,64})\/?$/;
 const ASSET = /^\/console\/assets\/([a-z]+\.(?:js|css))$/;
 
 /**
@@ -106,7 +109,7 @@ export const withConsole = (api: FetchFn, o: ConsoleOptions, load: () => Promise
     });
     return bundle;
   };
-  const env = JSON.stringify({ auth: o.auth, server: o.server });
+  const env = JSON.stringify({ auth: o.auth, server: o.server, ...(o.retry ? { retry: o.retry } : {}) });
   return async (req, ...rest) => {
     const path = new URL(req.url).pathname;
     const page = PAGE.test(path);

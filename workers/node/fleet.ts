@@ -32,6 +32,8 @@ import { withConsole } from './console';
 import { memoryOutcomeBus } from '../../core/memory/outcome-bus';
 import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import { createSyncWaits } from '../../core/pipeline/sync-wait';
+import { createChangeFeed } from '../../core/live/change-feed';
+import { fleetGauges } from './gauges';
 
 export type FleetParts = {
   config: Config;
@@ -197,6 +199,13 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     await sync.start();
     stops.push({ name: 'first-outcome channel', run: () => sync.stop() });
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
+    const events = createChangeFeed({
+      listing: hot,
+      maxSubscribers: config.api.events.max_subscribers,
+      intervalMs: config.api.events.poll_interval,
+      heartbeatMs: config.api.events.heartbeat,
+      onError: (e) => log.warn('event stream poll failed', { error: String(e) }),
+    });
     const app = createApiApp({
       config,
       enqueue,
@@ -220,13 +229,20 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       outstanding: hot,
       sync,
       door: metrics.door,
+      events,
+      overview: { timeline: (now, w) => hot.timeline(now, w), gauges: () => fleetGauges(hot) },
     });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
       // JSON 431 of core/http/middleware/limits.ts answers first.
       const serverOptions = { maxHeaderSize: Math.max(16_384, 2 * config.api.max_request_header_bytes + 4096) };
       // The operators' console and the Lab share the API's origin (docs/CONSOLE.md).
-      const fetch = withConsole(app.fetch, { auth: config.api.auth.enabled, server: roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api' });
+      const { base_delay, max_delay, jitter, max_deferrals } = config.retry;
+      const fetch = withConsole(app.fetch, {
+        auth: config.api.auth.enabled,
+        server: roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api',
+        retry: { base_delay, max_delay, jitter, max_deferrals },
+      });
       const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
@@ -237,7 +253,12 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const addr = server.address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${addr.port}`;
     const srv = server;
-    stops.unshift({ name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) }, { name: 'api producer', run: () => producer.close() });
+    // Open event streams end first, or the server's close would wait for them.
+    stops.unshift(
+      { name: 'event streams', run: async () => events.close() },
+      { name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) },
+      { name: 'api producer', run: () => producer.close() },
+    );
   }
   // After the api and the worker (stopped above), which record on it.
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { HISTORY_LIMIT, OUTSTANDING_STATES, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
+import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timelineStarts, type Timeline, type TimelineWindow } from '../../core/domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { RedisRecovery } from './recovery';
@@ -125,6 +126,18 @@ export class RedisHotState implements HotState {
       const k = keys.stats(name, bucket);
       p.incrby(k, n).pexpire(k, ttl);
     }
+    // The timeline: one hash per minute and per quarter hour (field: stat name).
+    for (const w of TIMELINE_WINDOWS) {
+      const spec = TIMELINE[w];
+      const k = keys.timeline(spec.bucketMs / 1000, bucketStart(stats.at, spec.bucketMs));
+      let any = false;
+      for (const [name, n] of Object.entries(stats.counts)) {
+        if (!n) continue;
+        p.hincrby(k, name, n);
+        any = true;
+      }
+      if (any) p.pexpire(k, bucketTtlMs(spec));
+    }
     if (stats.endpoints?.length) {
       const k = keys.endpointsHll(bucket);
       p.pfadd(k, ...stats.endpoints).pexpire(k, ttl);
@@ -185,6 +198,19 @@ export class RedisHotState implements HotState {
     });
     out.unique_endpoints = unique;
     return out;
+  }
+
+  async timeline(now: number, window: TimelineWindow): Promise<Timeline> {
+    const starts = timelineStarts(now, window);
+    const seconds = TIMELINE[window].bucketMs / 1000;
+    const p = this.redis.pipeline();
+    for (const s of starts) p.hgetall(keys.timeline(seconds, s));
+    const rows = (await execPipeline(p)) as Record<string, string>[];
+    return timelineOf(
+      window,
+      starts,
+      rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)]))),
+    );
   }
 
   async ping(): Promise<void> {
