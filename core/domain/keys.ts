@@ -53,6 +53,11 @@ export const keys = {
   endpointErrors: (endpointHash: string) => `endpoint_errors:${endpointHash}`,
   /** A Lua kv entry: `kv:t:{transformer}:<key>` or `kv:c:{config}:<key>`. */
   kv: (scope: KvScope, key: string) => `kv:${scope.kind === 'transformer' ? 't' : 'c'}:${tag(scope.id)}:${key}`,
+  /**
+   * The API-key table mirrored from the keys topic for the edge (hash: key id → record JSON,
+   * hashes of tokens only). Rebuildable: the fleet writes it again from its replica.
+   */
+  apiKeys: () => 'howk:keys',
   canary: () => 'howk:system:initialized',
   reconcilerLock: () => 'howk:reconciler:lock',
   // Listing indexes (rebuildable): lexicographic zsets of webhook ids (ULIDs sort by time).
