@@ -30,6 +30,7 @@ export const edgeConfigFrom = (env: Record<string, unknown>, otherEnv: readonly 
     throw new ValidationError('edge.kafka_rest_url (HOWK_EDGE_KAFKA_REST_URL, formerly HOWK_KAFKA_REST_URL) is required at the edge', 'edge.kafka_rest_url');
   if (!edge.kafka_rest_password)
     throw new ValidationError('edge.kafka_rest_password (HOWK_EDGE_KAFKA_REST_PASSWORD, formerly HOWK_KAFKA_REST_PASSWORD) is required at the edge', 'edge.kafka_rest_password');
+  if (edge.key_cache > 30_000) throw new ValidationError('edge.key_cache (HOWK_EDGE_KEY_CACHE) is at most 30s: a revoked key must stop working within it', 'edge.key_cache');
   return { config, edge };
 };
 

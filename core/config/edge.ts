@@ -16,8 +16,13 @@ export const edgeSection = section({
     aliases: ['HOWK_REDIS_REST_URL'],
   }),
   redis_rest_token: optStr('Bearer token of the Redis REST endpoint (Worker secret)', { aliases: ['HOWK_REDIS_REST_TOKEN'], secret: true }),
-  admission_rate: num(100, 'Webhooks per second a destination host takes on howk.pending; the overflow goes to howk.slow (0 = no limit)'),
-  admission_burst: int(200, 'Webhooks a destination host takes at once on howk.pending after being idle', { min: 1 }),
+  admission_rate: num(100, 'Webhooks per second a destination host takes on howk.pending until the fleet has measured its capacity; the overflow goes to howk.slow (0 = no limit)'),
+  admission_burst: int(200, 'Webhooks a destination host takes at once on howk.pending after being idle, until its capacity is measured', { min: 1 }),
+  capacity_cache: duration('1s', 'How long a DomainGate reuses the capacity it read from Redis (adaptive limits, latency, circuits, backlog) before reading it again'),
+  key_cache: duration(
+    '10s',
+    'How long the edge reuses an API key record read from the Redis mirror of the key table: a revocation reaches the edge within this time (at most 30s)',
+  ),
   domain_rates: z
     .record(z.string(), DomainRate)
     .default({})
@@ -29,5 +34,7 @@ export const edgeSection = section({
   lua_max_instructions: int(20_000_000, "Lua VM instructions one transformer run may execute (workerd's clock stands still during a run, so this is its CPU limit)", {
     min: 10_000,
   }),
-  api_keys: optStr('API key records (JSON array, hashes only) the edge accepts; unset with api.auth.enabled refuses every enqueue (Worker secret)', { secret: true }),
+  api_keys: optStr('Bootstrap API key records (JSON array, hashes only) the edge accepts when the Redis mirror of the key table has no record of the key (Worker secret)', {
+    secret: true,
+  }),
 });
