@@ -7,7 +7,7 @@ import { edgeConfigFrom } from './config';
 import { createEdgeEnqueuer } from './enqueue';
 import { bundledTransformers } from './incoming/registry';
 import { incomingHandler } from './incoming/route';
-import { edgeKeyService } from './keys';
+import { edgeKeyService, sharedKeyRate } from './keys';
 import { restKv } from './lua/engine';
 import type { DurableObjectNamespace } from './runtime';
 import { createRestProducer } from './upstash/kafka';
@@ -45,7 +45,8 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     hot,
     dependencies,
     enqueue: createEdgeEnqueuer({ config, gates: env.GATE, producer: kafka, clock, log, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
-    keys: edgeKeyService(edge.api_keys, clock),
+    keys: edgeKeyService({ redis, bootstrap: edge.api_keys, cacheMs: edge.key_cache, clock }),
+    keyRateLimit: sharedKeyRate(env.GATE, config.api.auth.rate_limit, config.api.auth.rate_burst, edge.retry_after),
   };
 
   return createApiApp(deps, {

@@ -29,6 +29,7 @@ import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
 import { transformerRegistry, type ReloadableRegistry } from './transformers';
 import { withConsole } from './console';
+import type { KeyMirror } from '../redis/key-mirror';
 
 export type FleetParts = {
   config: Config;
@@ -50,6 +51,8 @@ export type FleetParts = {
   luaKv?: KvStore;
   /** Prometheus metrics of the process; made here when not given. */
   metrics?: NodeMetrics;
+  /** Where the api mirrors the API-key table for the edge (Redis); none in howk-dev. */
+  keyMirror?: KeyMirror;
 };
 
 export type Fleet = {
@@ -99,6 +102,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
           clock,
           keys: roles.api,
           secrets: true,
+          ...(roles.api && p.keyMirror ? { onKey: p.keyMirror.apply } : {}),
           instance: Object.entries(roles)
             .filter(([, on]) => on)
             .map(([r]) => r)
@@ -229,7 +233,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   // After the api and the worker (stopped above), which record on it.
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
-  if (security || lua || scripts) stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop()])) });
+  if (security || lua || scripts)
+    stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), p.keyMirror?.stop()])) });
   let metricsUrl: string | undefined;
   if (config.metrics.port > 0) {
     const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host);

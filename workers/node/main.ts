@@ -30,6 +30,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     log,
     guards: hot.guards,
     luaKv: hot.luaKv,
+    ...(role === 'api' ? { keyMirror: hot.keyMirror } : {}),
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },
