@@ -1,10 +1,9 @@
 import { HowkError, UnavailableError, ValidationError, errorMessage } from '../../core/errors/errors';
 import type { Redis } from '@upstash/redis/cloudflare';
-import { edgeConfigFrom, type EdgeConfig } from '../config';
+import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions, type EdgeConfig } from '../config';
 import { transformerSecretNames } from '../incoming/registry';
 import type { DurableObjectState } from '../runtime';
 import { createRestProducer, type RestRecord } from '../upstash/kafka';
-import { createEdgeRedis } from '../upstash/redis';
 import { chooseLane } from './admission';
 import { MicroBatcher } from './batcher';
 import { BucketStore } from './buckets';
@@ -54,16 +53,11 @@ export class DomainGate {
     this.idem = new IdempotencyStore(state.storage.sql);
     this.claims = new ClaimBook(this.idem, () => this.cfg.config.ttl.idempotency_ttl);
     this.buckets = new BucketStore(state.storage.sql);
-    this.redis = e.redis_rest_url && e.redis_rest_token ? createEdgeRedis({ url: e.redis_rest_url, token: e.redis_rest_token, timeoutMs: e.produce_deadline }) : undefined;
-    const producer = createRestProducer({
-      url: e.kafka_rest_url,
-      username: e.kafka_rest_username,
-      password: e.kafka_rest_password!,
-      deadlineMs: e.produce_deadline,
-      retryAfterSec: e.retry_after,
-    });
+    this.redis = edgeRedisOf(e);
+    const producer = createRestProducer(kafkaRestOptions(e));
     this.batcher = new MicroBatcher({
       maxRecords: e.batch_max_records,
+      maxInFlight: e.batch_max_in_flight,
       produce: (records) => producer.produce(records),
       // A timer in memory, not an alarm: an alarm costs a storage write and an invocation.
       arm: () => {
