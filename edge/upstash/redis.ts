@@ -7,8 +7,8 @@ import { STAT_NAMES, type HotConnection, type StatsReader, type StatsWindow, typ
 
 // Hot-state reads at the edge over the Upstash Redis REST dialect (howk-bridge in front of
 // the real Redis): the same keys and shapes as workers/redis/hot-state.ts, one round trip
-// (a pipeline) per call. The edge writes nothing to Redis: of the HotState roles it
-// implements the two its routes read (status, stats) and ping for its health check.
+// (a pipeline) per call. The edge writes no status: of the HotState roles it implements the
+// two its routes read (status, stats) and ping for its health check.
 
 const HOUR_MS = 3_600_000;
 
