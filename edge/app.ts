@@ -3,14 +3,14 @@ import type { ApiDeps, DependencyCheck } from '../core/http/deps';
 import { createLogger } from '../core/ports/logger';
 import { systemClock } from '../core/ports/clock';
 import { secretBoxFromConfig } from '../core/signing/secret-box';
-import { edgeConfigFrom } from './config';
+import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions } from './config';
 import { createEdgeEnqueuer } from './enqueue';
 import { edgeTransformers } from './incoming/registry';
-import { edgeKeyService } from './keys';
+import { edgeKeyService, sharedKeyRate } from './keys';
 import { edgeLuaEngine, edgeLuaHost, restKv } from './lua/engine';
 import type { DurableObjectNamespace } from './runtime';
 import { createRestProducer } from './upstash/kafka';
-import { createEdgeRedis, edgeHotState } from './upstash/redis';
+import { edgeHotState } from './upstash/redis';
 
 export type EdgeEnv = Record<string, unknown> & { GATE: DurableObjectNamespace };
 
@@ -25,15 +25,8 @@ export const createEdgeApp = async (env: EdgeEnv) => {
   const { config, edge } = edgeConfigFrom(env);
   const log = createLogger('howk-edge', config.log.level);
   const clock = systemClock;
-  const kafka = createRestProducer({
-    url: edge.kafka_rest_url,
-    username: edge.kafka_rest_username,
-    password: edge.kafka_rest_password!,
-    deadlineMs: edge.produce_deadline,
-    retryAfterSec: edge.retry_after,
-  });
-  const redis =
-    edge.redis_rest_url && edge.redis_rest_token ? createEdgeRedis({ url: edge.redis_rest_url, token: edge.redis_rest_token, timeoutMs: edge.produce_deadline }) : undefined;
+  const kafka = createRestProducer(kafkaRestOptions(edge));
+  const redis = edgeRedisOf(edge);
   const hot = edgeHotState(redis);
   const dependencies: DependencyCheck[] = [{ name: 'kafka_rest', check: async () => void (await kafka.topics()) }];
   if (redis) dependencies.push({ name: 'redis_rest', check: () => hot.ping() });
@@ -44,7 +37,8 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     hot,
     dependencies,
     enqueue: createEdgeEnqueuer({ config, gates: env.GATE, producer: kafka, clock, log, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
-    keys: edgeKeyService(edge.api_keys, clock),
+    keys: edgeKeyService({ redis, bootstrap: edge.api_keys, cacheMs: edge.key_cache, clock }),
+    keyRateLimit: sharedKeyRate(env.GATE, config.api.auth.rate_limit, config.api.auth.rate_burst, edge.retry_after),
     // /incoming is core's route: the edge supplies the bundled scripts with Worker secrets, the
     // Lua engine's host (workerd loader, instruction budget, fetch) and kv over the bridge.
     transformers: edgeTransformers(env),

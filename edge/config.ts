@@ -1,6 +1,9 @@
 import { loadConfig } from '../core/config/load';
 import type { Config } from '../core/config/schema';
 import { ValidationError } from '../core/errors/errors';
+import type { Redis } from '@upstash/redis/cloudflare';
+import type { RestProducerOptions } from './upstash/kafka';
+import { createEdgeRedis } from './upstash/redis';
 
 // The edge reads the one config (core/config) from its Worker vars and secrets, as howk-api
 // reads its environment: the shared HOWK_* settings (topics, limits, TTLs) and edge.*
@@ -30,8 +33,37 @@ export const edgeConfigFrom = (env: Record<string, unknown>, otherEnv: readonly 
     throw new ValidationError('edge.kafka_rest_url (HOWK_EDGE_KAFKA_REST_URL, formerly HOWK_KAFKA_REST_URL) is required at the edge', 'edge.kafka_rest_url');
   if (!edge.kafka_rest_password)
     throw new ValidationError('edge.kafka_rest_password (HOWK_EDGE_KAFKA_REST_PASSWORD, formerly HOWK_KAFKA_REST_PASSWORD) is required at the edge', 'edge.kafka_rest_password');
+  if (edge.bridge_headers !== undefined) {
+    const h = (() => {
+      try {
+        return JSON.parse(edge.bridge_headers) as unknown;
+      } catch {
+        return undefined;
+      }
+    })();
+    if (!h || typeof h !== 'object' || Array.isArray(h) || Object.values(h).some((v) => typeof v !== 'string'))
+      throw new ValidationError('edge.bridge_headers (HOWK_EDGE_BRIDGE_HEADERS) must be a JSON object of strings', 'edge.bridge_headers');
+  }
+  if (edge.key_cache > 30_000) throw new ValidationError('edge.key_cache (HOWK_EDGE_KEY_CACHE) is at most 30s: a revoked key must stop working within it', 'edge.key_cache');
   return { config, edge };
 };
+
+/** edge.bridge_headers as a header map (checked when the config is read). */
+const headersOf = (s: EdgeSettings): Record<string, string> => (s.bridge_headers ? (JSON.parse(s.bridge_headers) as Record<string, string>) : {});
+
+/** The Kafka REST producer's options. */
+export const kafkaRestOptions = (s: EdgeSettings): RestProducerOptions => ({
+  url: s.kafka_rest_url,
+  username: s.kafka_rest_username,
+  password: s.kafka_rest_password!,
+  deadlineMs: s.produce_deadline,
+  retryAfterSec: s.retry_after,
+  headers: headersOf(s),
+});
+
+/** The Redis REST client, when its endpoint and token are set. */
+export const edgeRedisOf = (s: EdgeSettings): Redis | undefined =>
+  s.redis_rest_url && s.redis_rest_token ? createEdgeRedis({ url: s.redis_rest_url, token: s.redis_rest_token, timeoutMs: s.produce_deadline, headers: headersOf(s) }) : undefined;
 
 /** Admission of one destination host. */
 export const admissionOf = (s: EdgeSettings, host: string): { rate: number; burst: number } => s.domain_rates[host] ?? { rate: s.admission_rate, burst: s.admission_burst };

@@ -97,7 +97,12 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
     const reqs: AdmitRequest[] = groups.map(([host, idx]) => ({
       config_id: configId,
       host,
-      items: idx.map((i) => ({ webhook_id: hooks[i]!.id, ...(hooks[i]!.idempotency_key ? { idempotency_key: hooks[i]!.idempotency_key } : {}), value: encodeWebhook(hooks[i]!) })),
+      items: idx.map((i) => ({
+        webhook_id: hooks[i]!.id,
+        endpoint_hash: hooks[i]!.endpoint_hash,
+        ...(hooks[i]!.idempotency_key ? { idempotency_key: hooks[i]!.idempotency_key } : {}),
+        value: encodeWebhook(hooks[i]!),
+      })),
     }));
     const outcomes = reqs.length === 1 ? [(await gate<AdmitReply>(reqs[0]!.host, '/admit', reqs[0])).results] : await acrossHosts(configId, reqs);
     const results: EnqueueResult[] = new Array(hooks.length);

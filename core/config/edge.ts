@@ -15,19 +15,34 @@ export const edgeSection = section({
   redis_rest_url: optStr('Upstash-dialect Redis REST URL (howk-bridge: http://bridge/redis); without it and the token, status reads answer 501', {
     aliases: ['HOWK_REDIS_REST_URL'],
   }),
+  bridge_headers: optStr(
+    'Headers sent with every request to the Kafka and Redis REST endpoints, as JSON, e.g. the service token of a Cloudflare Access application in front of howk-bridge: {"CF-Access-Client-Id": "…", "CF-Access-Client-Secret": "…"} (Worker secret)',
+    { secret: true },
+  ),
   redis_rest_token: optStr('Bearer token of the Redis REST endpoint (Worker secret)', { aliases: ['HOWK_REDIS_REST_TOKEN'], secret: true }),
-  admission_rate: num(100, 'Webhooks per second a destination host takes on howk.pending; the overflow goes to howk.slow (0 = no limit)'),
-  admission_burst: int(200, 'Webhooks a destination host takes at once on howk.pending after being idle', { min: 1 }),
+  admission_rate: num(100, 'Webhooks per second a destination host takes on howk.pending until the fleet has measured its capacity; the overflow goes to howk.slow (0 = no limit)'),
+  admission_burst: int(200, 'Webhooks a destination host takes at once on howk.pending after being idle, until its capacity is measured', { min: 1 }),
+  capacity_cache: duration('1s', 'How long a DomainGate reuses the capacity it read from Redis (adaptive limits, latency, circuits, backlog) before reading it again'),
+  key_cache: duration(
+    '10s',
+    'How long the edge reuses an API key record read from the Redis mirror of the key table: a revocation reaches the edge within this time (at most 30s)',
+  ),
   domain_rates: z
     .record(z.string(), DomainRate)
     .default({})
     .meta({ kind: 'map', description: 'Per-host admission, e.g. {"api.stripe.com": {"rate": 500, "burst": 1000}} (JSON in the environment)' }),
   batch_max_records: int(500, 'A DomainGate flushes its produce buffer at this many records', { min: 1, max: 10_000 }),
   batch_linger: duration('5ms', 'Longest time a record waits in a DomainGate for others to share its produce'),
+  batch_max_in_flight: int(2, 'Produces a DomainGate has on the wire before new records wait to share the next one (0: every record waits for batch_linger)', {
+    min: 0,
+    max: 64,
+  }),
   produce_deadline: duration('1500ms', 'Time a produce may take, retries included, before the request answers 503'),
   retry_after: int(2, 'Retry-After (seconds) of a 503 when Kafka cannot be reached', { min: 1 }),
   lua_max_instructions: int(20_000_000, "Lua VM instructions one transformer run may execute (workerd's clock stands still during a run, so this is its CPU limit)", {
     min: 10_000,
   }),
-  api_keys: optStr('API key records (JSON array, hashes only) the edge accepts; unset with api.auth.enabled refuses every enqueue (Worker secret)', { secret: true }),
+  api_keys: optStr('Bootstrap API key records (JSON array, hashes only) the edge accepts when the Redis mirror of the key table has no record of the key (Worker secret)', {
+    secret: true,
+  }),
 });

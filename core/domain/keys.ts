@@ -57,6 +57,11 @@ export const keys = {
   kv: (scope: KvScope, key: string) => `kv:${scope.kind === 'transformer' ? 't' : 'c'}:${tag(scope.id)}:${key}`,
   /** Pub/sub channel of one api instance: the first outcomes of the webhooks it waits for (core/ports/outcome-bus.ts). */
   firstOutcomes: (listener: string) => `first_outcomes:${tag(listener)}`,
+  /**
+   * The API-key table mirrored from the keys topic for the edge (hash: key id → record JSON,
+   * hashes of tokens only). Rebuildable: the fleet writes it again from its replica.
+   */
+  apiKeys: () => 'howk:keys',
   canary: () => 'howk:system:initialized',
   reconcilerLock: () => 'howk:reconciler:lock',
   // Listing indexes (rebuildable): lexicographic zsets of webhook ids (ULIDs sort by time).

@@ -44,6 +44,11 @@ export type ApiDeps = {
   producer?: LogProducer;
   /** API keys (core/security): without it, a server with api.auth.enabled answers 503 to every guarded route. */
   keys?: KeyVerifier;
+  /**
+   * The per-key request rate (api.auth.rate_limit) where instances must share it (the edge:
+   * one bucket per key in a Durable Object); without it, each instance keeps its own buckets.
+   */
+  keyRateLimit?: (keyId: string, now: number) => Promise<{ ok: true } | { ok: false; retryAfterSec: number }>;
   /** Creating, listing and revoking API keys (/keys). */
   keyAdmin?: KeyService;
   /** Per-config signing secrets (/configs/:id/secret). */

@@ -27,6 +27,8 @@ export type SecurityOptions = {
   secrets: boolean;
   /** Distinguishes this instance's replica group (role, process). */
   instance: string;
+  /** Each API key record as it is applied (the edge's mirror of the key table). */
+  onKey?: (id: string, value: string | null) => void;
 };
 
 /** The key table and config secrets of one process, replicated from their compacted topics by one consumer. */
@@ -42,7 +44,11 @@ export const startSecurityState = (o: SecurityOptions): SecurityState => {
     topics,
     groupId: `${o.config.kafka.client_id}-replica-${o.instance}-${crypto.randomUUID().slice(0, 8)}`,
     log: o.log,
-    apply: (topic, key, value) => (topic === t.keys ? keyTable.apply(key, value) : secretTable.apply(key, value)),
+    apply: (topic, key, value) => {
+      if (topic !== t.keys) return secretTable.apply(key, value);
+      keyTable.apply(key, value);
+      o.onKey?.(key, value);
+    },
   });
   const synced = () => replica.synced();
   return {

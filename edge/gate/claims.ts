@@ -1,6 +1,6 @@
 import { UnavailableError } from '../../core/errors/errors';
 import type { IdempotencyStore } from './idempotency';
-import type { AdmitRequest, AdmitResult, Lane } from './protocol';
+import type { AdmitRequest, AdmitResult, LaneChoice } from './protocol';
 
 // Idempotency claims of one gate. A key is first claimed in memory (the gate is the only
 // writer of its host's keys, so memory is enough while a produce is in flight), and becomes
@@ -13,7 +13,7 @@ export type Prepared = {
   results: (AdmitResult | Promise<AdmitResult>)[];
   claims: Claim[];
   /** Items to produce, with the lane each was admitted to. */
-  fresh: { index: number; lane: Lane }[];
+  fresh: ({ index: number } & LaneChoice)[];
   duplicates: number;
 };
 
@@ -30,7 +30,7 @@ export class ClaimBook {
    * `wait: false` (reservations of multi-host requests) refuses to wait on an in-flight key,
    * so that two such requests can never wait on each other across gates.
    */
-  prepare(req: AdmitRequest, now: number, lane: () => Lane, wait: boolean): Prepared {
+  prepare(req: AdmitRequest, now: number, lane: (index: number) => LaneChoice, wait: boolean): Prepared {
     const out: Prepared = { results: [], claims: [], fresh: [], duplicates: 0 };
     const mine = new Map<string, Claim>();
     req.items.forEach((it, index) => {
@@ -43,6 +43,11 @@ export class ClaimBook {
           out.duplicates++;
           out.results[index] = { webhook_id: owner, status: 'duplicate' };
           return;
+        }
+        // Reserved by a multi-host request before this gate restarted: its settle decides.
+        if (!inflight && this.store.reserved(k, now)) {
+          this.abort(out.claims, undefined);
+          throw new UnavailableError(`a request with idempotency key ${it.idempotency_key} is in flight`, 1);
         }
         if (inflight) {
           if (!wait) {
@@ -60,7 +65,7 @@ export class ClaimBook {
         mine.set(k, claim);
         out.claims.push(claim);
       }
-      out.fresh.push({ index, lane: lane() });
+      out.fresh.push({ index, ...lane(index) });
     });
     return out;
   }

@@ -1,20 +1,27 @@
 import { HowkError, UnavailableError, ValidationError, errorMessage } from '../../core/errors/errors';
-import { takeToken, type Bucket } from '../../core/policy/token-bucket';
-import { admissionOf, edgeConfigFrom, type EdgeConfig } from '../config';
+import type { Redis } from '@upstash/redis/cloudflare';
+import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions, type EdgeConfig } from '../config';
 import { transformerSecretNames } from '../incoming/registry';
 import type { DurableObjectState } from '../runtime';
 import { createRestProducer, type RestRecord } from '../upstash/kafka';
+import { chooseLane } from './admission';
 import { MicroBatcher } from './batcher';
+import { BucketStore } from './buckets';
+import { CapacityView } from './capacity';
 import { ClaimBook, type Claim, type Prepared } from './claims';
 import { IdempotencyStore } from './idempotency';
 import { Reservoir } from './latency';
-import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, Lane, ReserveReply, SettleRequest } from './protocol';
+import { parkedRecord, schedule, type Parked } from './park';
+import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, RateReply, RateRequest, ReserveReply, SettleRequest } from './protocol';
 
 // DomainGate: one Durable Object per destination host (idFromName(host)), the strongly
-// consistent front of that host's traffic. It dedupes idempotency keys (SQLite, expired by
-// alarm), admits through a token bucket (the overflow goes to the slow lane), and batches
-// the records of concurrent requests into one REST produce. A request hears back only once
-// Kafka acknowledged its records.
+// consistent front of that host's traffic. It dedupes idempotency keys, admits to the fast
+// lane at the rate the host's measured capacity sustains (the rest to the slow lane, an open
+// circuit's webhooks parked in the retry schedule: ./admission.ts), and batches the records
+// of concurrent requests into one REST produce, on an in-memory timer. A request hears back
+// only once Kafka acknowledged its records. What must outlive an eviction (idempotency rows,
+// reservations, bucket levels) is in its SQLite storage; its alarm only expires rows.
+// The same class also serves API keys' shared request rate (`/ratelimit`, one object per key).
 
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
@@ -27,9 +34,12 @@ export class DomainGate {
   private readonly claims: ClaimBook;
   private readonly batcher: MicroBatcher;
   private readonly reservations = new Map<string, { claims: Claim[]; timer: ReturnType<typeof setTimeout> }>();
-  private bucket: Bucket | undefined;
+  private readonly buckets: BucketStore;
+  private readonly redis: Redis | undefined;
+  private capacity: CapacityView | undefined;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private alarmAt: number | null = null;
-  private readonly counters = { flushes: 0, flushed_records: 0, produce_failures: 0, pending: 0, slow: 0, duplicates: 0 };
+  private readonly counters = { flushes: 0, flushed_records: 0, produce_failures: 0, pending: 0, slow: 0, parked: 0, duplicates: 0 };
   /** Per admitted request: time in the gate minus the produce that carried it. */
   private readonly added = new Reservoir();
   private readonly produceMs = new Reservoir();
@@ -42,17 +52,20 @@ export class DomainGate {
     const e = this.cfg.edge;
     this.idem = new IdempotencyStore(state.storage.sql);
     this.claims = new ClaimBook(this.idem, () => this.cfg.config.ttl.idempotency_ttl);
-    const producer = createRestProducer({
-      url: e.kafka_rest_url,
-      username: e.kafka_rest_username,
-      password: e.kafka_rest_password!,
-      deadlineMs: e.produce_deadline,
-      retryAfterSec: e.retry_after,
-    });
+    this.buckets = new BucketStore(state.storage.sql);
+    this.redis = edgeRedisOf(e);
+    const producer = createRestProducer(kafkaRestOptions(e));
     this.batcher = new MicroBatcher({
       maxRecords: e.batch_max_records,
+      maxInFlight: e.batch_max_in_flight,
       produce: (records) => producer.produce(records),
-      arm: () => this.scheduleAlarm(Date.now() + e.batch_linger),
+      // A timer in memory, not an alarm: an alarm costs a storage write and an invocation.
+      arm: () => {
+        this.flushTimer ??= setTimeout(() => {
+          this.flushTimer = undefined;
+          this.batcher.flush();
+        }, e.batch_linger);
+      },
       onFlush: (n, ok) => {
         this.counters.flushes++;
         if (ok) this.counters.flushed_records += n;
@@ -70,6 +83,7 @@ export class DomainGate {
       if (req.method === 'POST' && path === '/admit') return json({ results: await this.admit((await req.json()) as AdmitRequest) } satisfies AdmitReply);
       if (req.method === 'POST' && path === '/reserve') return json(await this.reserve((await req.json()) as AdmitRequest));
       if (req.method === 'POST' && path === '/settle') return json(this.settle((await req.json()) as SettleRequest));
+      if (req.method === 'POST' && path === '/ratelimit') return json(this.rateLimit((await req.json()) as RateRequest));
       if (req.method === 'GET' && path === '/stats') return json(this.stats());
       if (req.method === 'POST' && path === '/stats/reset') {
         this.added.reset();
@@ -84,32 +98,33 @@ export class DomainGate {
     }
   }
 
-  /** Flushes a lingering batch, then deletes expired idempotency keys and waits for the next. */
+  /** Deletes expired idempotency keys and reservations, and waits for the next. */
   async alarm(): Promise<void> {
     this.alarmAt = null;
-    if (this.batcher.buffered) this.batcher.flush();
     const next = this.idem.purge(Date.now());
     if (next !== null) this.scheduleAlarm(next);
   }
 
-  /** One alarm serves both jobs (flush, expiry): it is only ever moved earlier. */
+  /** The expiry alarm is only ever moved earlier. */
   private scheduleAlarm(at: number): void {
     if (this.alarmAt !== null && this.alarmAt <= at) return;
     this.alarmAt = at;
     void this.state.storage.setAlarm(at);
   }
 
-  private lane(now: number, host: string): Lane {
-    const { rate, burst } = admissionOf(this.cfg.edge, host);
-    if (rate <= 0) return 'pending';
-    this.bucket ??= { tokens: burst, at: now };
-    return takeToken(this.bucket, now, rate, burst).ok ? 'pending' : 'slow';
+  private capacityOf(host: string): CapacityView {
+    return (this.capacity ??= new CapacityView(this.redis, host, this.cfg.edge.capacity_cache));
   }
 
-  private prepare(req: AdmitRequest, wait: boolean): Prepared {
+  private async prepare(req: AdmitRequest, wait: boolean): Promise<Prepared> {
     if (!req || typeof req.config_id !== 'string' || typeof req.host !== 'string' || !Array.isArray(req.items)) throw new ValidationError('malformed admit request');
+    const hashes = [...new Set(req.items.map((it) => it.endpoint_hash).filter((h): h is string => typeof h === 'string'))];
+    const cap = await this.capacityOf(req.host).of(hashes, Date.now());
     const now = Date.now();
-    const p = this.claims.prepare(req, now, () => this.lane(now, req.host), wait);
+    const { edge, config } = this.cfg;
+    const lane = (i: number) =>
+      chooseLane({ cap, host: req.host, endpointHash: req.items[i]!.endpoint_hash, now, edge, circuit: config.circuit_breaker, buckets: this.buckets, canPark: wait });
+    const p = this.claims.prepare(req, now, lane, wait);
     this.counters.duplicates += p.duplicates;
     return p;
   }
@@ -117,7 +132,7 @@ export class DomainGate {
   private accepted(req: AdmitRequest, p: Prepared): Promise<AdmitResult[]> {
     for (const f of p.fresh) {
       this.counters[f.lane]++;
-      p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', lane: f.lane };
+      p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', lane: f.lane, ...(f.until ? { until: f.until } : {}) };
     }
     return Promise.all(p.results);
   }
@@ -127,14 +142,33 @@ export class DomainGate {
     if (expiresAt !== null) this.scheduleAlarm(expiresAt);
   }
 
+  private commitRows(rows: { k: string; webhookId: string }[]): void {
+    const expiresAt = Date.now() + this.cfg.config.ttl.idempotency_ttl;
+    this.idem.put(rows.map((r) => ({ ...r, expiresAt })));
+    this.scheduleAlarm(expiresAt);
+  }
+
+  /** One request of an API key, against its bucket (this object is the key's: idFromName('key:<id>')). */
+  private rateLimit(r: RateRequest): RateReply {
+    if (!r || typeof r.rate !== 'number' || typeof r.burst !== 'number') throw new ValidationError('malformed rate request');
+    const t = this.buckets.take('key', r.rate, r.burst, Date.now());
+    return t.ok ? { ok: true } : { ok: false, retry_after: Math.max(1, Math.ceil(t.waitMs / 1000)) };
+  }
+
   private async admit(req: AdmitRequest): Promise<AdmitResult[]> {
     const t0 = Date.now();
-    const p = this.prepare(req, true);
+    const p = await this.prepare(req, true);
     const { topics } = this.cfg.config.kafka;
     try {
       if (p.fresh.length) {
-        const records: RestRecord[] = p.fresh.map((f) => ({ topic: f.lane === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value }));
+        const parked: Parked[] = p.fresh.filter((f) => f.lane === 'parked').map((f) => ({ value: req.items[f.index]!.value, until: f.until! }));
+        const records: RestRecord[] = p.fresh.map((f) =>
+          f.lane === 'parked'
+            ? parkedRecord(topics.state, { value: req.items[f.index]!.value, until: f.until! }, t0)
+            : { topic: f.lane === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value },
+        );
         const { produceMs } = await this.batcher.add(records);
+        if (parked.length) await this.schedule(req, parked);
         this.added.add(Date.now() - t0 - produceMs);
         this.produceMs.add(produceMs);
       }
@@ -147,17 +181,45 @@ export class DomainGate {
     return this.accepted(req, p);
   }
 
+  /**
+   * Parked webhooks join the retry schedule. Should Redis refuse, they go to the slow lane
+   * instead, where the worker parks them on arrival: accepted either way, never lost.
+   */
+  private async schedule(req: AdmitRequest, parked: Parked[]): Promise<void> {
+    try {
+      if (!this.redis) throw new Error('no Redis REST endpoint');
+      await schedule(this.redis, parked, this.cfg.config.ttl.retry_data_ttl);
+    } catch {
+      const slow = this.cfg.config.kafka.topics.slow;
+      await this.batcher.add(parked.map((x) => ({ topic: slow, key: req.config_id, value: x.value })));
+    }
+  }
+
   private async reserve(req: AdmitRequest): Promise<ReserveReply> {
-    const p = this.prepare(req, false);
+    const p = await this.prepare(req, false);
     const reservation = crypto.randomUUID();
     const timer = setTimeout(() => this.settle({ reservation, ok: false }), RESERVATION_TTL_MS);
     this.reservations.set(reservation, { claims: p.claims, timer });
+    if (p.claims.length) {
+      const expiresAt = Date.now() + RESERVATION_TTL_MS;
+      this.idem.reserve(
+        reservation,
+        p.claims.map((c) => ({ k: c.k, webhookId: c.webhookId })),
+        expiresAt,
+      );
+      this.scheduleAlarm(expiresAt);
+    }
     return { reservation, results: await this.accepted(req, p) };
   }
 
   private settle(s: SettleRequest): { settled: boolean } {
     const r = this.reservations.get(s.reservation);
-    if (!r) return { settled: false };
+    const held = this.idem.release(s.reservation, Date.now());
+    if (!r) {
+      // Reserved before this gate was evicted: the keys wait in storage for this settle.
+      if (s.ok && held.length) this.commitRows(held);
+      return { settled: held.length > 0 };
+    }
     this.reservations.delete(s.reservation);
     clearTimeout(r.timer);
     if (s.ok) this.commit(r.claims);
@@ -172,11 +234,14 @@ export class DomainGate {
       flushes: c.flushes,
       flushed_records: c.flushed_records,
       produce_failures: c.produce_failures,
-      admitted: { pending: c.pending, slow: c.slow },
+      admitted: { pending: c.pending, slow: c.slow, parked: c.parked },
       duplicates: c.duplicates,
       buffered: this.batcher.buffered,
       reservations: this.reservations.size,
       alarm_at: this.alarmAt,
+      capacity_reads: this.capacity?.reads ?? 0,
+      capacity_failures: this.capacity?.failures ?? 0,
+      buckets: this.buckets.levels(),
       added_ms: this.added.percentiles(),
       produce_ms: this.produceMs.percentiles(),
     };

@@ -6,14 +6,20 @@
 //          without producing; the Worker produces everything in one call, then tells each
 //          gate whether it worked, so that the request is accepted or refused whole.
 
-export type AdmitItem = { webhook_id: string; idempotency_key?: string; /** the encoded webhook record */ value: string };
+export type AdmitItem = { webhook_id: string; endpoint_hash?: string; idempotency_key?: string; /** the encoded webhook record */ value: string };
 export type AdmitRequest = { config_id: string; host: string; items: AdmitItem[] };
 
-export type Lane = 'pending' | 'slow';
-export type AdmitResult = { webhook_id: string; status: 'pending' | 'duplicate'; lane?: Lane };
+/** pending: the fast lane; slow: howk.slow; parked: in the retry schedule (open circuit). */
+export type Lane = 'pending' | 'slow' | 'parked';
+export type LaneChoice = { lane: Lane; /** parked: when the circuit lets it go */ until?: number };
+export type AdmitResult = { webhook_id: string; status: 'pending' | 'duplicate'; lane?: Lane; until?: number };
 export type AdmitReply = { results: AdmitResult[] };
 export type ReserveReply = { reservation: string; results: AdmitResult[] };
 export type SettleRequest = { reservation: string; ok: boolean };
+
+/** An API key's request against its shared bucket (api.auth.rate_limit / rate_burst). */
+export type RateRequest = { rate: number; burst: number };
+export type RateReply = { ok: true } | { ok: false; retry_after: number };
 
 export type GateError = { error: { code: string; message: string; retry_after?: number } };
 
@@ -27,6 +33,11 @@ export type GateStats = {
   buffered: number;
   reservations: number;
   alarm_at: number | null;
+  /** Capacity reads from Redis, and those that failed. */
+  capacity_reads: number;
+  capacity_failures: number;
+  /** Fast-lane bucket levels by scope (domain:<host>, endpoint:<hash>, host:<host>). */
+  buckets: Record<string, number>;
   /** What the gate adds to an admitted request besides its produce (linger, queueing, storage), ms. */
   added_ms: { count: number; p50: number | null; p99: number | null };
   produce_ms: { count: number; p50: number | null; p99: number | null };

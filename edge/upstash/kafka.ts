@@ -11,7 +11,7 @@ import { settleWithin } from '../../core/domain/deadline';
 export type RestRecord = { topic: string; key: string; value: string };
 export type RestAck = { topic: string; partition: number; offset: number; timestamp: number };
 
-type UpstashRequest = { path: string[]; body?: unknown; retries?: number };
+type UpstashRequest = { path: string[]; body?: unknown; retries?: number; headers?: Record<string, string> };
 type UpstashHttp = { post<T>(req: UpstashRequest): Promise<T>; get<T>(req: UpstashRequest): Promise<T> };
 
 export type RestProducerOptions = {
@@ -21,6 +21,8 @@ export type RestProducerOptions = {
   /** Total time for one produce, retries included. */
   deadlineMs: number;
   retryAfterSec: number;
+  /** Sent with every request (e.g. a Cloudflare Access service token). */
+  headers?: Record<string, string>;
   now?: () => number;
 };
 
@@ -62,7 +64,7 @@ export const createRestProducer = (o: RestProducerOptions): RestProducer => {
   };
 
   return {
-    produce: (records) => bounded('produce', () => http.post<RestAck[]>({ path: ['produce'], body: records, retries: 0 })),
-    topics: () => bounded('topics', () => http.get<Record<string, number>>({ path: ['topics'], retries: 0 })),
+    produce: (records) => bounded('produce', () => http.post<RestAck[]>({ path: ['produce'], body: records, retries: 0, headers: o.headers })),
+    topics: () => bounded('topics', () => http.get<Record<string, number>>({ path: ['topics'], retries: 0, headers: o.headers })),
   };
 };

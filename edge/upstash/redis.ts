@@ -7,15 +7,15 @@ import { STAT_NAMES, type HotConnection, type StatsReader, type StatsWindow, typ
 
 // Hot-state reads at the edge over the Upstash Redis REST dialect (howk-bridge in front of
 // the real Redis): the same keys and shapes as workers/redis/hot-state.ts, one round trip
-// (a pipeline) per call. The edge writes nothing to Redis: of the HotState roles it
-// implements the two its routes read (status, stats) and ping for its health check.
+// (a pipeline) per call. The edge writes no status: of the HotState roles it implements the
+// two its routes read (status, stats) and ping for its health check.
 
 const HOUR_MS = 3_600_000;
 
-export type EdgeRedisOptions = { url: string; token: string; timeoutMs: number };
+export type EdgeRedisOptions = { url: string; token: string; timeoutMs: number; /** sent with every request */ headers?: Record<string, string> };
 
-export const createEdgeRedis = (o: EdgeRedisOptions): Redis =>
-  new Redis({
+export const createEdgeRedis = (o: EdgeRedisOptions): Redis => {
+  const redis = new Redis({
     url: o.url,
     token: o.token,
     automaticDeserialization: false,
@@ -24,6 +24,15 @@ export const createEdgeRedis = (o: EdgeRedisOptions): Redis =>
     retry: { retries: 1, backoff: () => 50 },
     signal: () => AbortSignal.timeout(o.timeoutMs),
   });
+  if (o.headers && Object.keys(o.headers).length) {
+    // The Cloudflare build's constructor passes only its authorization header to its HTTP
+    // client; the client sends whatever its `headers` hold with every request.
+    const http = (redis as unknown as { client?: { headers?: Record<string, string> } }).client;
+    if (!http?.headers) throw new Error('@upstash/redis has no internal HTTP client headers: the pinned version is required for edge.bridge_headers');
+    http.headers = { ...http.headers, ...o.headers };
+  }
+  return redis;
+};
 
 const unavailable = (e: unknown) => (e instanceof HowkError ? e : new UnavailableError(`redis REST: ${errorMessage(e)}`, 2));
 

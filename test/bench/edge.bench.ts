@@ -7,7 +7,8 @@
 //   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/edge.bench.ts
 //
 // Knobs (env): BENCH_N (4000) enqueues per scenario, BENCH_CONCURRENCY (64) requests in
-// flight, BENCH_HOSTS (1,20) destination-host counts to run, BENCH_PAYLOAD_BYTES (230).
+// flight, BENCH_HOSTS (1,20) destination-host counts to run, BENCH_PAYLOAD_BYTES (230),
+// BENCH_LONE_N (300) enqueues one at a time (what the gate adds to a lone enqueue).
 // Only 127.0.0.1 is used. Results also go to .tmp/bench-edge.json.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ const HOSTS = (process.env.BENCH_HOSTS ?? '1,20')
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
+const LONE_N = envInt('BENCH_LONE_N', 300);
 const PAYLOAD = 'x'.repeat(Math.max(0, envInt('BENCH_PAYLOAD_BYTES', 230) - 40));
 
 const pct = (xs: number[], q: number) => {
@@ -50,7 +52,9 @@ const drive = async (n: number, c: number, fn: (i: number) => Promise<boolean>) 
 };
 
 const main = async () => {
-  const env = fleetEnv(uniq('bench-edge'));
+  // The bridge reads the capacity records (the gates' admission) from the real Redis; the
+  // benchmark writes nothing there (no circuit is open, so nothing is parked).
+  const env = { ...fleetEnv(uniq('bench-edge')), ...(process.env.REDIS_URL ? { HOWK_REDIS_URL: process.env.REDIS_URL } : {}) };
   const topics = configOf(env).kafka.topics;
   await ensureTopics(env);
   build();
@@ -65,6 +69,26 @@ const main = async () => {
       return res.status === 202;
     };
     await drive(500, C, (i) => enqueue(i, 1)); // warm-up: isolates, gates, connections
+
+    // A lone enqueue (one request at a time): what the gate adds when nothing shares its produce.
+    {
+      const ns = await edge.mf.getDurableObjectNamespace('GATE');
+      const g = ns.get(ns.idFromName('h0.bench.invalid'));
+      await g.fetch('https://domain-gate.internal/stats/reset', { method: 'POST' });
+      const lone = await drive(LONE_N, 1, (i) => enqueue(i, 1));
+      const st = (await (await g.fetch('https://domain-gate.internal/stats')).json()) as { added_ms: { p50: number; p99: number }; produce_ms: { p50: number; p99: number } };
+      results.push({
+        scenario: `lone enqueue (concurrency 1, ${LONE_N})`,
+        accepted_per_s: Math.round((lone.lat.length / lone.wallMs) * 1000),
+        refused_503: lone.refused,
+        client_p50_ms: +pct(lone.lat, 0.5).toFixed(1),
+        client_p99_ms: +pct(lone.lat, 0.99).toFixed(1),
+        gate_added_p50_ms: st.added_ms.p50,
+        gate_added_p99_ms: st.added_ms.p99,
+        produce_p50_ms: st.produce_ms.p50,
+        produce_p99_ms: st.produce_ms.p99,
+      });
+    }
 
     for (const hosts of HOSTS) {
       const ns = await edge.mf.getDurableObjectNamespace('GATE');

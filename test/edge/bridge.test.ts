@@ -1,6 +1,8 @@
 import { Kafka as UpstashKafka } from '@upstash/kafka';
 import { Redis as UpstashRedis } from '@upstash/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { keys } from '../../core/domain/keys';
 import { KafkaLog } from '../../workers/kafka/log';
 import { uniq, waitFor } from '../helpers/env';
 import { BRIDGE_PASSWORD, BRIDGE_TOKEN, bridgeAuth, collect, configOf, ensureTopics, fleetEnv, startBridge, useFleetRedisDb, type Bridge } from './helpers/stack';
@@ -94,6 +96,69 @@ describe('howk-bridge', () => {
     await expect(redis.keys('*')).rejects.toThrow(/not allowed/);
     const noAuth = await fetch(`${bridge.url}/redis`, { method: 'POST', headers: { authorization: 'Bearer wrong' }, body: '["get","x"]' });
     expect(noAuth.status).toBe(401);
+  });
+
+  it('refuses the edge token on the fleet’s keys: only the edge’s commands on the edge’s keys run', async () => {
+    const redis = new UpstashRedis({ url: `${bridge.url}/redis`, token: BRIDGE_TOKEN, enableTelemetry: false, automaticDeserialization: false });
+    const direct = new Redis(env.HOWK_REDIS_URL!);
+    try {
+      await direct.hset(keys.status('wh_fleet'), 'data', '{"state":"delivered"}');
+      await direct.zadd(keys.retries(), 5, 'wh_scheduled');
+      const raw = (cmd: unknown[]) =>
+        fetch(`${bridge.url}/redis`, { method: 'POST', headers: { authorization: `Bearer ${BRIDGE_TOKEN}` }, body: JSON.stringify(cmd) }).then(async (r) => ({
+          status: r.status,
+          error: ((await r.json()) as { error?: string }).error,
+        }));
+      for (const cmd of [
+        ['set', keys.status('wh_fleet'), 'x'],
+        ['hset', keys.status('wh_fleet'), 'data', 'x'],
+        ['del', keys.status('wh_fleet')],
+        ['del', 'kv:mine', keys.retries()],
+        ['hset', keys.circuit('abc'), 'state', 'CLOSED'],
+        ['zadd', keys.retries(), 1, 'wh_scheduled'],
+        ['zadd', keys.retries(), 1, 'nx'],
+        ['set', keys.retryData('wh_scheduled'), 'nx'],
+        ['get', keys.idempotency('c', 'k')],
+      ]) {
+        const r = await raw(cmd);
+        expect({ cmd, status: r.status }).toEqual({ cmd, status: 403 });
+        expect(r.error).toMatch(/not (open to the edge|allowed)/);
+      }
+      // One refused command refuses its whole pipeline: nothing of it ran.
+      const p = redis.pipeline();
+      p.set('kv:pipelined', '1');
+      p.set(keys.status('wh_fleet'), 'x');
+      await expect(p.exec()).rejects.toThrow(/not open to the edge/);
+      expect(await direct.get('kv:pipelined')).toBeNull();
+      expect(await direct.hget(keys.status('wh_fleet'), 'data')).toBe('{"state":"delivered"}');
+      expect(await direct.zscore(keys.retries(), 'wh_scheduled')).toBe('5');
+      // What the edge does use still works: status reads, the key table, capacity, parking with NX.
+      expect(await redis.hget(keys.status('wh_fleet'), 'data')).toBe('{"state":"delivered"}');
+      expect(await redis.hget(keys.apiKeys(), 'nobody')).toBeNull();
+      await redis.hmget(keys.domainLimit('a.example'), 'limit', 'lat');
+      expect(await redis.zadd(keys.retries(), { nx: true }, { score: 1, member: 'wh_scheduled' })).toBe(0);
+      expect(await direct.zscore(keys.retries(), 'wh_scheduled')).toBe('5');
+      // The Kafka password is no Redis credential.
+      const cross = await fetch(`${bridge.url}/redis`, { method: 'POST', headers: { authorization: `Bearer ${BRIDGE_PASSWORD}` }, body: '["ping"]' });
+      expect(cross.status).toBe(401);
+    } finally {
+      direct.disconnect();
+    }
+  });
+
+  it('answers 429 with Retry-After past its rate limit, per route', async () => {
+    const tight = await startBridge(env, undefined, { HOWK_BRIDGE_RATE_LIMIT: '0.01', HOWK_BRIDGE_RATE_BURST: '2' });
+    try {
+      const ping = () => fetch(`${tight.url}/redis`, { method: 'POST', headers: { authorization: `Bearer ${BRIDGE_TOKEN}` }, body: '["ping"]' });
+      expect([(await ping()).status, (await ping()).status]).toEqual([200, 200]);
+      const over = await ping();
+      expect(over.status).toBe(429);
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      // The Kafka route has a bucket of its own.
+      expect((await fetch(`${tight.url}/kafka/topics`, { headers: { authorization: bridgeAuth } })).status).toBe(200);
+    } finally {
+      await tight.stop();
+    }
   });
 
   it('answers 503 with Retry-After within its produce timeout when Kafka is unreachable', async () => {

@@ -63,7 +63,16 @@ describe('bad input at the edge gets the same 4xx as howk-api', () => {
     const made = await Promise.all([generateKey({ name: 'enq', scopes: ['enqueue'], config_ids: ['c1'] }, now), generateKey({ name: 'reader', scopes: ['read'] }, now)]);
     keys.enqueue = made[0].token;
     keys.read = made[1].token;
-    keyed = await startEdge(edgeVars(fleetEnv(), deadBridge, { HOWK_API_AUTH_ENABLED: 'true', HOWK_EDGE_API_KEYS: JSON.stringify(made.map((m) => m.record)) }));
+    // Keys from the bootstrap secret alone (no Redis mirror configured).
+    const {
+      HOWK_EDGE_REDIS_REST_URL: _u,
+      HOWK_EDGE_REDIS_REST_TOKEN: _t,
+      ...vars
+    } = edgeVars(fleetEnv(), deadBridge, {
+      HOWK_API_AUTH_ENABLED: 'true',
+      HOWK_EDGE_API_KEYS: JSON.stringify(made.map((m) => m.record)),
+    });
+    keyed = await startEdge(vars);
   });
   afterAll(async () => {
     await Promise.all([edge?.stop(), keyed?.stop(), api?.stop()]);

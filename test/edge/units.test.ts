@@ -72,6 +72,36 @@ describe('MicroBatcher', () => {
     expect((await d).acks.map((x) => x.offset)).toEqual([200]);
   });
 
+  it('sends at once while fewer than maxInFlight produces are on the wire, then gathers until one returns', async () => {
+    const calls: RestRecord[][] = [];
+    const pending: (() => void)[] = [];
+    let armed = 0;
+    const b = new MicroBatcher({
+      maxRecords: 100,
+      maxInFlight: 1,
+      arm: () => armed++,
+      produce: (records) => {
+        calls.push(records);
+        return new Promise((resolve) => pending.push(() => resolve(records.map(() => ({ topic: 't', partition: 0, offset: 0, timestamp: 0 })))));
+      },
+    });
+    const first = b.add([rec(1)]);
+    await Promise.resolve();
+    // A lone request goes without waiting for the linger.
+    expect(calls).toHaveLength(1);
+    expect(armed).toBe(0);
+    const later = [b.add([rec(2)]), b.add([rec(3)])];
+    await Promise.resolve();
+    expect(calls).toHaveLength(1);
+    expect(armed).toBe(2);
+    pending.shift()!();
+    await first;
+    // The produce returned: what gathered meanwhile goes in one.
+    expect(calls.map((c) => c.map((r) => r.value))).toEqual([['1'], ['2', '3']]);
+    pending.shift()!();
+    await Promise.all(later);
+  });
+
   it('fails every request of a failed flush, and nothing else', async () => {
     const { b } = setup(true);
     const a = b.add([rec(1)]);

@@ -81,11 +81,14 @@ describe('bridge.* and edge.* are sections of the one config', () => {
     expect(refusal(() => loadConfig({ env: { HOWK_EDGE_DOMAIN_RATES: '{"a.example":{"rate":1}}' } })).field).toBe('edge.domain_rates.a.example.burst');
   });
 
-  it('howk-bridge requires its credentials, naming the variable, and defaults its topics to the pending and slow topics', () => {
+  it('howk-bridge requires its credentials, naming the variable, one per route, and defaults its topics to the pending, slow and state topics', () => {
     expect(refusal(() => bridgeSettings(loadConfig({ env: { HOWK_BRIDGE_REDIS_TOKEN: 't' } }))).message).toContain('HOWK_BRIDGE_KAFKA_PASSWORD');
     expect(refusal(() => bridgeSettings(loadConfig({ env: { HOWK_BRIDGE_KAFKA_PASSWORD: 'p' } }))).message).toContain('HOWK_BRIDGE_REDIS_TOKEN');
     const creds = { HOWK_BRIDGE_KAFKA_PASSWORD: 'p', HOWK_BRIDGE_REDIS_TOKEN: 't' };
-    expect(bridgeSettings(loadConfig({ env: { ...creds, HOWK_KAFKA_TOPICS_PENDING: 'x.pending', HOWK_KAFKA_TOPICS_SLOW: 'x.slow' } })).topics).toEqual(['x.pending', 'x.slow']);
+    expect(
+      bridgeSettings(loadConfig({ env: { ...creds, HOWK_KAFKA_TOPICS_PENDING: 'x.pending', HOWK_KAFKA_TOPICS_SLOW: 'x.slow', HOWK_KAFKA_TOPICS_STATE: 'x.state' } })).topics,
+    ).toEqual(['x.pending', 'x.slow', 'x.state']);
+    expect(refusal(() => bridgeSettings(loadConfig({ env: { HOWK_BRIDGE_KAFKA_PASSWORD: 'same', HOWK_BRIDGE_REDIS_TOKEN: 'same' } }))).field).toBe('bridge.redis_token');
     expect(bridgeSettings(loadConfig({ yaml: 'bridge:\n  kafka_password: p\n  redis_token: t\n  topics: [only]\n' })).topics).toEqual(['only']);
   });
 });

@@ -359,7 +359,7 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
     };
     walk(defaults as unknown as Record<string, unknown>, []);
     keys.push('redis.url', 'redis.password', 'signing.default_secret', 'signing.secrets_key', 'signing.old_secrets_keys');
-    keys.push('bridge.kafka_password', 'bridge.redis_token', 'edge.kafka_rest_password', 'edge.redis_rest_url', 'edge.redis_rest_token', 'edge.api_keys');
+    keys.push('bridge.kafka_password', 'bridge.redis_token', 'edge.kafka_rest_password', 'edge.redis_rest_url', 'edge.redis_rest_token', 'edge.api_keys', 'edge.bridge_headers');
     const table = configDocsTable();
     for (const k of keys) expect(table, k).toContain(`| \`${k}\` |`);
     expect(keys).toHaveLength(leaves.length);

@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Redis } from 'ioredis';
-import { errorMessage } from '../../core/errors/errors';
+import type { MiddlewareHandler } from 'hono';
+import { RateLimitedError, errorMessage } from '../../core/errors/errors';
+import { createRateLimiter } from '../../core/security/rate-limit';
 import type { Logger } from '../../core/ports/logger';
 import { toHowkError } from '../redis/exec';
 import { basicAuth, bearerAuth } from './auth';
@@ -29,7 +31,23 @@ export const createBridgeApp = (d: BridgeDeps) => {
     return c.json({ error }, status);
   });
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
-  const limit = bodyLimit({ maxSize: s.max_request_size, onError: (c) => c.json({ error: `request body exceeds ${s.max_request_size} bytes` }, 413) });
+  const sized = (max: number) => bodyLimit({ maxSize: max, onError: (c) => c.json({ error: `request body exceeds ${max} bytes` }, 413) });
+  const limit = sized(s.max_request_size);
+  const redisLimit = sized(Math.min(s.max_request_size, s.redis_max_request_size));
+  // One bucket per route for every caller together: an exposed bridge caps what a leaked
+  // credential can push at Kafka or Redis. After auth, so strangers cannot drain it.
+  const rates = createRateLimiter(s.rate_limit, s.rate_burst);
+  const counted = new WeakSet<Request>();
+  const throttle =
+    (route: string): MiddlewareHandler =>
+    async (c, next) => {
+      // '/redis' and '/redis/*' may both match one request: it is counted once.
+      if (counted.has(c.req.raw)) return next();
+      counted.add(c.req.raw);
+      const r = rates(route, Date.now());
+      if (!r.ok) throw new RateLimitedError(`howk-bridge ${route} is over ${s.rate_limit} requests per second`, r.retryAfterSec);
+      await next();
+    };
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
@@ -56,10 +74,11 @@ export const createBridgeApp = (d: BridgeDeps) => {
       redis_commands: d.counters.redisCommands,
     }),
   );
-  app.use('/kafka/*', kafkaAuth, limit);
+  app.use('/kafka/*', kafkaAuth, throttle('/kafka'), limit);
   app.route('/kafka', kafkaRoutes(d.producer, s.topics, d.counters));
-  app.use('/redis', bearerAuth(s.redis_token!), limit);
-  app.use('/redis/*', bearerAuth(s.redis_token!), limit);
-  app.route('/redis', redisRoutes(d.redis, s.redis_commands, d.counters));
+  const redisAuth = bearerAuth(s.redis_token!);
+  app.use('/redis', redisAuth, throttle('/redis'), redisLimit);
+  app.use('/redis/*', redisAuth, throttle('/redis'), redisLimit);
+  app.route('/redis', redisRoutes(d.redis, s.redis_commands, d.counters, s.redis_max_commands));
   return app;
 };

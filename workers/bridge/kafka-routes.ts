@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../../core/errors/errors';
+import { ForbiddenError, NotFoundError, RateLimitedError, UnavailableError, ValidationError } from '../../core/errors/errors';
 import type { BridgeCounters } from './counters';
 import type { KafkaRestProducer, RestRecord } from './kafka-produce';
 
@@ -19,7 +19,8 @@ const RecordSchema = z.object({
 const BodySchema = z.union([RecordSchema, z.array(RecordSchema).min(1).max(10_000)]);
 
 /** Upstash answers errors as JSON `{error}`; these are the dialect's status codes. */
-export const dialectError = (e: unknown): { status: 400 | 403 | 404 | 500 | 503; error: string; retryAfter?: number } => {
+export const dialectError = (e: unknown): { status: 400 | 403 | 404 | 429 | 500 | 503; error: string; retryAfter?: number } => {
+  if (e instanceof RateLimitedError) return { status: 429, error: e.message, retryAfter: e.retryAfterSec };
   if (e instanceof ValidationError) return { status: 400, error: e.message };
   if (e instanceof NotFoundError) return { status: 404, error: e.message };
   if (e instanceof UnavailableError) return { status: 503, error: e.message, retryAfter: e.retryAfterSec };

@@ -1,12 +1,14 @@
 import { Hono, type Context } from 'hono';
 import type { Redis } from 'ioredis';
-import { ValidationError } from '../../core/errors/errors';
+import { ForbiddenError, ValidationError } from '../../core/errors/errors';
+import { edgeRedisRefusal } from '../../core/security/edge-redis-access';
 import { toHowkError } from '../redis/exec';
 import type { BridgeCounters } from './counters';
 
 // The subset of the Upstash Redis REST dialect that @upstash/redis sends: POST / with one
 // command as a JSON array, POST /pipeline and POST /multi-exec with arrays of them. Only
-// allow-listed commands run. With `Upstash-Encoding: base64` string replies travel
+// allow-listed commands run, each only on the keys the edge needs (core/security/edge-redis-access.ts):
+// anything else refuses the whole request with 403, nothing of it run. With `Upstash-Encoding: base64` string replies travel
 // base64-encoded (the client decodes them; a bare "OK" stays as is, as Upstash does).
 
 type Arg = string | number;
@@ -33,7 +35,7 @@ const entryOf = (err: Error | null, value: unknown, b64: boolean): Entry => {
   return { result: encode(value, b64) };
 };
 
-export const redisRoutes = (redis: Redis, commands: readonly string[], counters: BridgeCounters) => {
+export const redisRoutes = (redis: Redis, commands: readonly string[], counters: BridgeCounters, maxCommands = 1000) => {
   const app = new Hono();
   const allowed = new Set(commands.map((c) => c.toLowerCase()));
   let syncToken = 0;
@@ -42,11 +44,14 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
     if (!Array.isArray(cmd) || cmd.length === 0 || typeof cmd[0] !== 'string')
       throw new ValidationError(`${where}: a command is a non-empty JSON array starting with its name`, where);
     const name = cmd[0].toLowerCase();
-    if (!allowed.has(name)) throw new ValidationError(`ERR command '${name}' is not allowed through howk-bridge`, where);
     for (const a of cmd.slice(1)) {
       if (typeof a !== 'string' && typeof a !== 'number') throw new ValidationError(`${where}: arguments must be strings or numbers`, where);
     }
-    return [name, ...cmd.slice(1).map((a: Arg) => (typeof a === 'number' ? String(a) : a))] as Command;
+    const args = cmd.slice(1).map((a: Arg) => (typeof a === 'number' ? String(a) : a));
+    if (!allowed.has(name)) throw new ForbiddenError(`ERR command '${name}' is not allowed through howk-bridge`);
+    const refused = edgeRedisRefusal(name, args);
+    if (refused) throw new ForbiddenError(`ERR ${refused} through howk-bridge`);
+    return [name, ...args] as Command;
   };
 
   const readCommands = async (c: Context, many: boolean): Promise<Command[]> => {
@@ -58,6 +63,7 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
     }
     if (!many) return [check(body, 'command')];
     if (!Array.isArray(body) || body.length === 0) throw new ValidationError('body must be a non-empty array of commands', 'body');
+    if (body.length > maxCommands) throw new ValidationError(`at most ${maxCommands} commands per request`, 'body');
     return body.map((cmd, i) => check(cmd, `commands.${i}`));
   };
 

@@ -34,6 +34,7 @@ import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import { createSyncWaits } from '../../core/pipeline/sync-wait';
 import { createChangeFeed } from '../../core/live/change-feed';
 import { fleetGauges } from './gauges';
+import type { KeyMirror } from '../redis/key-mirror';
 
 export type FleetParts = {
   config: Config;
@@ -57,6 +58,8 @@ export type FleetParts = {
   metrics?: NodeMetrics;
   /** How waiting enqueues learn first outcomes (Redis pub/sub across processes); in memory (one process) when not given. */
   outcomes?: OutcomeBus;
+  /** Where the api mirrors the API-key table for the edge (Redis); none in howk-dev. */
+  keyMirror?: KeyMirror;
 };
 
 export type Fleet = {
@@ -107,6 +110,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
           clock,
           keys: roles.api,
           secrets: true,
+          ...(roles.api && p.keyMirror ? { onKey: p.keyMirror.apply } : {}),
           instance: Object.entries(roles)
             .filter(([, on]) => on)
             .map(([r]) => r)
@@ -263,7 +267,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   // After the api and the worker (stopped above), which record on it.
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
-  if (security || lua || scripts) stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop()])) });
+  if (security || lua || scripts)
+    stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), p.keyMirror?.stop()])) });
   let metricsUrl: string | undefined;
   if (config.metrics.port > 0) {
     const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host, [

@@ -31,6 +31,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     guards: hot.guards,
     luaKv: hot.luaKv,
     outcomes: hot.outcomes,
+    ...(role === 'api' ? { keyMirror: hot.keyMirror } : {}),
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },

@@ -71,6 +71,8 @@ export const SCRIPTS = {
   // A rebuild's guard state (core/reconcile/guard-replay.ts).
   restoreCircuit: fixed('restoreCircuit'),
   restoreHeld: fixed('restoreHeld'),
+  // The edge's mirror of the API-key table (workers/redis/key-mirror.ts).
+  mirrorKey: fixed('mirrorKey'),
 } as const;
 
 /** Scripts taking any number of requests per call: the key count is each call's first argument. */

@@ -48,7 +48,7 @@ export const authMiddleware = (d: ApiDeps, accessOf: (method: string, path: stri
     if (!token) throw new AuthError();
     const key = await d.keys.verify(token);
     if (!key) throw new AuthError('invalid or revoked API key');
-    const rl = limit(key.id, d.clock.now());
+    const rl = d.keyRateLimit ? await d.keyRateLimit(key.id, d.clock.now()) : limit(key.id, d.clock.now());
     if (!rl.ok) throw new RateLimitedError(`API key ${key.id} is over ${auth.rate_limit} requests per second`, rl.retryAfterSec);
     if (!grants(key, access.scope)) throw new ForbiddenError(`API key ${key.id} lacks the ${access.scope} scope`);
     if (key.config_ids !== null) await checkConfig(d, c, key, access);

@@ -98,8 +98,12 @@ export type Edge = {
   stop(): Promise<void>;
 };
 
-/** The wrangler-built Worker (test/edge/helpers/build.ts) in Miniflare, with wrangler.toml's bindings and these vars. */
-export const startEdge = async (vars: Record<string, string>): Promise<Edge> => {
+/**
+ * The wrangler-built Worker (test/edge/helpers/build.ts) in Miniflare, with wrangler.toml's
+ * bindings and these vars. `persist`: a directory keeping the Durable Objects' storage, so
+ * that a Worker started again on it finds what the previous one stored.
+ */
+export const startEdge = async (vars: Record<string, string>, o: { persist?: string } = {}): Promise<Edge> => {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, 'wrangler.toml'), '');
   const mf = new Miniflare({
     ...(workerOptions as object),
@@ -109,6 +113,7 @@ export const startEdge = async (vars: Record<string, string>): Promise<Edge> => 
     bindings: { ...(workerOptions.bindings as Record<string, string>), ...vars },
     host: '127.0.0.1',
     port: await freePort(),
+    ...(o.persist ? { durableObjectsPersist: o.persist } : {}),
   } as ConstructorParameters<typeof Miniflare>[0]);
   const url = (await mf.ready).toString().replace(/\/$/, '');
   return {

@@ -1,0 +1,33 @@
+import type { Redis } from '@upstash/redis/cloudflare';
+import { keys } from '../../core/domain/keys';
+import { iso, nowNs } from '../../core/domain/time';
+import { decodeWebhook } from '../../core/domain/webhook';
+import { snapshotValue } from '../../core/pipeline/outcome-records';
+import type { RestRecord } from '../upstash/kafka';
+
+// A webhook whose endpoint has an open circuit is parked at the edge as the worker parks
+// one (core/pipeline/deliver.ts): a howk.state snapshot (held: circuit_open, so a Redis
+// rebuild restores it) and an entry in the retry schedule (`retries` + `retry_data:<id>`)
+// due when the circuit lets a probe through; the scheduler hands it to howk.pending then.
+// The snapshot travels in the gate's produce with the request's other records; the schedule
+// is written once Kafka acknowledged it, with NX (the edge adds entries, never replaces one).
+
+export type Parked = { value: string; until: number };
+
+/** The howk.state record of a parked webhook. */
+export const parkedRecord = (stateTopic: string, p: Parked, now: number): RestRecord => {
+  const w = decodeWebhook(p.value);
+  const status = { webhook_id: w.id, updated_at_ns: nowNs(now), state: 'pending' as const, held: 'circuit_open' as const, next_retry_at: iso(p.until) };
+  return { topic: stateTopic, key: w.id, value: snapshotValue(w, status, p.until, p.value) };
+};
+
+/** Adds the parked webhooks to the retry schedule (one pipeline through the bridge). */
+export const schedule = async (redis: Redis, parked: readonly Parked[], retryDataTtlMs: number): Promise<void> => {
+  const p = redis.pipeline();
+  for (const x of parked) {
+    const id = decodeWebhook(x.value).id;
+    p.set(keys.retryData(id), x.value, { nx: true, px: retryDataTtlMs });
+    p.zadd(keys.retries(), { nx: true }, { score: x.until, member: id });
+  }
+  await p.exec();
+};
