@@ -1,6 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { serverInfo, storedKey, storeKey, type ServerInfo } from './api';
 import { Deliveries } from './deliveries/page';
+import { ApiKeys } from './apikeys/page';
+import { DeadLetters } from './deadletters/page';
+import { Endpoints } from './endpoints/page';
+import { Scripts } from './scripts/page';
 import { Help } from './help';
 import { useShortcuts } from './keys';
 import { LabPage } from './lab/page';
@@ -12,12 +16,19 @@ import { navigate, useLocation } from './router';
 
 const PAGES = [
   { path: '/console/deliveries', label: 'Deliveries', api: true },
+  { path: '/console/deadletters', label: 'Dead letters', api: true },
+  { path: '/console/endpoints', label: 'Endpoints', api: true },
+  { path: '/console/scripts', label: 'Scripts', api: true },
+  { path: '/console/keys', label: 'Keys', api: true },
   { path: '/lab', label: 'Lab', api: false },
 ] as const;
 
+/** The operator pages, by path (each in its own folder). */
+const MORE: Record<string, typeof DeadLetters> = { '/console/deadletters': DeadLetters, '/console/endpoints': Endpoints, '/console/scripts': Scripts, '/console/keys': ApiKeys };
+
 const pageOf = (path: string) => {
   if (path === '/console') return PAGES[0];
-  if (path === '/console/lab') return PAGES[1];
+  if (path === '/console/lab') return PAGES.find((p) => p.path === '/lab');
   return PAGES.find((p) => p.path === path);
 };
 
@@ -42,6 +53,10 @@ export const App = () => {
     { key: '?', label: 'Show this help', run: () => setHelp(true) },
     { key: 'd', label: 'Go to Deliveries', run: () => navigate('/console/deliveries') },
     { key: 'l', label: 'Go to the Lab', run: () => navigate('/lab') },
+    { key: 'x', label: 'Go to Dead letters', run: () => navigate('/console/deadletters') },
+    { key: 'e', label: 'Go to Endpoints', run: () => navigate('/console/endpoints') },
+    { key: 'c', label: 'Go to Scripts', run: () => navigate('/console/scripts') },
+    { key: 'k', label: 'Go to Keys', run: () => navigate('/console/keys') },
   ]);
 
   const signIn = (k: string) => {
@@ -62,7 +77,10 @@ export const App = () => {
   else if (!info && page.api) body = <p>Loading…</p>;
   else if (needsKey) body = <Login onKey={signIn} notice={notice} />;
   else if (page.path === '/lab') body = <LabPage />;
-  else body = <Deliveries apiKey={info!.auth ? key : null} query={query} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
+  else if (MORE[page.path]) {
+    const More = MORE[page.path]!;
+    body = <More apiKey={info!.auth ? key : null} query={query} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
+  } else body = <Deliveries apiKey={info!.auth ? key : null} query={query} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
 
   return (
     <div class="shell">
