@@ -12,6 +12,7 @@ type Props = { apiKey: string | null; configId: string; reasonType: string; sele
 export const useBulk = ({ apiKey, configId, reasonType, selected, onEnd }: Props) => {
   const [job, setJob] = useState<Job | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [rate, setRate] = useState(50);
   const running = job?.state === 'running';
 
   useEffect(() => {
@@ -31,26 +32,34 @@ export const useBulk = ({ apiKey, configId, reasonType, selected, onEnd }: Props
   const start = (which: 'selected' | 'all') => {
     if (running) return;
     setError(null);
-    const body = which === 'selected' ? { ids: selected } : reasonType ? { reason_type: reasonType } : {};
+    const body = { rate, ...(which === 'selected' ? { ids: selected } : reasonType ? { reason_type: reasonType } : {}) };
     apiSend<Job>('POST', `/deadletter/replay?config_id=${encodeURIComponent(configId)}`, apiKey, body).then(setJob, (e) => setError(errorText(e)));
   };
   const stop = () => {
     if (!job || !running) return;
     apiSend<Job>('POST', `/deadletter/replay/${job.job_id}/stop`, apiKey).then(setJob, (e) => setError(errorText(e)));
   };
-  return { job, error, running, start, stop };
+  return { job, error, running, start, stop, rate, setRate };
 };
 
 const STATE_TEXT: Record<Job['state'], string> = { running: 'running', stopped: 'stopped', done: 'done', failed: 'failed' };
 
 export const BulkPanel = ({ bulk, rights, selected, configId, reasonType }: { bulk: ReturnType<typeof useBulk> } & Pick<Props, 'rights' | 'selected' | 'configId' | 'reasonType'>) => {
-  const { job, error, running, start, stop } = bulk;
+  const { job, error, running, start, stop, rate, setRate } = bulk;
   const off = !rights.act || running;
   const done = job ? job.replayed + job.skipped + job.not_found + job.failed : 0;
   return (
     <section class="panel bulk" aria-labelledby="bulk-title">
       <h2 id="bulk-title">Bulk replay</h2>
       <div class="row">
+        <label for="bulk-rate">Rate</label>
+        <select id="bulk-rate" value={rate} disabled={running} onChange={(e) => setRate(Number(e.currentTarget.value))}>
+          {[5, 10, 50, 200].map((r) => (
+            <option key={r} value={r}>
+              {r} a second
+            </option>
+          ))}
+        </select>
         <button type="button" disabled={off || selected.length === 0} onClick={() => start('selected')} aria-keyshortcuts="m">
           Replay selected ({selected.length})
         </button>

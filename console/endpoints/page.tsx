@@ -29,6 +29,7 @@ type Endpoint = {
 };
 type List = { items: Endpoint[]; count: number; scanned: number; complete: boolean };
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const ms = (v: number | null) => (v === null ? '—' : `${Math.round(v)} ms`);
 
 export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
@@ -105,7 +106,7 @@ export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
         {!configId
           ? 'Enter a config id to see the endpoints it delivers to.'
           : list
-            ? `${list.count} endpoints among the config's ${list.scanned} newest webhooks${list.complete ? '' : ' (older ones not looked at)'}.`
+            ? `${plural(list.count, 'endpoint')} among the config's ${plural(list.scanned, 'newest webhook')}${list.complete ? '' : ' (older ones not looked at)'}.`
             : ''}
         {notice ? ` ${notice}` : ''}
       </p>
@@ -115,7 +116,7 @@ export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
         </p>
       )}
       {list && list.items.length > 0 && (
-        <div class="cards">
+        <div class="cards ep-cards">
           {list.items.map((e) => (
             <EndpointCard key={e.endpoint_hash} e={e} canAct={rights.act} why={rights.why} act={act} />
           ))}
@@ -147,12 +148,12 @@ const EndpointCard = ({ e, canAct, why, act }: CardProps) => {
         </div>
         <div>
           <dt>Paused</dt>
-          <dd data-testid="paused">{e.paused ? `yes${e.parked_while_paused ? `, ${e.parked_while_paused} held` : ''}` : e.draining ? 'draining' : 'no'}</dd>
+          <dd data-testid="paused" class={e.paused ? 'bad' : undefined}>{e.paused ? `yes${e.parked_while_paused ? `, ${e.parked_while_paused} held` : ''}` : e.draining ? 'draining' : 'no'}</dd>
         </div>
         <div>
           <dt>Latency p50 / p90</dt>
           <dd>
-            {ms(c.latency_ms.p50)} / {ms(c.latency_ms.p90)} ({c.latency_ms.samples} samples)
+            {ms(c.latency_ms.p50)} / {ms(c.latency_ms.p90)} ({plural(c.latency_ms.samples, 'sample')})
           </dd>
         </div>
         <div>
