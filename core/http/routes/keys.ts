@@ -89,8 +89,8 @@ export const keyRoutes: Route[] = [
     tag: 'keys',
     summary: 'The key of the request (scopes, configs; never its secret): null when auth is off. Any read key, bound to configs or not, may ask',
     access: 'read',
-    // The resource is the caller's own key: no owner, so a key bound to configs passes the config check.
-    config: { from: 'owner', name: 'me', owner: async () => null, notFound: () => 'API key' },
+    config: { from: 'self' },
+    needs: ['keyAdmin'],
     responses: { '200': { description: 'the key', schema: z.object({ auth: z.boolean(), key: KeyViewSchema.nullable() }) } },
     handler: () => [
       (c: Context<{ Variables: AuthVariables }>) => {
