@@ -24,7 +24,11 @@ export const CreateKey = ({ apiKey, nameRef, onCreated }: { apiKey: string | nul
       .filter(Boolean);
     setCreated(null);
     setCopied(null);
-    apiSend<KeyRow & { key: string }>('POST', '/keys', apiKey, { ...(name.trim() ? { name: name.trim() } : {}), scopes: [...scopes], ...(ids.length ? { config_ids: ids } : {}) }).then(
+    apiSend<KeyRow & { key: string }>('POST', '/keys', apiKey, {
+      ...(name.trim() ? { name: name.trim() } : {}),
+      scopes: [...scopes],
+      ...(ids.length ? { config_ids: ids } : {}),
+    }).then(
       (k) => (setCreated(k), setError(null), setName(''), onCreated()),
       (x) => setError(errorText(x)),
     );

@@ -78,7 +78,10 @@ export const ApiKeys = ({ apiKey, onUnauthorized }: PageProps) => {
             {keys.map((k) => (
               <tr key={k.id} data-testid={`key-${k.id}`}>
                 <td class="mono">{k.id}</td>
-                <td>{k.name || '—'}</td>
+                <td>
+                  {k.name || '—'}
+                  {rights.key?.id === k.id && <span class="muted"> (the key signed in here)</span>}
+                </td>
                 <td>{k.scopes.join(', ')}</td>
                 <td>{k.config_ids ? k.config_ids.join(', ') : 'all'}</td>
                 <td>{time(k.created_at)}</td>

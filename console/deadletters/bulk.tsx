@@ -44,7 +44,13 @@ export const useBulk = ({ apiKey, configId, reasonType, selected, onEnd }: Props
 
 const STATE_TEXT: Record<Job['state'], string> = { running: 'running', stopped: 'stopped', done: 'done', failed: 'failed' };
 
-export const BulkPanel = ({ bulk, rights, selected, configId, reasonType }: { bulk: ReturnType<typeof useBulk> } & Pick<Props, 'rights' | 'selected' | 'configId' | 'reasonType'>) => {
+export const BulkPanel = ({
+  bulk,
+  rights,
+  selected,
+  configId,
+  reasonType,
+}: { bulk: ReturnType<typeof useBulk> } & Pick<Props, 'rights' | 'selected' | 'configId' | 'reasonType'>) => {
   const { job, error, running, start, stop, rate, setRate } = bulk;
   const off = !rights.act || running;
   const done = job ? job.replayed + job.skipped + job.not_found + job.failed : 0;

@@ -1,3 +1,4 @@
+import type { RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, apiGet } from '../api';
 import { apiSend, errorText, time, useRights, type PageProps } from '../actions';
@@ -34,29 +35,10 @@ const useReplays = (apiKey: string | null, configId: string, tick: number) => {
   return map;
 };
 
-export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
-  const configId = query.get('config_id') ?? '';
-  const reasonType = query.get('reason_type') ?? '';
-  const [draft, setDraft] = useState({ configId, reasonType });
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+/** One page of GET /deadletter. */
+const useDeadPage = (apiKey: string | null, configId: string, reasonType: string, cursor: string | null, tick: number, onUnauthorized: () => void) => {
   const [page, setPage] = useState<DeadPage | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [tick, setTick] = useState(0);
-  const configInput = useRef<HTMLInputElement>(null);
-  const rights = useRights(apiKey);
-  const replays = useReplays(apiKey, configId, tick);
-  const cursor = cursors[cursors.length - 1] ?? null;
-  const refresh = () => setTick((t) => t + 1);
-  const bulk = useBulk({ apiKey, configId, reasonType, selected: [...selected], rights, onEnd: (j: Job) => (setNotice(`Bulk replay ${j.state}: ${j.replayed} replayed.`), refresh()) });
-
-  useEffect(() => {
-    setDraft({ configId, reasonType });
-    setCursors([null]);
-    setSelected(new Set());
-  }, [configId, reasonType]);
-
   useEffect(() => {
     if (!configId) return setPage(null);
     let live = true;
@@ -73,6 +55,38 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
       });
     return () => void (live = false);
   }, [configId, reasonType, cursor, apiKey, tick]);
+  return { page, error };
+};
+
+export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
+  const configId = query.get('config_id') ?? '';
+  const reasonType = query.get('reason_type') ?? '';
+  const [draft, setDraft] = useState({ configId, reasonType });
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [tick, setTick] = useState(0);
+  const configInput = useRef<HTMLInputElement>(null);
+  const rights = useRights(apiKey);
+  const replays = useReplays(apiKey, configId, tick);
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const refresh = () => setTick((t) => t + 1);
+  const bulk = useBulk({
+    apiKey,
+    configId,
+    reasonType,
+    selected: [...selected],
+    rights,
+    onEnd: (j: Job) => (setNotice(`Bulk replay ${j.state}: ${j.replayed} replayed.`), refresh()),
+  });
+
+  useEffect(() => {
+    setDraft({ configId, reasonType });
+    setCursors([null]);
+    setSelected(new Set());
+  }, [configId, reasonType]);
+
+  const { page, error } = useDeadPage(apiKey, configId, reasonType, cursor, tick, onUnauthorized);
 
   const replayOne = (id: string) =>
     apiSend<{ webhook_id: string }>('POST', `/deadletter/${encodeURIComponent(id)}/replay`, apiKey).then(
@@ -108,23 +122,7 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
   return (
     <section aria-labelledby="dl-title">
       <h1 id="dl-title">Dead letters</h1>
-      <form class="filters" onSubmit={apply} role="search" aria-label="Filter dead letters">
-        <label for="dl-config">Config id</label>
-        <input id="dl-config" ref={configInput} required value={draft.configId} placeholder="tenant123" aria-keyshortcuts="/" onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })} />
-        <label for="dl-reason">Reason</label>
-        <select id="dl-reason" value={draft.reasonType} onChange={(e) => setDraft({ ...draft, reasonType: e.currentTarget.value })}>
-          <option value="">any</option>
-          {REASONS.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
-        <button type="submit">Show</button>
-        <button type="button" disabled={!configId} onClick={refresh} aria-keyshortcuts="r">
-          Refresh
-        </button>
-      </form>
+      <Filters draft={draft} setDraft={setDraft} apply={apply} configInput={configInput} canRefresh={!!configId} refresh={refresh} />
       <p class="status" role="status">
         {!configId ? 'Enter a config id to list its dead letters (oldest first).' : page ? `${page.count} dead letters on this page (page ${cursors.length}).` : ''}
         {notice ? ` ${notice}` : ''}
@@ -152,6 +150,43 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
     </section>
   );
 };
+
+type FiltersProps = {
+  draft: { configId: string; reasonType: string };
+  setDraft: (d: { configId: string; reasonType: string }) => void;
+  apply: (e: Event) => void;
+  configInput: RefObject<HTMLInputElement | null>;
+  canRefresh: boolean;
+  refresh: () => void;
+};
+
+const Filters = ({ draft, setDraft, apply, configInput, canRefresh, refresh }: FiltersProps) => (
+  <form class="filters" onSubmit={apply} role="search" aria-label="Filter dead letters">
+    <label for="dl-config">Config id</label>
+    <input
+      id="dl-config"
+      ref={configInput}
+      required
+      value={draft.configId}
+      placeholder="tenant123"
+      aria-keyshortcuts="/"
+      onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })}
+    />
+    <label for="dl-reason">Reason</label>
+    <select id="dl-reason" value={draft.reasonType} onChange={(e) => setDraft({ ...draft, reasonType: e.currentTarget.value })}>
+      <option value="">any</option>
+      {REASONS.map((r) => (
+        <option key={r} value={r}>
+          {r}
+        </option>
+      ))}
+    </select>
+    <button type="submit">Show</button>
+    <button type="button" disabled={!canRefresh} onClick={refresh} aria-keyshortcuts="r">
+      Refresh
+    </button>
+  </form>
+);
 
 type TableProps = {
   rows: DeadRow[];

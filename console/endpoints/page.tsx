@@ -148,7 +148,9 @@ const EndpointCard = ({ e, canAct, why, act }: CardProps) => {
         </div>
         <div>
           <dt>Paused</dt>
-          <dd data-testid="paused" class={e.paused ? 'bad' : undefined}>{e.paused ? `yes${e.parked_while_paused ? `, ${e.parked_while_paused} held` : ''}` : e.draining ? 'draining' : 'no'}</dd>
+          <dd data-testid="paused" class={e.paused ? 'bad' : undefined}>
+            {e.paused ? `yes${e.parked_while_paused ? `, ${e.parked_while_paused} held` : ''}` : e.draining ? 'draining' : 'no'}
+          </dd>
         </div>
         <div>
           <dt>Latency p50 / p90</dt>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, apiGet } from '../api';
-import { errorText, time, useRights, type PageProps } from '../actions';
+import { errorText, time, useRights, type PageProps, type Rights } from '../actions';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { DryRun } from './dry-run';
@@ -70,35 +70,7 @@ export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
       )}
       <div class="split">
         <div>
-          {list && (
-            <table class="deliveries">
-              <caption>{list.count === 0 ? 'No config has a script.' : `${list.count} scripts (page ${cursors.length})`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Config</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Children</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.items.map((r) => (
-                  <tr key={r.config_id} aria-current={r.config_id === open ? 'true' : undefined}>
-                    <td>
-                      <a href={`/console/scripts?config_id=${encodeURIComponent(r.config_id)}`} onClick={(e) => (e.preventDefault(), navigate(`/console/scripts?config_id=${encodeURIComponent(r.config_id)}`))}>
-                        {r.config_id}
-                      </a>
-                    </td>
-                    <td>
-                      {r.lines} lines, {r.bytes} B
-                    </td>
-                    <td>{r.apply_to_children ? 'yes' : 'no'}</td>
-                    <td>{time(r.updated_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          {list && <ScriptList list={list} open={open} page={cursors.length} />}
           <nav class="pager" aria-label="Pages of scripts">
             <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
               Previous page
@@ -115,21 +87,56 @@ export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
               {scriptError}
             </p>
           )}
-          {script && (
-            <article class="panel" aria-labelledby="sc-source">
-              <h2 id="sc-source">Script of {script.config_id}</h2>
-              <p class="muted">
-                SHA-256 <code>{script.sha256.slice(0, 16)}…</code>, updated {time(script.updated_at)}
-                {script.apply_to_children ? ', applies to the configs under it' : ''}
-              </p>
-              <pre data-testid="script-source" class="source">
-                {script.script}
-              </pre>
-              <DryRun key={script.config_id} apiKey={apiKey} configId={script.config_id} source={script.script} rights={rights} />
-            </article>
-          )}
+          {script && <ScriptView script={script} apiKey={apiKey} rights={rights} />}
         </div>
       </div>
     </section>
   );
 };
+
+const ScriptView = ({ script, apiKey, rights }: { script: Script; apiKey: string | null; rights: Rights }) => (
+  <article class="panel" aria-labelledby="sc-source">
+    <h2 id="sc-source">Script of {script.config_id}</h2>
+    <p class="muted">
+      SHA-256 <code>{script.sha256.slice(0, 16)}…</code>, updated {time(script.updated_at)}
+      {script.apply_to_children ? ', applies to the configs under it' : ''}
+    </p>
+    <pre data-testid="script-source" class="source">
+      {script.script}
+    </pre>
+    <DryRun key={script.config_id} apiKey={apiKey} configId={script.config_id} source={script.script} rights={rights} />
+  </article>
+);
+
+const ScriptList = ({ list, open, page }: { list: List; open: string; page: number }) => (
+  <table class="deliveries">
+    <caption>{list.count === 0 ? 'No config has a script.' : `${list.count} scripts (page ${page})`}</caption>
+    <thead>
+      <tr>
+        <th scope="col">Config</th>
+        <th scope="col">Size</th>
+        <th scope="col">Children</th>
+        <th scope="col">Updated</th>
+      </tr>
+    </thead>
+    <tbody>
+      {list.items.map((r) => (
+        <tr key={r.config_id} aria-current={r.config_id === open ? 'true' : undefined}>
+          <td>
+            <a
+              href={`/console/scripts?config_id=${encodeURIComponent(r.config_id)}`}
+              onClick={(e) => (e.preventDefault(), navigate(`/console/scripts?config_id=${encodeURIComponent(r.config_id)}`))}
+            >
+              {r.config_id}
+            </a>
+          </td>
+          <td>
+            {r.lines} lines, {r.bytes} B
+          </td>
+          <td>{r.apply_to_children ? 'yes' : 'no'}</td>
+          <td>{time(r.updated_at)}</td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);

@@ -33,7 +33,7 @@ export type ReplayJobView = {
   filter: { ids: number | null; reason_type: string | null; since: string | null };
   batch_size: number;
   rate: number;
-  /** Ids named (an id list), else null until the listing is exhausted, then everything seen. */
+  /** Dead letters the job will go through: the ids named, or those the filter found (null while it reads the listing). */
   total: number | null;
   replayed: number;
   /** Already replayed by this job (an id named twice), or a replay that answered duplicate. */
@@ -79,102 +79,94 @@ const recordOf = (record: string): { webhook_id?: string; config_id?: string; de
   }
 };
 
+/** A filter job reads at most this many dead letters (a larger set: another job after it). */
+export const MAX_FILTER_IDS = 10_000;
+
+/**
+ * The dead letters a filter names, read from the listing first (a batch a call) so that the
+ * job knows its total: those that exist when the job starts, oldest first, at most MAX_FILTER_IDS.
+ */
+const collect = async (d: ReplayJobsDeps, job: Job): Promise<string[]> => {
+  const { spec } = job;
+  const startedAt = Date.parse(job.started_at);
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  while (!job.stop && ids.length < MAX_FILTER_IDS) {
+    const q: DeadLetterListQuery = {
+      configId: spec.configId,
+      limit: Math.min(spec.batchSize, MAX_FILTER_IDS - ids.length),
+      ...(spec.reasonType ? { reasonType: spec.reasonType } : {}),
+      ...(spec.since !== undefined ? { since: spec.since } : {}),
+      ...(cursor ? { cursor } : {}),
+    };
+    const page = await d.deadLetters.listDeadLetters(q);
+    // Oldest first: a dead letter made after the job started (one of its replays failing
+    // again, say) ends the set; it is not what the job was asked to replay.
+    const rows = page.items.map(recordOf).filter((r) => r.webhook_id && !(r.dead_at && Date.parse(r.dead_at) > startedAt));
+    ids.push(...rows.map((r) => r.webhook_id!));
+    if (page.next === null || rows.length < page.items.length) break;
+    cursor = page.next;
+  }
+  return ids;
+};
+
+const replayOne = async (d: ReplayJobsDeps, job: Job, id: string) => {
+  if (job.taken.has(id)) {
+    job.skipped++;
+    return;
+  }
+  job.taken.add(id);
+  if (job.spec.ids) {
+    const owner = recordOf((await d.deadLetters.getDeadLetter(id)) ?? '{}').config_id;
+    if (owner !== job.config_id) {
+      job.not_found++;
+      return;
+    }
+  }
+  try {
+    const r = await d.redrive.replay(id, { idempotency_key: `bulk-replay:${job.job_id}:${id}` });
+    if (r.status === 'duplicate') job.skipped++;
+    else {
+      job.replayed++;
+      job.replays.unshift({ original: id, webhook_id: r.webhook_id });
+      job.replays.length = Math.min(job.replays.length, KEEP_LINKS);
+    }
+  } catch (e) {
+    if (e instanceof NotFoundError) job.not_found++;
+    else {
+      job.failed++;
+      job.error = (e as Error).message;
+    }
+  }
+};
+
+const run = async (d: ReplayJobsDeps, sleep: (ms: number) => Promise<void>, job: Job) => {
+  try {
+    const ids = job.spec.ids ?? (await collect(d, job));
+    job.total = ids.length;
+    for (const id of ids) {
+      if (job.stop) break;
+      const t0 = d.clock.now();
+      await replayOne(d, job, id);
+      const wait = 1000 / job.rate - (d.clock.now() - t0);
+      if (wait > 0) await sleep(wait);
+    }
+    job.state = job.stop ? 'stopped' : 'done';
+  } catch (e) {
+    job.state = 'failed';
+    job.error = (e as Error).message;
+    d.log.warn('bulk replay failed', { job_id: job.job_id, error: job.error });
+  }
+  job.finished_at = new Date(d.clock.now()).toISOString();
+  d.log.info('bulk replay ended', { job_id: job.job_id, state: job.state, replayed: job.replayed });
+};
+
 export const createReplayJobs = (d: ReplayJobsDeps) => {
   const jobs = new Map<string, Job>();
   const sleep = d.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const maxRunning = d.maxRunning ?? 4;
   const maxKept = d.maxKept ?? 100;
   const iso = (ms: number) => new Date(ms).toISOString();
-
-  /** The next batch of dead-letter ids, or null when there are no more. */
-  const batches = (job: Job) => {
-    const { spec } = job;
-    const startedAt = Date.parse(job.started_at);
-    let cursor: string | undefined;
-    let offset = 0;
-    let exhausted = false;
-    return async (): Promise<string[] | null> => {
-      if (spec.ids) {
-        if (offset >= spec.ids.length) return null;
-        offset += spec.batchSize;
-        return spec.ids.slice(offset - spec.batchSize, offset);
-      }
-      if (exhausted) return null;
-      const q: DeadLetterListQuery = {
-        configId: spec.configId,
-        limit: spec.batchSize,
-        ...(spec.reasonType ? { reasonType: spec.reasonType } : {}),
-        ...(spec.since !== undefined ? { since: spec.since } : {}),
-        ...(cursor ? { cursor } : {}),
-      };
-      const page = await d.deadLetters.listDeadLetters(q);
-      // Oldest first: dead letters made after the job started (a replay of this job failing
-      // again, say) end its work; they are not what it was asked to replay.
-      const rows = page.items.map(recordOf).filter((r) => r.webhook_id && !(r.dead_at && Date.parse(r.dead_at) > startedAt));
-      const ids = rows.map((r) => r.webhook_id!);
-      cursor = page.next ?? undefined;
-      if (page.next === null || rows.length < page.items.length) {
-        exhausted = true;
-        job.total = job.taken.size + ids.length;
-      }
-      return ids;
-    };
-  };
-
-  const replayOne = async (job: Job, id: string) => {
-    if (job.taken.has(id)) {
-      job.skipped++;
-      return;
-    }
-    job.taken.add(id);
-    if (job.spec.ids) {
-      const owner = recordOf((await d.deadLetters.getDeadLetter(id)) ?? '{}').config_id;
-      if (owner !== job.config_id) {
-        job.not_found++;
-        return;
-      }
-    }
-    try {
-      const r = await d.redrive.replay(id, { idempotency_key: `bulk-replay:${job.job_id}:${id}` });
-      if (r.status === 'duplicate') job.skipped++;
-      else {
-        job.replayed++;
-        job.replays.unshift({ original: id, webhook_id: r.webhook_id });
-        job.replays.length = Math.min(job.replays.length, KEEP_LINKS);
-      }
-    } catch (e) {
-      if (e instanceof NotFoundError) job.not_found++;
-      else {
-        job.failed++;
-        job.error = (e as Error).message;
-      }
-    }
-  };
-
-  const run = async (job: Job) => {
-    const next = batches(job);
-    try {
-      for (;;) {
-        const ids = await next();
-        if (ids === null) break;
-        for (const id of ids) {
-          if (job.stop) break;
-          const t0 = d.clock.now();
-          await replayOne(job, id);
-          const wait = 1000 / job.rate - (d.clock.now() - t0);
-          if (wait > 0) await sleep(wait);
-        }
-        if (job.stop) break;
-      }
-      job.state = job.stop ? 'stopped' : 'done';
-    } catch (e) {
-      job.state = 'failed';
-      job.error = (e as Error).message;
-      d.log.warn('bulk replay failed', { job_id: job.job_id, error: job.error });
-    }
-    job.finished_at = iso(d.clock.now());
-    d.log.info('bulk replay ended', { job_id: job.job_id, state: job.state, replayed: job.replayed });
-  };
 
   const view = (j: Job): ReplayJobView => {
     const { spec: _s, taken: _t, stop: _x, ...v } = j;
@@ -215,7 +207,7 @@ export const createReplayJobs = (d: ReplayJobsDeps) => {
       jobs.set(job.job_id, job);
       forget();
       d.log.info('bulk replay started', { job_id: job.job_id, config_id: spec.configId, ids: spec.ids?.length ?? null, reason_type: spec.reasonType ?? null });
-      void run(job);
+      void run(d, sleep, job);
       return view(job);
     },
     get(id: string): ReplayJobView | undefined {

@@ -23,7 +23,7 @@ const jobsOf = (d: ApiDeps): ReplayJobs => {
 };
 
 export const MAX_REPLAY_IDS = 1000;
-export const MAX_REPLAY_BATCH = 100;
+export const MAX_REPLAY_BATCH = 500;
 export const MAX_REPLAY_RATE = 200;
 
 const StartBody = z
@@ -31,7 +31,13 @@ const StartBody = z
     ids: z.array(z.string().min(1).max(64)).min(1).max(MAX_REPLAY_IDS).optional().describe('These dead letters (of the config); left out, the filter below'),
     reason_type: z.string().regex(REASON).optional().describe('Only dead letters of this reason'),
     since: z.iso.datetime().optional().describe('Only dead letters from then on (ISO 8601)'),
-    batch_size: z.number().int().min(1).max(MAX_REPLAY_BATCH).optional().describe('Dead letters read per step (default 50)'),
+    batch_size: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_REPLAY_BATCH)
+      .optional()
+      .describe('Filter: dead letters read from the listing a call (default 100); the job reads them all (at most 10,000) before it replays, so that it knows its total'),
     rate: z.number().int().min(1).max(MAX_REPLAY_RATE).optional().describe('Replays per second at most (default 50)'),
   })
   .strict()
@@ -44,7 +50,7 @@ const JobView = z.object({
   filter: z.object({ ids: z.number().int().nullable(), reason_type: z.string().nullable(), since: z.string().nullable() }),
   batch_size: z.number().int(),
   rate: z.number().int(),
-  total: z.number().int().nullable().describe('Ids given, else null until the listing is read to its end'),
+  total: z.number().int().nullable().describe('The ids given, or the dead letters the filter found (null while it reads the listing)'),
   replayed: z.number().int(),
   skipped: z.number().int().describe('Named twice, or already replayed under this job'),
   not_found: z.number().int(),
@@ -72,7 +78,8 @@ export const deadLetterReplayRoutes: Route[] = [
     method: 'post',
     path: '/deadletter/replay',
     tag: 'deadletter',
-    summary: "Bulk replay: a job replaying the config's dead letters (an id list, or those of a reason from a date that exist now), each at most once, at a bounded rate",
+    summary:
+      "Bulk replay: a job replaying the config's dead letters (an id list, or those of a reason from a date that exist when it starts, at most 10,000), each at most once, at a bounded rate",
     access: 'admin',
     config: { from: 'query', name: 'config_id' },
     needs: ['redrive', 'listing'],
@@ -89,7 +96,7 @@ export const deadLetterReplayRoutes: Route[] = [
             ...(b.ids ? { ids: b.ids } : {}),
             ...(b.reason_type ? { reasonType: b.reason_type } : {}),
             ...(b.since ? { since: Date.parse(b.since) } : {}),
-            batchSize: b.batch_size ?? 50,
+            batchSize: b.batch_size ?? 100,
             rate: b.rate ?? 50,
           });
           c.header('Location', `/deadletter/replay/${v.job_id}`);

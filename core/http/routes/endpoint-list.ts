@@ -45,7 +45,12 @@ export const endpointListRoutes: Route[] = [
     responses: {
       '200': {
         description: 'endpoints',
-        schema: z.object({ items: z.array(Row), count: z.number().int(), scanned: z.number().int().describe('Webhooks looked at'), complete: z.boolean().describe('Every webhook of the config in the hot state was looked at') }),
+        schema: z.object({
+          items: z.array(Row),
+          count: z.number().int(),
+          scanned: z.number().int().describe('Webhooks looked at'),
+          complete: z.boolean().describe('Every webhook of the config in the hot state was looked at'),
+        }),
       },
     },
     handler: (d) => {
