@@ -4,6 +4,7 @@ import { errorText, time, useRights, type PageProps, type Rights } from '../acti
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { DryRun } from './dry-run';
+import { Transformers } from './transformers';
 
 // Scripts: every config's delivery script (GET /scripts), one opened with its source
 // (GET /config/:config/script) and a dry run against a sample payload (dry-run.tsx).
@@ -90,6 +91,7 @@ export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
           {script && <ScriptView script={script} apiKey={apiKey} rights={rights} />}
         </div>
       </div>
+      <Transformers apiKey={apiKey} />
     </section>
   );
 };
@@ -110,7 +112,7 @@ const ScriptView = ({ script, apiKey, rights }: { script: Script; apiKey: string
 
 const ScriptList = ({ list, open, page }: { list: List; open: string; page: number }) => (
   <table class="deliveries">
-    <caption>{list.count === 0 ? 'No config has a script.' : `${list.count} scripts (page ${page})`}</caption>
+    <caption>{list.count === 0 ? 'No config has a script.' : `${list.count} script${list.count === 1 ? '' : 's'} (page ${page})`}</caption>
     <thead>
       <tr>
         <th scope="col">Config</th>

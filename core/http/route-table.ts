@@ -6,6 +6,7 @@ import { endpointListRoutes } from './routes/endpoint-list';
 import { enqueueRoutes } from './routes/enqueue';
 import { healthRoutes } from './routes/health';
 import { incomingRoutes } from './routes/incoming';
+import { transformerListRoutes } from './routes/transformer-list';
 import { keyRoutes } from './routes/keys';
 import { metricsRoutes } from './routes/metrics';
 import { openApiRoutes } from './routes/openapi';
@@ -32,4 +33,5 @@ export const ROUTES: readonly Route[] = [
   ...scriptRoutes,
   ...scriptListRoutes,
   ...incomingRoutes,
+  ...transformerListRoutes,
 ];

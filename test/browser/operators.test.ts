@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniq, waitFor } from '../helpers/env';
@@ -22,14 +25,20 @@ describe('console: operators pages (howk-dev, auth off)', () => {
   let dev: Dev;
   let browser: Browser;
   let rx: Receiver;
+  let scripts: string;
+  const TRANSFORMER = "-- turns a <b>shop</b> event into a webhook\nhowk.post('https://example.com/orders', request.payload)";
   beforeAll(async () => {
     rx = await startReceiver((r) => (r.path.startsWith('/reject') ? { status: 400, body: 'no such order' } : { status: 200 }));
-    [dev, browser] = await Promise.all([startDev(), launch()]);
+    scripts = await mkdtemp(join(tmpdir(), 'howk-console-transformers-'));
+    await writeFile(join(scripts, 'orders.lua'), TRANSFORMER);
+    await writeFile(join(scripts, 'orders.json'), JSON.stringify({ config_id: 'shop', allowed_domains: ['example.com'] }));
+    [dev, browser] = await Promise.all([startDev({ HOWK_TRANSFORMER_SCRIPT_DIRS: scripts }), launch()]);
   });
   afterAll(async () => {
     await browser?.close();
     await dev?.stop();
     await rx?.close();
+    await rm(scripts, { recursive: true, force: true });
   });
 
   it('replays one dead letter: the new webhook is linked to its original both ways', async () => {
@@ -118,7 +127,12 @@ describe('console: operators pages (howk-dev, auth off)', () => {
     await page.getByRole('button', { name: 'Run dry run' }).click();
     await expect.poll(() => page.getByTestId('dry-run-body').textContent()).toContain('"wrapped":true');
     expect(await page.getByTestId('dry-run-result').textContent()).toContain('1042');
-    expect(await page.locator('main script').count()).toBe(0);
+    // The transformers the server loaded, read only, their source as text.
+    const tr = page.getByTestId('tr-orders');
+    expect(await tr.locator('summary').textContent()).toContain('config shop');
+    await tr.locator('summary').click();
+    expect(await tr.locator('pre.source').textContent()).toBe(TRANSFORMER);
+    expect(await page.locator('main b, main script').count()).toBe(0);
     await expectAccessible(page);
     await screenshot(page, 'scripts');
     expect(problems).toEqual([]);
