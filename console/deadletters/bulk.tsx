@@ -1,19 +1,25 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api';
 import { apiSend, errorText, type Rights } from '../actions';
+import { navigate } from '../router';
 import type { Job } from './types';
 
 // A bulk replay (POST /deadletter/replay): started for the ticked dead letters or for every
 // one the filter matches, followed twice a second (GET /deadletter/replay/:job) until it ends,
 // stopped with Stop (POST .../stop). The counts shown are the server's.
 
-type Props = { apiKey: string | null; configId: string; reasonType: string; selected: string[]; rights: Rights; onEnd: (j: Job) => void };
+type Props = { apiKey: string | null; configId: string; reasonType: string; selected: string[]; rights: Rights; onEnd: (j: Job) => void; jobId: string | null };
 
-export const useBulk = ({ apiKey, configId, reasonType, selected, onEnd }: Props) => {
+export const useBulk = ({ apiKey, configId, reasonType, selected, onEnd, jobId }: Props) => {
   const [job, setJob] = useState<Job | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [rate, setRate] = useState(50);
   const running = job?.state === 'running';
+
+  // The job named in the URL (a reload, a shared link) is followed again.
+  useEffect(() => {
+    if (jobId && jobId !== job?.job_id) apiGet<Job>(`/deadletter/replay/${encodeURIComponent(jobId)}`, apiKey).then(setJob, (e) => setError(errorText(e)));
+  }, [jobId, apiKey]);
 
   useEffect(() => {
     if (!job || job.state !== 'running') return;
@@ -33,7 +39,15 @@ export const useBulk = ({ apiKey, configId, reasonType, selected, onEnd }: Props
     if (running) return;
     setError(null);
     const body = { rate, ...(which === 'selected' ? { ids: selected } : reasonType ? { reason_type: reasonType } : {}) };
-    apiSend<Job>('POST', `/deadletter/replay?config_id=${encodeURIComponent(configId)}`, apiKey, body).then(setJob, (e) => setError(errorText(e)));
+    apiSend<Job>('POST', `/deadletter/replay?config_id=${encodeURIComponent(configId)}`, apiKey, body).then(
+      (j) => {
+        setJob(j);
+        const q = new URLSearchParams(location.search);
+        q.set('job', j.job_id);
+        navigate(`${location.pathname}?${q}`, true);
+      },
+      (e) => setError(errorText(e)),
+    );
   };
   const stop = () => {
     if (!job || !running) return;

@@ -77,6 +77,7 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
     reasonType,
     selected: [...selected],
     rights,
+    jobId: query.get('job'),
     onEnd: (j: Job) => (setNotice(`Bulk replay ${j.state}: ${j.replayed} replayed.`), refresh()),
   });
 

@@ -85,6 +85,10 @@ describe('console: operators pages (howk-dev, auth off)', () => {
     expect(job.state).toBe('stopped');
     expect(job.replayed).toBeLessThan(200);
     expect(Number(await replayed.textContent())).toBe(job.replayed);
+    // The job is in the URL: a reload follows it again.
+    expect(new URL(page.url()).searchParams.get('job')).toBe(jobId);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('bulk-job').textContent()).toContain(`${job.replayed} replayed of 200`);
     // No dead letter replayed twice: as many replays as the job counts, each of another original.
     const listed = (await getJson(dev.base, `/webhooks?config_id=${config}&limit=500`)).items as { replay_of?: string }[];
     const originals = listed.filter((w) => w.replay_of).map((w) => w.replay_of);
