@@ -1,6 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { serverInfo, storedKey, storeKey, type ServerInfo } from './api';
 import { Deliveries } from './deliveries/page';
+import { ApiKeys } from './apikeys/page';
+import { DeadLetters } from './deadletters/page';
+import { Endpoints } from './endpoints/page';
+import { Scripts } from './scripts/page';
 import { Help } from './help';
 import { Inspector } from './inspector/page';
 import { Overview } from './overview/page';
@@ -15,6 +19,10 @@ import { navigate, useLocation } from './router';
 const PAGES = [
   { path: '/console/overview', label: 'Overview', api: true },
   { path: '/console/deliveries', label: 'Deliveries', api: true },
+  { path: '/console/deadletters', label: 'Dead letters', api: true },
+  { path: '/console/endpoints', label: 'Endpoints', api: true },
+  { path: '/console/scripts', label: 'Scripts', api: true },
+  { path: '/console/keys', label: 'Keys', api: true },
   { path: '/lab', label: 'Lab', api: false },
 ] as const;
 
@@ -22,11 +30,31 @@ const PAGES = [
 const INSPECTOR = { path: '/console/webhooks', label: 'Inspector', api: true } as const;
 const INSPECTED = /^\/console\/webhooks\/([^/]+)$/;
 
+/** The operator pages, by path (each in its own folder). */
+const MORE: Record<string, typeof DeadLetters> = { '/console/deadletters': DeadLetters, '/console/endpoints': Endpoints, '/console/scripts': Scripts, '/console/keys': ApiKeys };
+
 const pageOf = (path: string) => {
   if (path === '/console') return PAGES.find((p) => p.path === '/console/overview');
   if (path === '/console/lab') return PAGES.find((p) => p.path === '/lab');
   if (INSPECTED.test(path)) return INSPECTOR;
+
   return PAGES.find((p) => p.path === path);
+};
+
+/** A page that calls the API, once the server is known and a key is there when needed. */
+const apiPage = (
+  page: { path: string },
+  path: string,
+  query: URLSearchParams,
+  apiKey: string | null,
+  retry: NonNullable<ServerInfo['retry']> | null,
+  onUnauthorized: () => void,
+) => {
+  if (page === INSPECTOR) return <Inspector id={decodeURIComponent(INSPECTED.exec(path)![1]!)} apiKey={apiKey} retry={retry} onUnauthorized={onUnauthorized} />;
+  if (page.path === '/console/overview') return <Overview apiKey={apiKey} onUnauthorized={onUnauthorized} />;
+  const More = MORE[page.path];
+  if (More) return <More apiKey={apiKey} query={query} onUnauthorized={onUnauthorized} />;
+  return <Deliveries apiKey={apiKey} query={query} onUnauthorized={onUnauthorized} />;
 };
 
 export const App = () => {
@@ -51,6 +79,10 @@ export const App = () => {
     { key: 'o', label: 'Go to the Overview', run: () => navigate('/console/overview') },
     { key: 'd', label: 'Go to Deliveries', run: () => navigate('/console/deliveries') },
     { key: 'l', label: 'Go to the Lab', run: () => navigate('/lab') },
+    { key: 'x', label: 'Go to Dead letters', run: () => navigate('/console/deadletters') },
+    { key: 'e', label: 'Go to Endpoints', run: () => navigate('/console/endpoints') },
+    { key: 'c', label: 'Go to Scripts', run: () => navigate('/console/scripts') },
+    { key: 'k', label: 'Go to Keys', run: () => navigate('/console/keys') },
   ]);
 
   const signIn = (k: string) => {
@@ -71,17 +103,7 @@ export const App = () => {
   else if (!info && page.api) body = <p>Loading…</p>;
   else if (needsKey) body = <Login onKey={signIn} notice={notice} />;
   else if (page.path === '/lab') body = <LabPage />;
-  else if (page === INSPECTOR)
-    body = (
-      <Inspector
-        id={decodeURIComponent(INSPECTED.exec(path)![1]!)}
-        apiKey={info!.auth ? key : null}
-        retry={info!.retry ?? null}
-        onUnauthorized={() => signOut('The server refused the key: sign in again.')}
-      />
-    );
-  else if (page.path === '/console/overview') body = <Overview apiKey={info!.auth ? key : null} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
-  else body = <Deliveries apiKey={info!.auth ? key : null} query={query} onUnauthorized={() => signOut('The server refused the key: sign in again.')} />;
+  else body = apiPage(page, path, query, info!.auth ? key : null, info!.retry ?? null, () => signOut('The server refused the key: sign in again.'));
 
   return (
     <div class="shell">

@@ -56,7 +56,9 @@ export const configText = (f: ConfigFrom | undefined): string =>
       ? `path parameter ${f.name}`
       : f.from === 'query'
         ? `query parameter ${f.name}`
-        : `the config of what path parameter ${f.name} names (another config's answers 404)`;
+        : f.from === 'self'
+          ? 'any (the key asks about itself)'
+          : `the config of what path parameter ${f.name} names (another config's answers 404)`;
 
 const operationId = (r: Route) =>
   `${r.method}${openApiPath(r.path)

@@ -1,14 +1,18 @@
 import type { Route } from './route';
 import { configRoutes } from './routes/configs';
 import { deadLetterRoutes } from './routes/deadletter';
+import { deadLetterReplayRoutes } from './routes/deadletter-replay';
 import { endpointRoutes } from './routes/endpoints';
+import { endpointListRoutes } from './routes/endpoint-list';
 import { enqueueRoutes } from './routes/enqueue';
 import { healthRoutes } from './routes/health';
 import { incomingRoutes } from './routes/incoming';
+import { transformerListRoutes } from './routes/transformer-list';
 import { keyRoutes } from './routes/keys';
 import { metricsRoutes } from './routes/metrics';
 import { openApiRoutes } from './routes/openapi';
 import { scriptRoutes } from './routes/scripts';
+import { scriptListRoutes } from './routes/script-list';
 import { secretRoutes } from './routes/secrets';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
@@ -24,12 +28,16 @@ export const ROUTES: readonly Route[] = [
   ...statusRoutes,
   ...webhookRoutes,
   ...deadLetterRoutes,
+  ...deadLetterReplayRoutes,
   ...endpointRoutes,
   ...configRoutes,
+  ...endpointListRoutes,
   ...keyRoutes,
   ...secretRoutes,
   ...scriptRoutes,
+  ...scriptListRoutes,
   ...incomingRoutes,
   ...eventRoutes,
   ...overviewRoutes,
+  ...transformerListRoutes,
 ];

@@ -26,7 +26,9 @@ export type Capability = 'listing' | 'redrive' | 'guards' | 'keyAdmin' | 'config
 export type ConfigFrom =
   | { from: 'param'; name: string }
   | { from: 'query'; name: string }
-  | { from: 'owner'; name: string; owner: (d: ApiDeps, id: string) => Promise<string | null>; notFound: (id: string) => string };
+  | { from: 'owner'; name: string; owner: (d: ApiDeps, id: string) => Promise<string | null>; notFound: (id: string) => string }
+  /** The caller's own key (GET /keys/me): no config to check. */
+  | { from: 'self' };
 
 /** A response: a zod schema (or JSON Schema where zod cannot say it), or none. */
 export type ResponseDoc = { description: string; schema?: z.ZodType | Json; headers?: Json; /** application/json unless said. */ contentType?: string };

@@ -37,6 +37,15 @@ export class ScriptTable {
     return this.byConfig.get(configId);
   }
 
+  /** Up to `limit` scripts in config id order, after the config id `after`. */
+  list(after: string | undefined, limit: number): ScriptRecord[] {
+    return [...this.byConfig.keys()]
+      .filter((k) => after === undefined || k > after)
+      .sort()
+      .slice(0, limit)
+      .map((k) => this.byConfig.get(k)!);
+  }
+
   /**
    * The config's own script, else the nearest ancestor's that applies to children
    * (`wh:42:6` → `wh:42` → `wh`); an ancestor whose script is its own only is skipped.
@@ -86,6 +95,10 @@ export const createScriptStore = (d: ScriptStoreDeps) => {
       const r = d.table.get(configId);
       if (!r) throw new NotFoundError(`script of config ${configId}`);
       return r;
+    },
+    list(after: string | undefined, limit: number): ScriptRecord[] {
+      needSync();
+      return d.table.list(after, limit);
     },
     async remove(configId: string): Promise<void> {
       needSync();

@@ -33,6 +33,8 @@ export type TransformerScript = {
 
 export type TransformerRegistry = {
   get(name: string): TransformerScript | undefined;
+  /** Every loaded name (GET /transformers); a host that cannot list leaves it out. */
+  names?(): string[];
   /** Verifies bcrypt entries; without it a bcrypt entry is refused (never accepted). */
   verifyHash?: HashVerifier;
   /**

@@ -14,7 +14,7 @@ const checkHash = (h: string): void => {
 };
 
 const HashParam = z.object({ hash: z.string().regex(/^[0-9a-f]{32}$/) });
-const EndpointViewSchema = z.object({
+export const EndpointViewSchema = z.object({
   endpoint_hash: z.string(),
   circuit: z.object({ state: z.enum(['CLOSED', 'OPEN', 'HALF_OPEN']), failures: z.number(), open_until: z.number().nullable(), successes: z.number(), opened_count: z.number() }),
   inflight: z.number(),

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/errors';
-import { EMPTY_CONFIG_IDS, SCOPES } from '../../security/api-keys';
+import { EMPTY_CONFIG_IDS, keyView, SCOPES } from '../../security/api-keys';
 import type { AuthVariables } from '../middleware/auth';
 import { CONFIG_ID } from '../../domain/config-id';
 import { readJsonBody } from '../json-body';
@@ -80,6 +80,22 @@ export const keyRoutes: Route[] = [
         const revoked = await d.keyAdmin!.revoke(id);
         d.log.info('api key revoked', { key_id: revoked.id });
         return c.json(revoked);
+      },
+    ],
+  },
+  {
+    method: 'get',
+    path: '/keys/me',
+    tag: 'keys',
+    summary: 'The key of the request (scopes, configs; never its secret): null when auth is off. Any read key, bound to configs or not, may ask',
+    access: 'read',
+    config: { from: 'self' },
+    needs: ['keyAdmin'],
+    responses: { '200': { description: 'the key', schema: z.object({ auth: z.boolean(), key: KeyViewSchema.nullable() }) } },
+    handler: () => [
+      (c: Context<{ Variables: AuthVariables }>) => {
+        const k = c.get('apiKey');
+        return c.json({ auth: k !== undefined, key: k ? keyView(k) : null });
       },
     ],
   },

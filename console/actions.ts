@@ -1,0 +1,69 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, apiGet } from './api';
+
+// Calls that change something (POST, PUT, DELETE) and what the signed-in key may do, for the
+// pages with buttons: a key without the admin scope sees them disabled, with the reason.
+
+export const apiSend = async <T>(method: 'POST' | 'PUT' | 'DELETE', path: string, key: string | null, body?: unknown): Promise<T> => {
+  let r: Response;
+  try {
+    r = await fetch(path, {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch {
+    throw new ApiError(0, 'network', 'the server did not answer');
+  }
+  const json = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string; field?: string } } | null;
+  if (!r.ok) {
+    const e = json?.error;
+    throw new ApiError(r.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${r.status}`, e?.field);
+  }
+  return json as T;
+};
+
+/** "message (field)" of an API error. */
+export const errorText = (e: unknown): string => (e instanceof ApiError ? e.message + (e.field ? ` (${e.field})` : '') : String(e));
+
+export type KeyInfo = { id: string; name: string; scopes: string[]; config_ids: string[] | null };
+
+/** What the page may do: `act` (admin scope, or auth off), `manageKeys` (admin bound to no config), and why not. */
+export type Rights = { known: boolean; act: boolean; manageKeys: boolean; why: string | null; key: KeyInfo | null };
+
+const ALL: Rights = { known: true, act: true, manageKeys: true, why: null, key: null };
+
+export const rightsOf = (info: { auth: boolean; key: KeyInfo | null }): Rights => {
+  if (!info.auth || !info.key) return ALL;
+  const admin = info.key.scopes.includes('admin');
+  return {
+    known: true,
+    act: admin,
+    manageKeys: admin && info.key.config_ids === null,
+    why: admin ? null : `This key (${info.key.name || info.key.id}) has the ${info.key.scopes.join(', ')} scope: actions need a key with the admin scope.`,
+    key: info.key,
+  };
+};
+
+/** GET /keys/me once per key. */
+export const useRights = (apiKey: string | null): Rights => {
+  const [rights, setRights] = useState<Rights>({ known: false, act: false, manageKeys: false, why: 'Checking what this key may do…', key: null });
+  useEffect(() => {
+    let live = true;
+    apiGet<{ auth: boolean; key: KeyInfo | null }>('/keys/me', apiKey).then(
+      (i) => live && setRights(rightsOf(i)),
+      (e) => live && setRights({ known: true, act: false, manageKeys: false, why: `What this key may do is unknown: ${errorText(e)}`, key: null }),
+    );
+    return () => void (live = false);
+  }, [apiKey]);
+  return rights;
+};
+
+export type PageProps = { apiKey: string | null; query: URLSearchParams; onUnauthorized: () => void };
+
+/** ISO time without its milliseconds. */
+export const time = (iso: string | null | undefined): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');

@@ -1,0 +1,250 @@
+import type { RefObject } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, apiGet } from '../api';
+import { apiSend, errorText, time, useRights, type PageProps } from '../actions';
+import { useShortcuts } from '../keys';
+import { navigate } from '../router';
+import { BulkPanel, useBulk } from './bulk';
+import { REASONS, type DeadPage, type DeadRow, type Job } from './types';
+
+// Dead letters: GET /deadletter of one config (by reason, a page at a time), replay one
+// (POST /deadletter/:id/replay) or many (bulk.tsx). Each dead letter shows the webhooks
+// replayed from it, and a dead letter that was itself a replay shows its original.
+
+const PAGE_SIZE = 25;
+/** Webhooks of the config looked at for replays of the dead letters shown (GET /webhooks, newest first). */
+const REPLAY_SCAN = 500;
+
+/** original id → its replays' ids, from the config's newest webhooks. */
+const useReplays = (apiKey: string | null, configId: string, tick: number) => {
+  const [map, setMap] = useState<Map<string, string[]>>(new Map());
+  useEffect(() => {
+    if (!configId) return;
+    let live = true;
+    apiGet<{ items: { webhook_id: string; replay_of?: string }[] }>(`/webhooks?config_id=${encodeURIComponent(configId)}&limit=${REPLAY_SCAN}`, apiKey).then(
+      (p) => {
+        if (!live) return;
+        const m = new Map<string, string[]>();
+        for (const w of p.items) if (w.replay_of) m.set(w.replay_of, [...(m.get(w.replay_of) ?? []), w.webhook_id]);
+        setMap(m);
+      },
+      () => {},
+    );
+    return () => void (live = false);
+  }, [configId, apiKey, tick]);
+  return map;
+};
+
+/** One page of GET /deadletter. */
+const useDeadPage = (apiKey: string | null, configId: string, reasonType: string, cursor: string | null, tick: number, onUnauthorized: () => void) => {
+  const [page, setPage] = useState<DeadPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (!configId) return setPage(null);
+    let live = true;
+    const q = new URLSearchParams({ config_id: configId, limit: String(PAGE_SIZE) });
+    if (reasonType) q.set('reason_type', reasonType);
+    if (cursor) q.set('cursor', cursor);
+    apiGet<DeadPage>(`/deadletter?${q}`, apiKey)
+      .then((p) => live && (setPage(p), setError(null)))
+      .catch((e: ApiError) => {
+        if (!live) return;
+        if (e.status === 401) onUnauthorized();
+        setPage(null);
+        setError(errorText(e));
+      });
+    return () => void (live = false);
+  }, [configId, reasonType, cursor, apiKey, tick]);
+  return { page, error };
+};
+
+export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
+  const configId = query.get('config_id') ?? '';
+  const reasonType = query.get('reason_type') ?? '';
+  const [draft, setDraft] = useState({ configId, reasonType });
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [tick, setTick] = useState(0);
+  const configInput = useRef<HTMLInputElement>(null);
+  const rights = useRights(apiKey);
+  const replays = useReplays(apiKey, configId, tick);
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const refresh = () => setTick((t) => t + 1);
+  const bulk = useBulk({
+    apiKey,
+    configId,
+    reasonType,
+    selected: [...selected],
+    rights,
+    jobId: query.get('job'),
+    onEnd: (j: Job) => (setNotice(`Bulk replay ${j.state}: ${j.replayed} replayed.`), refresh()),
+  });
+
+  useEffect(() => {
+    setDraft({ configId, reasonType });
+    setCursors([null]);
+    setSelected(new Set());
+  }, [configId, reasonType]);
+
+  const { page, error } = useDeadPage(apiKey, configId, reasonType, cursor, tick, onUnauthorized);
+
+  const replayOne = (id: string) =>
+    apiSend<{ webhook_id: string }>('POST', `/deadletter/${encodeURIComponent(id)}/replay`, apiKey).then(
+      (r) => (setNotice(`Replayed ${id} as ${r.webhook_id}.`), refresh()),
+      (e) => setNotice(`Replay of ${id} refused: ${errorText(e)}`),
+    );
+  const next = () => page?.next_cursor && setCursors([...cursors, page.next_cursor]);
+  const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
+  const toggle = (id: string) => {
+    const s = new Set(selected);
+    if (s.has(id)) s.delete(id);
+    else s.add(id);
+    setSelected(s);
+  };
+  useShortcuts('Dead letters', [
+    { key: '/', label: 'Focus the config filter', run: () => configInput.current?.focus() },
+    { key: 'r', label: 'Refresh', run: refresh },
+    { key: 'n', label: 'Next page', run: next },
+    { key: 'p', label: 'Previous page', run: prev },
+    { key: 'm', label: 'Replay the ticked dead letters', run: () => rights.act && selected.size > 0 && bulk.start('selected') },
+    { key: 'a', label: 'Replay every dead letter the filter matches', run: () => rights.act && configId && bulk.start('all') },
+    { key: 'q', label: 'Stop the bulk replay', run: bulk.stop },
+  ]);
+
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    if (draft.configId.trim()) q.set('config_id', draft.configId.trim());
+    if (draft.reasonType) q.set('reason_type', draft.reasonType);
+    navigate(`/console/deadletters${q.size ? `?${q}` : ''}`);
+  };
+
+  return (
+    <section aria-labelledby="dl-title">
+      <h1 id="dl-title">Dead letters</h1>
+      <Filters draft={draft} setDraft={setDraft} apply={apply} configInput={configInput} canRefresh={!!configId} refresh={refresh} />
+      <p class="status" role="status">
+        {!configId ? 'Enter a config id to list its dead letters (oldest first).' : page ? `${page.count} dead letters on this page (page ${cursors.length}).` : ''}
+        {notice ? ` ${notice}` : ''}
+      </p>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {configId && <BulkPanel bulk={bulk} rights={rights} selected={[...selected]} configId={configId} reasonType={reasonType} />}
+      {page && page.items.length > 0 && (
+        <DeadTable rows={page.items} selected={selected} toggle={toggle} replays={replays} canAct={rights.act} why={rights.why} onReplay={replayOne} />
+      )}
+      {page && page.items.length === 0 && <p>No dead letters match.</p>}
+      {configId && (
+        <nav class="pager" aria-label="Pages of dead letters">
+          <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
+            Previous page
+          </button>
+          <button type="button" disabled={!page?.next_cursor} onClick={next} aria-keyshortcuts="n">
+            Next page
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+};
+
+type FiltersProps = {
+  draft: { configId: string; reasonType: string };
+  setDraft: (d: { configId: string; reasonType: string }) => void;
+  apply: (e: Event) => void;
+  configInput: RefObject<HTMLInputElement | null>;
+  canRefresh: boolean;
+  refresh: () => void;
+};
+
+const Filters = ({ draft, setDraft, apply, configInput, canRefresh, refresh }: FiltersProps) => (
+  <form class="filters" onSubmit={apply} role="search" aria-label="Filter dead letters">
+    <label for="dl-config">Config id</label>
+    <input
+      id="dl-config"
+      ref={configInput}
+      required
+      value={draft.configId}
+      placeholder="tenant123"
+      aria-keyshortcuts="/"
+      onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })}
+    />
+    <label for="dl-reason">Reason</label>
+    <select id="dl-reason" value={draft.reasonType} onChange={(e) => setDraft({ ...draft, reasonType: e.currentTarget.value })}>
+      <option value="">any</option>
+      {REASONS.map((r) => (
+        <option key={r} value={r}>
+          {r}
+        </option>
+      ))}
+    </select>
+    <button type="submit">Show</button>
+    <button type="button" disabled={!canRefresh} onClick={refresh} aria-keyshortcuts="r">
+      Refresh
+    </button>
+  </form>
+);
+
+type TableProps = {
+  rows: DeadRow[];
+  selected: Set<string>;
+  toggle: (id: string) => void;
+  replays: Map<string, string[]>;
+  canAct: boolean;
+  why: string | null;
+  onReplay: (id: string) => void;
+};
+
+const DeadTable = ({ rows, selected, toggle, replays, canAct, why, onReplay }: TableProps) => (
+  <table class="deliveries deadletters">
+    <caption>Dead letters, oldest first</caption>
+    <thead>
+      <tr>
+        <th scope="col">
+          <span class="visually-hidden">Selected</span>
+        </th>
+        <th scope="col">Webhook</th>
+        <th scope="col">Reason</th>
+        <th scope="col">Last result</th>
+        <th scope="col">Endpoint</th>
+        <th scope="col">Dead at</th>
+        <th scope="col">Replays</th>
+        <th scope="col">Action</th>
+      </tr>
+    </thead>
+    <tbody>
+      {rows.map((r) => (
+        <tr key={r.webhook_id} data-testid={`dl-${r.webhook_id}`}>
+          <td>
+            <input type="checkbox" aria-label={`Select ${r.webhook_id}`} checked={selected.has(r.webhook_id)} onChange={() => toggle(r.webhook_id)} />
+          </td>
+          <td class="mono">
+            {r.webhook_id}
+            {r.webhook.replay_of && <div class="muted">replay of {r.webhook.replay_of}</div>}
+          </td>
+          <td>
+            <span class="state state-failed">{r.reason_type}</span>
+            <div class="muted">{r.reason}</div>
+          </td>
+          <td>{r.last_status_code ?? r.last_error ?? '—'}</td>
+          <td class="endpoint">{r.webhook.endpoint ?? '—'}</td>
+          <td>{time(r.dead_at)}</td>
+          <td class="mono" data-testid="replays">
+            {(replays.get(r.webhook_id) ?? []).map((id) => (
+              <div key={id}>→ {id}</div>
+            ))}
+          </td>
+          <td>
+            <button type="button" disabled={!canAct} title={canAct ? undefined : (why ?? undefined)} aria-label={`Replay ${r.webhook_id}`} onClick={() => onReplay(r.webhook_id)}>
+              Replay
+            </button>
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);

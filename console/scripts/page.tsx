@@ -1,0 +1,144 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, apiGet } from '../api';
+import { errorText, time, useRights, type PageProps, type Rights } from '../actions';
+import { useShortcuts } from '../keys';
+import { navigate } from '../router';
+import { DryRun } from './dry-run';
+import { Transformers } from './transformers';
+
+// Scripts: every config's delivery script (GET /scripts), one opened with its source
+// (GET /config/:config/script) and a dry run against a sample payload (dry-run.tsx).
+
+type Row = { config_id: string; sha256: string; bytes: number; lines: number; apply_to_children: boolean; updated_at: string };
+type List = { items: Row[]; count: number; next_cursor: string | null };
+type Script = { config_id: string; script: string; sha256: string; apply_to_children: boolean; updated_at: string };
+
+export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
+  const open = query.get('config_id') ?? '';
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [list, setList] = useState<List | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [script, setScript] = useState<Script | null>(null);
+  const [scriptError, setScriptError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  const rights = useRights(apiKey);
+  const cursor = cursors[cursors.length - 1] ?? null;
+
+  useEffect(() => {
+    let live = true;
+    apiGet<List>(`/scripts?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiKey)
+      .then((l) => live && (setList(l), setError(null)))
+      .catch((e: ApiError) => {
+        if (!live) return;
+        if (e.status === 401) onUnauthorized();
+        setList(null);
+        setError(errorText(e));
+      });
+    return () => void (live = false);
+  }, [apiKey, cursor, tick]);
+
+  useEffect(() => {
+    setScript(null);
+    setScriptError(null);
+    if (!open) return;
+    let live = true;
+    apiGet<Script>(`/config/${encodeURIComponent(open)}/script`, apiKey).then(
+      (s) => live && setScript(s),
+      (e) => live && setScriptError(errorText(e)),
+    );
+    return () => void (live = false);
+  }, [open, apiKey]);
+
+  const next = () => list?.next_cursor && setCursors([...cursors, list.next_cursor]);
+  const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
+  useShortcuts('Scripts', [
+    { key: 'r', label: 'Refresh', run: () => setTick((t) => t + 1) },
+    { key: 'n', label: 'Next page', run: next },
+    { key: 'p', label: 'Previous page', run: prev },
+  ]);
+
+  return (
+    <section aria-labelledby="sc-title">
+      <h1 id="sc-title">Scripts</h1>
+      <p class="intro">
+        Delivery scripts (Lua) run before each delivery of their config, and of the configs under it when they apply to children. Open one to read it and try it on a sample
+        payload: a dry run sends nothing.
+      </p>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="split">
+        <div>
+          {list && <ScriptList list={list} open={open} page={cursors.length} />}
+          <nav class="pager" aria-label="Pages of scripts">
+            <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
+              Previous page
+            </button>
+            <button type="button" disabled={!list?.next_cursor} onClick={next} aria-keyshortcuts="n">
+              Next page
+            </button>
+          </nav>
+        </div>
+        <div>
+          {!open && <p class="status">Pick a config to read its script.</p>}
+          {scriptError && (
+            <p role="alert" class="error">
+              {scriptError}
+            </p>
+          )}
+          {script && <ScriptView script={script} apiKey={apiKey} rights={rights} />}
+        </div>
+      </div>
+      <Transformers apiKey={apiKey} />
+    </section>
+  );
+};
+
+const ScriptView = ({ script, apiKey, rights }: { script: Script; apiKey: string | null; rights: Rights }) => (
+  <article class="panel" aria-labelledby="sc-source">
+    <h2 id="sc-source">Script of {script.config_id}</h2>
+    <p class="muted">
+      SHA-256 <code>{script.sha256.slice(0, 16)}…</code>, updated {time(script.updated_at)}
+      {script.apply_to_children ? ', applies to the configs under it' : ''}
+    </p>
+    <pre data-testid="script-source" class="source">
+      {script.script}
+    </pre>
+    <DryRun key={script.config_id} apiKey={apiKey} configId={script.config_id} source={script.script} rights={rights} />
+  </article>
+);
+
+const ScriptList = ({ list, open, page }: { list: List; open: string; page: number }) => (
+  <table class="deliveries">
+    <caption>{list.count === 0 ? 'No config has a script.' : `${list.count} script${list.count === 1 ? '' : 's'} (page ${page})`}</caption>
+    <thead>
+      <tr>
+        <th scope="col">Config</th>
+        <th scope="col">Size</th>
+        <th scope="col">Children</th>
+        <th scope="col">Updated</th>
+      </tr>
+    </thead>
+    <tbody>
+      {list.items.map((r) => (
+        <tr key={r.config_id} aria-current={r.config_id === open ? 'true' : undefined}>
+          <td>
+            <a
+              href={`/console/scripts?config_id=${encodeURIComponent(r.config_id)}`}
+              onClick={(e) => (e.preventDefault(), navigate(`/console/scripts?config_id=${encodeURIComponent(r.config_id)}`))}
+            >
+              {r.config_id}
+            </a>
+          </td>
+          <td>
+            {r.lines} lines, {r.bytes} B
+          </td>
+          <td>{r.apply_to_children ? 'yes' : 'no'}</td>
+          <td>{time(r.updated_at)}</td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
