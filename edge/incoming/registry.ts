@@ -17,6 +17,7 @@ export const edgeTransformers = (env: Record<string, unknown>): TransformerRegis
   const scripts = bundledTransformers();
   return {
     get: (name) => scripts.get(name),
+    names: () => [...scripts.keys()],
     verifyHash: cachedHashVerifier((password, hash) => bcrypt.compare(password, hash)),
     secret: (name) => {
       const v = env[name];

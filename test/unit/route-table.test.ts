@@ -62,7 +62,7 @@ describe('route table: mounted = documented', () => {
     expect(((await res.json()) as any).error.code).toBe('not_found');
   });
 
-  it("the edge's runtime declaration: its own /incoming, and only routes needing no optional capability", async () => {
+  it("the edge's runtime declaration: /incoming and the transformer listing on its bundled scripts, and the routes needing no optional capability", async () => {
     const edgeRoutes = ROUTES.filter((r) => servesRoute('edge', r)).map(routeKey);
     expect(edgeRoutes.sort()).toEqual(
       [
@@ -71,14 +71,15 @@ describe('route table: mounted = documented', () => {
         'GET /openapi.json',
         'GET /ready',
         'GET /stats',
+        'GET /transformers',
         'GET /webhooks/:id/status',
         'POST /incoming/:name',
         'POST /webhooks/:config/enqueue',
         'POST /webhooks/:config/enqueue/batch',
       ].sort(),
     );
-    // The same app construction as edge/app.ts: base deps, its own /incoming handler.
-    const app = createApiApp(base, { implementations: { 'POST /incoming/:name': () => [(c) => c.json({ webhooks: [], count: 0 })] } });
+    // As edge/app.ts builds it: base deps and its bundled transformers (core's /incoming).
+    const app = createApiApp({ ...base, transformers: { get: () => undefined, names: () => [] } });
     const doc = await servedDoc(app);
     expect([...mounted(app)].sort()).toEqual([...documented(doc)].sort());
     expect([...documented(doc)].sort()).toEqual(
