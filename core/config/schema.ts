@@ -217,10 +217,18 @@ export const ConfigSchema = z.object({
   metrics: section({
     port: int(
       0,
-      "Port on which the process serves GET /metrics (Prometheus text, no API key) besides howk-api's own /metrics route; how howk-worker and howk-scheduler are scraped (0 = off)",
+      "Port on which the process serves GET /metrics (Prometheus text, no API key) besides howk-api's own /metrics route; how howk-worker, howk-scheduler and howk-reconciler --watch are scraped (0 = off)",
       { max: 65535 },
     ),
     host: str('127.0.0.1', 'Interface the metrics port binds to'),
+    top_endpoints: int(
+      20,
+      'Endpoints with a label value of their own on the per-endpoint metrics (circuit state, concurrency limit): the most admitted; the rest are aggregated as endpoint="other"',
+      {
+        min: 1,
+        max: 1000,
+      },
+    ),
   }),
   log: section({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
+import type { PipelineEvents } from '../metrics/events';
 import type { Logger } from '../ports/logger';
 import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
@@ -58,4 +59,6 @@ export type ApiDeps = {
   remoteAddress?: (c: Context) => string | undefined;
   /** GET /metrics: the process's metrics as Prometheus text (the host renders them). */
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** Enqueue requests counted by outcome (core/metrics/events.ts). */
+  events?: PipelineEvents;
 };

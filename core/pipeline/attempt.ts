@@ -5,6 +5,7 @@ import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSessi
 import { limitSample } from '../policy/adaptive-limit';
 import { circuitOutcome, classify } from '../policy/classify';
 import { decide } from '../policy/retry';
+import type { PipelineEvents } from '../metrics/events';
 import type { StageRecorder } from '../metrics/stages';
 import type { Admission } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
@@ -43,6 +44,8 @@ export type AttemptDeps = AdmissionDeps & {
   random?: () => number;
   /** Stage times of each delivery (core/metrics/stages.ts); none recorded without it. */
   stages?: StageRecorder;
+  /** Attempts, retries, deferrals and dead letters counted (core/metrics/events.ts). */
+  events?: PipelineEvents;
 };
 
 /** Admission (guards), signing, sending, classification and decision for one webhook. */

@@ -12,6 +12,7 @@ import type { Logger } from '../ports/logger';
 import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } from './outcome-records';
 import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
+import { outcomeClass } from '../metrics/events';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -75,6 +76,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const w = o.webhook;
         const ns = nowNs(o.at);
         const { result, status, attempt } = attemptRecords(o, ns);
+        if (d.events) {
+          d.events.attempt(outcomeClass(o.response), o.response.durationMs);
+          d.events.decided(o.decision);
+        }
         records.push({ topic: topics.results, key: w.id, value: JSON.stringify(result) });
         statuses.push({ status, attempt });
         if (!result.success) count('failed');
@@ -212,6 +217,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       } catch (e) {
         d.log.error('undecodable record dead-lettered', { topic: rec.topic, partition: rec.partition, offset: rec.offset });
         records.push({ topic: topics.deadletter, key: null, value: invalidRecordValue(rec.value, e, d.clock.now()) });
+        d.events?.deadLettered('invalid_record');
       }
     }
     const steps: Step[] = [];

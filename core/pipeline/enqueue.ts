@@ -5,6 +5,7 @@ import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import type { EnqueueItem } from '../domain/enqueue';
+import type { PipelineEvents } from '../metrics/events';
 import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
 import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
@@ -23,6 +24,8 @@ export type EnqueueDeps = {
   log: Logger;
   /** Records the 'produced' stage (enqueue call → Kafka's acknowledgement) per webhook. */
   stages?: StageRecorder;
+  /** Webhooks accepted and duplicates counted (core/metrics/events.ts). */
+  events?: PipelineEvents;
 };
 
 export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
@@ -138,6 +141,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
         throw e;
       }
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
+      d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
       await d.hot
         .apply({
@@ -146,6 +150,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
         })
         .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
     }
+    if (results.length > fresh.length) d.events?.enqueued('duplicate', results.length - fresh.length);
     return results;
   };
 };

@@ -67,6 +67,7 @@ export class KafkaConsumer implements LogConsumer {
     private readonly opts: ConsumerOptions,
     private readonly concurrency: number,
     private readonly log: Logger,
+    private readonly onError?: (op: string) => void,
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
@@ -87,6 +88,7 @@ export class KafkaConsumer implements LogConsumer {
       this.listening = true;
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, () => {
+        this.onError?.('consumer_crash');
         this.assigned.clear();
         this.tracker.reassign(() => false);
       });
@@ -196,6 +198,7 @@ export class KafkaConsumer implements LogConsumer {
           // Not fatal: a later commit of the partition carries this one, and an offset never
           // committed only means redelivery.
           this.log.warn('offset commit failed', { error: errorMessage(e), offsets });
+          this.onError?.('commit');
           for (const o of offsets) if (!this.pending.has(keyOf(o.topic, o.partition))) this.pending.set(keyOf(o.topic, o.partition), o);
           return;
         }

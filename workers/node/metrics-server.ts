@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NodeMetrics } from './metrics';
 
-/** GET /metrics on its own port (metrics.port) for the processes without an HTTP API: howk-worker and howk-scheduler. */
+/** GET /metrics on its own port (metrics.port) for the processes without an HTTP API: howk-worker, howk-scheduler, howk-reconciler. */
 export const serveMetrics = async (metrics: NodeMetrics, port: number, host: string): Promise<{ url: string; close: () => Promise<void> }> => {
   const server: Server = createServer((req, res) => {
     req.resume();

@@ -2,23 +2,18 @@ import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
 import type { Histogram } from '../../core/metrics/histogram';
 import { createStageRecorder } from '../../core/metrics/recorder';
 import { STAGES, type Stage, type StageRecorder } from '../../core/metrics/stages';
+import { registerPipelineMetrics, type PipelineMetrics } from './pipeline-metrics';
+import { histogramValues } from './prom-custom';
 
 export type NodeMetrics = {
   registry: Registry;
   /** The recorder the pipeline is given (core/metrics/recorder.ts). */
   stages: StageRecorder;
+  /** Counters and gauges of the pipeline, the endpoints, Kafka, Redis and Lua (workers/node/pipeline-metrics.ts). */
+  pipeline: PipelineMetrics;
   /** The Prometheus text exposition of every metric of this process. */
   exposition: () => Promise<{ contentType: string; body: string }>;
 };
-
-type Value = { metricName: string; labels: Record<string, string | number>; value: number };
-
-const histogramValues = (name: string, label: string, series: [string, Histogram][]): Value[] =>
-  series.flatMap(([v, h]) => [
-    ...h.bounds.map((b, i) => ({ metricName: `${name}_bucket`, labels: { [label]: v, le: b === Infinity ? '+Inf' : b }, value: h.counts[i]! })),
-    { metricName: `${name}_sum`, labels: { [label]: v }, value: h.sum },
-    { metricName: `${name}_count`, labels: { [label]: v }, value: h.count },
-  ]);
 
 /**
  * A histogram of the prom-client registry whose values come from `read` at scrape time
@@ -41,10 +36,11 @@ const histogramMetric = (registry: Registry, name: string, help: string, label: 
  * process and Node.js metrics (CPU, memory, event loop lag). `stages` are the ones this
  * process records: they are shown (at zero) from the start; the others once observed.
  */
-export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetrics => {
+export const createNodeMetrics = (stages: readonly Stage[] = STAGES, opts: { topEndpoints?: number } = {}): NodeMetrics => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const { recorder, snapshot } = createStageRecorder();
+  const pipeline = registerPipelineMetrics(registry, opts.topEndpoints ?? 20);
   const shown = new Set<Stage>(stages);
   const delivers = stages.includes('responded');
   histogramMetric(registry, 'howk_stage_seconds', 'Time each delivery spent in each stage: since the previous stage ended (docs/OPERATIONS.md, Metrics)', 'stage', () =>
@@ -68,6 +64,7 @@ export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetric
   return {
     registry,
     stages: recorder,
+    pipeline,
     exposition: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 };

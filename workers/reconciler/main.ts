@@ -6,6 +6,9 @@ import { kafkaLogFrom, redisHotFrom } from '../node/adapters';
 import { configFromProcess, redisUrlOf } from '../node/config';
 import { onShutdown } from '../node/lifecycle';
 import { embedReconciler } from '../node/reconciler';
+import { createNodeMetrics } from '../node/metrics';
+import { serveMetrics } from '../node/metrics-server';
+import { onRedisFailure } from '../redis/exec';
 
 // howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter, howk.guards).
 //   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
@@ -22,11 +25,16 @@ const { values: flags } = parseArgs({
 });
 const config = configFromProcess({ config: flags.config });
 const log = createLogger('howk-reconciler', config.log.level);
-const logStore = kafkaLogFrom(config, 'reconciler');
-const hot = redisHotFrom(config, redisUrlOf(config));
+// Rebuilds, Kafka and Redis errors, and the process metrics on metrics.port (when set).
+const metrics = createNodeMetrics([], { topEndpoints: config.metrics.top_endpoints });
+onRedisFailure(metrics.pipeline.redisError);
+const served = config.metrics.port > 0 ? await serveMetrics(metrics, config.metrics.port, config.metrics.host) : undefined;
+const logStore = kafkaLogFrom(config, 'reconciler', undefined, metrics.pipeline.kafkaError);
+const hot = redisHotFrom(config, redisUrlOf(config), metrics.pipeline.redisError);
 await logStore.admin.ensureTopics(topicSpecs(config));
-const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock, guards: hot.guards }, 'reconciler');
+const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock, guards: hot.guards, onRebuilt: metrics.pipeline.rebuilt }, 'reconciler');
 const close = async () => {
+  await served?.close();
   await embedded.stop();
   await logStore.close();
   await hot.close();
