@@ -13,6 +13,7 @@ import { attemptRecords, deadLetterValue, invalidRecordValue, snapshotValue } fr
 import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 import { outcomeClass } from '../metrics/events';
+import { TRACEPARENT } from '../ports/tracing';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -213,7 +214,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const hooks: Webhook[] = [];
     for (const rec of batch.records) {
       try {
-        hooks.push(decodeWebhook(rec.value ?? ''));
+        const w = decodeWebhook(rec.value ?? '');
+        // A record produced with a trace context but no `trace` (another producer): its header is the parent.
+        if (d.tracing && !w.trace && rec.headers?.[TRACEPARENT]) w.trace = rec.headers[TRACEPARENT];
+        hooks.push(w);
       } catch (e) {
         d.log.error('undecodable record dead-lettered', { topic: rec.topic, partition: rec.partition, offset: rec.offset });
         records.push({ topic: topics.deadletter, key: null, value: invalidRecordValue(rec.value, e, d.clock.now()) });

@@ -16,6 +16,8 @@ export type ConsumedRecord = {
   key: string | null;
   value: string | null;
   timestamp: number;
+  /** The record's headers, when it has any (a log without headers leaves this out). */
+  headers?: Record<string, string>;
 };
 
 /** Records of one partition, in offset order. */

@@ -16,7 +16,7 @@ const exported = async (): Promise<Set<string>> => {
   registerProbes(m.pipeline, loadConfig({ env: {} }), { logStore, hot: { retryCount: async () => 0 } as unknown as RetrySchedule, worker: true });
   const names = new Set<string>();
   for (const metric of m.registry.getMetricsAsArray()) {
-    const { name, type } = await metric.get();
+    const { name, type } = await (metric as unknown as { get(): Promise<{ name: string; type: string }> }).get();
     names.add(name);
     if (type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(name + s);
   }

@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload } from 'kafkajs';
+import type { Consumer, EachBatchPayload, IHeaders } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
@@ -43,6 +43,16 @@ const CONSUMER_STOP_WAIT_MS = 3000;
 const COMMIT_STOP_WAIT_MS = 2000;
 /** A rejected batch's partition rests this long before it is fetched again. */
 const REWIND_PAUSE_MS = 200;
+/** Record headers as strings; nothing for a record without any (most of them). */
+const headersOf = (h: IHeaders | undefined): { headers?: Record<string, string> } => {
+  let out: Record<string, string> | undefined;
+  for (const k in h) {
+    const v = h[k];
+    if (v !== undefined) (out ??= {})[k] = Array.isArray(v) ? String(v[0]) : String(v);
+  }
+  return out ? { headers: out } : {};
+};
+
 /** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
 const WAIT_HEARTBEAT_MS = 1000;
 
@@ -146,6 +156,7 @@ export class KafkaConsumer implements LogConsumer {
       key: m.key ? m.key.toString('utf8') : null,
       value: m.value ? m.value.toString('utf8') : null,
       timestamp: Number(m.timestamp),
+      ...headersOf(m.headers),
     }));
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);

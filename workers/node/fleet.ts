@@ -25,6 +25,7 @@ import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
 import { serveMetrics } from './metrics-server';
 import { registerProbes } from './metric-probes';
+import { startTracing } from './tracing';
 import { observedGuards } from '../../core/metrics/observed-guards';
 import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
@@ -92,6 +93,11 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const metrics = p.metrics ?? fleetMetrics(config, roles);
   const stages = metrics.stages;
   const events = metrics.pipeline.events;
+  // One trace per webhook when tracing.enabled; the spans left are exported at the end of stop().
+  const on = Object.entries(roles)
+    .filter(([, r]) => r)
+    .map(([r]) => r);
+  const tracing = startTracing(config.tracing, on.length === 3 ? 'howk-dev' : `howk-${on.join('+')}`);
   if (roles.worker || roles.scheduler) registerProbes(metrics.pipeline, config, { logStore, hot, worker: roles.worker });
   // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
   const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log, metrics.pipeline.luaRun) : undefined;
@@ -170,6 +176,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       lua,
       stages,
       events,
+      tracing,
     });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
@@ -191,7 +198,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   }
   if (roles.api) {
     const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
-    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events });
+    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events, tracing });
     const dependencies: DependencyCheck[] = [
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
@@ -247,6 +254,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     metricsUrl = m.url;
     stops.unshift({ name: 'metrics server', run: m.close });
   }
+  if (tracing) stops.push({ name: 'tracing export', run: () => tracing.shutdown() });
   reconcile?.start();
   return {
     baseUrl,
