@@ -43,6 +43,11 @@ describe('pipeline metrics (real Kafka + Redis)', () => {
 
   const scrape = async () => parse((await f.fleet.metrics.exposition()).body);
 
+  it('counts the start-up rebuild of an empty Redis', async () => {
+    // The fleet's Redis db is new (flushed): the worker rebuilt it from Kafka before starting.
+    expect(value(await scrape(), 'howk_redis_rebuilds_total')).toBe(1);
+  });
+
   it('moves each counter by what happened to each webhook', async () => {
     const before = await scrape();
     const enqueue = (path: string, extra: Record<string, unknown> = {}) => f.post('/webhooks/pm/enqueue', { endpoint: rx.url(path), payload: { path }, ...extra });
