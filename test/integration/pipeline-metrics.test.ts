@@ -32,9 +32,10 @@ describe('pipeline metrics (real Kafka + Redis)', () => {
       if (r.path.startsWith('/flaky')) return nth === 1 ? { status: 500 } : { status: 200 };
       if (r.path.startsWith('/busy')) return nth === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 };
       if (r.path.startsWith('/gone')) return { status: 410 };
+      if (r.path.startsWith('/down')) return { status: 503 };
       return { status: 200 };
     });
-    f = await startTestFleet('kafka', { config: testConfig('kafka', { 'metrics.top_endpoints': TOP }) });
+    f = await startTestFleet('kafka', { config: testConfig('kafka', { 'metrics.top_endpoints': TOP, 'circuit_breaker.failure_threshold': 3 }) });
   });
   afterAll(async () => {
     await f?.stop();
@@ -92,6 +93,25 @@ describe('pipeline metrics (real Kafka + Redis)', () => {
     expect(lag.length).toBe(f.config.kafka.partitions);
     expect(after.some((x) => x.name === 'howk_retry_schedule_depth')).toBe(true);
     expect(after.some((x) => x.name === 'howk_slow_lane_depth')).toBe(true);
+  });
+
+  it('shows the circuit an endpoint failing opened, under its own label as the busiest endpoint', async () => {
+    const before = await scrape();
+    // One attempt each: three failures open the circuit (circuit_breaker.failure_threshold).
+    for (let i = 0; i < 3; i++) expect((await f.post('/webhooks/pm-down/enqueue', { endpoint: rx.url('/down'), payload: { i }, max_attempts: 1 })).status).toBe(202);
+    const after = await waitFor(
+      async () => {
+        const s = await scrape();
+        return value(s, 'howk_circuit_state', { state: 'open' }) >= 1 ? s : undefined;
+      },
+      { what: 'an open circuit' },
+    );
+    const open = after.filter((x) => x.name === 'howk_circuit_state' && x.labels.state === 'open' && x.value > 0);
+    expect(open).toHaveLength(1);
+    expect(open[0]!.labels.endpoint).not.toBe('other');
+    expect(open[0]!.value).toBe(1);
+    expect(value(after, 'howk_dead_letters_total', { reason: 'exhausted' }) - value(before, 'howk_dead_letters_total', { reason: 'exhausted' })).toBe(3);
+    expect(value(after, 'howk_delivery_attempts_total', { class: '5xx' }) - value(before, 'howk_delivery_attempts_total', { class: '5xx' })).toBe(3);
   });
 
   it('keeps the per-endpoint series bounded with 10,000 endpoints', async () => {
