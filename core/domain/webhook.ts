@@ -31,6 +31,8 @@ export const WebhookSchema = z.object({
   /** `${VAR}` templates (not values) the worker resolves at send time from allow-listed env variables. */
   delivery_headers: z.record(z.string(), z.string()).optional(),
   delivery_query_params: z.record(z.string(), z.string()).optional(),
+  /** W3C traceparent of its enqueue span (tracing.enabled): retries and the slow lane keep its trace. */
+  trace: z.string().optional(),
 });
 export type Webhook = z.infer<typeof WebhookSchema>;
 

@@ -7,6 +7,7 @@ import { inflightLimit } from './middleware/inflight';
 import { headerLimits } from './middleware/limits';
 import { hasCapabilities, routeKey, type Route, type RouteHandler } from './route';
 import { ROUTES } from './route-table';
+import { countEnqueues, countsEnqueues } from './middleware/enqueue-metrics';
 
 export type { ApiDeps, DependencyCheck } from './deps';
 
@@ -33,7 +34,8 @@ export const createApiApp = (d: ApiDeps, o: AppOptions = {}) => {
   for (const r of routes) {
     const own = o.implementations?.[routeKey(r)];
     const handlers = own ? own(d) : r.handler(d, { routes });
-    app.on(r.method.toUpperCase(), r.path, ...(handlers as [MiddlewareHandler]));
+    const counted = d.events && countsEnqueues(r) ? [countEnqueues(d.events)] : [];
+    app.on(r.method.toUpperCase(), r.path, ...([...counted, ...handlers] as [MiddlewareHandler]));
   }
   return app;
 };

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { Config } from '../config/schema';
 import type { Enqueuer } from '../pipeline/enqueue';
+import type { PipelineEvents } from '../metrics/events';
 import type { Logger } from '../ports/logger';
 import type { Redriver } from '../reconcile/redrive';
 import type { Guards } from '../ports/guards';
@@ -74,7 +75,9 @@ export type ApiDeps = {
   /** GET /metrics: the process's metrics as Prometheus text (the host renders them). */
   metrics?: () => Promise<{ contentType: string; body: string }>;
   /** GET /webhooks/events: the process's one shared poll of the listing (core/live/change-feed.ts). */
-  events?: ChangeFeed;
+  changes?: ChangeFeed;
   /** GET /stats/timeline and /stats/gauges (the console's Overview). */
   overview?: TimelineReader & { gauges(): Promise<Gauges> };
+  /** Enqueue requests counted by outcome (core/metrics/events.ts). */
+  events?: PipelineEvents;
 };

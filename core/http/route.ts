@@ -79,7 +79,7 @@ const HAS: Record<Capability, (d: ApiDeps) => boolean> = {
   transformers: (d) => d.transformers !== undefined,
   metrics: (d) => d.metrics !== undefined,
   outstanding: (d) => d.outstanding !== undefined,
-  events: (d) => d.events !== undefined,
+  events: (d) => d.changes !== undefined,
   overview: (d) => d.overview !== undefined,
 };
 

@@ -44,7 +44,7 @@ export class MemoryLog implements Log {
       const parts = this.topic(r.topic);
       const p = r.key === null ? this.rr++ % parts.length : hashKey(r.key) % parts.length;
       const log = parts[p]!;
-      log.push({ topic: r.topic, partition: p, offset: String(log.length), key: r.key, value: r.value, timestamp: now });
+      log.push({ topic: r.topic, partition: p, offset: String(log.length), key: r.key, value: r.value, timestamp: now, ...(r.headers ? { headers: r.headers } : {}) });
     }
     for (const w of [...this.waiters]) w();
   }

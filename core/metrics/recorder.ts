@@ -5,13 +5,13 @@ import { STAGE_BUCKETS, STAGES, type Stage, type StageRecorder } from './stages'
 // additions per observation (prom-client's own Histogram.observe validates and hashes its
 // labels on every call, ~15× the cost). The host renders snapshots as Prometheus histograms.
 
-type Counts = { buckets: Float64Array; sum: number; count: number };
+export type Counts = { buckets: Float64Array; sum: number; count: number };
 
 const BOUNDS = Float64Array.from(STAGE_BUCKETS);
-const counts = (): Counts => ({ buckets: new Float64Array(BOUNDS.length + 1), sum: 0, count: 0 });
+export const counts = (): Counts => ({ buckets: new Float64Array(BOUNDS.length + 1), sum: 0, count: 0 });
 
 /** Adds `n` observations of `seconds` (the last slot is +Inf). */
-const add = (c: Counts, seconds: number, n: number): void => {
+export const add = (c: Counts, seconds: number, n: number): void => {
   let lo = 0;
   let hi = BOUNDS.length;
   while (lo < hi) {
@@ -25,7 +25,7 @@ const add = (c: Counts, seconds: number, n: number): void => {
 };
 
 /** Cumulative form, as Prometheus exposes a histogram. */
-const cumulative = (c: Counts): Histogram => {
+export const cumulative = (c: Counts): Histogram => {
   const out: number[] = [];
   let acc = 0;
   for (const b of c.buckets) out.push((acc += b));

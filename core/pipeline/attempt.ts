@@ -5,6 +5,7 @@ import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSessi
 import { limitSample } from '../policy/adaptive-limit';
 import { circuitOutcome, classify } from '../policy/classify';
 import { decide } from '../policy/retry';
+import type { PipelineEvents } from '../metrics/events';
 import type { StageRecorder } from '../metrics/stages';
 import type { Admission } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
@@ -16,6 +17,8 @@ import type { SecretBox } from '../signing/secret-box';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
 import { semaphore } from './limiter';
 import type { Attempted } from './outcome-records';
+import { endAttemptSpan, startAttemptSpan } from './attempt-span';
+import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
 
 export type { Lane };
 
@@ -43,6 +46,10 @@ export type AttemptDeps = AdmissionDeps & {
   random?: () => number;
   /** Stage times of each delivery (core/metrics/stages.ts); none recorded without it. */
   stages?: StageRecorder;
+  /** Attempts, retries, deferrals and dead letters counted (core/metrics/events.ts). */
+  events?: PipelineEvents;
+  /** A span per attempt, in the webhook's trace (core/ports/tracing.ts); none without it. */
+  tracing?: Tracing;
 };
 
 /** Admission (guards), signing, sending, classification and decision for one webhook. */
@@ -116,7 +123,7 @@ export const createAttempter = (d: AttemptDeps) => {
   const SIGNED = ['webhook-timestamp', 'webhook-signature', 'x-webhook-signature'];
   const signedOf = (sig: Record<string, string>) => Object.fromEntries(SIGNED.filter((k) => sig[k] !== undefined).map((k) => [k, sig[k]!]));
 
-  const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number): Promise<DeliveryResponse> => {
+  const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number, traceparent?: string): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
       const sig = await signatureHeaders({
@@ -129,9 +136,11 @@ export const createAttempter = (d: AttemptDeps) => {
         hmac: d.hmac,
       });
       // A script may set its own content-type; without a script the webhook's headers cannot.
-      const headers = p.scripted
+      const headers: Record<string, string> = p.scripted
         ? { 'content-type': 'application/json', ...p.headers, ...target.headers, 'user-agent': config.delivery.user_agent, ...sig }
         : { ...p.headers, ...target.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig };
+      // Not covered by the signature (id, timestamp and body are), so it cannot break one.
+      if (traceparent) headers[TRACEPARENT] = traceparent;
       // Records enqueued before headers were checked, or anything else that slipped through.
       const bad = findHeaderIssue(headers);
       if (bad) return { kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: d.clock.now() - sent };
@@ -164,7 +173,7 @@ export const createAttempter = (d: AttemptDeps) => {
     // Not after a probe: the next admission must see how the probe went.
     if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
     try {
-      return await attemptAdmitted(w, host, a, fetchedAt);
+      return await attemptAdmitted(w, host, a, lane, fetchedAt);
     } catch (e) {
       admission.abandon(w, a);
       throw e;
@@ -173,7 +182,7 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  const attemptAdmitted = async (w: Webhook, host: string, a: Admission | { kind: 'held' }, fetchedAt?: number): Promise<Step> => {
+  const attemptAdmitted = async (w: Webhook, host: string, a: Admission | { kind: 'held' }, lane: Lane, fetchedAt?: number): Promise<Step> => {
     const now = d.clock.now();
     if (a.kind === 'held') return { kind: 'held', webhook: w, at: now };
     if (a.kind === 'park') return { kind: 'parked', webhook: w, until: a.until, reason: a.reason, at: now };
@@ -181,6 +190,13 @@ export const createAttempter = (d: AttemptDeps) => {
     if (a.kind === 'recovered') return { kind: 'returned', webhook: w, at: now };
     if (a.kind !== 'go') throw new Error(`unexpected admission ${a.kind}`);
     if (fetchedAt !== undefined) d.stages?.stage('admitted', now - fetchedAt);
+    const span = startAttemptSpan(d.tracing, w, lane);
+    const step = await deliverAdmitted(w, host, a, now, span);
+    if (span) endAttemptSpan(span, step.o);
+    return step;
+  };
+
+  const deliverAdmitted = async (w: Webhook, host: string, a: Extract<Admission, { kind: 'go' }>, now: number, span?: TraceSpan): Promise<Extract<Step, { kind: 'attempted' }>> => {
     const started = d.clock.now();
     const prepared = await prepare(w);
     // A run that opened a credential may only send to that credential's hosts: the endpoint
@@ -208,7 +224,7 @@ export const createAttempter = (d: AttemptDeps) => {
         },
       };
     }
-    const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} }, now);
+    const response = await send(w, p, resolved?.ok ? resolved : { url: w.endpoint, headers: {} }, now, d.tracing?.outbound ? span?.traceparent : undefined);
     const at = d.clock.now();
     const c = classify(
       response.kind === 'response' ? { kind: 'response', status: response.status, retryAfter: response.retryAfter } : { kind: response.kind, error: response.error },

@@ -15,6 +15,8 @@ import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
 import { notifyFirstOutcomes } from './first-outcomes';
+import { outcomeClass } from '../metrics/events';
+import { TRACEPARENT } from '../ports/tracing';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -80,6 +82,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const w = o.webhook;
         const ns = nowNs(o.at);
         const { result, status, attempt } = attemptRecords(o, ns);
+        if (d.events) {
+          d.events.attempt(outcomeClass(o.response), o.response.durationMs);
+          d.events.decided(o.decision);
+        }
         records.push({ topic: topics.results, key: w.id, value: JSON.stringify(result) });
         statuses.push({ status, attempt });
         if (!result.success) count('failed');
@@ -215,10 +221,14 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const hooks: Webhook[] = [];
     for (const rec of batch.records) {
       try {
-        hooks.push(decodeWebhook(rec.value ?? ''));
+        const w = decodeWebhook(rec.value ?? '');
+        // A record produced with a trace context but no `trace` (another producer): its header is the parent.
+        if (d.tracing && !w.trace && rec.headers?.[TRACEPARENT]) w.trace = rec.headers[TRACEPARENT];
+        hooks.push(w);
       } catch (e) {
         d.log.error('undecodable record dead-lettered', { topic: rec.topic, partition: rec.partition, offset: rec.offset });
         records.push({ topic: topics.deadletter, key: null, value: invalidRecordValue(rec.value, e, d.clock.now()) });
+        d.events?.deadLettered('invalid_record');
       }
     }
     const steps: Step[] = [];

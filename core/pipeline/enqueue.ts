@@ -5,6 +5,8 @@ import { encodeWebhook, type Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import type { EnqueueItem } from '../domain/enqueue';
+import type { PipelineEvents } from '../metrics/events';
+import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
 import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
 import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
@@ -26,6 +28,10 @@ export type EnqueueDeps = {
   log: Logger;
   /** Records the 'produced' stage (enqueue call → Kafka's acknowledgement) per webhook. */
   stages?: StageRecorder;
+  /** Webhooks accepted and duplicates counted (core/metrics/events.ts). */
+  events?: PipelineEvents;
+  /** Each new webhook starts its trace here (core/ports/tracing.ts); none without it. */
+  tracing?: Tracing;
 };
 
 export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
@@ -75,6 +81,14 @@ export const webhookBuilder =
       scheduled_at: iso(now),
     };
   };
+
+/** One trace per new webhook: its enqueue span, whose traceparent the record carries (header and `trace`). */
+const startSpans = (tracing: Tracing, hooks: Webhook[]): TraceSpan[] =>
+  hooks.map((w) => {
+    const span = tracing.start('howk.enqueue', 'producer', undefined, { 'howk.webhook_id': w.id, 'howk.config_id': w.config_id, 'howk.endpoint_hash': w.endpoint_hash });
+    w.trace = span.traceparent;
+    return span;
+  });
 
 /**
  * Validated items → webhooks durably on the pending topic. A result comes back only once
@@ -133,16 +147,22 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     }
     if (fresh.length) {
       const ns = nowNs(now);
+      const spans = d.tracing ? startSpans(d.tracing, fresh) : undefined;
       if (opts.awaitedBy) for (const w of fresh) w.awaited_by = opts.awaitedBy;
       opts.beforeProduce?.(fresh.map((w) => w.id));
       try {
-        await d.producer.send(fresh.map((w) => ({ topic: config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w) })));
+        await d.producer.send(
+          fresh.map((w) => ({ topic: config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w), ...(w.trace ? { headers: { [TRACEPARENT]: w.trace } } : {}) })),
+        );
+        if (spans) for (const s of spans) s.end();
       } catch (e) {
+        if (spans) for (const s of spans) s.end({}, errorMessage(e));
         const mine = fresh.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
         if (mine.length) await d.hot.releaseIdempotency(mine).catch(() => {});
         throw e;
       }
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
+      d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
       await d.hot
         .apply({
@@ -151,6 +171,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
         })
         .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
     }
+    if (results.length > fresh.length) d.events?.enqueued('duplicate', results.length - fresh.length);
     return results;
   };
 };

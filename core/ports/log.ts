@@ -16,6 +16,8 @@ export type ConsumedRecord = {
   key: string | null;
   value: string | null;
   timestamp: number;
+  /** The record's headers, when it has any (a log without headers leaves this out). */
+  headers?: Record<string, string>;
 };
 
 /** Records of one partition, in offset order. */
@@ -84,9 +86,14 @@ export type LogConsumer = {
 
 export type TopicSpec = { name: string; partitions: number; replicationFactor?: number; compacted?: boolean; retentionMs?: number };
 
+/** How far a consumer group is behind on one partition: records after its committed offset. */
+export type PartitionLag = { topic: string; partition: number; lag: number };
+
 export type LogAdmin = {
   ensureTopics(specs: TopicSpec[]): Promise<void>;
   ping(): Promise<void>;
+  /** The group's lag on every partition of `topics` (logs that can tell; metrics read it). */
+  lag?(groupId: string, topics: string[]): Promise<PartitionLag[]>;
 };
 
 /** `lingerMs`: how long an idle producer waits for more sends before it produces (0: at once). */

@@ -39,6 +39,8 @@ export type ReconcilerDeps = {
   /** This instance's lock token (unique per process). */
   owner: string;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Told of each rebuild this instance completed (the rebuilds metric). */
+  onRebuilt?: (summary: RebuildSummary) => void;
 };
 
 export type EnsureOutcome = 'present' | 'rebuilt' | 'waited';
@@ -150,6 +152,7 @@ export const createReconciler = (d: ReconcilerDeps) => {
       const summary = await Promise.race([rebuildNow(), limit]);
       await hot.markInitialized(JSON.stringify({ by: d.owner, at: iso(d.clock.now()), restored: summary.state.restored, dead_letters: summary.deadletters.indexed }));
       log.warn('hot state rebuilt; canary set', { ...summary.state, deadletters: summary.deadletters, guards: summary.guards, ms: summary.ms });
+      d.onRebuilt?.(summary);
       return summary;
     } finally {
       clearInterval(beat);

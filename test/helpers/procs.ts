@@ -8,7 +8,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export type Proc = { role: string; child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
 /** Starts a Howk binary as its own process (`node --import tsx workers/<role>/main.ts`). */
-export const spawnRole = (role: 'api' | 'worker' | 'scheduler' | 'dev' | 'bridge', env: Record<string, string>, args: string[] = []): Proc => {
+export const spawnRole = (role: 'api' | 'worker' | 'scheduler' | 'dev' | 'bridge' | 'reconciler', env: Record<string, string>, args: string[] = []): Proc => {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', role, 'main.ts'), ...args], {
     cwd: root,
     env: { ...process.env, ...env },

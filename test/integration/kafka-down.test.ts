@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/ports/logger';
 import { KafkaLog } from '../../workers/kafka/log';
-import { startFleet, type Fleet } from '../../workers/node/fleet';
+import { fleetMetrics, startFleet, type Fleet } from '../../workers/node/fleet';
 import { createHttpSender } from '../../workers/node/sender';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
@@ -18,8 +18,17 @@ describe('enqueue while Kafka is unreachable', () => {
   beforeAll(async () => {
     const config = testConfig('memory', { 'kafka.brokers': ['127.0.0.1:1'], 'kafka.produce_timeout': 1500 });
     hot = new RedisHotState(createRedis(requireEnv('REDIS_URL'), { db: db() }), { status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 });
-    const logStore = new KafkaLog({ brokers: config.kafka.brokers, clientId: 'down', produceTimeoutMs: 1500, maxWaitMs: 20, maxBytesPerPartition: 1 << 20 });
+    const metrics = fleetMetrics(config, { api: true });
+    const logStore = new KafkaLog({
+      brokers: config.kafka.brokers,
+      clientId: 'down',
+      produceTimeoutMs: 1500,
+      maxWaitMs: 20,
+      maxBytesPerPartition: 1 << 20,
+      onError: metrics.pipeline.kafkaError,
+    });
     fleet = await startFleet({
+      metrics,
       config,
       logStore,
       hot,
@@ -45,6 +54,10 @@ describe('enqueue while Kafka is unreachable', () => {
     }
     // The failed attempts left no claim behind: nothing points at a webhook that does not exist.
     expect(await hot.claimIdempotency([{ configId: 'down', key: 'k-down', webhookId: 'wh_probe' }], 1000)).toEqual(['wh_probe']);
+    // Both failed produces are counted, and both requests as rejected for want of Kafka.
+    const text = (await fleet.metrics.exposition()).body;
+    expect(text).toContain('howk_kafka_errors_total{op="produce"} 2');
+    expect(text).toContain('howk_enqueue_requests_total{outcome="rejected",reason="unavailable"} 2');
   });
 
   it('reports the broker as down on /ready and /health/dependencies, while /health stays up', async () => {

@@ -35,6 +35,7 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
   let rx: Receiver;
   let dir: string;
   let api: string;
+  let workerMetrics: string;
   let topics: Record<string, string>;
   const procs: Proc[] = [];
   const health: number[] = [];
@@ -69,7 +70,9 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
     for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
     procs.push(spawnRole('api', env));
     await waitFor(async () => (await fetch(`${api}/ready`).catch(() => undefined))?.ok, { timeoutMs: 90_000, intervalMs: 200, what: `howk-api /ready\n${procs[0]!.output()}` });
-    procs.push(spawnRole('worker', env));
+    const metricsPort = await freePort();
+    workerMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
+    procs.push(spawnRole('worker', { ...env, HOWK_METRICS_PORT: String(metricsPort) }));
     // Each process starts its Lua threads on first use: warm them up with harmless runs, so
     // the bounds below time script runs, not thread start-up.
     expect((await fetch(`${api}/config/hs-warm/script/test`, json({ payload: {}, script: 'local x = 1' }))).status).toBe(200);
@@ -159,6 +162,22 @@ describe('Lua scripts that escape the in-VM deadline stop anyway (howk-api, howk
     // The worker is not stuck: a webhook of another config is delivered right after.
     const ok = await enqueue(`hs-ok-${name}`, `/ok-${name}`);
     await waitFor(() => rx.received.find((r) => r.headers['webhook-id'] === ok), { timeoutMs: 15_000, what: `delivery of ${ok}` });
+  });
+
+  it('the Lua metrics count the runs and the threads killed; the dead letters by reason', async () => {
+    const count = (text: string, series: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(series))
+        .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+    const a = await (await fetch(`${api}/metrics`)).text();
+    // The pattern script ran twice on the api (script test, /incoming): only a kill stops it.
+    expect(count(a, 'howk_lua_kills_total')).toBeGreaterThanOrEqual(2);
+    expect(count(a, 'howk_lua_run_seconds_count{outcome="killed"}')).toBe(count(a, 'howk_lua_kills_total'));
+    expect(count(a, 'howk_lua_run_seconds_count{outcome="ok"}')).toBeGreaterThanOrEqual(1);
+    const w = await (await fetch(workerMetrics)).text();
+    expect(count(w, 'howk_dead_letters_total{reason="script_timeout"}')).toBe(Object.keys(SCRIPTS).length);
+    expect(count(w, 'howk_lua_kills_total')).toBeGreaterThanOrEqual(1);
   });
 
   it('the api answered /health all along, and no escaped script was sent anything', async () => {

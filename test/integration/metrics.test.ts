@@ -43,7 +43,7 @@ describe('delivery stage metrics (real Kafka + Redis)', () => {
     await api.fleet.security!.ready;
     readKey = (await api.fleet.security!.keys!.create({ scopes: ['read', 'enqueue'] })).key;
     enqueueKey = (await api.fleet.security!.keys!.create({ scopes: ['enqueue'] })).key;
-    const workerConfig = { ...config, metrics: { port: await freePort(), host: '127.0.0.1' } };
+    const workerConfig = { ...config, metrics: { ...config.metrics, port: await freePort(), host: '127.0.0.1' } };
     worker = await startTestFleet('kafka', { config: workerConfig, redisDb: redisDb(), roles: { api: false, worker: true, scheduler: true } });
   });
   afterAll(async () => {

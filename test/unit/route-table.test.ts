@@ -30,6 +30,7 @@ const full: ApiDeps = {
   metrics: stub,
   outstanding: stub,
   events: stub,
+  changes: stub,
   overview: stub,
 };
 

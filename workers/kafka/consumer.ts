@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload } from 'kafkajs';
+import type { Consumer, EachBatchPayload, IHeaders } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
@@ -43,6 +43,16 @@ const CONSUMER_STOP_WAIT_MS = 3000;
 const COMMIT_STOP_WAIT_MS = 2000;
 /** A rejected batch's partition rests this long before it is fetched again. */
 const REWIND_PAUSE_MS = 200;
+/** Record headers as strings; nothing for a record without any (most of them). */
+const headersOf = (h: IHeaders | undefined): { headers?: Record<string, string> } => {
+  let out: Record<string, string> | undefined;
+  for (const k in h) {
+    const v = h[k];
+    if (v !== undefined) (out ??= {})[k] = Array.isArray(v) ? String(v[0]) : String(v);
+  }
+  return out ? { headers: out } : {};
+};
+
 /** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
 const WAIT_HEARTBEAT_MS = 1000;
 
@@ -67,6 +77,7 @@ export class KafkaConsumer implements LogConsumer {
     private readonly opts: ConsumerOptions,
     private readonly concurrency: number,
     private readonly log: Logger,
+    private readonly onError?: (op: string) => void,
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
@@ -87,6 +98,7 @@ export class KafkaConsumer implements LogConsumer {
       this.listening = true;
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, () => {
+        this.onError?.('consumer_crash');
         this.assigned.clear();
         this.tracker.reassign(() => false);
       });
@@ -144,6 +156,7 @@ export class KafkaConsumer implements LogConsumer {
       key: m.key ? m.key.toString('utf8') : null,
       value: m.value ? m.value.toString('utf8') : null,
       timestamp: Number(m.timestamp),
+      ...headersOf(m.headers),
     }));
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
@@ -212,6 +225,7 @@ export class KafkaConsumer implements LogConsumer {
           // Not fatal: a later commit of the partition carries this one, and an offset never
           // committed only means redelivery.
           this.log.warn('offset commit failed', { error: errorMessage(e), offsets });
+          this.onError?.('commit');
           for (const o of offsets) if (!this.pending.has(keyOf(o.topic, o.partition))) this.pending.set(keyOf(o.topic, o.partition), o);
           return;
         }

@@ -1,6 +1,6 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
-import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, ProducerOptions, TopicSpec } from '../../core/ports/log';
+import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
 import { createLogger, type Logger } from '../../core/ports/logger';
 import { KafkaConsumer } from './consumer';
@@ -22,6 +22,8 @@ export type KafkaLogOptions = {
   partitionsConsumedConcurrently?: number;
   /** Where the consumers report commits that failed and rewinds. */
   log?: Logger;
+  /** Told of each failed operation (produce, commit, consumer_crash): the error counters. */
+  onError?: (op: string) => void;
 };
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
@@ -54,6 +56,7 @@ export class KafkaLog implements Log {
     this.admin = {
       ensureTopics: (specs: TopicSpec[]) => this.ensureTopics(specs),
       ping: () => this.ping(),
+      lag: (groupId: string, topics: string[]) => this.lag(groupId, topics),
     };
   }
 
@@ -100,6 +103,29 @@ export class KafkaLog implements Log {
   private async ping(): Promise<void> {
     const admin = await withTimeout(this.getAdmin(), 3000, 'kafka connect');
     await withTimeout(admin.describeCluster(), 3000, 'kafka describeCluster');
+  }
+
+  /** `e`, once the error counters are told of it. */
+  private counted(e: unknown, op: string): unknown {
+    this.opts.onError?.(op);
+    return e;
+  }
+
+  private async lag(groupId: string, topics: string[]): Promise<PartitionLag[]> {
+    const admin = await withTimeout(this.getAdmin(), 3000, 'kafka admin connect');
+    const committed = await admin.fetchOffsets({ groupId, topics });
+    const out: PartitionLag[] = [];
+    for (const t of committed) {
+      const ends = await admin.fetchTopicOffsets(t.topic);
+      for (const p of t.partitions) {
+        const end = ends.find((e) => e.partition === p.partition);
+        if (!end) continue;
+        // Never committed: everything still in the partition is ahead of the group.
+        const from = Number(p.offset) >= 0 ? Number(p.offset) : Number(end.low);
+        out.push({ topic: t.topic, partition: p.partition, lag: Math.max(0, Number(end.high) - from) });
+      }
+    }
+    return out;
   }
 
   producer(opts: ProducerOptions = {}): LogProducer {
@@ -209,7 +235,7 @@ export class KafkaLog implements Log {
         schedule();
         return withTimeout(done, timeoutMs, 'kafka produce').catch((e) => {
           entry.dropped = true;
-          throw e;
+          throw this.counted(e, 'produce');
         });
       },
       close: async () => {
@@ -235,6 +261,7 @@ export class KafkaLog implements Log {
       opts,
       this.opts.partitionsConsumedConcurrently ?? 4,
       this.opts.log ?? createLogger(`${this.opts.clientId}-consumer`, 'warn'),
+      this.opts.onError,
     );
     this.consumers.push(c);
     return c;

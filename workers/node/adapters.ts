@@ -10,7 +10,7 @@ import { RedisGuards } from '../redis/guards';
 import { RedisHotState } from '../redis/hot-state';
 import { redisOutcomeBus } from '../redis/outcome-bus';
 
-export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number) =>
+export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number, onError?: (op: string) => void) =>
   new KafkaLog({
     brokers: c.kafka.brokers,
     clientId: `${c.kafka.client_id}-${clientSuffix}`,
@@ -21,11 +21,12 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     sessionTimeoutMs: c.kafka.session_timeout,
     partitionsConsumedConcurrently,
     log: createLogger(`${c.kafka.client_id}-${clientSuffix}`, c.log.level),
+    onError,
   });
 
 /** Hot state, guards and the outcome bus over one Redis connection (closing the hot state closes it; the bus subscribes on a second one). */
-export const redisHotFrom = (c: Config, url: string) => {
-  const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout });
+export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => void) => {
+  const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout, ...(onError ? { onError: () => onError('connection') } : {}) });
   const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl });
   return Object.assign(hot, { guards: new RedisGuards(redis), luaKv: redisKv(redis), outcomes: redisOutcomeBus(redis), keyMirror: createKeyMirror(redis) });
 };

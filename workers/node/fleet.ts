@@ -24,6 +24,9 @@ import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
 import { serveMetrics } from './metrics-server';
+import { registerProbes } from './metric-probes';
+import { startTracing } from './tracing';
+import { observedGuards } from '../../core/metrics/observed-guards';
 import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
@@ -72,6 +75,12 @@ export type Fleet = {
   /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry;
 };
 
+/** The metrics of a process running `roles`: the api records the 'produced' stage, the worker every later one. */
+export const fleetMetrics = (config: Config, roles: { api?: boolean; worker?: boolean }): NodeMetrics =>
+  createNodeMetrics([...(roles.api ? (['produced'] as const) : []), ...(roles.worker ? (['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'] as const) : [])], {
+    topEndpoints: config.metrics.top_endpoints,
+  });
+
 /** api + worker + scheduler over the given adapters, in one process (howk-dev, and tests). */
 export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const { config, logStore, hot, log } = p;
@@ -92,13 +101,17 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   let transformers: ReloadableRegistry | undefined;
   const luaKv = p.luaKv ?? memoryKv();
   const outcomes = p.outcomes ?? memoryOutcomeBus();
-  // The api records the 'produced' stage, the worker every later one.
-  const metrics =
-    p.metrics ??
-    createNodeMetrics([...(roles.api ? (['produced'] as const) : []), ...(roles.worker ? (['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'] as const) : [])]);
+  const metrics = p.metrics ?? fleetMetrics(config, roles);
   const stages = metrics.stages;
+  const events = metrics.pipeline.events;
+  // One trace per webhook when tracing.enabled; the spans left are exported at the end of stop().
+  const on = Object.entries(roles)
+    .filter(([, r]) => r)
+    .map(([r]) => r);
+  const tracing = startTracing(config.tracing, on.length === 3 ? 'howk-dev' : `howk-${on.join('+')}`);
+  if (roles.worker || roles.scheduler) registerProbes(metrics.pipeline, config, { logStore, hot, worker: roles.worker });
   // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
-  const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log) : undefined;
+  const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log, metrics.pipeline.luaRun) : undefined;
   // API keys (api) and per-config signing secrets (api, worker): compacted topics replayed into memory.
   const security =
     roles.api || roles.worker
@@ -135,12 +148,14 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
 
   // Pauses, resumes and circuit transitions go to howk.guards too, so a rebuild restores them.
   const journal = p.guards && (roles.api || roles.worker) ? logStore.producer() : undefined;
-  const guards = p.guards && journal ? journaledGuards(p.guards, { producer: journal, topic: config.kafka.topics.guards, log, now: () => clock.now() }) : p.guards;
+  // The worker's admissions feed the per-endpoint metrics (circuit state, adaptive limits).
+  const observed = p.guards && roles.worker ? observedGuards(p.guards, metrics.pipeline.endpoints) : p.guards;
+  const guards = observed && journal ? journaledGuards(observed, { producer: journal, topic: config.kafka.topics.guards, log, now: () => clock.now() }) : observed;
 
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
   const reconcile =
     (roles.worker || roles.scheduler) && config.reconciler.enabled
-      ? embedReconciler({ config, logStore, hot, log, clock, guards: p.guards }, roles.worker ? 'worker' : 'scheduler')
+      ? embedReconciler({ config, logStore, hot, log, clock, guards: p.guards, onRebuilt: metrics.pipeline.rebuilt }, roles.worker ? 'worker' : 'scheduler')
       : undefined;
   if (reconcile) {
     await reconcile.ready();
@@ -173,6 +188,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       lua,
       stages,
       outcomes,
+      events,
+      tracing,
     });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
@@ -194,7 +211,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   }
   if (roles.api) {
     const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
-    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages });
+    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events, tracing });
     const dependencies: DependencyCheck[] = [
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
@@ -203,7 +220,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     await sync.start();
     stops.push({ name: 'first-outcome channel', run: () => sync.stop() });
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const events = createChangeFeed({
+    const changes = createChangeFeed({
       listing: hot,
       maxSubscribers: config.api.events.max_subscribers,
       intervalMs: config.api.events.poll_interval,
@@ -234,6 +251,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       sync,
       door: metrics.door,
       events,
+      changes,
       overview: { timeline: (now, w) => hot.timeline(now, w), gauges: () => fleetGauges(hot) },
     });
     server = await new Promise<ServerType>((resolve) => {
@@ -259,7 +277,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     const srv = server;
     // Open event streams end first, or the server's close would wait for them.
     stops.unshift(
-      { name: 'event streams', run: async () => events.close() },
+      { name: 'event streams', run: async () => changes.close() },
       { name: 'http server', run: () => new Promise<void>((r) => srv.close(() => r())) },
       { name: 'api producer', run: () => producer.close() },
     );
@@ -278,6 +296,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     metricsUrl = m.url;
     stops.unshift({ name: 'metrics server', run: m.close });
   }
+  if (tracing) stops.push({ name: 'tracing export', run: () => tracing.shutdown() });
   reconcile?.start();
   return {
     baseUrl,

@@ -13,7 +13,7 @@ import {
 } from '../../core/lua';
 import type { Logger } from '../../core/ports/logger';
 import { destinationPolicy } from '../../core/security/destination';
-import { createLuaPool } from './lua-pool/pool';
+import { createLuaPool, type LuaPoolOptions } from './lua-pool/pool';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
 
 // The Lua host services of a Node process (howk-api, howk-worker, howk-dev): one fetch for
@@ -73,7 +73,12 @@ const checkConfig = (config: Config, env: Record<string, string | undefined>, ke
   }
 };
 
-export const nodeLuaServices = async (config: Config, env: Record<string, string | undefined> = process.env, log?: Logger): Promise<NodeLuaServices> => {
+export const nodeLuaServices = async (
+  config: Config,
+  env: Record<string, string | undefined> = process.env,
+  log?: Logger,
+  observe?: LuaPoolOptions['observe'],
+): Promise<NodeLuaServices> => {
   const keys = await credentialKeysFromEnv(env);
   if (log) checkConfig(config, env, new Set(keys.keys()), log);
   const { fetch: fetchFn, close } = guardedFetch(config.delivery.allowed_networks);
@@ -85,6 +90,7 @@ export const nodeLuaServices = async (config: Config, env: Record<string, string
     size: config.lua.threads,
     marginMs: config.lua.hard_stop_margin,
     limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb },
+    observe,
   });
   return {
     forNamespace(namespace, extraHosts = [], credentialNamespace = namespace) {

@@ -2,7 +2,8 @@ import type { Config } from '../../core/config/schema';
 import { createLogger } from '../../core/ports/logger';
 import { kafkaLogFrom, redisHotFrom, secretBoxFrom } from './adapters';
 import { configFromProcess, parseFlags, redisUrlOf } from './config';
-import { startFleet } from './fleet';
+import { fleetMetrics, startFleet } from './fleet';
+import { onRedisFailure } from '../redis/exec';
 import { onReload, onShutdown } from './lifecycle';
 import { createDryRunSender, createHttpSender } from './sender';
 
@@ -13,8 +14,11 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
   const config = configFromProcess(parseFlags(process.argv.slice(2)));
   configure(config);
   const log = createLogger(`howk-${role}`, config.log.level);
-  const logStore = kafkaLogFrom(config, role, role === 'worker' ? config.kafka.partitions : undefined);
-  const hot = redisHotFrom(config, redisUrlOf(config));
+  const metrics = fleetMetrics(config, { api: role === 'api', worker: role === 'worker' });
+  const { kafkaError, redisError } = metrics.pipeline;
+  onRedisFailure(redisError);
+  const logStore = kafkaLogFrom(config, role, role === 'worker' ? config.kafka.partitions : undefined, kafkaError);
+  const hot = redisHotFrom(config, redisUrlOf(config), redisError);
   const sender = config.worker.dry_run
     ? createDryRunSender(log)
     : createHttpSender({
@@ -35,6 +39,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
     names: { log: 'kafka', hot: 'redis' },
+    metrics,
   });
   log.info(`howk-${role} started`, {
     ...(fleet.baseUrl ? { url: fleet.baseUrl } : {}),

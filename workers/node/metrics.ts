@@ -3,6 +3,8 @@ import type { DoorMeter } from '../../core/metrics/door';
 import type { Histogram } from '../../core/metrics/histogram';
 import { createStageRecorder } from '../../core/metrics/recorder';
 import { STAGES, type Stage, type StageRecorder } from '../../core/metrics/stages';
+import { registerPipelineMetrics, type PipelineMetrics } from './pipeline-metrics';
+import { histogramValues } from './prom-custom';
 
 export type NodeMetrics = {
   registry: Registry;
@@ -10,18 +12,11 @@ export type NodeMetrics = {
   stages: StageRecorder;
   /** What the api's door reports (core/metrics/door.ts). */
   door: DoorMeter;
+  /** Counters and gauges of the pipeline, the endpoints, Kafka, Redis and Lua (workers/node/pipeline-metrics.ts). */
+  pipeline: PipelineMetrics;
   /** The Prometheus text exposition of every metric of this process. */
   exposition: () => Promise<{ contentType: string; body: string }>;
 };
-
-type Value = { metricName: string; labels: Record<string, string | number>; value: number };
-
-const histogramValues = (name: string, label: string, series: [string, Histogram][]): Value[] =>
-  series.flatMap(([v, h]) => [
-    ...h.bounds.map((b, i) => ({ metricName: `${name}_bucket`, labels: { [label]: v, le: b === Infinity ? '+Inf' : b }, value: h.counts[i]! })),
-    { metricName: `${name}_sum`, labels: { [label]: v }, value: h.sum },
-    { metricName: `${name}_count`, labels: { [label]: v }, value: h.count },
-  ]);
 
 /**
  * A histogram of the prom-client registry whose values come from `read` at scrape time
@@ -80,10 +75,11 @@ const doorMeter = (registry: Registry): DoorMeter => {
  * process and Node.js metrics (CPU, memory, event loop lag). `stages` are the ones this
  * process records: they are shown (at zero) from the start; the others once observed.
  */
-export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetrics => {
+export const createNodeMetrics = (stages: readonly Stage[] = STAGES, opts: { topEndpoints?: number } = {}): NodeMetrics => {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const { recorder, snapshot } = createStageRecorder();
+  const pipeline = registerPipelineMetrics(registry, opts.topEndpoints ?? 20);
   const shown = new Set<Stage>(stages);
   const delivers = stages.includes('responded');
   histogramMetric(registry, 'howk_stage_seconds', 'Time each delivery spent in each stage: since the previous stage ended (docs/OPERATIONS.md, Metrics)', 'stage', () =>
@@ -108,6 +104,7 @@ export const createNodeMetrics = (stages: readonly Stage[] = STAGES): NodeMetric
     registry,
     stages: recorder,
     door: doorMeter(registry),
+    pipeline,
     exposition: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 };

@@ -27,6 +27,8 @@ export type ReconcilerParts = {
   clock: Clock;
   reader?: TopicReader;
   /** Pauses and circuits are rebuilt only with these. */ guards?: GuardRestore;
+  /** Told of each rebuild this process completed (the rebuilds metric). */
+  onRebuilt?: () => void;
 };
 
 /** A lock token unique to this process. */
@@ -55,7 +57,7 @@ export type EmbeddedReconciler = {
 
 export const embedReconciler = (p: ReconcilerParts, role: string): EmbeddedReconciler => {
   const reader = p.reader ?? readerFor(p.config, p.logStore);
-  const reconciler = createReconciler({ config: p.config, hot: p.hot, reader, log: p.log, clock: p.clock, guards: p.guards, owner: ownerToken(role) });
+  const reconciler = createReconciler({ config: p.config, hot: p.hot, reader, log: p.log, clock: p.clock, guards: p.guards, owner: ownerToken(role), onRebuilt: p.onRebuilt });
   const pausables: Pausable[] = [];
   const abort = new AbortController();
   let sentinel: Promise<void> | undefined;

@@ -8,6 +8,7 @@ import { onShutdown } from '../node/lifecycle';
 import { createNodeMetrics } from '../node/metrics';
 import { serveMetrics } from '../node/metrics-server';
 import { embedReconciler } from '../node/reconciler';
+import { onRedisFailure } from '../redis/exec';
 
 // howk-reconciler: rebuilds Redis from Kafka (howk.state, howk.deadletter, howk.guards).
 //   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
@@ -25,11 +26,23 @@ const { values: flags } = parseArgs({
 });
 const config = configFromProcess({ config: flags.config });
 const log = createLogger('howk-reconciler', config.log.level);
-const logStore = kafkaLogFrom(config, 'reconciler');
-const hot = redisHotFrom(config, redisUrlOf(config));
+// Rebuilds, Kafka and Redis errors, and the process metrics on metrics.port (when set).
+const metrics = createNodeMetrics([], { topEndpoints: config.metrics.top_endpoints });
+onRedisFailure(metrics.pipeline.redisError);
+const logStore = kafkaLogFrom(config, 'reconciler', undefined, metrics.pipeline.kafkaError);
+const hot = redisHotFrom(config, redisUrlOf(config), metrics.pipeline.redisError);
+// /health, /ready (the probes of a container or pod: Kafka and Redis answer) and /metrics.
+const served =
+  config.metrics.port > 0
+    ? await serveMetrics(metrics, config.metrics.port, config.metrics.host, [
+        { name: 'kafka', check: () => logStore.admin.ping() },
+        { name: 'redis', check: () => hot.ping() },
+      ])
+    : undefined;
 await logStore.admin.ensureTopics(topicSpecs(config));
-const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock, guards: hot.guards }, 'reconciler');
+const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock, guards: hot.guards, onRebuilt: metrics.pipeline.rebuilt }, 'reconciler');
 const close = async () => {
+  await served?.close();
   await embedded.stop();
   await logStore.close();
   await hot.close();
@@ -43,19 +56,8 @@ if (flags.force) {
 }
 if (flags.watch) {
   embedded.start();
-  // A long-running reconciler gets the probes (/health, /ready) of its container or pod there.
-  const probes =
-    config.metrics.port > 0
-      ? await serveMetrics(createNodeMetrics(), config.metrics.port, config.metrics.host, [
-          { name: 'kafka', check: () => logStore.admin.ping() },
-          { name: 'redis', check: () => hot.ping() },
-        ])
-      : undefined;
-  log.info('howk-reconciler watching the canary', { every_ms: config.reconciler.sentinel_interval, probes: probes?.url });
-  onShutdown(log, async () => {
-    await probes?.close();
-    await close();
-  });
+  log.info('howk-reconciler watching the canary', { every_ms: config.reconciler.sentinel_interval, probes: served?.url });
+  onShutdown(log, close);
 } else {
   await close();
   process.exit(0);

@@ -5,8 +5,18 @@ import { UnavailableError, errorMessage } from '../../core/errors/errors';
 // UnavailableError (the caller may retry later, the API answers 503); an error reply
 // (wrong type, a script bug) is a defect and stays what it is.
 
+/**
+ * Told of every Redis failure (not an error reply): the process's error counter. One per
+ * process, set by the host that exports metrics (workers/node/main.ts).
+ */
+let onFailure: ((op: string) => void) | undefined;
+export const onRedisFailure = (fn: ((op: string) => void) | undefined): void => {
+  onFailure = fn;
+};
+
 export const toHowkError = (err: unknown): Error => {
   if (err instanceof Error && err.name === 'ReplyError') return err;
+  onFailure?.('command');
   const wrapped = new UnavailableError(`redis: ${errorMessage(err)}`);
   (wrapped as Error).cause = err;
   return wrapped;

@@ -51,7 +51,7 @@ export const eventRoutes: Route[] = [
     },
     handler: (d) => [
       async (c) => {
-        const feed = d.events!;
+        const feed = d.changes!;
         const q = parseWebhookListQuery(c.req.query());
         const hash = q.endpoint ? await endpointHash(q.endpoint) : null;
         const match = (s: WebhookStatus) => (!q.state || s.state === q.state) && (!hash || s.endpoint_hash === hash);

@@ -6,7 +6,7 @@ export const metricsRoutes: Route[] = [
     method: 'get',
     path: '/metrics',
     tag: 'health',
-    summary: 'Prometheus metrics of this api process: delivery stage and process histograms (docs/OPERATIONS.md, Metrics)',
+    summary: 'Prometheus metrics of this api process: enqueue counters, delivery stage and process metrics (docs/OPERATIONS.md, Metrics)',
     access: 'read',
     needs: ['metrics'],
     responses: { '200': { description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' }, contentType: 'text/plain' } },

@@ -19,6 +19,8 @@ export type LuaPoolOptions = {
   limits?: Partial<LuaLimits>;
   /** Memory of all Lua states of one thread. */
   maxTotalMemoryMb?: number;
+  /** Told of each run that ended in a thread: its time (ms) and how it ended (the Lua metrics). */
+  observe?: (ms: number, outcome: 'ok' | 'error' | 'killed') => void;
 };
 
 export type LuaPool = LuaEngine & {
@@ -36,6 +38,7 @@ type Run = {
   calls: Map<number, AbortController>;
   usedMs: number;
   sliceStart: number;
+  startedAt: number;
   sliceTimer?: ReturnType<typeof setTimeout>;
   wallTimer?: ReturnType<typeof setTimeout>;
 };
@@ -82,6 +85,7 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
     void s.worker.terminate();
     s.syncPort.close();
     if (!r) return pump();
+    opts.observe?.(performance.now() - r.startedAt, 'killed');
     finish(s, r); // pump() starts the replacement
     r.reject(new LuaTimeoutError(`script timeout: CPU deadline exceeded (${what}); its worker thread was terminated`));
   };
@@ -161,11 +165,13 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
       case 'done':
         leaveLua(r);
         finish(s, r);
+        opts.observe?.(performance.now() - r.startedAt, 'ok');
         r.resolve({ finished: m.finished, cpuMs: m.cpuMs });
         return;
       case 'failed':
         leaveLua(r);
         finish(s, r);
+        opts.observe?.(performance.now() - r.startedAt, 'error');
         r.reject(fromWire(m.error));
         return;
     }
@@ -201,6 +207,7 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
 
   const start = (s: Slot, r: Run) => {
     s.run = r;
+    r.startedAt = performance.now();
     const sv = r.spec.services ?? {};
     r.wallTimer = setTimeout(() => kill(s, `wall-clock limit of ${r.limits.wallTimeoutMs} ms`), r.limits.wallTimeoutMs + marginMs);
     const run: ToWorker = {
@@ -250,7 +257,7 @@ export const createLuaPool = (opts: LuaPoolOptions = {}): LuaPool => {
     run: (spec) =>
       new Promise<RunOutcome>((resolve, reject) => {
         if (closed) return reject(CLOSED);
-        queue.push({ spec, limits: { ...limits, ...spec.limits }, resolve, reject, calls: new Map(), usedMs: 0, sliceStart: 0 });
+        queue.push({ spec, limits: { ...limits, ...spec.limits }, resolve, reject, calls: new Map(), usedMs: 0, sliceStart: 0, startedAt: 0 });
         pump();
       }),
     async close() {
