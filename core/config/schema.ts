@@ -83,8 +83,8 @@ export const ConfigSchema = z.object({
       { min: 1 },
     ),
     max_batches_in_flight: int(
-      0,
-      'Batches a worker consumer has taken and not yet resolved before it fetches again (0: no bound); under load the next fetch then waits for one and brings more records, so per-batch work is shared by more webhooks',
+      4,
+      'Batches whose deliveries a worker consumer is still running at which it holds its next fetch until one finishes (0: no bound); under load the next fetch then brings more records, so per-batch work is shared by more webhooks',
       { min: 0 },
     ),
     session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),

@@ -31,6 +31,8 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
   const parts = new Map<string, PartitionState>();
   let unresolved = 0;
   let running = 0;
+  /** Batches taken and neither released nor settled (what maxBatchesInFlight counts). */
+  let busy = 0;
   let waiters: (() => void)[] = [];
 
   const notify = () => {
@@ -76,12 +78,12 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /** Resolves once the records in flight are under the bound. */
     room: (): Promise<void> => (unresolved < maxUnresolved ? Promise.resolve() : new Promise((r) => waiters.push(r))),
 
-    /** Batches taken and not yet settled. */
-    running: () => running,
+    /** Batches taken and neither released by their handler nor settled. */
+    busy: () => busy,
 
-    /** Resolves once fewer than `n` batches are in flight. */
-    fewerThan: async (n: number): Promise<void> => {
-      while (running >= n) await new Promise<void>((r) => waiters.push(r));
+    /** Resolves once fewer than `n` batches are busy. */
+    fewerBusyThan: async (n: number): Promise<void> => {
+      while (busy >= n) await new Promise<void>((r) => waiters.push(r));
     },
 
     /** Resolves once no batch is in flight. */
@@ -91,9 +93,10 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
 
     /**
      * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
-     * synchronously, so that handlers start in the order batches are taken.
+     * synchronously, so that handlers start in the order batches are taken. `run` is given the
+     * batch's release (see ConsumedBatch.release).
      */
-    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: () => Promise<void>): void {
+    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void) => Promise<void>): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
       if (!s) parts.set(k, (s = { topic, partition, queue: [], position: first }));
@@ -102,10 +105,18 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       s.position = next;
       unresolved += count;
       running++;
+      busy++;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        busy--;
+        notify();
+      };
       const state = s;
       let p: Promise<void>;
       try {
-        p = run();
+        p = run(release);
       } catch (err) {
         p = Promise.reject(err);
       }
@@ -115,6 +126,10 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       ).finally(() => {
         unresolved -= count;
         running--;
+        if (!released) {
+          released = true;
+          busy--;
+        }
         notify();
       });
     },

@@ -45,10 +45,10 @@ export abstract class PolledConsumer implements LogConsumer {
   /** Takes every batch available now while there is room; true when it took any. */
   protected abstract takeAll(handler: BatchHandler): boolean;
 
-  /** As many batches in flight as ConsumerOptions.maxBatchesInFlight: the next take waits for one to settle. */
+  /** As many busy batches as ConsumerOptions.maxBatchesInFlight: the next take waits for one to be released or settle. */
   private holding(): boolean {
     const most = this.opts.maxBatchesInFlight;
-    return most !== undefined && this.tracker.running() >= most;
+    return most !== undefined && this.tracker.busy() >= most;
   }
 
   protected assigned(partition: number): boolean {

@@ -127,7 +127,7 @@ class MemoryConsumer extends PolledConsumer {
         if (at >= records.length) continue;
         const batch = records.slice(at, at + MAX_BATCH);
         took = true;
-        this.tracker.take(topic, partition, from, from + BigInt(batch.length), batch.length, () => handler({ topic, partition, records: batch }));
+        this.tracker.take(topic, partition, from, from + BigInt(batch.length), batch.length, (release) => handler({ topic, partition, records: batch, release }));
       }
     }
     return took;

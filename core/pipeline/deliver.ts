@@ -281,6 +281,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }
     // A stop cut some lanes short: leave the batch uncommitted so that it comes again.
     if (hooks.some((w) => !finished.has(w) && !leased.has(w))) throw new Error('worker stopping: batch left uncommitted');
+    // Its deliveries are done or handed off: what is left is writing their outcomes, which
+    // needs no more of the worker, so the consumer may fetch again.
+    batch.release?.();
     await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle()]);
   };
 

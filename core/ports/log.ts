@@ -21,7 +21,17 @@ export type ConsumedRecord = {
 };
 
 /** Records of one partition, in offset order. */
-export type ConsumedBatch = { topic: string; partition: number; records: ConsumedRecord[] };
+export type ConsumedBatch = {
+  topic: string;
+  partition: number;
+  records: ConsumedRecord[];
+  /**
+   * The handler says its batch no longer holds the worker (its deliveries are done; only the
+   * durable writes of their outcomes remain): under maxBatchesInFlight it stops counting, so
+   * the consumer may fetch again. Not called: it counts until the handler settles.
+   */
+  release?: () => void;
+};
 
 export type LogProducer = {
   /** Resolves once every record is acknowledged by the log (acks=all); rejects with UnavailableError otherwise. */
@@ -42,7 +52,8 @@ export type ConsumerOptions = {
    */
   maxUnresolved?: number;
   /**
-   * Batches in flight at which the consumer stops fetching until one settles (the batches of
+   * Batches in flight (not yet released: ConsumedBatch.release) at which the consumer stops
+   * fetching until one is released or settles (the batches of
    * one fetch are all taken, so this can be exceeded within a fetch). Under load the next fetch then
    * waits for one to settle and comes back with more records: fewer, bigger batches, so the
    * per-batch work (admission and completion calls, an outcome produce, a status write, a

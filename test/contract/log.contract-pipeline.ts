@@ -219,6 +219,37 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     );
 
     it(
+      'with maxBatchesInFlight 1, a batch its handler released no longer holds the next fetch',
+      async () => {
+        const t = h.topic('release');
+        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
+        const p = h.log.producer();
+        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        const first = gate();
+        const calls: ConsumedBatch[] = [];
+        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1 });
+        consumers.push(c);
+        await c.run(async (b) => {
+          calls.push(b);
+          if (calls.length > 1) return;
+          b.release?.();
+          await first.promise;
+        });
+        await waitFor('the first batch', () => calls.length === 1);
+        await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        await p.close();
+        // The first batch still runs (not settled), but released: 5..9 are taken.
+        await waitFor(
+          'offsets 5..9 while 0..4 still run',
+          () => calls.some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        first.open();
+      },
+      TEST_TIMEOUT,
+    );
+
+    it(
       'stops gracefully: batches in flight finish and their offsets are committed',
       async () => {
         const t = h.topic('graceful');

@@ -160,18 +160,20 @@ export class KafkaConsumer implements LogConsumer {
     }));
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
-    this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, () => handler({ topic, partition, records }));
+    this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, (release) =>
+      handler({ topic, partition, records, release }),
+    );
     // The batch runs; only the next fetch waits (kafkajs fetches again once every batch of the
     // last response has been through eachBatch).
     const most = this.opts.maxBatchesInFlight;
-    if (most !== undefined && this.tracker.running() >= most) await this.holdFetch(most, heartbeat, isStale);
+    if (most !== undefined && this.tracker.busy() >= most) await this.holdFetch(most, heartbeat, isStale);
   }
 
   private async holdFetch(most: number, heartbeat: () => Promise<void>, isStale: () => boolean): Promise<void> {
     let rebalancing = false;
-    while (this.tracker.running() >= most) {
-      await Promise.race([this.tracker.fewerThan(most), new Promise((r) => setTimeout(r, WAIT_HEARTBEAT_MS))]);
-      if (this.tracker.running() < most || this.stopping || isStale()) return;
+    while (this.tracker.busy() >= most) {
+      await Promise.race([this.tracker.fewerBusyThan(most), new Promise((r) => setTimeout(r, WAIT_HEARTBEAT_MS))]);
+      if (this.tracker.busy() < most || this.stopping || isStale()) return;
       void heartbeat().catch((e: unknown) => {
         rebalancing ||= isRebalancing(e);
       });
