@@ -5,9 +5,9 @@ import { laneGroups, laneLagReader, totalLag } from './group-lag';
 import type { PipelineMetrics } from './pipeline-metrics';
 
 /**
- * The gauges read from Kafka and Redis at scrape time: consumer lag per partition and the
+ * The gauges read from the log and Redis at scrape time: consumer lag per partition and the
  * slow lane's depth (worker), the retry schedule's depth (worker, scheduler). A log that
- * cannot tell its lag (the in-process ones) shows none.
+ * cannot tell its lag shows none (howk-dev's memory and SQLite logs can).
  */
 export const registerProbes = (m: PipelineMetrics, config: Config, parts: { logStore: Log; hot: RetrySchedule; worker: boolean }): void => {
   const lag = laneLagReader(config.kafka, parts.logStore);
