@@ -20,6 +20,7 @@ import type {
   CircuitTransition,
   Completion,
   EndpointView,
+  GuardGauges,
   GuardParams,
   Guards,
   HeldRestore,
@@ -101,6 +102,14 @@ export class MemoryGuards implements Guards {
     let c = this.circuits.get(hash);
     if (!c) this.circuits.set(hash, (c = closedCircuit()));
     return c;
+  }
+
+  async gauges(now: number): Promise<GuardGauges> {
+    let openCircuits = 0;
+    for (const c of this.circuits.values()) if (c.state !== 'CLOSED') openCircuits++;
+    let inflight = 0;
+    for (const hash of this.endpointLeases.keys()) inflight += this.count(this.endpointLeases, hash, now);
+    return { openCircuits, inflight };
   }
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {

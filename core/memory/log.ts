@@ -1,5 +1,5 @@
 import { PolledConsumer } from '../log/polled-consumer';
-import type { BatchHandler, ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../ports/log';
+import type { BatchHandler, ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, TopicSpec } from '../ports/log';
 
 // The embedded log of howk-dev: partitioned, keyed, with consumer groups and committed
 // offsets, so that the worker code paths are the same as on Kafka. Not durable.
@@ -25,6 +25,15 @@ export class MemoryLog implements Log {
       for (const s of specs) this.topic(s.name, s.partitions);
     },
     ping: async () => {},
+    // Nothing is ever deleted here: a group that never committed is behind by the whole partition.
+    lag: async (groupId: string, topics: string[]): Promise<PartitionLag[]> =>
+      topics.flatMap((topic) =>
+        this.topic(topic).map((records, partition) => ({
+          topic,
+          partition,
+          lag: Math.max(0, records.length - (this.groups.get(groupId)?.offsets.get(`${topic}:${partition}`) ?? 0)),
+        })),
+      ),
   };
 
   constructor(private readonly defaultPartitions = DEFAULT_PARTITIONS) {}

@@ -162,7 +162,15 @@ export type Guards = GuardRestore & {
   takeHeld(scope: PauseScope, drain: string, limit: number, now: number, leaseMs: number): Promise<TakeHeldResult>;
   /** Drops the first `n` webhooks the drain `drain` produced. Returns how many remain, -1 when the drain no longer owns the scope (nothing dropped). */
   dropHeld(scope: PauseScope, drain: string, n: number): Promise<number>;
+  /**
+   * Endpoints whose circuit is not closed (open, or half-open and probing) and the endpoint
+   * in-flight leases in force at `now`, for the console's gauges. null: the store could not
+   * count them within its bound (workers/redis/guard-gauges.ts).
+   */
+  gauges?(now: number): Promise<GuardGauges | null>;
 };
+
+export type GuardGauges = { openCircuits: number; inflight: number };
 
 export type HoldResult = 'held' | 'gone' | 'released';
 export type ResumeResult = 'drain' | 'running' | 'none';

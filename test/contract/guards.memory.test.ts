@@ -1,5 +1,6 @@
 import { MemoryGuards } from '../../core/memory/guards';
 import { guardsContract, type MakeGuards } from './guards.contract';
+import { guardsGaugesContract } from './guards.contract-gauges';
 import { guardsPauseContract } from './guards.contract-pause';
 import { guardsRestoreContract } from './guards.contract-restore';
 
@@ -11,3 +12,4 @@ const make: MakeGuards = async () => {
 guardsContract('memory', make);
 guardsPauseContract('memory', make);
 guardsRestoreContract('memory', make);
+guardsGaugesContract('memory', make);

@@ -310,6 +310,27 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
       TEST_TIMEOUT,
     );
 
+    it(
+      'tells a group its lag per partition: everything before it first reads, nothing once it committed',
+      async () => {
+        if (!h.log.admin.lag) return; // a log without lag is read as "cannot tell" (null gauges, no series)
+        const t = h.topic('lag');
+        await h.log.admin.ensureTopics([{ name: t, partitions: 2 }]);
+        const p = h.log.producer();
+        await p.send(range(0, 5).map((i) => ({ topic: t, key: `k${i}`, value: `v${i}` })));
+        const total = async () => (await h.log.admin.lag!(`${t}-g`, [t])).reduce((n, x) => n + x.lag, 0);
+        const parts = await h.log.admin.lag(`${t}-g`, [t]);
+        expect(parts.map((x) => x.partition).sort()).toEqual([0, 1]);
+        expect(await total()).toBe(5);
+        await consumer(`${t}-g`, [t]).run(async () => {});
+        const deadline = Date.now() + WAIT;
+        while ((await total()) > 0 && Date.now() < deadline) await sleep(50);
+        expect(await total()).toBe(0);
+        await p.close();
+      },
+      TEST_TIMEOUT,
+    );
+
     it('answers ping', async () => {
       await expect(h.log.admin.ping()).resolves.toBeUndefined();
     });

@@ -36,7 +36,7 @@ import { memoryOutcomeBus } from '../../core/memory/outcome-bus';
 import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import { createSyncWaits } from '../../core/pipeline/sync-wait';
 import { createChangeFeed } from '../../core/live/change-feed';
-import { fleetGauges } from './gauges';
+import { createFleetGauges } from './gauges';
 import type { KeyMirror } from '../redis/key-mirror';
 
 export type FleetParts = {
@@ -252,7 +252,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       door: metrics.door,
       events,
       changes,
-      overview: { timeline: (now, w) => hot.timeline(now, w), gauges: () => fleetGauges(hot) },
+      overview: { timeline: (now, w) => hot.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
     });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the

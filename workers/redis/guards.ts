@@ -9,6 +9,7 @@ import type {
   CircuitTransition,
   Completion,
   EndpointView,
+  GuardGauges,
   GuardParams,
   Guards,
   HeldRestore,
@@ -20,6 +21,7 @@ import type {
 } from '../../core/ports/guards';
 import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline } from './exec';
+import { readGuardGauges } from './guard-gauges';
 import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
@@ -184,6 +186,10 @@ export class RedisGuards implements Guards {
       last_errors: errors.map((e) => JSON.parse(e) as { at: string; error: string }),
       concurrency: concurrencyView(s, samples, inflight, queued, now, p),
     };
+  }
+
+  gauges(now: number): Promise<GuardGauges | null> {
+    return readGuardGauges(this.redis, now);
   }
 
   async resetCircuit(hash: string): Promise<void> {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
-import type { ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, TopicSpec } from '../../core/ports/log';
+import type { ConsumedRecord, ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, TopicSpec } from '../../core/ports/log';
 import { compactLog, type CompactionMarks, type CompactionResult } from './compaction';
 import { SqliteConsumer, type ConsumerGroup } from './consumer';
 import { openLogDb, type SqliteOpenOptions } from './db';
@@ -54,7 +54,22 @@ export class SqliteLog implements Log {
     ping: async () => {
       if (this.closed) throw new UnavailableError('the embedded log is closed');
     },
+    lag: async (groupId: string, topics: string[]): Promise<PartitionLag[]> =>
+      topics.flatMap((topic) => {
+        const t = this.topics.get(topic);
+        if (!t) return [];
+        return t.next.map((next, partition) => {
+          // Never committed: what retention and compaction left in the partition is ahead of the group (as on Kafka).
+          const from = this.committed(groupId, topic, partition) ?? this.low(topic, partition, next);
+          return { topic, partition, lag: Math.max(0, next - from) };
+        });
+      }),
   };
+
+  private low(topic: string, partition: number, next: number): number {
+    const row = this.db.prepare('SELECT MIN(offset) AS low FROM records WHERE topic = ? AND partition = ?').get(topic, partition) as { low: number | null } | undefined;
+    return row?.low ?? next;
+  }
 
   constructor(private readonly opts: SqliteLogOptions) {
     this.now = opts.now ?? Date.now;

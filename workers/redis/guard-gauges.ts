@@ -1,0 +1,40 @@
+import type { Redis } from 'ioredis';
+import { keys } from '../../core/domain/keys';
+import type { GuardGauges } from '../../core/ports/guards';
+import { call, execPipeline } from './exec';
+
+// The console's open-circuit and in-flight gauges on Redis. No index of open circuits or busy
+// endpoints exists (admission and completion would pay for one on every delivery), so the
+// count walks the keyspace with SCAN: at most MAX_SCAN_CALLS calls of SCAN_COUNT keys per
+// pattern. A keyspace too large to walk within that answers null rather than a partial count.
+// The caller caches the answer (workers/node/gauges.ts), so console tabs do not multiply it.
+
+export const SCAN_COUNT = 1000;
+export const MAX_SCAN_CALLS = 50;
+
+/** Every key matching `pattern`, or null when the walk did not finish within the bound. */
+const scanAll = async (redis: Redis, pattern: string): Promise<string[] | null> => {
+  const found = new Set<string>();
+  let cursor = '0';
+  for (let i = 0; i < MAX_SCAN_CALLS; i++) {
+    const [next, batch] = await call(() => redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
+    for (const k of batch) found.add(k);
+    cursor = next;
+    if (cursor === '0') return [...found];
+  }
+  return null;
+};
+
+export const readGuardGauges = async (redis: Redis, now: number): Promise<GuardGauges | null> => {
+  const [circuits, leases] = await Promise.all([scanAll(redis, keys.circuit('*')), scanAll(redis, keys.inflight('*'))]);
+  if (!circuits || !leases) return null;
+  if (!circuits.length && !leases.length) return { openCircuits: 0, inflight: 0 };
+  const p = redis.pipeline();
+  for (const k of circuits) p.hget(k, 'state');
+  // Leases that ran out but were not dropped yet (no admission since) are not in flight.
+  for (const k of leases) p.zcount(k, `(${now}`, '+inf');
+  const replies = await execPipeline(p);
+  const openCircuits = replies.slice(0, circuits.length).filter((s) => s === 'OPEN' || s === 'HALF_OPEN').length;
+  const inflight = replies.slice(circuits.length).reduce<number>((n, c) => n + Number(c ?? 0), 0);
+  return { openCircuits, inflight };
+};
