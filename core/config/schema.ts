@@ -83,8 +83,8 @@ export const ConfigSchema = z.object({
       { min: 1 },
     ),
     max_batches_in_flight: int(
-      4,
-      'Batches whose deliveries a worker consumer is still running at which it holds its next fetch until one finishes (0: no bound); under load the next fetch then brings more records, so per-batch work is shared by more webhooks',
+      0,
+      'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks. Off by default: with it on, a Kafka outage ended with a group rejoin (first delivery ~30 s after the broker was back)',
       { min: 0 },
     ),
     session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),

@@ -7,6 +7,9 @@
 /** How long a stopping consumer waits for the batches still in flight before it leaves. */
 export const IN_FLIGHT_STOP_WAIT_MS = 4000;
 
+/** Longest a consumer holds its next fetch for busy batches (ConsumerOptions.maxHoldMs). */
+export const DEFAULT_MAX_HOLD_MS = 100;
+
 /** A consumer without an explicit bound (ConsumerOptions.maxUnresolved). */
 export const DEFAULT_MAX_UNRESOLVED = 2000;
 

@@ -1,6 +1,6 @@
 import { settleWithin } from '../domain/deadline';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../ports/log';
-import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker } from './batch-tracker';
+import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker } from './batch-tracker';
 
 /** A rejected batch's partition rests this long before it is taken again. */
 const REWIND_PAUSE_MS = 100;
@@ -13,6 +13,8 @@ const REWIND_PAUSE_MS = 100;
  */
 export abstract class PolledConsumer implements LogConsumer {
   private running = false;
+  /** When the current hold (maxBatchesInFlight) began. */
+  private holdSince: number | undefined;
   private paused = false;
   private stopped: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
@@ -48,7 +50,15 @@ export abstract class PolledConsumer implements LogConsumer {
   /** As many busy batches as ConsumerOptions.maxBatchesInFlight: the next take waits for one to be released or settle. */
   private holding(): boolean {
     const most = this.opts.maxBatchesInFlight;
-    return most !== undefined && this.tracker.busy() >= most;
+    if (most === undefined || this.tracker.busy() < most) {
+      this.holdSince = undefined;
+      return false;
+    }
+    const now = Date.now();
+    this.holdSince ??= now;
+    if (now - this.holdSince < (this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS)) return true;
+    this.holdSince = undefined;
+    return false;
   }
 
   protected assigned(partition: number): boolean {

@@ -61,6 +61,12 @@ export type ConsumerOptions = {
    * reached and nothing waits. Unset: no bound.
    */
   maxBatchesInFlight?: number;
+  /**
+   * Longest one hold lasts (default 100 ms): a batch whose deliveries cannot finish (a handoff
+   * writing to a log that is away) must not stop the consumer from fetching, or rejoining its
+   * group, for long.
+   */
+  maxHoldMs?: number;
   /** Gather the commits of this long into one request (0: commit as soon as a batch resolves). */
   commitIntervalMs?: number;
 };

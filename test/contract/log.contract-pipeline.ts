@@ -194,7 +194,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
         const first = gate();
         const calls: ConsumedBatch[] = [];
-        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1 });
+        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1, maxHoldMs: 60_000 });
         consumers.push(c);
         await c.run(async (b) => {
           calls.push(b);
@@ -214,6 +214,35 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         );
         // Both appends came in one batch: the held fetch gathered them.
         expect(calls.slice(1).map((b) => offsets(b.records))).toEqual([range(5, 10)]);
+      },
+      TEST_TIMEOUT,
+    );
+
+    it(
+      'a hold lasts at most maxHoldMs: a batch that cannot finish does not stop the consumer fetching',
+      async () => {
+        const t = h.topic('holdmax');
+        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
+        const p = h.log.producer();
+        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        const first = gate();
+        const calls: ConsumedBatch[] = [];
+        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1, maxHoldMs: 200 });
+        consumers.push(c);
+        await c.run(async (b) => {
+          calls.push(b);
+          if (calls.length === 1) await first.promise;
+        });
+        await waitFor('the first batch', () => calls.length === 1);
+        await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        await p.close();
+        // The first batch never finishes here; 5..9 are taken once the hold has lasted 200 ms.
+        await waitFor(
+          'offsets 5..9 while 0..4 still run',
+          () => calls.some((b) => b.records.some((r) => r.offset === '9')),
+          () => calls.map((b) => offsets(b.records)),
+        );
+        first.open();
       },
       TEST_TIMEOUT,
     );
