@@ -67,3 +67,26 @@ export type PageProps = { apiKey: string | null; query: URLSearchParams; onUnaut
 
 /** ISO time without its milliseconds. */
 export const time = (iso: string | null | undefined): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+
+/**
+ * GET `path` (null: nothing to read, data null) again whenever `path`, the key or `tick`
+ * changes; an answer that arrives after a newer request is dropped; 401 signs the tab out.
+ */
+export const useApiResource = <T>(path: string | null, apiKey: string | null, tick: number, onUnauthorized: () => void): { data: T | null; error: string | null } => {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (!path) return setData(null);
+    let live = true;
+    apiGet<T>(path, apiKey)
+      .then((d) => live && (setData(d), setError(null)))
+      .catch((e: ApiError) => {
+        if (!live) return;
+        if (e.status === 401) onUnauthorized();
+        setData(null);
+        setError(errorText(e));
+      });
+    return () => void (live = false);
+  }, [path, apiKey, tick]);
+  return { data, error };
+};

@@ -1,7 +1,7 @@
 import type { RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, apiGet } from '../api';
-import { apiSend, errorText, time, useRights, type PageProps } from '../actions';
+import { apiGet } from '../api';
+import { apiSend, errorText, time, useApiResource, useRights, type PageProps } from '../actions';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { BulkPanel, useBulk } from './bulk';
@@ -37,24 +37,10 @@ const useReplays = (apiKey: string | null, configId: string, tick: number) => {
 
 /** One page of GET /deadletter. */
 const useDeadPage = (apiKey: string | null, configId: string, reasonType: string, cursor: string | null, tick: number, onUnauthorized: () => void) => {
-  const [page, setPage] = useState<DeadPage | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    if (!configId) return setPage(null);
-    let live = true;
-    const q = new URLSearchParams({ config_id: configId, limit: String(PAGE_SIZE) });
-    if (reasonType) q.set('reason_type', reasonType);
-    if (cursor) q.set('cursor', cursor);
-    apiGet<DeadPage>(`/deadletter?${q}`, apiKey)
-      .then((p) => live && (setPage(p), setError(null)))
-      .catch((e: ApiError) => {
-        if (!live) return;
-        if (e.status === 401) onUnauthorized();
-        setPage(null);
-        setError(errorText(e));
-      });
-    return () => void (live = false);
-  }, [configId, reasonType, cursor, apiKey, tick]);
+  const q = new URLSearchParams({ config_id: configId, limit: String(PAGE_SIZE) });
+  if (reasonType) q.set('reason_type', reasonType);
+  if (cursor) q.set('cursor', cursor);
+  const { data: page, error } = useApiResource<DeadPage>(configId ? `/deadletter?${q}` : null, apiKey, tick, onUnauthorized);
   return { page, error };
 };
 

@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, apiGet } from '../api';
-import { apiSend, errorText, time, useRights, type PageProps } from '../actions';
+import { apiSend, errorText, time, useApiResource, useRights, type PageProps } from '../actions';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 
@@ -35,8 +34,6 @@ const ms = (v: number | null) => (v === null ? '—' : `${Math.round(v)} ms`);
 export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const configId = query.get('config_id') ?? '';
   const [draft, setDraft] = useState(configId);
-  const [list, setList] = useState<List | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const input = useRef<HTMLInputElement>(null);
@@ -44,19 +41,7 @@ export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const refresh = () => setTick((t) => t + 1);
 
   useEffect(() => setDraft(configId), [configId]);
-  useEffect(() => {
-    if (!configId) return setList(null);
-    let live = true;
-    apiGet<List>(`/endpoints?config_id=${encodeURIComponent(configId)}`, apiKey)
-      .then((l) => live && (setList(l), setError(null)))
-      .catch((e: ApiError) => {
-        if (!live) return;
-        if (e.status === 401) onUnauthorized();
-        setList(null);
-        setError(errorText(e));
-      });
-    return () => void (live = false);
-  }, [configId, apiKey, tick]);
+  const { data: list, error } = useApiResource<List>(configId ? `/endpoints?config_id=${encodeURIComponent(configId)}` : null, apiKey, tick, onUnauthorized);
 
   const act = (label: string, path: string) =>
     apiSend<unknown>('POST', path, apiKey).then(

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, apiGet } from '../api';
-import { errorText, time, useRights, type PageProps, type Rights } from '../actions';
+import { apiGet } from '../api';
+import { errorText, time, useApiResource, useRights, type PageProps, type Rights } from '../actions';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { DryRun } from './dry-run';
@@ -16,26 +16,13 @@ type Script = { config_id: string; script: string; sha256: string; apply_to_chil
 export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const open = query.get('config_id') ?? '';
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const [list, setList] = useState<List | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [script, setScript] = useState<Script | null>(null);
   const [scriptError, setScriptError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const rights = useRights(apiKey);
   const cursor = cursors[cursors.length - 1] ?? null;
 
-  useEffect(() => {
-    let live = true;
-    apiGet<List>(`/scripts?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiKey)
-      .then((l) => live && (setList(l), setError(null)))
-      .catch((e: ApiError) => {
-        if (!live) return;
-        if (e.status === 401) onUnauthorized();
-        setList(null);
-        setError(errorText(e));
-      });
-    return () => void (live = false);
-  }, [apiKey, cursor, tick]);
+  const { data: list, error } = useApiResource<List>(`/scripts?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiKey, tick, onUnauthorized);
 
   useEffect(() => {
     setScript(null);
