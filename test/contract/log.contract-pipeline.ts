@@ -185,33 +185,48 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       TEST_TIMEOUT,
     );
 
+    /**
+     * One partition, offsets 0..4, a consumer with maxBatchesInFlight 1 whose first batch runs
+     * until `first` opens (released at once when `release`). Returns the producer (still open),
+     * the calls seen and the gate.
+     */
+    const heldFirstBatch = async (name: string, opts: { maxHoldMs?: number; release?: boolean } = {}) => {
+      const t = h.topic(name);
+      await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
+      const p = h.log.producer();
+      await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+      const first = gate();
+      const calls: ConsumedBatch[] = [];
+      const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1, maxHoldMs: opts.maxHoldMs });
+      consumers.push(c);
+      await c.run(async (b) => {
+        calls.push(b);
+        if (calls.length > 1) return;
+        if (opts.release) b.release?.();
+        await first.promise;
+      });
+      await waitFor('the first batch', () => calls.length === 1);
+      const append = (from: number, to: number) => p.send(range(from, to).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+      return { p, append, calls, first };
+    };
+    const until9 = (calls: ConsumedBatch[], what: string) =>
+      waitFor(
+        what,
+        () => calls.some((b) => b.records.some((r) => r.offset === '9')),
+        () => calls.map((b) => offsets(b.records)),
+      );
+
     it(
       'with maxBatchesInFlight 1, fetches again only once the batch in flight settles, and then takes everything appended meanwhile',
       async () => {
-        const t = h.topic('hold');
-        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
-        const p = h.log.producer();
-        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
-        const first = gate();
-        const calls: ConsumedBatch[] = [];
-        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1, maxHoldMs: 60_000 });
-        consumers.push(c);
-        await c.run(async (b) => {
-          calls.push(b);
-          if (calls.length === 1) await first.promise;
-        });
-        await waitFor('the first batch', () => calls.length === 1);
-        await p.send(range(5, 8).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
-        await p.send(range(8, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        const { p, append, calls, first } = await heldFirstBatch('hold', { maxHoldMs: 60_000 });
+        await append(5, 8);
+        await append(8, 10);
         await p.close();
         await sleep(500); // unbounded, 5..9 would be taken by now (the test above)
         expect(calls.length).toBe(1);
         first.open();
-        await waitFor(
-          'offsets 5..9',
-          () => calls.some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9');
         // Both appends came in one batch: the held fetch gathered them.
         expect(calls.slice(1).map((b) => offsets(b.records))).toEqual([range(5, 10)]);
       },
@@ -221,27 +236,11 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       'a hold lasts at most maxHoldMs: a batch that cannot finish does not stop the consumer fetching',
       async () => {
-        const t = h.topic('holdmax');
-        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
-        const p = h.log.producer();
-        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
-        const first = gate();
-        const calls: ConsumedBatch[] = [];
-        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1, maxHoldMs: 200 });
-        consumers.push(c);
-        await c.run(async (b) => {
-          calls.push(b);
-          if (calls.length === 1) await first.promise;
-        });
-        await waitFor('the first batch', () => calls.length === 1);
-        await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        const { p, append, calls, first } = await heldFirstBatch('holdmax', { maxHoldMs: 200 });
+        await append(5, 10);
         await p.close();
         // The first batch never finishes here; 5..9 are taken once the hold has lasted 200 ms.
-        await waitFor(
-          'offsets 5..9 while 0..4 still run',
-          () => calls.some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9 while 0..4 still run');
         first.open();
       },
       TEST_TIMEOUT,
@@ -250,29 +249,11 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       'with maxBatchesInFlight 1, a batch its handler released no longer holds the next fetch',
       async () => {
-        const t = h.topic('release');
-        await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
-        const p = h.log.producer();
-        await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
-        const first = gate();
-        const calls: ConsumedBatch[] = [];
-        const c = h.log.consumer({ groupId: `${t}-g`, topics: [t], maxBatchesInFlight: 1 });
-        consumers.push(c);
-        await c.run(async (b) => {
-          calls.push(b);
-          if (calls.length > 1) return;
-          b.release?.();
-          await first.promise;
-        });
-        await waitFor('the first batch', () => calls.length === 1);
-        await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
+        const { p, append, calls, first } = await heldFirstBatch('release', { release: true, maxHoldMs: 60_000 });
+        await append(5, 10);
         await p.close();
         // The first batch still runs (not settled), but released: 5..9 are taken.
-        await waitFor(
-          'offsets 5..9 while 0..4 still run',
-          () => calls.some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9 while 0..4 still run');
         first.open();
       },
       TEST_TIMEOUT,
