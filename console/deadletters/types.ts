@@ -1,3 +1,5 @@
+import type { ReplayJobView } from '../../core/reconcile/replay-jobs';
+
 // What GET /deadletter and the bulk replay routes answer (docs/API.md).
 
 export const REASONS = [
@@ -31,19 +33,5 @@ export type DeadRow = {
 
 export type DeadPage = { items: DeadRow[]; count: number; next_cursor: string | null };
 
-export type ReplayLink = { original: string; webhook_id: string };
-
-export type Job = {
-  job_id: string;
-  config_id: string;
-  state: 'running' | 'stopped' | 'done' | 'failed';
-  total: number | null;
-  replayed: number;
-  skipped: number;
-  not_found: number;
-  failed: number;
-  started_at: string;
-  finished_at: string | null;
-  error: string | null;
-  replays: ReplayLink[];
-};
+/** A bulk replay job as GET /deadletter/replay/:job answers it (the server's own type). */
+export type Job = ReplayJobView;
