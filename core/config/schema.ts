@@ -84,10 +84,14 @@ export const ConfigSchema = z.object({
     ),
     max_batches_in_flight: int(
       0,
-      'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks. Off by default: with it on, a Kafka outage ended with a group rejoin (first delivery ~30 s after the broker was back)',
+      'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks.',
       { min: 0 },
     ),
     session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
+    rebalance_timeout: duration(
+      '10s',
+      'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
+    ),
   }),
   redis: section({
     addr: str('localhost:6379', 'Redis host:port'),

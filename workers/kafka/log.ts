@@ -15,6 +15,12 @@ export type KafkaLogOptions = {
   maxBytesPerPartition: number;
   sessionTimeoutMs?: number;
   /**
+   * How long the group coordinator waits for known members to rejoin. A consumer that kafkajs
+   * restarts (as it does when the broker stays away past its retries) joins as a new member;
+   * after the broker's restart the old member is waited for this long, so the default is short.
+   */
+  rebalanceTimeoutMs?: number;
+  /**
    * Batches of one fetch response kafkajs hands to the consumer at once. Taking a batch no
    * longer waits for its deliveries (workers/kafka/consumer.ts), so this only matters while
    * the consumer waits for room under its maxUnresolved bound.
@@ -252,7 +258,7 @@ export class KafkaLog implements Log {
         groupId: opts.groupId,
         sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
-        rebalanceTimeout: 30_000,
+        rebalanceTimeout: this.opts.rebalanceTimeoutMs ?? 10_000,
         maxWaitTimeInMs: this.opts.maxWaitMs,
         minBytes: this.opts.minBytes ?? 1,
         maxBytesPerPartition: this.opts.maxBytesPerPartition,

@@ -19,6 +19,7 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     minBytes: c.kafka.fetch_min_bytes,
     maxBytesPerPartition: c.kafka.max_batch_bytes,
     sessionTimeoutMs: c.kafka.session_timeout,
+    rebalanceTimeoutMs: c.kafka.rebalance_timeout,
     partitionsConsumedConcurrently,
     log: createLogger(`${c.kafka.client_id}-${clientSuffix}`, c.log.level),
     onError,
