@@ -87,6 +87,34 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
       expect(both.flat().map((s) => s.webhook_id)).toEqual(all.filter((_, i) => i % 6 === 0).reverse());
     });
 
+    it('one batch spanning configs and endpoints lists each webhook under its own config, endpoint and state', async () => {
+      const { state } = ctx.h();
+      const all = ids(12);
+      const cfg = (i: number) => `cfg_mix_${i % 3}`;
+      const ep = (i: number) => (i % 2 ? 'e1' : 'e0');
+      const at = (i: number, seq: number, st: WebhookStatus['state']) => statusOf(all[i]!, ns(T, seq), { config_id: cfg(i), endpoint_hash: ep(i), state: st });
+      await write(
+        state,
+        all.map((_, i) => at(i, 1, 'pending')),
+      );
+      // The outcomes, interleaved with a patch that names no config, all in one batch.
+      await state.apply({
+        statuses: [
+          ...all.map((_, i) => ({ status: at(i, 2, i % 4 === 0 ? 'delivered' : 'retrying') })),
+          { status: { webhook_id: all[1]!, updated_at_ns: ns(T, 3), state: 'pending' as const, held: 'paused' as const }, patch: true },
+        ],
+      });
+      const list = async (configId: string, q: { state?: string; endpointHash?: string } = {}) =>
+        (await state.listWebhooks({ configId, limit: 50, ...q })).items.map((s) => s.webhook_id).sort();
+      const expected = (f: (i: number) => boolean) => all.filter((_, i) => f(i)).sort();
+      const now = (i: number) => (i === 1 ? 'pending' : i % 4 === 0 ? 'delivered' : 'retrying');
+      for (const c of [0, 1, 2]) {
+        expect(await list(`cfg_mix_${c}`)).toEqual(expected((i) => i % 3 === c));
+        for (const e of ['e0', 'e1']) expect(await list(`cfg_mix_${c}`, { endpointHash: e })).toEqual(expected((i) => i % 3 === c && ep(i) === e));
+        for (const st of ['pending', 'retrying', 'delivered']) expect(await list(`cfg_mix_${c}`, { state: st })).toEqual(expected((i) => i % 3 === c && now(i) === st));
+      }
+    });
+
     it('answers an empty page with a null cursor for an unknown config', async () => {
       expect(await ctx.h().state.listWebhooks({ configId: 'nobody', limit: 10 })).toEqual({ items: [], next: null });
     });

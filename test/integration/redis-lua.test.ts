@@ -23,64 +23,82 @@ beforeEach(async () => {
 
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 
-describe('setStatus-2.lua', () => {
-  const K = ['status:wh_1', 'status_history:wh_1'];
-  const set = (data: string, ts: string, attempt = '', ttl = 60_000, limit = 20) => run('setStatus', K, [data, ts, ttl, attempt, limit]);
-
-  it('writes data and ts when nothing is stored, with the TTL on both keys; returns 1', async () => {
-    expect(await set('{"v":1}', '1750000000000000001', '{"a":0}')).toBe(1);
-    expect(await redis.hgetall(K[0]!)).toEqual({ data: '{"v":1}', ts: '1750000000000000001' });
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['{"a":0}']);
-    for (const k of K) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
-  });
-
-  it('keeps a newer-or-equal status (returns 0) but appends the attempt and refreshes the TTLs', async () => {
-    await set('{"v":2}', '1750000000000000002', '{"a":0}', 1_000);
-    expect(await set('{"v":1}', '1750000000000000001', '{"a":1}', 60_000)).toBe(0);
-    expect(await set('{"v":3}', '1750000000000000002', '', 60_000)).toBe(0);
-    expect(await redis.hget(K[0]!, 'data')).toBe('{"v":2}');
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual(['{"a":0}', '{"a":1}']);
-    for (const k of K) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
-  });
-
-  it('compares stamps as decimal text: below double precision, and by length first', async () => {
-    await set('{"v":1}', '1750000000000000001');
-    expect(await set('{"v":2}', '1750000000000000002')).toBe(1);
-    expect(await set('{"v":x}', '1750000000000000001')).toBe(0);
-    await redis.hset(K[0]!, 'ts', '999');
-    expect(await set('{"v":3}', '1000')).toBe(1);
-    expect(await set('{"v":x}', '999')).toBe(0);
-  });
-
-  it('writes over a hash that has no ts', async () => {
-    await redis.hset(K[0]!, 'data', '{"legacy":true}');
-    expect(await set('{"v":1}', '1750000000000000001')).toBe(1);
-  });
-
-  it('appends nothing for an empty attempt and keeps the history to ARGV[5] entries, oldest dropped', async () => {
-    await set('{}', '1750000000000000001');
-    expect(await redis.exists(K[1]!)).toBe(0);
-    for (let i = 0; i < 8; i++) await set('{}', `175000000000000010${i}`, `{"a":${i}}`, 60_000, 5);
-    expect(await redis.lrange(K[1]!, 0, -1)).toEqual([3, 4, 5, 6, 7].map((i) => `{"a":${i}}`));
-  });
-});
-
 describe('writeStatuses.lua', () => {
   const P = 'idx:webhooks:{c}:state:';
-  const status = (id: string, state: string, ts: string) => JSON.stringify({ webhook_id: id, config_id: 'c', endpoint_hash: 'e1', state, updated_at_ns: ts });
-  type W = { id: string; state: string; ts: string; attempt?: string; patch?: '1' | '0'; known?: boolean };
+  const ALL = 'idx:webhooks:{c}';
+  const EP = 'idx:webhooks:{c}:endpoint:e1';
+  const TARGETS = [ALL, EP, P];
+  const status = (id: string, state: string, ts: string, extra: object = {}) =>
+    JSON.stringify({ webhook_id: id, config_id: 'c', endpoint_hash: 'e1', state, updated_at_ns: ts, ...extra });
+  // state: the state argument ('*' a patch); data: the JSON (default: a full status of `state`); known: false when the writer names no config (target 0).
+  type W = { id: string; state: string; ts: string; attempt?: string; data?: string; known?: boolean };
   const write = (ws: W[], ttl = 60_000, limit = 20, floor = 'wh_0') =>
     redis.eval(
       BATCH_SCRIPTS.writeStatuses,
-      ws.length * 4,
-      ...ws.flatMap((w) => [`status:${w.id}`, `status_history:${w.id}`, w.known === false ? '' : 'idx:webhooks:{c}', w.known === false ? '' : 'idx:webhooks:{c}:endpoint:e1']),
+      0,
+      'status:',
+      'status_history:',
       ttl,
       limit,
       floor,
-      ...ws.flatMap((w) => [status(w.id, w.state, w.ts), w.ts, w.attempt ?? '', w.patch ?? '0', w.id, w.known === false ? '' : P]),
+      1,
+      ...TARGETS,
+      ...ws.flatMap((w) => [w.data ?? status(w.id, w.state, w.ts), w.ts, w.attempt ?? '', w.state, w.id, w.known === false ? 0 : 1]),
     ) as Promise<number[]>;
+  const stored = async (id: string) => JSON.parse((await redis.hget(`status:${id}`, 'data'))!) as Record<string, unknown>;
+  const members = (k: string) => redis.zrange(k, 0, -1);
 
-  it('stores each status with its history and indexes it, as setStatus then indexStatus would, in request order', async () => {
+  it('writes data and ts when nothing is stored, with the TTL on status and history; returns 1', async () => {
+    expect(await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001', attempt: '{"a":0}' }])).toEqual([1]);
+    expect(await redis.hmget('status:wh_1', 'data', 'ts')).toEqual([status('wh_1', 'pending', '1750000000000000001'), '1750000000000000001']);
+    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual(['{"a":0}']);
+    for (const k of ['status:wh_1', 'status_history:wh_1']) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
+  });
+
+  it('keeps a newer-or-equal status (returns 0) but appends the attempt and refreshes both TTLs', async () => {
+    await write([{ id: 'wh_1', state: 'delivered', ts: '1750000000000000002', attempt: '{"a":0}' }], 1_000);
+    expect(await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001', attempt: '{"a":1}' }])).toEqual([0]);
+    expect(await write([{ id: 'wh_1', state: 'retrying', ts: '1750000000000000002' }])).toEqual([0]);
+    expect(await stored('wh_1')).toMatchObject({ state: 'delivered' });
+    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual(['{"a":0}', '{"a":1}']);
+    for (const k of ['status:wh_1', 'status_history:wh_1']) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
+    // The stored status decides the index: the stale writes moved nothing.
+    expect(await members(`${P}delivered`)).toEqual(['wh_1']);
+    expect(await redis.keys(`${P}pending`)).toEqual([]);
+    expect(await redis.keys(`${P}retrying`)).toEqual([]);
+  });
+
+  it('a stale write indexes a stored status that was never indexed, by its stored state', async () => {
+    await redis.hset('status:wh_1', 'data', status('wh_1', 'retrying', '1750000000000000009'), 'ts', '1750000000000000009');
+    expect(await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001' }])).toEqual([0]);
+    for (const k of [ALL, EP, `${P}retrying`]) expect(await members(k)).toEqual(['wh_1']);
+    expect(await redis.keys(`${P}pending`)).toEqual([]);
+    expect(await redis.hmget('status:wh_1', 'ix', 'ixp')).toEqual([`${P}retrying`, P]);
+  });
+
+  it('compares stamps as decimal text: below double precision, and by length first', async () => {
+    const one = async (state: string, ts: string) => (await write([{ id: 'wh_1', state, ts }]))[0];
+    await one('pending', '1750000000000000001');
+    expect(await one('retrying', '1750000000000000002')).toBe(1);
+    expect(await one('pending', '1750000000000000001')).toBe(0);
+    await redis.hset('status:wh_1', 'ts', '999');
+    expect(await one('delivered', '1000')).toBe(1);
+    expect(await one('pending', '999')).toBe(0);
+  });
+
+  it('writes over a hash that has no ts', async () => {
+    await redis.hset('status:wh_1', 'data', '{"legacy":true}');
+    expect(await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001' }])).toEqual([1]);
+  });
+
+  it('appends nothing for an empty attempt and keeps the history to the limit, oldest dropped', async () => {
+    await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001' }]);
+    expect(await redis.exists('status_history:wh_1')).toBe(0);
+    for (let i = 0; i < 8; i++) await write([{ id: 'wh_1', state: 'retrying', ts: `175000000000000010${i}`, attempt: `{"a":${i}}` }], 60_000, 5);
+    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual([3, 4, 5, 6, 7].map((i) => `{"a":${i}}`));
+  });
+
+  it('stores each status with its history and indexes it, in request order', async () => {
     expect(
       await write([
         { id: 'wh_1', state: 'pending', ts: '1750000000000000001' },
@@ -89,23 +107,79 @@ describe('writeStatuses.lua', () => {
         { id: 'wh_2', state: 'retrying', ts: '1750000000000000000', attempt: '{"a":1}' },
       ]),
     ).toEqual([1, 1, 1, 0]);
-    expect(JSON.parse((await redis.hget('status:wh_1', 'data'))!)).toMatchObject({ state: 'delivered' });
+    expect(await stored('wh_1')).toMatchObject({ state: 'delivered' });
     // The stale write of wh_2 keeps its status (and index entry) but still appends its attempt.
-    expect(JSON.parse((await redis.hget('status:wh_2', 'data'))!)).toMatchObject({ state: 'pending' });
+    expect(await stored('wh_2')).toMatchObject({ state: 'pending' });
     expect(await redis.lrange('status_history:wh_2', 0, -1)).toEqual(['{"a":1}']);
-    expect(await redis.zrange(`${P}delivered`, 0, -1)).toEqual(['wh_1']);
-    expect(await redis.zrange(`${P}pending`, 0, -1)).toEqual(['wh_2']);
-    expect(await redis.zrange('idx:webhooks:{c}', 0, -1)).toEqual(['wh_1', 'wh_2']);
-    expect(await redis.zrange('idx:webhooks:{c}:endpoint:e1', 0, -1)).toEqual(['wh_1', 'wh_2']);
-    for (const k of ['status:wh_1', 'status_history:wh_1']) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
+    expect(await members(`${P}delivered`)).toEqual(['wh_1']);
+    expect(await members(`${P}pending`)).toEqual(['wh_2']);
+    expect(await members(ALL)).toEqual(['wh_1', 'wh_2']);
+    expect(await members(EP)).toEqual(['wh_1', 'wh_2']);
+  });
+
+  it('a webhook that changes state several times in one call, or leaves and comes back, is in the last state index only', async () => {
+    await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001' }]);
+    await write([
+      { id: 'wh_1', state: 'retrying', ts: '1750000000000000002' },
+      { id: 'wh_1', state: 'pending', ts: '1750000000000000003' },
+      { id: 'wh_2', state: 'pending', ts: '1750000000000000001' },
+      { id: 'wh_2', state: 'retrying', ts: '1750000000000000002' },
+      { id: 'wh_2', state: 'delivered', ts: '1750000000000000003' },
+    ]);
+    expect(await members(`${P}pending`)).toEqual(['wh_1']);
+    expect(await redis.keys(`${P}retrying`)).toEqual([]);
+    expect(await members(`${P}delivered`)).toEqual(['wh_2']);
+    expect(await redis.hget('status:wh_1', 'ix')).toBe(`${P}pending`);
   });
 
   it('merges a patch that names no config into the stored status and moves it by the stored prefix', async () => {
-    await write([{ id: 'wh_3', state: 'pending', ts: '1750000000000000001' }]);
-    expect(await write([{ id: 'wh_3', state: 'retrying', ts: '1750000000000000002', patch: '1', known: false }])).toEqual([1]);
-    expect(JSON.parse((await redis.hget('status:wh_3', 'data'))!)).toMatchObject({ state: 'retrying', config_id: 'c' });
-    expect(await redis.zrange(`${P}retrying`, 0, -1)).toEqual(['wh_3']);
-    expect(await redis.zrange(`${P}pending`, 0, -1)).toEqual([]);
+    await write([{ id: 'wh_3', state: 'pending', ts: '1750000000000000001', attempt: '{"a":1}' }]);
+    const patch = JSON.stringify({ webhook_id: 'wh_3', state: 'retrying', held: 'circuit_open', updated_at_ns: '1750000000000000002' });
+    expect(await write([{ id: 'wh_3', state: '*', data: patch, ts: '1750000000000000002', known: false }])).toEqual([1]);
+    expect(await stored('wh_3')).toMatchObject({ state: 'retrying', held: 'circuit_open', config_id: 'c', endpoint_hash: 'e1', updated_at_ns: '1750000000000000002' });
+    expect(await members(`${P}retrying`)).toEqual(['wh_3']);
+    expect(await members(`${P}pending`)).toEqual([]);
+    // A patch without a state keeps the stored one (and its index entry); the history stays.
+    const held = JSON.stringify({ webhook_id: 'wh_3', held: 'slow_lane', updated_at_ns: '1750000000000000003' });
+    expect(await write([{ id: 'wh_3', state: '*', data: held, ts: '1750000000000000003', known: false }])).toEqual([1]);
+    expect(await stored('wh_3')).toMatchObject({ state: 'retrying', held: 'slow_lane' });
+    expect(await members(`${P}retrying`)).toEqual(['wh_3']);
+    expect(await redis.lrange('status_history:wh_3', 0, -1)).toEqual(['{"a":1}']);
+  });
+
+  it('a patch with nothing stored (Redis lost) is stored as given and indexed nowhere, until a full write names its config', async () => {
+    const patch = JSON.stringify({ webhook_id: 'wh_4', state: 'retrying', held: 'rate_limited', updated_at_ns: '1750000000000000002' });
+    expect(await write([{ id: 'wh_4', state: '*', data: patch, ts: '1750000000000000002', known: false }])).toEqual([1]);
+    expect(await redis.hget('status:wh_4', 'data')).toBe(patch);
+    expect(await redis.keys('idx:*')).toEqual([]);
+    expect(await write([{ id: 'wh_4', state: 'delivered', ts: '1750000000000000003' }])).toEqual([1]);
+    for (const k of [ALL, EP, `${P}delivered`]) expect(await members(k)).toEqual(['wh_4']);
+  });
+
+  it('a full write naming no state is stored but not indexed', async () => {
+    const data = JSON.stringify({ webhook_id: 'wh_5', config_id: 'c', updated_at_ns: '1750000000000000001' });
+    expect(await write([{ id: 'wh_5', state: '', data, ts: '1750000000000000001' }])).toEqual([1]);
+    expect(await redis.hget('status:wh_5', 'data')).toBe(data);
+    expect(await redis.keys('idx:*')).toEqual([]);
+  });
+
+  it('trims members below the floor from the indexes it adds to, and indexes more members per key than one command takes', async () => {
+    await redis.zadd(ALL, 0, 'wh_0old', 0, 'wh_Cnew');
+    const ids = Array.from({ length: 1200 }, (_, i) => `wh_B${String(i).padStart(4, '0')}`);
+    await write(
+      ids.map((id) => ({ id, state: 'pending', ts: '1750000000000000001' })),
+      60_000,
+      20,
+      'wh_A',
+    );
+    expect(await redis.zcard(`${P}pending`)).toBe(1200);
+    expect(await redis.zcard(EP)).toBe(1200);
+    const all = await members(ALL);
+    expect(all).toHaveLength(1201);
+    expect(all).not.toContain('wh_0old');
+    await write(ids.map((id) => ({ id, state: 'delivered', ts: '1750000000000000002' })));
+    expect(await redis.exists(`${P}pending`)).toBe(0);
+    expect(await redis.zcard(`${P}delivered`)).toBe(1200);
   });
 });
 

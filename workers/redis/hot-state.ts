@@ -3,7 +3,7 @@ import { keys } from '../../core/domain/keys';
 import { HISTORY_LIMIT, OUTSTANDING_STATES, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
 import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timelineStarts, type Timeline, type TimelineWindow } from '../../core/domain/timeline';
-import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../../core/ports/hot-state';
+import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { RedisRecovery } from './recovery';
 import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
@@ -16,6 +16,8 @@ const HOUR_MS = 3_600_000;
 /** Most statuses one merged apply carries (one batch alone may carry more). */
 const MAX_MERGED_STATUSES = 1000;
 const retryDataPrefix = keys.retryData('');
+const STATUS_PREFIX = keys.status('');
+const HISTORY_PREFIX = keys.statusHistory('');
 
 export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
@@ -90,20 +92,9 @@ export class RedisHotState implements HotState {
   /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries, ended and stats. */
   private async write(batches: HotBatch[]): Promise<void> {
     const p = scriptedPipeline(this.redis);
-    const { status_ttl, retry_data_ttl, stats_ttl } = this.ttls;
+    const { retry_data_ttl, stats_ttl } = this.ttls;
     const statuses = batches.flatMap((b) => b.statuses ?? []);
-    if (statuses.length) {
-      // Every status and its index entries in one script call (writeStatuses.lua).
-      const keyList: string[] = [];
-      const args: (string | number)[] = [status_ttl, HISTORY_LIMIT, this.recovery.indexFloor()];
-      for (const { status, attempt, patch } of statuses) {
-        const id = status.webhook_id;
-        const t = this.recovery.indexTargets(status);
-        keyList.push(keys.status(id), keys.statusHistory(id), t.configIndex, t.endpointIndex);
-        args.push(JSON.stringify(status), status.updated_at_ns, attempt ? JSON.stringify(attempt) : '', patch ? '1' : '0', id, t.prefix);
-      }
-      p.howk_writeStatuses(keyList.length, ...keyList, ...args);
-    }
+    if (statuses.length) p.howk_writeStatuses(0, ...this.statusArgs(statuses));
     for (const batch of batches) {
       // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
       // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
@@ -117,6 +108,28 @@ export class RedisHotState implements HotState {
       if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     }
     if (p.length) await execPipeline(p);
+  }
+
+  /** writeStatuses.lua's arguments: the index keys of each config/endpoint pair once, then six per status. */
+  private statusArgs(statuses: StatusWrite[]): (string | number)[] {
+    const targets = new Map<string, number>();
+    const targetArgs: string[] = [];
+    const rows: (string | number)[] = [];
+    for (const { status, attempt, patch } of statuses) {
+      let t = 0;
+      if (typeof status.config_id === 'string' && typeof status.endpoint_hash === 'string') {
+        const pair = `${status.config_id}\n${status.endpoint_hash}`;
+        t = targets.get(pair) ?? 0;
+        if (!t) {
+          const { configIndex, endpointIndex, prefix } = this.recovery.indexTargets(status);
+          targetArgs.push(configIndex, endpointIndex, prefix);
+          targets.set(pair, (t = targets.size + 1));
+        }
+      }
+      rows.push(JSON.stringify(status), status.updated_at_ns, attempt ? JSON.stringify(attempt) : '', patch ? '*' : (status.state ?? ''), status.webhook_id, t);
+    }
+    const { status_ttl } = this.ttls;
+    return [STATUS_PREFIX, HISTORY_PREFIX, status_ttl, HISTORY_LIMIT, this.recovery.indexFloor(), targets.size, ...targetArgs, ...rows];
   }
 
   private addStats(p: ScriptedPipeline, stats: NonNullable<HotBatch['stats']>, ttl: number): void {

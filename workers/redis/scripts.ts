@@ -51,7 +51,6 @@ const batch = (name: string): string => {
 };
 
 export const SCRIPTS = {
-  setStatus: fixed('setStatus'),
   claimRetries: fixed('claimRetries'),
   ackRetries: fixed('ackRetries'),
   renewLeases: fixed('renewLeases'),

@@ -1,6 +1,7 @@
 -- indexStatus: keeps a webhook's listing-index entries in step with its stored status.
--- Runs right after setStatus/restoreState in the same pipeline; it reads what is stored,
+-- Runs right after restoreState in the same pipeline (a rebuild); it reads what is stored,
 -- so whatever order concurrent writes land in, the index ends up matching the status.
+-- writeStatuses.lua applies the same rule to the live writes, batched.
 --
 -- KEYS[1]  status hash (keys.status(id)): reads `data`; keeps `ix` (the state index the
 --          webhook is in) and `ixp` (its config's state-index prefix)
@@ -15,22 +16,22 @@
 -- or it names no state). Index keys are derived here (prefix .. state): fine on a single
 -- Redis; on Cluster every key of one config shares its {config} hash tag.
 
-local data = redis.call('HGET', KEYS[1], 'data')
-if not data then return 0 end
-local ok, decoded = pcall(cjson.decode, data)
+local got = redis.call('HMGET', KEYS[1], 'data', 'ix', 'ixp')
+if not got[1] then return 0 end
+local ok, decoded = pcall(cjson.decode, got[1])
 if not ok or type(decoded) ~= 'table' or type(decoded.state) ~= 'string' then return 0 end
+local cur, ixp = got[2] or nil, got[3] or nil
 
 local prefix = ARGV[2]
 if prefix == '' then
-  prefix = redis.call('HGET', KEYS[1], 'ixp')
+  prefix = ixp
   if not prefix then return 0 end
-elseif redis.call('HGET', KEYS[1], 'ixp') ~= prefix then
+elseif ixp ~= prefix then
   redis.call('HSET', KEYS[1], 'ixp', prefix)
 end
 
 local id, floor = ARGV[1], '(' .. ARGV[3]
 local want = prefix .. decoded.state
-local cur = redis.call('HGET', KEYS[1], 'ix')
 local changed = 0
 if cur ~= want then
   if cur then redis.call('ZREM', cur, id) end

@@ -1,23 +1,151 @@
--- writeStatuses: for each of several webhooks, in order, setStatus-2.lua then indexStatus-3.lua
--- (status last-write-wins + capped history, then the listing-index entries), in one script
--- run: the status writes of a whole batch cost one round trip and one script call instead of
--- two per webhook. The two scripts are included unchanged (workers/redis/scripts.ts turns each
--- `--#include name` line into `local function name(KEYS, ARGV) <body> end`), so their logic
--- and header contracts stay in one place.
--- KEYS: four per webhook i (b = 4*i): KEYS[b+1] status hash   KEYS[b+2] history list
---   KEYS[b+3] config index or ''   KEYS[b+4] endpoint index or ''   (as setStatus/indexStatus)
--- ARGV[1] TTL ms of status and history   ARGV[2] history limit   ARGV[3] index trim floor
--- then six per webhook i (a = 3 + 6*i): ARGV[a+1] WebhookStatus JSON   ARGV[a+2] updated_at_ns
---   ARGV[a+3] AttemptRecord JSON or ''   ARGV[a+4] patch '1'|'0'   ARGV[a+5] webhook id
---   ARGV[a+6] state-index prefix, or '' to use the stored one
--- Returns, per webhook in order, setStatus's reply: 1 written, 0 stale.
---#include setStatus
---#include indexStatus
+-- writeStatuses: the status writes of a batch, in order, in one script run. Per webhook: its
+-- status (last-write-wins by updated_at_ns), its capped attempt history, and its listing-index
+-- entries (config, endpoint, state), kept as indexStatus-3.lua keeps them for a replayed
+-- status (the rule is the same; that script serves the rebuild, one webhook at a time).
+-- The stored layout: hash status:<id> { data, ts, ix (its state index), ixp (its config's
+-- state-index prefix) }, list status_history:<id> (oldest first).
+-- Cheap by design: one HMGET reads ts/ix/ixp and one HSET writes what changed; a written
+-- status is indexed by the state the caller passed (no decode of what was just stored);
+-- index entries are added and removed with one ZADD/ZREM per index key per call, and each
+-- index written is trimmed once per call, after its adds. Status and history keys are built
+-- here from the prefixes given (keys.ts), and the index keys of a config/endpoint pair are
+-- sent once per call: the arguments stay small. Not for Redis Cluster: a call spans configs.
+--
+-- KEYS: none (all keys come from the arguments below).
+-- ARGV[1] status key prefix (keys.status(''))   ARGV[2] history key prefix (keys.statusHistory(''))
+-- ARGV[3] TTL ms of status and history (refreshed on every write, even a stale one)
+-- ARGV[4] history limit (keep the last N attempts)
+-- ARGV[5] index trim floor: members lexicographically below it are older than the TTL, dropped
+-- ARGV[6] T, the number of index targets, then three per target j (t = 6 + 3*(j-1)):
+--   ARGV[t+1] config index   ARGV[t+2] endpoint index   ARGV[t+3] state-index prefix
+-- then six per webhook i (a = 6 + 3*T + 6*i):
+--   ARGV[a+1] WebhookStatus JSON (a patch: only the fields it changes)
+--   ARGV[a+2] its updated_at_ns: decimal text without leading zeros
+--   ARGV[a+3] AttemptRecord JSON to append, or '' for none; appended even when the status is stale
+--   ARGV[a+4] the status's state (a full write), '' (a full write naming no state: not indexed),
+--             or '*' (a patch: merged into the stored status, indexed by the merged state)
+--   ARGV[a+5] webhook id (the index member; ULIDs, so lexicographic order is time order)
+--   ARGV[a+6] its target j, or 0 when the writer does not know its config (a patch of a held
+--             webhook: the stored ixp is used, and a webhook not indexed yet stays so)
+-- Returns, per webhook in order: 1 written, 0 stale (a newer or equal status is stored).
+
+-- Stamps are compared as decimal text: Lua numbers are doubles, which cannot tell apart
+-- stamps ~1e18 that differ by less than 256 ns. Byte by byte rather than `>`, because Lua's
+-- string `<` goes through strcoll and the server's locale.
+local function is_newer(a, b)
+  if not b then return true end
+  if #a ~= #b then return #a > #b end
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return false
+end
+
+local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
+local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
+-- Numbers given to redis.call are formatted with printf: pass text.
+local keep_from = '-' .. ARGV[4]
+local targets = tonumber(ARGV[6])
+
+-- Index changes, applied at the end: member -> true (add) or false (remove) per key; the
+-- last change of a member wins, which is what applying each one in turn would leave.
+local changes = {}
+local function change(key, id, present)
+  local c = changes[key]
+  if not c then
+    c = {}
+    changes[key] = c
+  end
+  c[id] = present
+end
+
+-- The fields to set so that the webhook is in the index of `state` (and, first time, in its
+-- config and endpoint indexes), as indexStatus-3.lua decides.
+local function index(id, state, ix, ixp, t, fields)
+  local cfg, ep, prefix
+  if t > 0 then
+    local b = 6 + 3 * (t - 1)
+    cfg, ep, prefix = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+    if ixp ~= prefix then
+      fields[#fields + 1] = 'ixp'
+      fields[#fields + 1] = prefix
+    end
+  else
+    prefix = ixp
+    if not prefix then return end
+  end
+  local want = prefix .. state
+  if ix ~= want then
+    if ix then change(ix, id, false) end
+    change(want, id, true)
+    fields[#fields + 1] = 'ix'
+    fields[#fields + 1] = want
+  end
+  if not ix and cfg then
+    change(cfg, id, true)
+    change(ep, id, true)
+  end
+end
+
+local function merged(stored, patch)
+  local p = cjson.decode(patch)
+  if not stored then return patch, p.state end
+  local cur = cjson.decode(stored)
+  for k, v in pairs(p) do cur[k] = v end
+  return cjson.encode(cur), cur.state
+end
 
 local out = {}
-for i = 0, #KEYS / 4 - 1 do
-  local b, a = 4 * i, 3 + 6 * i
-  out[i + 1] = setStatus({KEYS[b + 1], KEYS[b + 2]}, {ARGV[a + 1], ARGV[a + 2], ARGV[1], ARGV[a + 3], ARGV[2], ARGV[a + 4]})
-  indexStatus({KEYS[b + 1], KEYS[b + 3], KEYS[b + 4]}, {ARGV[a + 5], ARGV[a + 6], ARGV[3]})
+local n = (#ARGV - 6 - 3 * targets) / 6
+for i = 0, n - 1 do
+  local a = 6 + 3 * targets + 6 * i
+  local data, stamp, attempt, state, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
+  local t = tonumber(ARGV[a + 6])
+  local key = status_prefix .. id
+  local cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp')
+  local ts, ix, ixp = cur[1] or nil, cur[2] or nil, cur[3] or nil
+  local fields
+  if is_newer(stamp, ts) then
+    if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
+    fields = {'data', data, 'ts', stamp}
+    out[i + 1] = 1
+  else
+    -- Stale: the stored status stays, and decides the index (a rare path: decode it).
+    fields = {}
+    state = nil
+    local ok, stored = pcall(cjson.decode, redis.call('HGET', key, 'data') or '')
+    if ok and type(stored) == 'table' then state = stored.state end
+    out[i + 1] = 0
+  end
+  if type(state) == 'string' and state ~= '' then index(id, state, ix, ixp, t, fields) end
+  if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
+  redis.call('PEXPIRE', key, ttl)
+  local history = history_prefix .. id
+  if attempt ~= '' then
+    if redis.call('RPUSH', history, attempt) > limit then redis.call('LTRIM', history, keep_from, '-1') end
+    redis.call('PEXPIRE', history, ttl)
+  elseif ts then
+    -- A status already stored may have a history: it lives as long. (None without a status.)
+    redis.call('PEXPIRE', history, ttl)
+  end
+end
+
+-- One ZREM and one ZADD per index key, in chunks (unpack's stack is bounded); then each
+-- index added to is trimmed once.
+local CHUNK = 500
+for key, members in pairs(changes) do
+  local adds, rems = {}, {}
+  for id, present in pairs(members) do
+    if present then
+      adds[#adds + 1] = '0'
+      adds[#adds + 1] = id
+    else
+      rems[#rems + 1] = id
+    end
+  end
+  for s = 1, #rems, CHUNK do redis.call('ZREM', key, unpack(rems, s, math.min(s + CHUNK - 1, #rems))) end
+  for s = 1, #adds, 2 * CHUNK do redis.call('ZADD', key, unpack(adds, s, math.min(s + 2 * CHUNK - 1, #adds))) end
+  if #adds > 0 then redis.call('ZREMRANGEBYLEX', key, '-', floor) end
 end
 return out
