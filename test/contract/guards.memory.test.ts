@@ -1,5 +1,6 @@
 import { MemoryGuards } from '../../core/memory/guards';
 import { guardsContract, type MakeGuards } from './guards.contract';
+import { guardsBatchContract } from './guards.contract-batch';
 import { guardsGaugesContract } from './guards.contract-gauges';
 import { guardsPauseContract } from './guards.contract-pause';
 import { guardsRestoreContract } from './guards.contract-restore';
@@ -13,3 +14,4 @@ guardsContract('memory', make);
 guardsPauseContract('memory', make);
 guardsRestoreContract('memory', make);
 guardsGaugesContract('memory', make);
+guardsBatchContract('memory', make);

@@ -6,6 +6,7 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
 import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { CB, EP, HOST, T0, completion, guardsContract, params, req, type MakeGuards } from './guards.contract';
+import { guardsBatchContract } from './guards.contract-batch';
 import { guardsGaugesContract } from './guards.contract-gauges';
 import { guardsPauseContract } from './guards.contract-pause';
 import { guardsRestoreContract } from './guards.contract-restore';
@@ -41,6 +42,7 @@ guardsContract('redis', make);
 guardsPauseContract('redis', make);
 guardsRestoreContract('redis', make);
 guardsGaugesContract('redis', make);
+guardsBatchContract('redis', make);
 
 describe('RedisGuards: keys and TTLs', () => {
   let redis: Redis;

@@ -111,7 +111,9 @@ export class RedisGuards implements Guards {
         keys.endpointLatency(h),
       );
       const x = d.sample;
-      args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, (d.error ?? '').slice(0, 200), new Date(d.now).toISOString());
+      const error = (d.error ?? '').slice(0, 200);
+      // The time as text only goes with an error (the script reads it for nothing else).
+      args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, error, error ? new Date(d.now).toISOString() : '');
       args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host), d.id);
     }
     const replies = (await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args))) as unknown[];

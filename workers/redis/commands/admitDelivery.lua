@@ -39,8 +39,11 @@ local endpoint_max = tonumber(ARGV[6])
 local lease_ms = tonumber(ARGV[7])
 local ceiling = tonumber(ARGV[13])
 
--- Admission reads limit states and never writes them: each is read once per call, however
--- many requests of the call share it.
+-- A call often carries many requests of one endpoint: each key is read once per call and
+-- then followed in memory, every write the script makes kept in step, so each request sees
+-- what the ones before it did, as if it read the key again.
+
+-- Limit states and pauses are only read here.
 local loaded = {}
 local function load(key, ceil)
   local k = key .. '\0' .. ceil
@@ -52,57 +55,156 @@ local function load(key, ceil)
   return s
 end
 
--- Leases in force at `now`; the expired ones go.
+-- Both pause keys of a request in one EXISTS while neither is known (almost always
+-- neither is set); one by one only when one is.
+local pauses = {}
+local function paused(k_ep, k_cfg)
+  if pauses[k_ep] == nil and pauses[k_cfg] == nil and redis.call('EXISTS', k_ep, k_cfg) == 0 then
+    pauses[k_ep], pauses[k_cfg] = false, false
+  end
+  for i, key in ipairs({k_ep, k_cfg}) do
+    if pauses[key] == nil then pauses[key] = redis.call('EXISTS', key) == 1 end
+    if pauses[key] then return i == 1 and 'endpoint' or 'config' end
+  end
+  return nil
+end
+
+local circuits = {}
+local function circuit(key)
+  local c = circuits[key]
+  if not c then
+    local v = redis.call('HMGET', key, 'state', 'open_until', 'probe_at')
+    c = {state = v[1] or 'CLOSED', open_until = v[2] or '0', probe_at = v[3] or '0'}
+    circuits[key] = c
+  end
+  return c
+end
+
+-- Rate buckets: taken in memory, each written once at the end (its last tokens and time,
+-- and the TTL when a token was taken), which leaves the hash as a write per request would.
+local buckets, bucket_order = {}, {}
+local function take_token(key, now)
+  local b = buckets[key]
+  if not b then
+    local v = redis.call('HMGET', key, 'tokens', 'at')
+    b = {tokens = tonumber(v[1] or burst), at = tonumber(v[2] or now), took = false}
+    buckets[key] = b
+    bucket_order[#bucket_order + 1] = key
+  end
+  local tokens = math.min(burst, b.tokens + math.max(0, now - b.at) / 1000 * rate)
+  b.at = now
+  if tokens < 1 then
+    b.tokens = tokens
+    return false, tokens
+  end
+  b.tokens = tokens - 1
+  b.took = true
+  return true
+end
+
+-- In-flight leases per zset: the count in force, the latest now it was pruned at, and
+-- (once a later now asks) a lower bound of the earliest lease's end. Expired leases are
+-- dropped (ZREMRANGEBYSCORE) again only when a request's now reaches that bound: below it
+-- there is nothing to drop. A lease is still one ZADD, whose reply says whether it is new
+-- (a webhook whose lease is already in the set is not counted twice).
+local sets, leased = {}, {}
+local function earliest(key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return first[2] and tonumber(first[2]) or math.huge
+end
+
 local function inflight(key, now)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  return redis.call('ZCARD', key)
+  local z = sets[key]
+  if not z then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    z = {n = redis.call('ZCARD', key), upto = now}
+    sets[key] = z
+  elseif now > z.upto then
+    if not z.low then z.low = earliest(key) end
+    if now >= z.low then
+      z.n = z.n - redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+      z.low = earliest(key)
+    end
+    z.upto = now
+  end
+  return z.n
+end
+
+-- A lease's end as the score text Redis would make of the number, once per distinct now.
+local ends = {}
+local function lease_end(now)
+  local e = ends[now]
+  if not e then
+    e = string.format('%.17g', now + lease_ms)
+    ends[now] = e
+  end
+  return e
 end
 
 local function lease(key, now, id)
   -- The slow lane takes leases without counting first: expired ones must not pile up.
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  redis.call('ZADD', key, now + lease_ms, id)
-  -- Every lease in the set ends within lease_ms: the TTL only matters once it goes idle.
-  redis.call('PEXPIRE', key, lease_ms)
+  inflight(key, now)
+  local z = sets[key]
+  z.n = z.n + redis.call('ZADD', key, lease_end(now), id)
+  if z.low and now + lease_ms < z.low then z.low = now + lease_ms end
+  -- Every lease in the set ends within lease_ms: the TTL (set once, at the end) only
+  -- matters once it goes idle.
+  if not z.leased then
+    z.leased = true
+    leased[#leased + 1] = key
+  end
+end
+
+-- The fast lane's queue (endpoint_queued), per key: each member's last move in the call
+-- (a score: queued; false: gone), applied at the end. That is the set and TTL the moves
+-- one by one leave: the TTL is renewed when any was queued.
+local queues, queue_order = {}, {}
+local function queue(key, id, score)
+  local q = queues[key]
+  if not q then
+    q = {last = {}, order = {}, added = false}
+    queues[key] = q
+    queue_order[#queue_order + 1] = key
+  end
+  if q.last[id] == nil then q.order[#q.order + 1] = id end
+  q.last[id] = score
+  if score then q.added = true end
+end
+
+-- One command for many members, in slices that stay within Lua's stack.
+local function bulk(cmd, key, args, step)
+  for from = 1, #args, 1000 * step do
+    redis.call(cmd, key, unpack(args, from, math.min(#args, from + 1000 * step - 1)))
+  end
 end
 
 local function admit(b, now, lane, domain_max, id)
-  local k_pause_ep, k_pause_cfg, k_circuit = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
-  local k_rate, k_domain, k_conc = KEYS[b + 4], KEYS[b + 5], KEYS[b + 6]
-  if redis.call('EXISTS', k_pause_ep) == 1 then return {'paused', 'endpoint'} end
-  if redis.call('EXISTS', k_pause_cfg) == 1 then return {'paused', 'config'} end
+  local scope = paused(KEYS[b + 1], KEYS[b + 2])
+  if scope then return {'paused', scope} end
 
   local probe = 0
   if circuit_on then
-    local c = redis.call('HMGET', k_circuit, 'state', 'open_until', 'probe_at')
-    local state = c[1] or 'CLOSED'
-    if state == 'OPEN' then
-      local open_until = tonumber(c[2] or '0')
+    local k_circuit = KEYS[b + 3]
+    local c = circuit(k_circuit)
+    if c.state == 'OPEN' then
+      local open_until = tonumber(c.open_until)
       if now < open_until then return {'park', 'circuit_open', tostring(open_until)} end
       redis.call('HSET', k_circuit, 'state', 'HALF_OPEN', 'successes', 0, 'probe_at', now)
       redis.call('PEXPIRE', k_circuit, circuit_ttl)
+      c.state, c.probe_at = 'HALF_OPEN', now
       probe = 1
-    elseif state == 'HALF_OPEN' then
-      local next_probe = tonumber(c[3] or '0') + probe_interval
+    elseif c.state == 'HALF_OPEN' then
+      local next_probe = tonumber(c.probe_at) + probe_interval
       if now < next_probe then return {'park', 'circuit_open', tostring(next_probe)} end
       redis.call('HSET', k_circuit, 'probe_at', now)
+      c.probe_at = now
       probe = 1
     end
   end
 
   if rate > 0 then
-    -- Tokens are stored with 17 significant digits (tostring keeps 14), so the fraction
-    -- survives the round trip exactly, as in core/policy/token-bucket.ts.
-    local bk = redis.call('HMGET', k_rate, 'tokens', 'at')
-    local tokens = tonumber(bk[1] or burst)
-    local at = tonumber(bk[2] or now)
-    tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rate)
-    if tokens < 1 then
-      redis.call('HSET', k_rate, 'tokens', string.format('%.17g', tokens), 'at', now)
-      return {'park', 'rate_limited', tostring(now + math.ceil((1 - tokens) / rate * 1000))}
-    end
-    redis.call('HSET', k_rate, 'tokens', string.format('%.17g', tokens - 1), 'at', now)
-    redis.call('PEXPIRE', k_rate, math.ceil(burst / rate * 1000) + 60000)
+    local ok, tokens = take_token(KEYS[b + 4], now)
+    if not ok then return {'park', 'rate_limited', tostring(now + math.ceil((1 - tokens) / rate * 1000))} end
   end
 
   -- Without an endpoint limit nothing is measured: the endpoint never counts as slow.
@@ -115,6 +217,7 @@ local function admit(b, now, lane, domain_max, id)
 
   -- The lane rule (laneDecision): at a limit, a slow endpoint goes to the slow lane and a
   -- fast one waits its turn; the slow lane waits at a full host.
+  local k_domain, k_conc = KEYS[b + 5], KEYS[b + 6]
   if domain_max > 0 then
     local allowed = math.min(L.allowed(load(KEYS[b + 8], domain_max)), domain_max)
     if inflight(k_domain, now) >= allowed then
@@ -137,7 +240,9 @@ local function admit(b, now, lane, domain_max, id)
   if domain_max > 0 then lease(k_domain, now, id) end
   if ep then
     lease(k_conc, now, id)
-    return {'go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)}
+    -- The state is not written here: its text is made once per call.
+    if not ep.text then ep.text = {string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)} end
+    return {'go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, ep.text[1], ep.text[2]}
   end
   return {'go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0'}
 end
@@ -150,16 +255,37 @@ if #KEYS > 9 * n and redis.call('EXISTS', KEYS[#KEYS]) == 0 then
 end
 for i = 0, n - 1 do
   local a = 13 + 5 * i
-  local now, lane = tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]), ARGV[a + 4])
-  local k_queued = KEYS[9 * i + 9]
+  local now, lane, id = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 4]
+  local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]), id)
   if r[1] == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
-    redis.call('ZADD', k_queued, now, ARGV[a + 4])
-    redis.call('PEXPIRE', k_queued, 60000)
+    queue(KEYS[9 * i + 9], id, now)
   elseif ARGV[a + 5] == '1' then
-    redis.call('ZREM', k_queued, ARGV[a + 4])
+    queue(KEYS[9 * i + 9], id, false)
   end
   out[i + 1] = r
+end
+
+for _, key in ipairs(leased) do redis.call('PEXPIRE', key, lease_ms) end
+for _, key in ipairs(bucket_order) do
+  local b = buckets[key]
+  redis.call('HSET', key, 'tokens', string.format('%.17g', b.tokens), 'at', b.at)
+  if b.took then redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 60000) end
+end
+for _, key in ipairs(queue_order) do
+  local q = queues[key]
+  local gone, queued = {}, {}
+  for _, id in ipairs(q.order) do
+    local score = q.last[id]
+    if score then
+      queued[#queued + 1] = score
+      queued[#queued + 1] = id
+    else
+      gone[#gone + 1] = id
+    end
+  end
+  bulk('ZREM', key, gone, 1)
+  bulk('ZADD', key, queued, 2)
+  if q.added then redis.call('PEXPIRE', key, 60000) end
 end
 return out

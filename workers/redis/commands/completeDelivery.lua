@@ -16,7 +16,7 @@
 -- then twelve per completion i (a = 14 + 12*i): ARGV[a+1] now ms
 --   ARGV[a+2] outcome ('success'|'failure'|'neutral')   ARGV[a+3] probe 1|0
 --   ARGV[a+4] counted endpoint 1|0   ARGV[a+5] counted domain 1|0
---   ARGV[a+6] error text ('' = none)   ARGV[a+7] now as ISO text
+--   ARGV[a+6] error text ('' = none)   ARGV[a+7] now as ISO text (read only with an error text)
 --   ARGV[a+8] latency ms ('' = no sample)   ARGV[a+9] drop 1|0   ARGV[a+10] timeout 1|0
 --   ARGV[a+11] domain limit ceiling   ARGV[a+12] webhook id (the leases' member)
 -- A sample moves the endpoint's limit only when the attempt was counted (the limit is on),
@@ -38,34 +38,113 @@ local probe_interval = tonumber(ARGV[5])
 local success_threshold = tonumber(ARGV[6])
 local ttl = ARGV[7]
 
--- One call often carries many completions of the same endpoint: each limit state is read
--- once, updated in order in memory and written once at the end, and the latency samples of a
--- key are pushed together (the same values and order as one write per completion).
+-- One call often carries many completions of the same endpoint: each key is read once per
+-- call and followed in memory (every write the script makes kept in step), and the writes
+-- that only add up go at the end, one per key: each limit state is updated in order and
+-- written once, the latency samples and the errors of a key are pushed together, the leases
+-- of a zset are ended by one ZREM (the same values, order and TTLs as one write per
+-- completion).
 local states, state_order, samples, sample_order = {}, {}, {}, {}
+local errors, error_order = {}, {}
+
+-- The in-flight zsets: the score each lease to end had when the call began (ZMSCORE, false
+-- when not there), the scores of those ended so far, and the count in force at the last
+-- `now` asked (a ZCOUNT per key and distinct now, less the leases ended in the call). With
+-- one lease to end, its own count comes first: no scores needed.
+local sets, set_order = {}, {}
+local function watch(key, id)
+  local z = sets[key]
+  if not z then
+    z = {ids = {}, score = {}, ended = {}, gone = {}}
+    sets[key] = z
+    set_order[#set_order + 1] = key
+  end
+  z.ids[#z.ids + 1] = id
+end
+
+local function inflight(key, now)
+  local z = sets[key]
+  if z.at ~= now then
+    local n = redis.call('ZCOUNT', key, '(' .. string.format('%.17g', now), '+inf')
+    for _, s in ipairs(z.ended) do
+      if s > now then n = n - 1 end
+    end
+    z.at, z.n = now, n
+  end
+  return z.n
+end
+
+local function end_lease(key, id)
+  local z = sets[key]
+  -- A zset with one lease to end in the call is asked nothing more after it.
+  if #z.ids == 1 then
+    z.gone[1] = id
+    return
+  end
+  local s = z.score[id]
+  if s then
+    z.score[id] = false
+    z.ended[#z.ended + 1] = s
+    z.gone[#z.gone + 1] = id
+    if z.at and s > z.at then z.n = z.n - 1 end
+  end
+end
 
 local function learn(k_state, k_leases, ceil, ms, drop, timeout, now)
-  local inflight = redis.call('ZCOUNT', k_leases, '(' .. string.format('%.17g', now), '+inf')
+  local inflight_now = inflight(k_leases, now)
   local e = states[k_state]
   if not e then
     e = {s = L.load(k_state, ceil)}
     states[k_state] = e
     state_order[#state_order + 1] = k_state
   end
-  e.s = L.next(e.s, ms, drop, timeout, inflight, now, ceil)
+  e.s = L.next(e.s, ms, drop, timeout, inflight_now, now, ceil)
 end
 
-local function sample(key, value)
-  local list = samples[key]
+local function push(lists, order, key, value)
+  local list = lists[key]
   if not list then
     list = {}
-    samples[key] = list
-    sample_order[#sample_order + 1] = key
+    lists[key] = list
+    order[#order + 1] = key
   end
   list[#list + 1] = value
 end
 
+-- LPUSH of the last `keep` values in order (the only ones LTRIM keeps), LTRIM, TTL.
+local function flush(lists, order, keep)
+  for _, key in ipairs(order) do
+    local list = lists[key]
+    redis.call('LPUSH', key, unpack(list, math.max(1, #list - keep + 1), #list))
+    redis.call('LTRIM', key, 0, keep - 1)
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
+
+-- `now` as Lua writes a number (what `now .. ':'` gave), once per distinct now.
+local texts = {}
+local function now_text(now)
+  local t = texts[now]
+  if not t then
+    t = tostring(now)
+    texts[now] = t
+  end
+  return t
+end
+
+local circuits = {}
+local function circuit(key)
+  local c = circuits[key]
+  if not c then
+    local v = redis.call('HMGET', key, 'state', 'failures', 'window_start', 'successes')
+    c = {state = v[1] or 'CLOSED', failures = v[2], window_start = v[3], successes = v[4]}
+    circuits[key] = c
+  end
+  return c
+end
+
 local function complete(b, a)
-  local k_circuit, k_conc, k_domain, k_errors = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4]
+  local k_circuit, k_conc, k_domain = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
   local now = tonumber(ARGV[a + 1])
   local outcome, is_probe = ARGV[a + 2], ARGV[a + 3] == '1'
   if ARGV[a + 8] ~= '' then
@@ -73,38 +152,39 @@ local function complete(b, a)
     if ARGV[a + 4] == '1' then
       learn(KEYS[b + 5], k_conc, ceiling, ms, drop, timeout, now)
       if not drop or timeout then
-        sample(KEYS[b + 7], now .. ':' .. ARGV[a + 8])
+        push(samples, sample_order, KEYS[b + 7], now_text(now) .. ':' .. ARGV[a + 8])
       end
     end
     if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now) end
   end
-  if ARGV[a + 4] == '1' then redis.call('ZREM', k_conc, ARGV[a + 12]) end
-  if ARGV[a + 5] == '1' then redis.call('ZREM', k_domain, ARGV[a + 12]) end
+  if ARGV[a + 4] == '1' then end_lease(k_conc, ARGV[a + 12]) end
+  if ARGV[a + 5] == '1' then end_lease(k_domain, ARGV[a + 12]) end
 
-  if ARGV[a + 6] ~= '' then
-    redis.call('LPUSH', k_errors, cjson.encode({at = ARGV[a + 7], error = ARGV[a + 6]}))
-    redis.call('LTRIM', k_errors, 0, 9)
-    redis.call('PEXPIRE', k_errors, ttl)
-  end
+  if ARGV[a + 6] ~= '' then push(errors, error_order, KEYS[b + 4], cjson.encode({at = ARGV[a + 7], error = ARGV[a + 6]})) end
 
   if not circuit_on then return 'CLOSED' end
-  local c = redis.call('HMGET', k_circuit, 'state', 'failures', 'window_start', 'successes')
-  local state = c[1] or 'CLOSED'
+  local c = circuit(k_circuit)
+  local state = c.state
   if outcome == 'neutral' then return state end
 
   if state == 'CLOSED' then
     if outcome == 'success' then
-      if tonumber(c[2] or '0') > 0 then redis.call('HSET', k_circuit, 'failures', 0) end
+      if tonumber(c.failures or '0') > 0 then
+        redis.call('HSET', k_circuit, 'failures', 0)
+        c.failures = 0
+      end
       return state
     end
-    local failures = tonumber(c[2] or '0')
-    local window_start = tonumber(c[3] or '0')
+    local failures = tonumber(c.failures or '0')
+    local window_start = tonumber(c.window_start or '0')
     if now - window_start > failure_window then
       window_start = now
       failures = 0
     end
     failures = failures + 1
+    c.failures, c.window_start = failures, window_start
     if failures >= failure_threshold then
+      c.state = 'OPEN'
       redis.call('HSET', k_circuit, 'state', 'OPEN', 'failures', failures, 'window_start', window_start, 'open_until', now + recovery_timeout)
       local opened = redis.call('HINCRBY', k_circuit, 'opened_count', 1)
       redis.call('PEXPIRE', k_circuit, ttl)
@@ -120,28 +200,47 @@ local function complete(b, a)
   if outcome == 'failure' then
     redis.call('HSET', k_circuit, 'state', 'OPEN', 'open_until', now + probe_interval, 'successes', 0)
     redis.call('PEXPIRE', k_circuit, ttl)
+    c.state, c.successes = 'OPEN', 0
     return {'OPEN', tostring(now + probe_interval), tonumber(redis.call('HGET', k_circuit, 'opened_count') or '0')}
   end
-  local successes = tonumber(c[4] or '0') + 1
+  local successes = tonumber(c.successes or '0') + 1
   if successes >= success_threshold then
     local opened = redis.call('HGET', k_circuit, 'opened_count')
     redis.call('DEL', k_circuit)
     if opened then redis.call('HSET', k_circuit, 'state', 'CLOSED', 'opened_count', opened) redis.call('PEXPIRE', k_circuit, ttl) end
+    circuits[k_circuit] = {state = 'CLOSED'}
     return {'CLOSED', '0', tonumber(opened or '0')}
   end
   -- The next probe may go at once: the endpoint answered.
   redis.call('HSET', k_circuit, 'successes', successes, 'probe_at', 0)
+  c.successes = successes
   return 'HALF_OPEN'
+end
+
+-- The leases this call ends, with their scores as it begins (one ZMSCORE per zset).
+for i = 0, #KEYS / 7 - 1 do
+  local a = 14 + 12 * i
+  if ARGV[a + 4] == '1' then watch(KEYS[7 * i + 2], ARGV[a + 12]) end
+  if ARGV[a + 5] == '1' then watch(KEYS[7 * i + 3], ARGV[a + 12]) end
+end
+for _, key in ipairs(set_order) do
+  local z = sets[key]
+  for from = 1, #z.ids > 1 and #z.ids or 0, 1000 do
+    local to = math.min(#z.ids, from + 999)
+    local scores = redis.call('ZMSCORE', key, unpack(z.ids, from, to))
+    for j = from, to do
+      if z.score[z.ids[j]] == nil then z.score[z.ids[j]] = scores[j - from + 1] and tonumber(scores[j - from + 1]) or false end
+    end
+  end
 end
 
 local out = {}
 for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 12 * i) end
-for _, key in ipairs(state_order) do L.save(key, states[key].s, ttl) end
-for _, key in ipairs(sample_order) do
-  local list = samples[key]
-  local from = math.max(1, #list - samples_kept + 1)
-  redis.call('LPUSH', key, unpack(list, from, #list))
-  redis.call('LTRIM', key, 0, samples_kept - 1)
-  redis.call('PEXPIRE', key, ttl)
+for _, key in ipairs(set_order) do
+  local gone = sets[key].gone
+  for from = 1, #gone, 1000 do redis.call('ZREM', key, unpack(gone, from, math.min(#gone, from + 999))) end
 end
+for _, key in ipairs(state_order) do L.save(key, states[key].s, ttl) end
+flush(samples, sample_order, samples_kept)
+flush(errors, error_order, 10)
 return out
