@@ -121,7 +121,11 @@ export const createAttempter = (d: AttemptDeps) => {
 
   // What the Inspector shows of the signing: HMAC outputs and the timestamp, never a secret.
   const SIGNED = ['webhook-timestamp', 'webhook-signature', 'x-webhook-signature'];
-  const signedOf = (sig: Record<string, string>) => Object.fromEntries(SIGNED.filter((k) => sig[k] !== undefined).map((k) => [k, sig[k]!]));
+  const signedOf = (sig: Record<string, string>) => {
+    const out: Record<string, string> = {};
+    for (const k of SIGNED) if (sig[k] !== undefined) out[k] = sig[k];
+    return out;
+  };
 
   const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number, traceparent?: string): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
