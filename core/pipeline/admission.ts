@@ -36,9 +36,18 @@ const NOOP = () => {};
 /** Longest wait before a webhook told to wait asks again (a local completion of its endpoint wakes it sooner). */
 const WAIT_MS = 50;
 
+// Endpoints repeat and each attempt needs its origin two or three times: a URL is parsed
+// once (bounded, oldest dropped first).
+const origins = new Map<string, { origin: string; host: string }>();
 const originOf = (w: Webhook): { origin: string; host: string } => {
-  const u = new URL(w.endpoint);
-  return { origin: u.origin, host: u.hostname };
+  let o = origins.get(w.endpoint);
+  if (!o) {
+    const u = new URL(w.endpoint);
+    o = { origin: u.origin, host: u.hostname };
+    if (origins.size >= 10_000) origins.delete(origins.keys().next().value as string);
+    origins.set(w.endpoint, o);
+  }
+  return o;
 };
 
 /**
@@ -93,17 +102,31 @@ export const createAdmission = (d: AdmissionDeps) => {
 
   // The worker's pool for an origin follows the largest limit among its endpoints (up to the
   // pool's size): a slow endpoint with a small limit must not throttle a fast one beside it.
-  const limits = new Map<string, Map<string, number>>();
+  // The largest is kept with the map and recomputed only when the endpoint that held it
+  // lowers its limit or leaves: this runs at every admission.
+  const limits = new Map<string, { m: Map<string, number>; max: number }>();
   const originLimit = (origin: string, hash: string, limit: number): number => {
-    let m = limits.get(origin);
-    if (!m) {
+    let o = limits.get(origin);
+    if (!o) {
       if (limits.size >= 10_000) limits.delete(limits.keys().next().value as string);
-      limits.set(origin, (m = new Map()));
+      limits.set(origin, (o = { m: new Map(), max: 0 }));
     }
+    const { m } = o;
+    const prev = m.get(hash);
     m.delete(hash); // newest last: the oldest endpoint goes first past 100
     m.set(hash, limit);
-    if (m.size > 100) m.delete(m.keys().next().value as string);
-    return Math.max(...m.values());
+    let stale = prev === o.max && limit < prev;
+    if (m.size > 100) {
+      const oldest = m.keys().next().value as string;
+      stale ||= m.get(oldest) === o.max;
+      m.delete(oldest);
+    }
+    if (stale) {
+      let max = 0;
+      for (const v of m.values()) if (v > max) max = v;
+      o.max = max;
+    } else if (limit > o.max) o.max = limit;
+    return o.max;
   };
 
   /** Takes a connection slot of the origin, then asks; the slot is given back unless the answer is 'go'. */
@@ -112,16 +135,9 @@ export const createAdmission = (d: AdmissionDeps) => {
     const release = await slots.acquire(origin);
     try {
       const now = d.clock.now();
-      const a = await ask1!({
-        endpointHash: w.endpoint_hash,
-        host,
-        configId: w.config_id,
-        lane,
-        now,
-        id: w.id,
-        waited,
-        ...(passPause?.length ? { passPause: [...passPause] } : {}),
-      });
+      const req: Parameters<Guards['admit']>[0][number] = { endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited };
+      if (passPause?.length) req.passPause = [...passPause];
+      const a = await ask1!(req);
       if (a.kind !== 'go') release();
       else keeper?.add({ id: w.id, endpointHash: w.endpoint_hash, host, counted: a.counted }, now);
       if (a.kind === 'go' && a.seen) {

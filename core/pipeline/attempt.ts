@@ -76,9 +76,13 @@ export const createAttempter = (d: AttemptDeps) => {
    * retry runs it again on them, never on a transformed body); what it returns is only sent,
    * never stored. A failure is the LuaError's code.
    */
-  const prepare = async (w: Webhook): Promise<Prepared | { failed: ScriptReason; message: string }> => {
+  const prepare = (w: Webhook): Prepared | Promise<Prepared | { failed: ScriptReason; message: string }> => {
     const script = d.deliveryScript?.(w.config_id);
-    if (script === undefined) return unscripted(w);
+    // Without a script nothing waits: no promise for the common case.
+    return script === undefined ? unscripted(w) : runScript(w, script);
+  };
+
+  const runScript = async (w: Webhook, script: { code: string; owner: string }): Promise<Prepared | { failed: ScriptReason; message: string }> => {
     const { code, owner } = script;
     // http allowlist of the webhook's config; credentials of the config the script is stored on.
     const { credentials, ...host } = d.lua?.forNamespace(w.config_id, [], owner) ?? {};
@@ -121,7 +125,11 @@ export const createAttempter = (d: AttemptDeps) => {
 
   // What the Inspector shows of the signing: HMAC outputs and the timestamp, never a secret.
   const SIGNED = ['webhook-timestamp', 'webhook-signature', 'x-webhook-signature'];
-  const signedOf = (sig: Record<string, string>) => Object.fromEntries(SIGNED.filter((k) => sig[k] !== undefined).map((k) => [k, sig[k]!]));
+  const signedOf = (sig: Record<string, string>) => {
+    const out: Record<string, string> = {};
+    for (const k of SIGNED) if (sig[k] !== undefined) out[k] = sig[k];
+    return out;
+  };
 
   const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number, traceparent?: string): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
@@ -198,7 +206,8 @@ export const createAttempter = (d: AttemptDeps) => {
 
   const deliverAdmitted = async (w: Webhook, host: string, a: Extract<Admission, { kind: 'go' }>, now: number, span?: TraceSpan): Promise<Extract<Step, { kind: 'attempted' }>> => {
     const started = d.clock.now();
-    const prepared = await prepare(w);
+    const pending = prepare(w);
+    const prepared = pending instanceof Promise ? await pending : pending;
     // A run that opened a credential may only send to that credential's hosts: the endpoint
     // was chosen at enqueue, possibly by a key that may not see the credential.
     const refused = 'failed' in prepared ? undefined : prepared.credentials?.hostRefusal(host);

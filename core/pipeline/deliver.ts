@@ -91,6 +91,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         if (!result.success) count('failed');
         // Any terminal outcome ends the webhook on howk.state: a webhook parked or paused at
         // attempt 0 has a snapshot too, and without a tombstone a rebuild would resurrect it.
+        // Even a first attempt never held in this pass writes it: the record may be consumed
+        // again (a batch left uncommitted) after an earlier pass wrote a snapshot of it, and
+        // `ended` then removes the stale retry that would have brought the tombstone
+        // (docs/ARCHITECTURE.md, State topic).
         if (o.decision.kind === 'delivered') {
           count('delivered');
           ended.push(w.id);
@@ -196,6 +200,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const stragglers = async (all: Promise<void>, progress: Map<string, number>): Promise<boolean> => {
     const { straggler_after, batch_time_limit } = config.delivery;
     const done = all.then(() => false);
+    let doneTrue: Promise<boolean> | undefined; // made when first raced: a failed batch then rejects only where awaited
     const deadline = d.clock.now() + Math.max(straggler_after, batch_time_limit);
     for (;;) {
       const now = d.clock.now();
@@ -204,7 +209,12 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       for (const [key, started] of progress) next = Math.min(next, Math.max(started, moved.get(key) ?? 0) + straggler_after);
       if (now >= next) return true;
       // Checked again when the earliest lane would become a straggler (or the limit is reached).
-      if (!(await Promise.race([done.then(() => true), sleep(Math.max(1, next - now)).then(() => false)]))) continue;
+      // The timer is cleared once the batch is done: a batch must not leave one behind.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const woke = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.max(1, next - now), false)));
+      const finished = await Promise.race([(doneTrue ??= done.then(() => true)), woke]);
+      clearTimeout(timer);
+      if (!finished) continue;
       return false;
     }
   };

@@ -21,6 +21,23 @@ export type Leased = { id: string; leaseDueAt: number; leaseWritten: Promise<voi
 /** `steps`: the delivery steps whose outcome this is (their 'durable' stage ends with the flush). */
 export type Flushable = { records: LogRecord[]; hot: HotBatch; leases: Leased[]; steps?: readonly Step[] };
 
+/** The items' stats added up (one counts object for the flush, not one per item). */
+const sumStats = (items: Flushable[]): HotBatch['stats'] => {
+  let out: HotBatch['stats'];
+  for (const i of items) {
+    const st = i.hot.stats;
+    if (!st) continue;
+    out ??= { at: st.at, counts: {}, endpoints: [] };
+    out.at = st.at;
+    const counts = out.counts;
+    for (const k in st.counts) {
+      const n = k as keyof typeof counts;
+      counts[n] = (counts[n] ?? 0) + (st.counts[n] ?? 0);
+    }
+  }
+  return out;
+};
+
 export const createHandoff = (d: {
   hot: HotWriter & RetrySchedule;
   producer: LogProducer;
@@ -43,12 +60,7 @@ export const createHandoff = (d: {
       // Never `ended` here: until the outcome is on Kafka, the lease is the webhook's only
       // copy; the ack below removes it once the produce has succeeded.
       retries: items.flatMap((i) => i.hot.retries ?? []),
-      stats: items.reduce<HotBatch['stats']>((acc, i) => {
-        if (!i.hot.stats) return acc;
-        const counts = { ...(acc?.counts ?? {}) };
-        for (const [k, v] of Object.entries(i.hot.stats.counts)) counts[k as keyof typeof counts] = (counts[k as keyof typeof counts] ?? 0) + (v ?? 0);
-        return { at: i.hot.stats.at, counts, endpoints: [] };
-      }, undefined),
+      stats: sumStats(items),
     };
     // Kafka first, then Redis, then the lease ack. A retry must never be in Redis before its
     // snapshot is on howk.state: a FLUSHALL in between would take it, and a rebuild that read

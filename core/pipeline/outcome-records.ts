@@ -23,17 +23,27 @@ const STATE: Record<Decision['kind'], WebhookState> = { delivered: 'delivered', 
 export const baseStatus = (
   w: Webhook,
   ns: string,
-): Pick<WebhookStatus, 'webhook_id' | 'config_id' | 'endpoint' | 'endpoint_hash' | 'max_attempts' | 'created_at' | 'updated_at_ns' | 'replay_of'> => ({
-  webhook_id: w.id,
-  config_id: w.config_id,
-  endpoint: w.endpoint,
-  endpoint_hash: w.endpoint_hash,
-  max_attempts: w.max_attempts,
-  created_at: w.created_at,
-  updated_at_ns: ns,
-  ...(w.replay_of ? { replay_of: w.replay_of } : {}),
-});
+): Pick<WebhookStatus, 'webhook_id' | 'config_id' | 'endpoint' | 'endpoint_hash' | 'max_attempts' | 'created_at' | 'updated_at_ns' | 'replay_of'> => {
+  const s: Pick<WebhookStatus, 'webhook_id' | 'config_id' | 'endpoint' | 'endpoint_hash' | 'max_attempts' | 'created_at' | 'updated_at_ns' | 'replay_of'> = {
+    webhook_id: w.id,
+    config_id: w.config_id,
+    endpoint: w.endpoint,
+    endpoint_hash: w.endpoint_hash,
+    max_attempts: w.max_attempts,
+    created_at: w.created_at,
+    updated_at_ns: ns,
+  };
+  if (w.replay_of) s.replay_of = w.replay_of;
+  return s;
+};
 
+/** ISO text of a ms time; the last one is kept: a batch's outcomes share few distinct ms, and each needs it three times. */
+let lastIsoMs = NaN;
+let lastIso = '';
+const isoOf = (ms: number): string => (ms === lastIsoMs ? lastIso : ((lastIsoMs = ms), (lastIso = iso(ms))));
+
+// Built as literals with optional fields set afterwards, in the order the spreads gave them:
+// object spreads of temporaries cost an allocation and a copy each, once per delivery.
 export const attemptRecords = (o: Attempted, ns: string) => {
   const { webhook: w, response: r, decision } = o;
   const status_code = r.kind === 'response' ? r.status : null;
@@ -41,6 +51,7 @@ export const attemptRecords = (o: Attempted, ns: string) => {
   const next_retry_at = decision.kind === 'retry' ? iso(decision.dueAt) : null;
   const outcome: AttemptRecord['outcome'] =
     decision.kind === 'delivered' ? 'delivered' : decision.kind === 'retry' ? (decision.deferred ? 'deferred' : 'retry') : decision.reason_type;
+  const at = isoOf(o.at);
   const result: DeliveryResult = {
     webhook_id: w.id,
     config_id: w.config_id,
@@ -53,33 +64,33 @@ export const attemptRecords = (o: Attempted, ns: string) => {
     error,
     duration_ms: r.durationMs,
     next_retry_at,
-    timestamp: iso(o.at),
+    timestamp: at,
   };
   const attempts = w.attempt + w.deferrals + 1;
-  const status: WebhookStatus = {
-    ...baseStatus(w, ns),
-    state: decision.kind === 'dead' && decision.reason_type === 'exhausted' ? 'exhausted' : STATE[decision.kind],
-    attempts,
-    last_attempt_at: iso(o.at),
-    last_status_code: status_code,
-    last_error: error,
-    next_retry_at,
-    held: null,
-    ...(decision.kind === 'dead' ? { dead_reason: decision.reason_type } : {}),
-  };
+  const status = baseStatus(w, ns) as WebhookStatus;
+  status.state = decision.kind === 'dead' && decision.reason_type === 'exhausted' ? 'exhausted' : STATE[decision.kind];
+  status.attempts = attempts;
+  status.last_attempt_at = at;
+  status.last_status_code = status_code;
+  status.last_error = error;
+  status.next_retry_at = next_retry_at;
+  status.held = null;
+  if (decision.kind === 'dead') status.dead_reason = decision.reason_type;
   const attempt: AttemptRecord = {
     attempt: attempts,
-    at: iso(o.at),
+    at,
     outcome,
     status_code,
     error,
     duration_ms: r.durationMs,
     next_retry_at,
     deferrals: decision.kind === 'retry' ? decision.next.deferrals : w.deferrals,
-    ...(r.kind === 'response' && r.retryAfter ? { retry_after: r.retryAfter } : {}),
-    ...(r.kind === 'response' && r.bodySnippet ? { response: r.bodySnippet.slice(0, RESPONSE_SNIPPET_BYTES) } : {}),
-    ...(r.kind === 'response' && r.signed ? { signed: r.signed } : {}),
   };
+  if (r.kind === 'response') {
+    if (r.retryAfter) attempt.retry_after = r.retryAfter;
+    if (r.bodySnippet) attempt.response = r.bodySnippet.slice(0, RESPONSE_SNIPPET_BYTES);
+    if (r.signed) attempt.signed = r.signed;
+  }
   return { result, status, attempt };
 };
 

@@ -4,6 +4,12 @@ const enc = new TextEncoder();
 export const utf8 = (s: string): Uint8Array => enc.encode(s);
 
 export const toBase64 = (bytes: Uint8Array): string => {
+  // One signature (32 bytes) is the common case: no subarray copy nor spread for it.
+  if (bytes.length <= 64) {
+    let bin = '';
+    for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]!);
+    return btoa(bin);
+  }
   let bin = '';
   for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(bin);
@@ -16,9 +22,11 @@ export const fromBase64 = (b64: string): Uint8Array => {
   return out;
 };
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
 export const toHex = (bytes: Uint8Array): string => {
   let s = '';
-  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes.length; i++) s += HEX[bytes[i]!]!;
   return s;
 };
 

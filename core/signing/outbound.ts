@@ -27,16 +27,28 @@ const keyOf = (secret: string): Uint8Array => {
   return k;
 };
 
-/** `webhook-signature` value: one `v1,<base64>` per valid secret, space-separated (rotation). */
-export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> => {
+// A runtime's synchronous HMAC (workers/node/hmac.ts) is used without a promise per signature.
+const isSync = (m: Uint8Array | Promise<Uint8Array>): m is Uint8Array => m instanceof Uint8Array;
+const all = async (macs: (Uint8Array | Promise<Uint8Array>)[]): Promise<Uint8Array[]> => (macs.every(isSync) ? macs : Promise.all(macs));
+
+const standardMacs = (secrets: readonly string[], id: string, timestamp: number, body: string, hmac: Hmac) => {
   const content = `${id}.${timestamp}.${body}`;
-  const sigs = await Promise.all(secrets.map(async (s) => `v1,${toBase64(await hmac(keyOf(s), content))}`));
-  return sigs.join(' ');
+  return secrets.map((s) => hmac(keyOf(s), content));
 };
+const standardValue = (macs: Uint8Array[]): string => {
+  let out = '';
+  for (let i = 0; i < macs.length; i++) out += `${i ? ' ' : ''}v1,${toBase64(macs[i]!)}`;
+  return out;
+};
+const howkValue = (timestamp: number, mac: Uint8Array): string => `t=${timestamp},v1=${toHex(mac)}`;
+
+/** `webhook-signature` value: one `v1,<base64>` per valid secret, space-separated (rotation). */
+export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> =>
+  standardValue(await all(standardMacs(secrets, id, timestamp, body, hmac)));
 
 /** HOWK's `X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<unix>.<body>")>`. */
 export const howkSignature = async (secret: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> =>
-  `t=${timestamp},v1=${toHex(await hmac(keyOf(secret), `${timestamp}.${body}`))}`;
+  howkValue(timestamp, await hmac(keyOf(secret), `${timestamp}.${body}`));
 
 export type SignInput = { id: string; attempt: number; timestamp: number; body: string; secrets: readonly string[]; scheme: SigningScheme; hmac?: Hmac };
 
@@ -50,7 +62,14 @@ export const signatureHeaders = async (i: SignInput): Promise<Record<string, str
     'x-webhook-timestamp': String(i.timestamp),
   };
   if (i.secrets.length === 0) return h;
-  if (i.scheme !== 'howk') h['webhook-signature'] = await standardSignature(i.secrets, i.id, i.timestamp, i.body, i.hmac);
-  if (i.scheme !== 'standard') h['x-webhook-signature'] = await howkSignature(i.secrets[0]!, i.timestamp, i.body, i.hmac);
+  const hmac = i.hmac ?? hmacSha256;
+  if (i.scheme !== 'howk') {
+    const macs = standardMacs(i.secrets, i.id, i.timestamp, i.body, hmac);
+    h['webhook-signature'] = standardValue(macs.every(isSync) ? macs : await Promise.all(macs));
+  }
+  if (i.scheme !== 'standard') {
+    const m = hmac(keyOf(i.secrets[0]!), `${i.timestamp}.${i.body}`);
+    h['x-webhook-signature'] = howkValue(i.timestamp, isSync(m) ? m : await m);
+  }
   return h;
 };
