@@ -1,4 +1,5 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
+import './request-queue';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
@@ -253,7 +254,7 @@ export class KafkaLog implements Log {
         sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
         rebalanceTimeout: 30_000,
-        maxWaitTimeInMs: this.opts.maxWaitMs,
+        maxWaitTimeInMs: opts.idleWaitMs ?? this.opts.maxWaitMs,
         minBytes: this.opts.minBytes ?? 1,
         maxBytesPerPartition: this.opts.maxBytesPerPartition,
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
