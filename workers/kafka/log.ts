@@ -75,8 +75,11 @@ export class KafkaLog implements Log {
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !existing.has(s.name));
     if (!missing.length) return;
+    // kafkajs' own wait for leaders gives up on the first "does not host this topic-partition"
+    // a broker can answer right after creating a topic (seen on a busy machine); the loop
+    // below waits for the leaders and takes that answer as "not visible yet".
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((s) => ({
         topic: s.name,
         numPartitions: s.partitions,
