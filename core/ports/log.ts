@@ -69,6 +69,12 @@ export type ConsumerOptions = {
   maxHoldMs?: number;
   /** Gather the commits of this long into one request (0: commit as soon as a batch resolves). */
   commitIntervalMs?: number;
+  /**
+   * Longest a fetch waits at the broker while no record is there (default kafka.max_wait). A
+   * record ends the wait at once, so this paces only idle polling: consumers of rarely written
+   * topics (the replicas) poll less often and cost the broker and their process less.
+   */
+  idleWaitMs?: number;
 };
 
 /**

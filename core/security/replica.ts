@@ -33,6 +33,13 @@ export type ReplicaOptions = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A replica's topics are written rarely, and a record ends a waiting fetch at once, so a
+ * long idle wait delays nothing: it only spares the 20 empty fetches a second per replica
+ * (each api and worker process runs two) that kafka.max_wait's 50 ms would cost the process and the broker.
+ */
+export const REPLICA_IDLE_WAIT_MS = 500;
+
 export const startReplica = (o: ReplicaOptions): Replica => {
   const nonce = `${SYNC_PREFIX}${o.groupId}:${Date.now().toString(36)}`;
   const pending = new Set(o.topics);
@@ -65,7 +72,7 @@ export const startReplica = (o: ReplicaOptions): Replica => {
   const loop = (async () => {
     for (let attempt = 0; !stopped; attempt++) {
       try {
-        consumer = o.logStore.consumer({ groupId: o.groupId, topics: o.topics, fromBeginning: true });
+        consumer = o.logStore.consumer({ groupId: o.groupId, topics: o.topics, fromBeginning: true, idleWaitMs: REPLICA_IDLE_WAIT_MS });
         await consumer.run(handler);
         await o.producer.send(o.topics.map((topic) => ({ topic, key: nonce, value: null })));
         return;

@@ -73,6 +73,23 @@ describe('parseEnqueueBody: valid bodies', () => {
   });
 });
 
+describe('parseEnqueueBody: an endpoint accepted before', () => {
+  it('is still held to the limits it is checked against', () => {
+    const endpoint = 'https://example.com/hooks/remembered';
+    expect(parseEnqueueBody(body({ endpoint }), L).endpoint).toBe(endpoint);
+    const e = validationError(() => parseEnqueueBody(body({ endpoint }), { ...L, max_endpoint_length: 20 }));
+    expect(e.field).toBe('endpoint');
+    expect(e.message).toBe('endpoint: endpoint is longer than 20 characters');
+  });
+
+  it('gets the same answer for the same item with or without headers, an unknown field or a signing secret', () => {
+    const plain = parseEnqueueBody(body({ endpoint: EP, idempotency_key: 'k', max_attempts: 3 }), L);
+    expect(plain).toEqual({ endpoint: EP, payload: '{"a":1}', headers: {}, idempotency_key: 'k', signing_secret: undefined, max_attempts: 3 });
+    expect(parseEnqueueBody(body({ endpoint: EP, idempotency_key: 'k', max_attempts: 3, headers: {} }), L)).toEqual(plain);
+    expect(parseEnqueueBody(body({ endpoint: EP, idempotency_key: 'k', max_attempts: 3, note: 'ignored' }), L)).toEqual(plain);
+  });
+});
+
 describe('parseEnqueueBody: invalid bodies name the problem', () => {
   it.each([
     ['not JSON', '{"endpoint":', 'body'],
@@ -114,6 +131,11 @@ describe('parseEnqueueBody: invalid bodies name the problem', () => {
     ['a \\x7f in a header value', body({ endpoint: EP, headers: { 'X-A': 'a\u007fb' } }), 'headers.X-A'],
     ['max_attempts 0', body({ endpoint: EP, max_attempts: 0 }), 'max_attempts'],
     ['max_attempts 1.5', body({ endpoint: EP, max_attempts: 1.5 }), 'max_attempts'],
+    ['max_attempts 1001', body({ endpoint: EP, max_attempts: 1001 }), 'max_attempts'],
+    ['max_attempts as a string', body({ endpoint: EP, max_attempts: '3' }), 'max_attempts'],
+    ['a numeric idempotency_key', body({ endpoint: EP, idempotency_key: 7 }), 'idempotency_key'],
+    ['null headers', body({ endpoint: EP, headers: null }), 'headers'],
+    ['headers as an array', body({ endpoint: EP, headers: [] }), 'headers'],
     ['a later duplicate endpoint that is invalid', `{"endpoint":"${EP}","payload":1,"endpoint":"ftp://x"}`, 'endpoint'],
   ])('%s → %s', (_name, text, field) => {
     const e = validationError(() => parseEnqueueBody(text, L));

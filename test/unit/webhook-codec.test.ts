@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { arrayElements, objectMembers, skipValue, slice } from '../../core/domain/raw-json';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { decodeWebhook, encodeWebhook, WebhookSchema, type Webhook } from '../../core/domain/webhook';
 
 // Body bytes (docs/ARCHITECTURE.md, The life of one webhook): the payload text fixed at
 // enqueue is the text signed and sent on every attempt, so the record codec must carry it
@@ -74,6 +74,44 @@ describe('encodeWebhook / decodeWebhook', () => {
     expect(decodeWebhook(text).payload).toBe(payload);
   });
 
+  // The worker reads well-formed records without zod: what it gets must be what zod gives
+  // (fields, defaults, key order, since a retry re-encodes the webhook it read).
+  it.each([
+    [
+      'every field',
+      encodeWebhook(
+        base('{"a":1}', {
+          idempotency_key: 'i',
+          signing_secret: 's',
+          script_hash: 'h',
+          replay_of: 'wh_R',
+          released_by: ['d1', 'd2'],
+          awaited_by: 'api-1',
+          delivery_headers: { A: '${X}' },
+          delivery_query_params: { q: '${Y}' },
+          trace: '00-abc-def-01',
+        }),
+      ),
+    ],
+    [
+      'the defaults left out',
+      '{"id":"wh_1","config_id":"c","endpoint":"http://x.test","endpoint_hash":"h","attempt":0,"max_attempts":3,"created_at":"a","scheduled_at":"b","payload":1}',
+    ],
+    [
+      'fields in another order',
+      '{"scheduled_at":"b","payload":[1],"created_at":"a","max_attempts":3,"attempt":1,"deferrals":2,"headers":{"x":"y"},"endpoint_hash":"h","endpoint":"http://x.test","config_id":"c","id":"wh_1"}',
+    ],
+    ['an unknown field', encodeWebhook(base('1')).replace('"attempt":2', '"attempt":2,"extra":{"k":1}')],
+    ['a big attempt count', encodeWebhook(base('1')).replace('"attempt":2', '"attempt":1e3')],
+  ])('reads %s as zod does', (_name, text) => {
+    const obj = { ...(JSON.parse(text) as Record<string, unknown>), payload: slice(text, objectMembers(text, 0).get('payload')!) };
+    const expected = WebhookSchema.parse(obj);
+    const got = decodeWebhook(text);
+    expect(got).toEqual(expected);
+    expect(Object.keys(got)).toEqual(Object.keys(expected));
+    expect(encodeWebhook(got)).toBe(encodeWebhook(expected));
+  });
+
   it('takes the last of duplicate payload keys, as JSON.parse does', () => {
     const text = encodeWebhook(base('{"first":true}')).replace(/}$/, ',"payload": [ "second" ] }');
     expect((JSON.parse(text) as { payload: unknown }).payload).toEqual(['second']);
@@ -104,6 +142,11 @@ describe('encodeWebhook / decodeWebhook', () => {
     ['a field of the wrong type', encodeWebhook(base('1')).replace('"attempt":2', '"attempt":"2"')],
     ['a negative attempt', encodeWebhook(base('1')).replace('"attempt":2', '"attempt":-1')],
     ['a missing required field', encodeWebhook(base('1')).replace('"config_id":"cfg-1",', '')],
+    ['an empty id', encodeWebhook(base('1')).replace('"id":"wh_01JABCDEFGHJKMNPQRSTVWXYZ0"', '"id":""')],
+    ['max_attempts 0', encodeWebhook(base('1')).replace('"max_attempts":20', '"max_attempts":0')],
+    ['a fractional attempt', encodeWebhook(base('1')).replace('"attempt":2', '"attempt":1.5')],
+    ['a header value that is not a string', encodeWebhook(base('1')).replace('"X-Tenant":"acme"', '"X-Tenant":5')],
+    ['released_by that is not a list of strings', encodeWebhook(base('1', { released_by: ['d1'] })).replace('["d1"]', '[1]')],
   ])('throws on %s', (_name, text) => {
     expect(() => decodeWebhook(text)).toThrow();
   });

@@ -1,4 +1,5 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
+import './request-queue';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
@@ -80,8 +81,11 @@ export class KafkaLog implements Log {
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !existing.has(s.name));
     if (!missing.length) return;
+    // kafkajs' own wait for leaders gives up on the first "does not host this topic-partition"
+    // a broker can answer right after creating a topic (seen on a busy machine); the loop
+    // below waits for the leaders and takes that answer as "not visible yet".
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((s) => ({
         topic: s.name,
         numPartitions: s.partitions,
@@ -259,7 +263,7 @@ export class KafkaLog implements Log {
         sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
         rebalanceTimeout: this.opts.rebalanceTimeoutMs ?? 10_000,
-        maxWaitTimeInMs: this.opts.maxWaitMs,
+        maxWaitTimeInMs: opts.idleWaitMs ?? this.opts.maxWaitMs,
         minBytes: this.opts.minBytes ?? 1,
         maxBytesPerPartition: this.opts.maxBytesPerPartition,
         retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },

@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
+import './request-queue';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumedBatch } from '../../core/ports/log';
 import type { ReadSummary, TopicReader } from '../../core/ports/recovery';
