@@ -9,6 +9,10 @@
 // user + sys), bytes Redis received (INFO stats total_net_input_bytes), this process's CPU
 // in apply. Knobs: BENCH_N (20000) webhooks, BENCH_CONFIGS (50), BENCH_ROUNDS (3: the median
 // is reported), REDIS_SERVER (redis-server), BENCH_REDIS_PORT (a private server already running).
+// On a busy machine CPU time is blurred by the neighbours; instruction counts are not: run
+// `valgrind --tool=callgrind redis-server --port 16410 --save '' --appendonly no`, point
+// BENCH_REDIS_PORT=16410 BENCH_ROUNDS=1 at it for two BENCH_N (e.g. 4000 and 8000), shut it down,
+// and divide the difference of the `totals:` lines by the difference of BENCH_N.
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import type { HotTtls, StatusWrite } from '../../core/ports/hot-state';
