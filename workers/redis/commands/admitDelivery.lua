@@ -43,14 +43,19 @@ local ceiling = tonumber(ARGV[13])
 -- then followed in memory, every write the script makes kept in step, so each request sees
 -- what the ones before it did, as if it read the key again.
 
--- Limit states and pauses are only read here.
+-- Limit states and pauses are only read here. Numbers given to redis.call are turned into
+-- text each time: the arguments given more than once are passed as the text they came in.
 local loaded = {}
 local function load(key, ceil)
-  local k = key .. '\0' .. ceil
-  local s = loaded[k]
+  local by_ceil = loaded[key]
+  if not by_ceil then
+    by_ceil = {}
+    loaded[key] = by_ceil
+  end
+  local s = by_ceil[ceil]
   if not s then
     s = L.load(key, ceil)
-    loaded[k] = s
+    by_ceil[ceil] = s
   end
   return s
 end
@@ -58,23 +63,32 @@ end
 -- Both pause keys of a request in one EXISTS while neither is known (almost always
 -- neither is set); one by one only when one is.
 local pauses = {}
+local function is_paused(key)
+  local p = pauses[key]
+  if p == nil then
+    p = redis.call('EXISTS', key) == 1
+    pauses[key] = p
+  end
+  return p
+end
+
 local function paused(k_ep, k_cfg)
   if pauses[k_ep] == nil and pauses[k_cfg] == nil and redis.call('EXISTS', k_ep, k_cfg) == 0 then
     pauses[k_ep], pauses[k_cfg] = false, false
+    return nil
   end
-  for i, key in ipairs({k_ep, k_cfg}) do
-    if pauses[key] == nil then pauses[key] = redis.call('EXISTS', key) == 1 end
-    if pauses[key] then return i == 1 and 'endpoint' or 'config' end
-  end
+  if is_paused(k_ep) then return 'endpoint' end
+  if is_paused(k_cfg) then return 'config' end
   return nil
 end
 
+-- A circuit as HMGET gives it: {state, open_until, probe_at}.
 local circuits = {}
 local function circuit(key)
   local c = circuits[key]
   if not c then
-    local v = redis.call('HMGET', key, 'state', 'open_until', 'probe_at')
-    c = {state = v[1] or 'CLOSED', open_until = v[2] or '0', probe_at = v[3] or '0'}
+    c = redis.call('HMGET', key, 'state', 'open_until', 'probe_at')
+    c[1], c[2], c[3] = c[1] or 'CLOSED', c[2] or '0', c[3] or '0'
     circuits[key] = c
   end
   return c
@@ -113,16 +127,16 @@ local function earliest(key)
   return first[2] and tonumber(first[2]) or math.huge
 end
 
-local function inflight(key, now)
+local function inflight(key, now, now_text)
   local z = sets[key]
   if not z then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now_text)
     z = {n = redis.call('ZCARD', key), upto = now}
     sets[key] = z
   elseif now > z.upto then
     if not z.low then z.low = earliest(key) end
     if now >= z.low then
-      z.n = z.n - redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+      z.n = z.n - redis.call('ZREMRANGEBYSCORE', key, '-inf', now_text)
       z.low = earliest(key)
     end
     z.upto = now
@@ -130,20 +144,22 @@ local function inflight(key, now)
   return z.n
 end
 
--- A lease's end as the score text Redis would make of the number, once per distinct now.
+-- A lease's end as text (the same double Redis would make of the number), once per distinct now.
 local ends = {}
 local function lease_end(now)
   local e = ends[now]
   if not e then
-    e = string.format('%.17g', now + lease_ms)
+    local t = now + lease_ms
+    -- An integral score is written as one (the same double, and much cheaper to make).
+    e = (t == math.floor(t) and math.abs(t) < 2 ^ 53) and string.format('%d', t) or string.format('%.17g', t)
     ends[now] = e
   end
   return e
 end
 
-local function lease(key, now, id)
+local function lease(key, now, now_text, id)
   -- The slow lane takes leases without counting first: expired ones must not pile up.
-  inflight(key, now)
+  inflight(key, now, now_text)
   local z = sets[key]
   z.n = z.n + redis.call('ZADD', key, lease_end(now), id)
   if z.low and now + lease_ms < z.low then z.low = now + lease_ms end
@@ -178,7 +194,7 @@ local function bulk(cmd, key, args, step)
   end
 end
 
-local function admit(b, now, lane, domain_max, id)
+local function admit(b, now, now_text, lane, domain_max, id)
   local scope = paused(KEYS[b + 1], KEYS[b + 2])
   if scope then return {'paused', scope} end
 
@@ -186,18 +202,18 @@ local function admit(b, now, lane, domain_max, id)
   if circuit_on then
     local k_circuit = KEYS[b + 3]
     local c = circuit(k_circuit)
-    if c.state == 'OPEN' then
-      local open_until = tonumber(c.open_until)
+    if c[1] == 'OPEN' then
+      local open_until = tonumber(c[2])
       if now < open_until then return {'park', 'circuit_open', tostring(open_until)} end
       redis.call('HSET', k_circuit, 'state', 'HALF_OPEN', 'successes', 0, 'probe_at', now)
       redis.call('PEXPIRE', k_circuit, circuit_ttl)
-      c.state, c.probe_at = 'HALF_OPEN', now
+      c[1], c[3] = 'HALF_OPEN', now
       probe = 1
-    elseif c.state == 'HALF_OPEN' then
-      local next_probe = tonumber(c.probe_at) + probe_interval
+    elseif c[1] == 'HALF_OPEN' then
+      local next_probe = tonumber(c[3]) + probe_interval
       if now < next_probe then return {'park', 'circuit_open', tostring(next_probe)} end
       redis.call('HSET', k_circuit, 'probe_at', now)
-      c.probe_at = now
+      c[3] = now
       probe = 1
     end
   end
@@ -220,7 +236,7 @@ local function admit(b, now, lane, domain_max, id)
   local k_domain, k_conc = KEYS[b + 5], KEYS[b + 6]
   if domain_max > 0 then
     local allowed = math.min(L.allowed(load(KEYS[b + 8], domain_max)), domain_max)
-    if inflight(k_domain, now) >= allowed then
+    if inflight(k_domain, now, now_text) >= allowed then
       if lane == 'fast' and slow then return {'divert', 'domain_inflight'} end
       return {'wait'}
     end
@@ -231,15 +247,15 @@ local function admit(b, now, lane, domain_max, id)
     fast_limit = math.min(L.allowed(ep), endpoint_max)
     if lane == 'slow' then
       if not slow then return {'recovered'} end
-    elseif inflight(k_conc, now) >= fast_limit then
+    elseif inflight(k_conc, now, now_text) >= fast_limit then
       if slow then return {'divert', 'endpoint_inflight'} end
       return {'wait'}
     end
   end
 
-  if domain_max > 0 then lease(k_domain, now, id) end
+  if domain_max > 0 then lease(k_domain, now, now_text, id) end
   if ep then
-    lease(k_conc, now, id)
+    lease(k_conc, now, now_text, id)
     -- The state is not written here: its text is made once per call.
     if not ep.text then ep.text = {string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)} end
     return {'go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, ep.text[1], ep.text[2]}
@@ -256,7 +272,7 @@ end
 for i = 0, n - 1 do
   local a = 13 + 5 * i
   local now, lane, id = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 4]
-  local r = admit(9 * i, now, lane, tonumber(ARGV[a + 3]), id)
+  local r = admit(9 * i, now, ARGV[a + 1], lane, tonumber(ARGV[a + 3]), id)
   if r[1] == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
     queue(KEYS[9 * i + 9], id, now)
@@ -266,9 +282,11 @@ for i = 0, n - 1 do
   out[i + 1] = r
 end
 
-for _, key in ipairs(leased) do redis.call('PEXPIRE', key, lease_ms) end
+for _, key in ipairs(leased) do redis.call('PEXPIRE', key, ARGV[7]) end
 for _, key in ipairs(bucket_order) do
   local b = buckets[key]
+  -- Tokens are stored with 17 significant digits (tostring keeps 14), so the fraction
+  -- survives the round trip exactly, as in core/policy/token-bucket.ts.
   redis.call('HSET', key, 'tokens', string.format('%.17g', b.tokens), 'at', b.at)
   if b.took then redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 60000) end
 end
@@ -286,6 +304,6 @@ for _, key in ipairs(queue_order) do
   end
   bulk('ZREM', key, gone, 1)
   bulk('ZADD', key, queued, 2)
-  if q.added then redis.call('PEXPIRE', key, 60000) end
+  if q.added then redis.call('PEXPIRE', key, '60000') end
 end
 return out

@@ -55,19 +55,24 @@ local sets, set_order = {}, {}
 local function watch(key, id)
   local z = sets[key]
   if not z then
-    z = {ids = {}, score = {}, ended = {}, gone = {}}
-    sets[key] = z
+    sets[key] = {ids = {id}}
     set_order[#set_order + 1] = key
+  elseif not z.gone then
+    z.ids[2], z.score, z.ended, z.gone = id, {}, {}, {}
+  else
+    z.ids[#z.ids + 1] = id
   end
-  z.ids[#z.ids + 1] = id
 end
 
-local function inflight(key, now)
+local function inflight(key, now, now_text)
   local z = sets[key]
   if z.at ~= now then
-    local n = redis.call('ZCOUNT', key, '(' .. string.format('%.17g', now), '+inf')
-    for _, s in ipairs(z.ended) do
-      if s > now then n = n - 1 end
+    -- The text `now` came in is the same double as the number: no formatting needed.
+    local n = redis.call('ZCOUNT', key, '(' .. now_text, '+inf')
+    if z.ended then
+      for _, s in ipairs(z.ended) do
+        if s > now then n = n - 1 end
+      end
     end
     z.at, z.n = now, n
   end
@@ -77,10 +82,7 @@ end
 local function end_lease(key, id)
   local z = sets[key]
   -- A zset with one lease to end in the call is asked nothing more after it.
-  if #z.ids == 1 then
-    z.gone[1] = id
-    return
-  end
+  if not z.gone then return end
   local s = z.score[id]
   if s then
     z.score[id] = false
@@ -90,8 +92,8 @@ local function end_lease(key, id)
   end
 end
 
-local function learn(k_state, k_leases, ceil, ms, drop, timeout, now)
-  local inflight_now = inflight(k_leases, now)
+local function learn(k_state, k_leases, ceil, ms, drop, timeout, now, now_text)
+  local inflight_now = inflight(k_leases, now, now_text)
   local e = states[k_state]
   if not e then
     e = {s = L.load(k_state, ceil)}
@@ -113,17 +115,20 @@ end
 
 -- LPUSH of the last `keep` values in order (the only ones LTRIM keeps), LTRIM, TTL.
 local function flush(lists, order, keep)
+  local last = tostring(keep - 1)
   for _, key in ipairs(order) do
     local list = lists[key]
     redis.call('LPUSH', key, unpack(list, math.max(1, #list - keep + 1), #list))
-    redis.call('LTRIM', key, 0, keep - 1)
+    redis.call('LTRIM', key, '0', last)
     redis.call('PEXPIRE', key, ttl)
   end
 end
 
--- `now` as Lua writes a number (what `now .. ':'` gave), once per distinct now.
+-- `now` as Lua writes a number (what `now .. ':'` gave): the text it came in when that is
+-- up to 14 digits without a leading zero (the same text), else made once per distinct now.
 local texts = {}
-local function now_text(now)
+local function sample_time(now, text)
+  if #text <= 14 and string.find(text, '^[1-9]%d*$') then return text end
   local t = texts[now]
   if not t then
     t = tostring(now)
@@ -132,12 +137,13 @@ local function now_text(now)
   return t
 end
 
+-- A circuit as HMGET gives it: {state, failures, window_start, successes}.
 local circuits = {}
 local function circuit(key)
   local c = circuits[key]
   if not c then
-    local v = redis.call('HMGET', key, 'state', 'failures', 'window_start', 'successes')
-    c = {state = v[1] or 'CLOSED', failures = v[2], window_start = v[3], successes = v[4]}
+    c = redis.call('HMGET', key, 'state', 'failures', 'window_start', 'successes')
+    c[1] = c[1] or 'CLOSED'
     circuits[key] = c
   end
   return c
@@ -150,12 +156,12 @@ local function complete(b, a)
   if ARGV[a + 8] ~= '' then
     local ms, drop, timeout = tonumber(ARGV[a + 8]), ARGV[a + 9] == '1', ARGV[a + 10] == '1'
     if ARGV[a + 4] == '1' then
-      learn(KEYS[b + 5], k_conc, ceiling, ms, drop, timeout, now)
+      learn(KEYS[b + 5], k_conc, ceiling, ms, drop, timeout, now, ARGV[a + 1])
       if not drop or timeout then
-        push(samples, sample_order, KEYS[b + 7], now_text(now) .. ':' .. ARGV[a + 8])
+        push(samples, sample_order, KEYS[b + 7], sample_time(now, ARGV[a + 1]) .. ':' .. ARGV[a + 8])
       end
     end
-    if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now) end
+    if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now, ARGV[a + 1]) end
   end
   if ARGV[a + 4] == '1' then end_lease(k_conc, ARGV[a + 12]) end
   if ARGV[a + 5] == '1' then end_lease(k_domain, ARGV[a + 12]) end
@@ -164,27 +170,27 @@ local function complete(b, a)
 
   if not circuit_on then return 'CLOSED' end
   local c = circuit(k_circuit)
-  local state = c.state
+  local state = c[1]
   if outcome == 'neutral' then return state end
 
   if state == 'CLOSED' then
     if outcome == 'success' then
-      if tonumber(c.failures or '0') > 0 then
+      if tonumber(c[2] or '0') > 0 then
         redis.call('HSET', k_circuit, 'failures', 0)
-        c.failures = 0
+        c[2] = 0
       end
       return state
     end
-    local failures = tonumber(c.failures or '0')
-    local window_start = tonumber(c.window_start or '0')
+    local failures = tonumber(c[2] or '0')
+    local window_start = tonumber(c[3] or '0')
     if now - window_start > failure_window then
       window_start = now
       failures = 0
     end
     failures = failures + 1
-    c.failures, c.window_start = failures, window_start
+    c[2], c[3] = failures, window_start
     if failures >= failure_threshold then
-      c.state = 'OPEN'
+      c[1] = 'OPEN'
       redis.call('HSET', k_circuit, 'state', 'OPEN', 'failures', failures, 'window_start', window_start, 'open_until', now + recovery_timeout)
       local opened = redis.call('HINCRBY', k_circuit, 'opened_count', 1)
       redis.call('PEXPIRE', k_circuit, ttl)
@@ -200,20 +206,20 @@ local function complete(b, a)
   if outcome == 'failure' then
     redis.call('HSET', k_circuit, 'state', 'OPEN', 'open_until', now + probe_interval, 'successes', 0)
     redis.call('PEXPIRE', k_circuit, ttl)
-    c.state, c.successes = 'OPEN', 0
+    c[1], c[4] = 'OPEN', 0
     return {'OPEN', tostring(now + probe_interval), tonumber(redis.call('HGET', k_circuit, 'opened_count') or '0')}
   end
-  local successes = tonumber(c.successes or '0') + 1
+  local successes = tonumber(c[4] or '0') + 1
   if successes >= success_threshold then
     local opened = redis.call('HGET', k_circuit, 'opened_count')
     redis.call('DEL', k_circuit)
     if opened then redis.call('HSET', k_circuit, 'state', 'CLOSED', 'opened_count', opened) redis.call('PEXPIRE', k_circuit, ttl) end
-    circuits[k_circuit] = {state = 'CLOSED'}
+    circuits[k_circuit] = {'CLOSED', false, false, false}
     return {'CLOSED', '0', tonumber(opened or '0')}
   end
   -- The next probe may go at once: the endpoint answered.
   redis.call('HSET', k_circuit, 'successes', successes, 'probe_at', 0)
-  c.successes = successes
+  c[4] = successes
   return 'HALF_OPEN'
 end
 
@@ -225,7 +231,7 @@ for i = 0, #KEYS / 7 - 1 do
 end
 for _, key in ipairs(set_order) do
   local z = sets[key]
-  for from = 1, #z.ids > 1 and #z.ids or 0, 1000 do
+  for from = 1, z.gone and #z.ids or 0, 1000 do
     local to = math.min(#z.ids, from + 999)
     local scores = redis.call('ZMSCORE', key, unpack(z.ids, from, to))
     for j = from, to do
@@ -237,7 +243,7 @@ end
 local out = {}
 for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 12 * i) end
 for _, key in ipairs(set_order) do
-  local gone = sets[key].gone
+  local gone = sets[key].gone or sets[key].ids
   for from = 1, #gone, 1000 do redis.call('ZREM', key, unpack(gone, from, math.min(#gone, from + 999))) end
 end
 for _, key in ipairs(state_order) do L.save(key, states[key].s, ttl) end
