@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createOriginSlots } from '../../core/pipeline/origin-slots';
 import { createEndpointPacer } from '../../core/pipeline/pacer';
+import { createAdmission } from '../../core/pipeline/admission';
+import { loadConfig } from '../../core/config/load';
+import { systemClock } from '../../core/ports/clock';
+import { silentLogger } from '../../core/ports/logger';
+import type { Admission, Guards } from '../../core/ports/guards';
+import { hook } from '../helpers/reconcile-fixtures';
 
 // The named parts of admission (core/pipeline/origin-slots.ts, pacer.ts) on their own.
 
@@ -61,5 +67,39 @@ describe('slow-lane pacer: each endpoint at limit / latency (fake clock)', () =>
     expect(pacer.rate('fast')).toBe(200);
     pacer.learn('stuck', 1, 30_000);
     expect(pacer.rate('stuck')).toBe(1);
+  });
+});
+
+describe("an origin's pool follows the largest limit among its endpoints", () => {
+  it('grows with the largest, and shrinks to the next one when the largest lowers its limit', async () => {
+    const limit = new Map<string, number>();
+    const guards = {
+      admit: async (reqs: { endpointHash: string }[]) =>
+        reqs.map((r): Admission => ({
+          kind: 'go',
+          probe: false,
+          counted: { endpoint: false, domain: false },
+          seen: { fastLimit: 64, limit: limit.get(r.endpointHash)!, latencyMs: 1 },
+        })),
+      complete: async () => [],
+      renew: async () => {},
+    } as unknown as Guards;
+    const slots = createOriginSlots(64, 1);
+    const admission = createAdmission({ config: loadConfig({ env: {} }), clock: systemClock, log: silentLogger, guards, slots });
+    const w = (hash: string) => hook(`wh_${hash}`, { endpoint: `http://127.0.0.1:9/${hash}`, endpoint_hash: hash.padEnd(32, '0') });
+    // Read while the admission holds its slot: an idle origin's pool is forgotten (not its limits).
+    const sizeAfter = async (hash: string, l: number) => {
+      limit.set(hash.padEnd(32, '0'), l);
+      const got = await admission.admit(w(hash), 'fast');
+      const size = slots.stats('http://127.0.0.1:9').size;
+      got.release();
+      return size;
+    };
+    expect(await sizeAfter('a', 10)).toBe(10);
+    expect(await sizeAfter('b', 30)).toBe(30);
+    expect(await sizeAfter('a', 12)).toBe(30);
+    expect(await sizeAfter('b', 5)).toBe(12);
+    expect(await sizeAfter('a', 3)).toBe(5);
+    expect(await sizeAfter('c', 100)).toBe(64);
   });
 });
