@@ -55,9 +55,17 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
  * An enqueue item → the Webhook record on the pending topic. Shared by howk-api and the edge
  * (edge/enqueue.ts), so both write the same record; `hash` lets a caller memoise endpoint hashes.
  */
-export const webhookBuilder =
-  (config: Config, secretBox: SecretBox | undefined, hash: (endpoint: string) => Promise<string> = endpointHash) =>
-  async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
+export const webhookBuilder = (config: Config, secretBox: SecretBox | undefined, hash: (endpoint: string) => Promise<string> = endpointHash) => {
+  // The items of one request share their `now`: one ISO stamp for all of them.
+  let stampMs = NaN;
+  let stamp = '';
+  return async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
+    if (now !== stampMs) {
+      stampMs = now;
+      stamp = iso(now);
+    }
+    // Read before any await: a concurrent call may move the stamp on meanwhile.
+    const at = stamp;
     let sealed: string | undefined;
     if (item.signing_secret !== undefined) {
       if (!secretBox) throw new ValidationError('signing_secret needs HOWK_SECRETS_KEY to be set on the server (secrets never travel in plaintext)', 'signing_secret');
@@ -77,10 +85,11 @@ export const webhookBuilder =
       attempt: 0,
       max_attempts: item.max_attempts ?? config.retry.max_attempts,
       deferrals: 0,
-      created_at: iso(now),
-      scheduled_at: iso(now),
+      created_at: at,
+      scheduled_at: at,
     };
   };
+};
 
 /** One trace per new webhook: its enqueue span, whose traceparent the record carries (header and `trace`). */
 const startSpans = (tracing: Tracing, hooks: Webhook[]): TraceSpan[] =>

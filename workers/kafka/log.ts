@@ -82,20 +82,24 @@ export class KafkaLog implements Log {
     const missing = specs.filter((s) => !existing.has(s.name));
     if (!missing.length) return;
     // kafkajs' own wait for leaders gives up on the first "does not host this topic-partition"
-    // a broker can answer right after creating a topic (seen on a busy machine); the loop
-    // below waits for the leaders and takes that answer as "not visible yet".
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: missing.map((s) => ({
-        topic: s.name,
-        numPartitions: s.partitions,
-        replicationFactor: s.replicationFactor ?? 1,
-        configEntries: [
-          ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
-          ...(s.retentionMs && !s.compacted ? [{ name: 'retention.ms', value: String(s.retentionMs) }] : []),
-        ],
-      })),
-    });
+    // a broker can answer right after creating a topic (seen on a busy machine): that answer
+    // only means "not visible yet", and the loop below waits for the leaders.
+    await admin
+      .createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.name,
+          numPartitions: s.partitions,
+          replicationFactor: s.replicationFactor ?? 1,
+          configEntries: [
+            ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+            ...(s.retentionMs && !s.compacted ? [{ name: 'retention.ms', value: String(s.retentionMs) }] : []),
+          ],
+        })),
+      })
+      .catch((e: unknown) => {
+        if ((e as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' && !/does not host this topic-partition/i.test(errorMessage(e))) throw e;
+      });
     // A broker can answer "created" before every partition has a leader in its metadata;
     // producing or committing then fails with "does not host this topic-partition".
     const names = missing.map((s) => s.name);
