@@ -83,7 +83,7 @@ export const ConfigSchema = z.object({
       { min: 1 },
     ),
     max_batches_in_flight: int(
-      0,
+      4,
       'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks.',
       { min: 0 },
     ),
