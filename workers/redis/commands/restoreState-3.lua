@@ -16,15 +16,8 @@
 -- which are left untouched. A written status restores its retry only if the webhook is not
 -- scheduled already (a live schedule, or a scheduler's lease, is never replaced or doubled).
 
-local function is_newer(a, b)
-  if not b then return true end
-  if #a ~= #b then return #a > #b end
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x > y end
-  end
-  return false
-end
+--#include stamps
+local is_newer = stamps({}, {}).is_newer
 
 if not is_newer(ARGV[2], redis.call('HGET', KEYS[1], 'ts') or nil) then return 0 end
 redis.call('HSET', KEYS[1], 'data', ARGV[1], 'ts', ARGV[2])

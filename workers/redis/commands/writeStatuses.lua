@@ -29,18 +29,8 @@
 --             webhook: the stored ixp is used, and a webhook not indexed yet stays so)
 -- Returns, per webhook in order: 1 written, 0 stale (a newer or equal status is stored).
 
--- Stamps are compared as decimal text: Lua numbers are doubles, which cannot tell apart
--- stamps ~1e18 that differ by less than 256 ns. Byte by byte rather than `>`, because Lua's
--- string `<` goes through strcoll and the server's locale.
-local function is_newer(a, b)
-  if not b then return true end
-  if #a ~= #b then return #a > #b end
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x > y end
-  end
-  return false
-end
+--#include stamps
+local is_newer = stamps({}, {}).is_newer
 
 local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
