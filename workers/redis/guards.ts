@@ -164,8 +164,7 @@ export class RedisGuards implements Guards {
     for (const d of done) {
       const x = d.sample;
       const error = (d.error ?? '').slice(0, 200);
-      const flags =
-        (d.probe ? 1 : 0) + (d.counted.endpoint ? 2 : 0) + (d.counted.domain ? 4 : 0) + (x?.drop ? 8 : 0) + (x?.timeout ? 16 : 0) + OUTCOME_FLAG[d.outcome];
+      const flags = (d.probe ? 1 : 0) + (d.counted.endpoint ? 2 : 0) + (d.counted.domain ? 4 : 0) + (x?.drop ? 8 : 0) + (x?.timeout ? 16 : 0) + OUTCOME_FLAG[d.outcome];
       // The time as text only goes with an error (the script reads it for nothing else).
       per.push(at.endpoint(d.endpointHash, d.host), d.now === now ? '' : d.now, flags, error, error ? new Date(d.now).toISOString() : '', x ? x.ms : '', d.id);
       now = d.now;
