@@ -289,8 +289,12 @@ end
 local eps, hosts, configs = {}, {}, {}
 for k = 1, count() do
   local hash = ARGV[a]
-  eps[k] = {pause = P[1] .. hash, circuit = P[3] .. hash, rate = P[4] .. hash, inflight = P[6] .. hash,
-    limit = P[7] .. hash, queued = P[9] .. hash, host = tonumber(ARGV[a + 1])}
+  local e = {pause = P[1] .. hash, queued = P[9] .. hash, host = tonumber(ARGV[a + 1])}
+  -- Only the keys the guards that are on will read.
+  if circuit_on then e.circuit = P[3] .. hash end
+  if rate > 0 then e.rate = P[4] .. hash end
+  if endpoint_max > 0 then e.inflight, e.limit = P[6] .. hash, P[7] .. hash end
+  eps[k] = e
   a = a + 2
 end
 for k = 1, count() do

@@ -43,6 +43,9 @@ local probe_interval = tonumber(ARGV[5])
 local success_threshold = tonumber(ARGV[6])
 local ttl = ARGV[7]
 local OUTCOMES = {[0] = 'success', [32] = 'failure', [64] = 'neutral'}
+-- The key prefixes (ARGV[15..21]).
+local P = {}
+for k = 1, 7 do P[k] = ARGV[14 + k] end
 
 -- One call often carries many completions of the same endpoint: each key is read once per
 -- call and followed in memory (every write the script makes kept in step), and the writes
@@ -175,7 +178,7 @@ local function complete(c)
   if on_ep then end_lease(k_conc, c.id) end
   if on_dom then end_lease(k_domain, c.id) end
 
-  if c.error ~= '' then push(errors, error_order, e.errors, cjson.encode({at = c.at, error = c.error})) end
+  if c.error ~= '' then push(errors, error_order, P[4] .. e.hash, cjson.encode({at = c.at, error = c.error})) end
 
   if not circuit_on then return 'CLOSED' end
   local c = circuit(k_circuit)
@@ -233,8 +236,6 @@ local function complete(c)
 end
 
 -- The endpoints and hosts of the call, their keys made once each.
-local P = {}
-for k = 1, 7 do P[k] = ARGV[14 + k] end
 local a = 22
 local function count()
   local n = tonumber(ARGV[a])
@@ -244,7 +245,7 @@ end
 local eps, hosts = {}, {}
 for k = 1, count() do
   local hash = ARGV[a]
-  eps[k] = {circuit = P[1] .. hash, inflight = P[2] .. hash, errors = P[4] .. hash, limit = P[5] .. hash,
+  eps[k] = {hash = hash, circuit = P[1] .. hash, inflight = P[2] .. hash, limit = P[5] .. hash,
     latency = P[7] .. hash, host = tonumber(ARGV[a + 1])}
   a = a + 2
 end
