@@ -2,7 +2,8 @@
 // called through workers/redis/guards.ts as a worker calls them (batches of admissions, then
 // the completions of those that went), on a private redis-server started for the run (its
 // `INFO cpu` is this run's alone; it is shut down at the end). Also reported: this process's
-// CPU per webhook (guards.ts + ioredis + the driver) and the commands the scripts run per webhook.
+// CPU per webhook (guards.ts + ioredis + the driver), the commands the scripts run per webhook
+// and the bytes Redis received per webhook (INFO stats total_net_input_bytes: the calls' size).
 //
 //   npx tsx test/bench/guard-scripts.bench.ts
 //
@@ -50,7 +51,10 @@ const info = async (r: Redis) => {
   const stats = await r.info('commandstats');
   let calls = 0;
   for (const m of stats.matchAll(/cmdstat_(\w+):calls=(\d+)/g)) if (!['evalsha', 'eval', 'info', 'script'].includes(m[1]!)) calls += Number(m[2]);
-  return { cpuUs: (num('used_cpu_user') + num('used_cpu_sys')) * 1e6, calls };
+  const net = await r.info('stats');
+  // Bytes Redis received: what the client sent (the script calls' keys and arguments).
+  const inBytes = Number(/total_net_input_bytes:(\d+)/.exec(net)![1]);
+  return { cpuUs: (num('used_cpu_user') + num('used_cpu_sys')) * 1e6, calls, inBytes };
 };
 
 type Ask = { req: AdmitRequest; ep: number };
@@ -129,6 +133,7 @@ const main = async () => {
       const redisUs: number[] = [];
       const nodeUs: number[] = [];
       const calls: number[] = [];
+      const sent: number[] = [];
       let asked = 0;
       for (let r = 0; r < RUNS; r++) {
         const before = await info(redis);
@@ -139,10 +144,11 @@ const main = async () => {
         redisUs.push((after.cpuUs - before.cpuUs) / N);
         nodeUs.push((c.user + c.system) / N);
         calls.push((after.calls - before.calls) / N);
+        sent.push((after.inBytes - before.inBytes) / N);
       }
       console.log(
         `${s.name.padEnd(30)} redis ${median(redisUs).toFixed(1)} us/webhook [${redisUs.map((x) => x.toFixed(1)).join(' ')}]  ` +
-          `node ${median(nodeUs).toFixed(1)} us/webhook  redis.call ${median(calls).toFixed(2)}/webhook  admissions ${(asked / N).toFixed(2)}/webhook`,
+          `node ${median(nodeUs).toFixed(1)} us/webhook  redis.call ${median(calls).toFixed(2)}/webhook  sent ${median(sent).toFixed(0)} B/webhook  admissions ${(asked / N).toFixed(2)}/webhook`,
       );
     }
   } finally {

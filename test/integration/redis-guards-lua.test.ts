@@ -25,12 +25,64 @@ beforeEach(async () => {
   await flushOwnDb(redis, db());
 });
 
-// admitDelivery and completeDelivery take any number of requests per call: shared ARGV
-// first, then each request's keys and arguments in order. `one` sends a single request.
-type Req = { keys: string[]; args: (string | number)[] };
-const runBatch = async (name: keyof typeof BATCH_SCRIPTS, shared: (string | number)[], reqs: Req[]) =>
-  (await redis.eval(BATCH_SCRIPTS[name], reqs.length * reqs[0]!.keys.length, ...reqs.flatMap((r) => r.keys), ...shared, ...reqs.flatMap((r) => r.args))) as unknown[];
-const one = async (name: keyof typeof BATCH_SCRIPTS, shared: (string | number)[], req: Req) => (await runBatch(name, shared, [req]))[0];
+// admitDelivery and completeDelivery take any number of requests per call and no KEYS: shared
+// ARGV first (with the key prefixes), then the distinct endpoints (hash, host number), hosts
+// (host, domain ceiling) and, for admitDelivery, configs of the call, each once, then each
+// request's arguments in order, naming them by number. A request's now goes as '' when it is
+// the previous one's. `one` sends a single request.
+type Req = { ep: string; host: string; hostMax: number; cfg?: string; now: number; args: (string | number)[] };
+const ADMIT_PREFIXES = ['paused:endpoint:', 'paused:config:', 'circuit:', 'rate:', 'domain_inflight:', 'inflight:', 'limit:', 'domain_limit:', 'endpoint_queued:'];
+const COMPLETE_PREFIXES = ['circuit:', 'inflight:', 'domain_inflight:', 'endpoint_errors:', 'limit:', 'domain_limit:', 'endpoint_latency:'];
+const numbered = (list: string[], v: string) => {
+  if (!list.includes(v)) list.push(v);
+  return list.indexOf(v) + 1;
+};
+/** The ARGV after the shared ones: endpoints, hosts, (configs,) then each request's (endpoint, [config], now, ...args). */
+const layout = (reqs: Req[], withConfigs: boolean) => {
+  const eps: string[] = [];
+  const hosts: string[] = [];
+  const cfgs: string[] = [];
+  let prev: number | undefined;
+  const per = reqs.flatMap((r) => {
+    const e = numbered(eps, JSON.stringify([r.ep, numbered(hosts, JSON.stringify([r.host, r.hostMax]))]));
+    const now = r.now === prev ? '' : r.now;
+    prev = r.now;
+    return withConfigs ? [e, numbered(cfgs, r.cfg!), now, ...r.args] : [e, now, ...r.args];
+  });
+  const table = (list: string[]) => [list.length, ...list.flatMap((x) => JSON.parse(x) as (string | number)[])];
+  return [...table(eps), ...table(hosts), ...(withConfigs ? [cfgs.length, ...cfgs] : []), ...per];
+};
+const runBatch = async (name: 'admitDelivery' | 'completeDelivery', shared: (string | number)[], reqs: Req[], canary = '') =>
+  (await (name === 'admitDelivery'
+    ? redis.eval(BATCH_SCRIPTS.admitDelivery, 0, ...shared, canary, ...ADMIT_PREFIXES, ...layout(reqs, true))
+    : redis.eval(BATCH_SCRIPTS.completeDelivery, 0, ...shared, ...COMPLETE_PREFIXES, ...layout(reqs, false)))) as unknown[];
+const one = async (name: 'admitDelivery' | 'completeDelivery', shared: (string | number)[], req: Req) => (await runBatch(name, shared, [req]))[0];
+/** A completion's arguments after its endpoint and now: flags, error, ISO now, latency, webhook id. */
+type Done = {
+  now: number;
+  outcome?: 'success' | 'failure' | 'neutral';
+  probe?: 0 | 1;
+  ep?: 0 | 1;
+  dom?: 0 | 1;
+  error?: string;
+  sample?: LimitSample;
+  domainMax?: number;
+  id?: string;
+};
+const OUTCOME = { success: 0, failure: 32, neutral: 64 };
+const completion = (c: Done): Req => ({
+  ep: 'ep',
+  host: 'h',
+  hostMax: c.domainMax ?? 0,
+  now: c.now,
+  args: [
+    (c.probe ? 1 : 0) + (c.ep ? 2 : 0) + (c.dom ? 4 : 0) + (c.sample?.drop ? 8 : 0) + (c.sample?.timeout ? 16 : 0) + OUTCOME[c.outcome ?? 'success'],
+    c.error ?? '',
+    c.error ? new Date(c.now).toISOString() : '',
+    c.sample ? c.sample.ms : '',
+    c.id ?? 'wh',
+  ],
+});
 
 const NOW = 1_750_000_000_000;
 
@@ -83,9 +135,13 @@ describe('admitDelivery.lua', () => {
   ];
   // Each request is its own webhook unless it names one.
   let seq = 0;
-  const request = (a: A, keys = [K.pauseEp, K.pauseCfg, K.circuit, K.rate, K.domain, K.conc, K.limit, K.domainLimit, K.queued]): Req => ({
-    keys,
-    args: [a.now ?? NOW, a.lane ?? 'fast', a.domainMax ?? 0, a.id ?? `wh_${++seq}`, a.waited ?? 0],
+  const request = (a: A, ep = 'ep'): Req => ({
+    ep,
+    host: 'h',
+    hostMax: a.domainMax ?? 0,
+    cfg: 'cfg',
+    now: a.now ?? NOW,
+    args: [a.id ?? `wh_${++seq}`, (a.waited ? 1 : 0) + (a.lane === 'slow' ? 2 : 0)],
   });
   // A 'go' reply ends with what admission knew of the limit: those three are tested on their own.
   const short = (r: unknown) => (Array.isArray(r) && r[0] === 'go' ? r.slice(0, 4) : r);
@@ -98,17 +154,15 @@ describe('admitDelivery.lua', () => {
     expect(await redis.dbsize()).toBe(0);
   });
 
-  it("with the canary as the last KEY: {'rebuilding'} for every request and nothing written while it is absent; as usual once it is back", async () => {
+  it("with the canary key as ARGV[14]: {'rebuilding'} for every request and nothing written while it is absent; as usual once it is back", async () => {
     const canary = 'howk:system:initialized';
     const withCanary = async (n: number) =>
-      (await redis.eval(
-        BATCH_SCRIPTS.admitDelivery,
-        n * 9 + 1,
-        ...Array.from({ length: n }, () => request({}).keys).flat(),
+      runBatch(
+        'admitDelivery',
+        shared({ endpointMax: 5, domainMax: 5 }),
+        Array.from({ length: n }, () => request({ domainMax: 5 })),
         canary,
-        ...shared({ endpointMax: 5, domainMax: 5 }),
-        ...Array.from({ length: n }, () => request({ domainMax: 5 }).args).flat(),
-      )) as unknown[];
+      );
     expect(await withCanary(2)).toEqual([['rebuilding'], ['rebuilding']]);
     expect(await redis.dbsize()).toBe(0);
     await redis.set(canary, 'x');
@@ -118,7 +172,7 @@ describe('admitDelivery.lua', () => {
     ]);
   });
 
-  it("returns {'paused', scope} when KEYS[1] or KEYS[2] exists (paused or draining), endpoint first", async () => {
+  it("returns {'paused', scope} when paused:endpoint:{hash} or paused:config:{id} exists (paused or draining), endpoint first", async () => {
     await redis.set(K.pauseCfg, 'draining');
     expect(await admit()).toEqual(['paused', 'config']);
     await redis.set(K.pauseEp, 'paused');
@@ -223,43 +277,7 @@ describe('admitDelivery.lua', () => {
     for (let t = 1000; t < 10_000; t += 1000) {
       expect(await admit({ ...a, now: NOW + t, id: `wh_${t}` }), `at +${t} ms`).toEqual(['go', 0, 1, 0]);
       expect(await admit({ ...a, now: NOW + t }), `at +${t} ms`).toEqual(['wait']);
-      await redis.eval(
-        BATCH_SCRIPTS.completeDelivery,
-        7,
-        'circuit:ep',
-        K.conc,
-        K.domain,
-        'endpoint_errors:ep',
-        K.limit,
-        K.domainLimit,
-        'endpoint_latency:ep',
-        0,
-        3,
-        10_000,
-        30_000,
-        5_000,
-        2,
-        600_000,
-        20,
-        1,
-        2,
-        1000,
-        30_000,
-        1000,
-        200,
-        NOW + t,
-        'success',
-        0,
-        1,
-        0,
-        '',
-        new Date(NOW + t).toISOString(),
-        '',
-        0,
-        0,
-        0,
-        `wh_${t}`,
-      );
+      await runBatch('completeDelivery', [0, 3, 10_000, 30_000, 5_000, 2, 600_000, 20, 1, 2, 1000, 30_000, 1000, 200], [completion({ now: NOW + t, ep: 1, id: `wh_${t}` })]);
     }
     expect(await redis.zrange(K.conc, 0, -1)).toEqual(['wh_dead']);
     expect(await admit({ ...a, now: NOW + 9_999, id: 'wh_x' })).toEqual(['go', 0, 1, 0]);
@@ -316,11 +334,10 @@ describe('admitDelivery.lua', () => {
   });
 
   it('decides several requests in one call in order, each seeing what the ones before it counted', async () => {
-    const other = ['paused:endpoint:ep2', 'paused:config:cfg', 'circuit:ep2', 'rate:ep2', K.domain, 'inflight:ep2', 'limit:ep2', K.domainLimit, 'endpoint_queued:ep2'];
     await redis.set('paused:endpoint:ep2', 'paused');
     await slowEndpoint();
     const a: A = { endpointMax: 2, domainMax: 0 };
-    const replies = await runBatch('admitDelivery', shared(a), [request(a), request(a), request(a, other), request(a), request({ ...a, lane: 'slow' })]);
+    const replies = await runBatch('admitDelivery', shared(a), [request(a), request(a), request(a, 'ep2'), request(a), request({ ...a, lane: 'slow' })]);
     expect(replies.map(short)).toEqual([
       ['go', 0, 1, 0],
       ['go', 0, 1, 0],
@@ -371,23 +388,7 @@ describe('completeDelivery.lua', () => {
   // Limits as in core/policy: LIMITS (initial 20, floor 1, tolerance 2, 1 s, 30 s, ceiling 1000); 200 samples kept.
   const LIMITS = { initial: 20, floor: 1, ceiling: 1000, tolerance: 2, slowThresholdMs: 1000, windowMs: 30_000 };
   const shared = (c: C) => [c.circuit ?? 1, CB.threshold, CB.window, CB.recovery, CB.probeInterval, CB.successes, c.ttl ?? 600_000, 20, 1, 2, 1000, 30_000, 1000, 200];
-  const request = (c: C): Req => ({
-    keys: [K.circuit, K.conc, K.domain, K.errors, K.limit, K.domainLimit, K.latency],
-    args: [
-      c.now ?? NOW,
-      c.outcome ?? 'success',
-      c.probe ?? 0,
-      c.ep ?? 0,
-      c.dom ?? 0,
-      c.error ?? '',
-      new Date(c.now ?? NOW).toISOString(),
-      c.sample ? c.sample.ms : '',
-      c.sample?.drop ? 1 : 0,
-      c.sample?.timeout ? 1 : 0,
-      c.domainMax ?? 0,
-      c.id ?? 'wh',
-    ],
-  });
+  const request = (c: C): Req => completion({ ...c, now: c.now ?? NOW });
   const complete = (c: C = {}) => one('completeDelivery', shared(c), request(c));
 
   it('applies several completions in one call in order and returns the state after each', async () => {
@@ -405,7 +406,7 @@ describe('completeDelivery.lua', () => {
     expect(await redis.llen(K.errors)).toBe(1);
   });
 
-  it('ends only the leases flagged in ARGV[4]/ARGV[5], by the webhook id ARGV[12]; ending one twice or one never taken changes nothing', async () => {
+  it('ends only the leases flagged counted (endpoint 2, domain 4), by the webhook id; ending one twice or one never taken changes nothing', async () => {
     await fill(K.conc, 3);
     await fill(K.domain, 2);
     await redis.pexpire(K.conc, 60_000);
@@ -555,8 +556,7 @@ describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as 
         await redis.del(k);
         if (leases.length) await redis.zadd(k, ...leases);
       }
-      const args = [x.at, x.drop ? 'failure' : 'success', 0, 1, 1, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50, 'wh'];
-      await redis.eval(BATCH_SCRIPTS.completeDelivery, K.length, ...K, ...shared(v.params), ...args);
+      await runBatch('completeDelivery', shared(v.params), [completion({ now: x.at, outcome: x.drop ? 'failure' : 'success', ep: 1, dom: 1, sample: x, domainMax: 50, id: 'wh' })]);
       model = recordSample(model, x, x.inflight, x.at, v.params);
       hostModel = recordSample(hostModel, x, x.inflight, x.at, { ...v.params, ceiling: 50 });
       expect(await state(K[4]!), `${name}, step ${i}`).toEqual(model);
@@ -574,12 +574,12 @@ describe('adaptiveLimit.lua (through completeDelivery.lua): the same doubles as 
     const until = Math.max(...v.steps.map((x) => x.at)) + 60_000;
     await redis.del(K[1]!);
     await redis.zadd(K[1]!, ...v.steps.flatMap((_, i) => [until, `w${i}`]));
-    const args: (string | number)[] = [];
+    const reqs: Req[] = [];
     for (const [i, x] of v.steps.entries()) {
-      args.push(x.at, x.drop ? 'failure' : 'success', 0, 1, 0, '', new Date(x.at).toISOString(), x.ms, x.drop ? 1 : 0, x.timeout ? 1 : 0, 50, `w${i}`);
+      reqs.push(completion({ now: x.at, outcome: x.drop ? 'failure' : 'success', ep: 1, sample: x, domainMax: 50, id: `w${i}` }));
       model = recordSample(model, x, n - i, x.at, v.params);
     }
-    await redis.eval(BATCH_SCRIPTS.completeDelivery, K.length * n, ...v.steps.flatMap(() => K), ...shared(v.params), ...args);
+    await runBatch('completeDelivery', shared(v.params), reqs);
     expect(await state(K[4]!)).toEqual(model);
     expect(await redis.zcard(K[1]!)).toBe(0);
     // The samples of the call, newest first, as one LPUSH per completion would leave them.

@@ -29,6 +29,60 @@ import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
 
 const limitArgs = (p: GuardParams) => [p.limits.initial, p.limits.floor, p.limits.tolerance, p.limits.slowThresholdMs, p.limits.windowMs, p.limits.ceiling];
 
+// The key prefixes the scripts build their keys from, in their headers' order.
+const ADMIT_PREFIXES = [
+  keys.pause('endpoint', ''),
+  keys.pause('config', ''),
+  keys.circuit(''),
+  keys.rateBucket(''),
+  keys.domainInflight(''),
+  keys.inflight(''),
+  keys.endpointLimit(''),
+  keys.domainLimit(''),
+  keys.endpointQueued(''),
+];
+const COMPLETE_PREFIXES = [
+  keys.circuit(''),
+  keys.inflight(''),
+  keys.domainInflight(''),
+  keys.endpointErrors(''),
+  keys.endpointLimit(''),
+  keys.domainLimit(''),
+  keys.endpointLatency(''),
+];
+const OUTCOME_FLAG: Record<Completion['outcome'], number> = { success: 0, failure: 32, neutral: 64 };
+
+/**
+ * The distinct endpoints and hosts of one call, each sent once (numbered from 1): endpoint
+ * entries name their host by number, and a host carries its domain limit ceiling.
+ */
+class Places {
+  private readonly eps = new Map<string, number>();
+  private readonly hosts = new Map<string, number>();
+  constructor(private readonly p: GuardParams) {}
+
+  endpoint(hash: string, host: string): number {
+    let h = this.hosts.get(host);
+    if (h === undefined) this.hosts.set(host, (h = this.hosts.size + 1));
+    // A hash seen with another host (not expected: the host is part of the endpoint) gets its own entry.
+    const key = `${h}:${hash}`;
+    let e = this.eps.get(key);
+    if (e === undefined) this.eps.set(key, (e = this.eps.size + 1));
+    return e;
+  }
+
+  args(): (string | number)[] {
+    const out: (string | number)[] = [this.eps.size];
+    for (const key of this.eps.keys()) {
+      const i = key.indexOf(':');
+      out.push(key.slice(i + 1), key.slice(0, i));
+    }
+    out.push(this.hosts.size);
+    for (const host of this.hosts.keys()) out.push(host, this.p.maxInflightPerDomain(host));
+    return out;
+  }
+}
+
 const toAdmission = (r: unknown): Admission => {
   const a = r as (string | number)[];
   switch (a[0]) {
@@ -60,7 +114,6 @@ export class RedisGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
-    const keyList: string[] = [];
     const args: (string | number)[] = [
       p.circuit.enabled ? 1 : 0,
       p.circuit.probe_interval,
@@ -70,24 +123,29 @@ export class RedisGuards implements Guards {
       p.maxInflightPerEndpoint,
       p.inflightLeaseMs,
       ...limitArgs(p),
+      p.requireCanary ? keys.canary() : '',
+      ...ADMIT_PREFIXES,
     ];
+    const at = new Places(p);
+    const configs = new Map<string, number>();
+    const per: (string | number)[] = [];
+    let now: number | undefined;
     for (const r of reqs) {
-      const h = r.endpointHash;
+      let config = configs.get(r.configId);
+      if (config === undefined) configs.set(r.configId, (config = configs.size + 1));
       const pass = r.passPause ?? [];
-      const pauseKey = (kind: PauseScope['kind'], id: string) => (pass.includes(kind) ? keys.unset() : keys.pause(kind, id));
-      keyList.push(pauseKey('endpoint', h), pauseKey('config', r.configId), keys.circuit(h), keys.rateBucket(h), keys.domainInflight(r.host), keys.inflight(h));
-      keyList.push(keys.endpointLimit(h), keys.domainLimit(r.host), keys.endpointQueued(h));
-      args.push(r.now, r.lane, p.maxInflightPerDomain(r.host), r.id, r.waited ? 1 : 0);
+      const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (pass.includes('config') ? 8 : 0);
+      per.push(at.endpoint(r.endpointHash, r.host), config, r.now === now ? '' : r.now, r.id, flags);
+      now = r.now;
     }
-    if (p.requireCanary) keyList.push(keys.canary());
-    const replies = (await call(() => this.redis.howk_admitDelivery(keyList.length, ...keyList, ...args))) as unknown[];
+    args.push(...at.args(), configs.size, ...configs.keys(), ...per);
+    const replies = (await call(() => this.redis.howk_admitDelivery(0, ...args))) as unknown[];
     return replies.map(toAdmission);
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
     const c = p.circuit;
-    const keyList: string[] = [];
     const args: (string | number)[] = [
       c.enabled ? 1 : 0,
       c.failure_threshold,
@@ -98,25 +156,21 @@ export class RedisGuards implements Guards {
       p.circuitTtlMs,
       ...limitArgs(p),
       LATENCY_SAMPLES,
+      ...COMPLETE_PREFIXES,
     ];
+    const at = new Places(p);
+    const per: (string | number)[] = [];
+    let now: number | undefined;
     for (const d of done) {
-      const h = d.endpointHash;
-      keyList.push(
-        keys.circuit(h),
-        keys.inflight(h),
-        keys.domainInflight(d.host),
-        keys.endpointErrors(h),
-        keys.endpointLimit(h),
-        keys.domainLimit(d.host),
-        keys.endpointLatency(h),
-      );
       const x = d.sample;
       const error = (d.error ?? '').slice(0, 200);
+      const flags = (d.probe ? 1 : 0) + (d.counted.endpoint ? 2 : 0) + (d.counted.domain ? 4 : 0) + (x?.drop ? 8 : 0) + (x?.timeout ? 16 : 0) + OUTCOME_FLAG[d.outcome];
       // The time as text only goes with an error (the script reads it for nothing else).
-      args.push(d.now, d.outcome, d.probe ? 1 : 0, d.counted.endpoint ? 1 : 0, d.counted.domain ? 1 : 0, error, error ? new Date(d.now).toISOString() : '');
-      args.push(x ? x.ms : '', x?.drop ? 1 : 0, x?.timeout ? 1 : 0, p.maxInflightPerDomain(d.host), d.id);
+      per.push(at.endpoint(d.endpointHash, d.host), d.now === now ? '' : d.now, flags, error, error ? new Date(d.now).toISOString() : '', x ? x.ms : '', d.id);
+      now = d.now;
     }
-    const replies = (await call(() => this.redis.howk_completeDelivery(keyList.length, ...keyList, ...args))) as unknown[];
+    args.push(...at.args(), ...per);
+    const replies = (await call(() => this.redis.howk_completeDelivery(0, ...args))) as unknown[];
     // A plain state: nothing moved; a triple: this completion opened or closed the circuit.
     const moved: CircuitTransition[] = [];
     replies.forEach((r, i) => {

@@ -6,21 +6,28 @@
 -- In flight is a zset of leases per endpoint and per host (member: webhook id, score: when
 -- the lease runs out, ms): expired leases (a worker killed before its completion) are
 -- dropped before counting, so a leaked count ends on its own however busy the endpoint is.
--- KEYS: nine per request i (b = 9*i):
---   KEYS[b+1] paused:endpoint:{hash}   KEYS[b+2] paused:config:{id}   KEYS[b+3] circuit:{hash}
---   KEYS[b+4] rate:{hash}              KEYS[b+5] domain_inflight:{host} (zset)   KEYS[b+6] inflight:{hash} (zset)
---   KEYS[b+7] limit:{hash}             KEYS[b+8] domain_limit:{host}   KEYS[b+9] endpoint_queued:{hash}
---   then optionally one more, last: howk:system:initialized (the canary). When given and absent,
---   Redis was lost and is not rebuilt yet (no pause or circuit to read): every request gets
---   {'rebuilding'} and nothing is written.
+-- The keys are built here from the prefixes given (core/domain/keys.ts), and each distinct
+-- endpoint, host and config of the call is sent once: a request names them by index, so the
+-- arguments stay small when many requests share an endpoint. Not for Redis Cluster: a call
+-- spans endpoints, hosts and configs.
+-- KEYS: none (all keys come from the arguments below).
 -- ARGV[1] circuit enabled (1|0)   ARGV[2] probe_interval ms   ARGV[3] circuit state TTL ms
 -- ARGV[4] rate per s (0 = off)   ARGV[5] burst   ARGV[6] endpoint fast-lane share (0 = off)
 -- ARGV[7] in-flight lease ms (a lease taken now runs out at now + this; also the zset's TTL)
 -- ARGV[8] initial limit   ARGV[9] floor   ARGV[10] tolerance   ARGV[11] slow threshold ms
 -- ARGV[12] window ms   ARGV[13] endpoint limit ceiling
--- then five per request i (a = 13 + 5*i): ARGV[a+1] now ms   ARGV[a+2] lane ('fast'|'slow')
---   ARGV[a+3] domain limit ceiling (0 = off)   ARGV[a+4] webhook id (its lease and queue member)
---   ARGV[a+5] waited before 1|0
+-- ARGV[14] the canary key (howk:system:initialized), or '' when not required. When given and
+--   absent, Redis was lost and is not rebuilt yet (no pause or circuit to read): every request
+--   gets {'rebuilding'} and nothing is written.
+-- ARGV[15..23] key prefixes: paused:endpoint:  paused:config:  circuit:  rate:
+--   domain_inflight: (zset)  inflight: (zset)  limit:  domain_limit:  endpoint_queued:
+-- then E, the number of endpoints, and two per endpoint: its hash, its host's number (1..H)
+-- then H, the number of hosts, and two per host: the host, its domain limit ceiling (0 = off)
+-- then C, the number of configs, and one per config: its id
+-- then five per request: endpoint number (1..E), config number (1..C),
+--   now ms ('' = the previous request's; the first one gives it), webhook id (its lease and
+--   queue member), flags (the sum of: 1 waited before, 2 slow lane (else fast),
+--   4 passes the endpoint pause, 8 passes the config pause: a webhook its drain released)
 -- Returns one reply per request, in request order, each one of:
 --   {'rebuilding'} | {'paused', scope} | {'park', reason, until} | {'divert', reason} | {'recovered'} | {'wait'}
 --   | {'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
@@ -72,7 +79,13 @@ local function is_paused(key)
   return p
 end
 
+-- A nil key: the request passes that pause.
 local function paused(k_ep, k_cfg)
+  if not (k_ep and k_cfg) then
+    if k_ep and is_paused(k_ep) then return 'endpoint' end
+    if k_cfg and is_paused(k_cfg) then return 'config' end
+    return nil
+  end
   if pauses[k_ep] == nil and pauses[k_cfg] == nil and redis.call('EXISTS', k_ep, k_cfg) == 0 then
     pauses[k_ep], pauses[k_cfg] = false, false
     return nil
@@ -194,13 +207,13 @@ local function bulk(cmd, key, args, step)
   end
 end
 
-local function admit(b, now, now_text, lane, domain_max, id)
-  local scope = paused(KEYS[b + 1], KEYS[b + 2])
+local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
+  local scope = paused(not pass_ep and e.pause or nil, k_cfg)
   if scope then return {'paused', scope} end
 
   local probe = 0
   if circuit_on then
-    local k_circuit = KEYS[b + 3]
+    local k_circuit = e.circuit
     local c = circuit(k_circuit)
     if c[1] == 'OPEN' then
       local open_until = tonumber(c[2])
@@ -219,7 +232,7 @@ local function admit(b, now, now_text, lane, domain_max, id)
   end
 
   if rate > 0 then
-    local ok, tokens = take_token(KEYS[b + 4], now)
+    local ok, tokens = take_token(e.rate, now)
     if not ok then return {'park', 'rate_limited', tostring(now + math.ceil((1 - tokens) / rate * 1000))} end
   end
 
@@ -227,15 +240,16 @@ local function admit(b, now, now_text, lane, domain_max, id)
   local ep = nil
   local slow = false
   if endpoint_max > 0 then
-    ep = load(KEYS[b + 7], ceiling)
+    ep = load(e.limit, ceiling)
     slow = L.slowness(ep, now)
   end
 
   -- The lane rule (laneDecision): at a limit, a slow endpoint goes to the slow lane and a
   -- fast one waits its turn; the slow lane waits at a full host.
-  local k_domain, k_conc = KEYS[b + 5], KEYS[b + 6]
+  local h = e.host
+  local k_domain, k_conc, domain_max = h.inflight, e.inflight, h.max
   if domain_max > 0 then
-    local allowed = math.min(L.allowed(load(KEYS[b + 8], domain_max)), domain_max)
+    local allowed = math.min(L.allowed(load(h.limit, domain_max)), domain_max)
     if inflight(k_domain, now, now_text) >= allowed then
       if lane == 'fast' and slow then return {'divert', 'domain_inflight'} end
       return {'wait'}
@@ -263,21 +277,56 @@ local function admit(b, now, now_text, lane, domain_max, id)
   return {'go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0'}
 end
 
-local n = math.floor(#KEYS / 9)
+-- The endpoints, hosts and configs of the call, their keys made once each.
+local P = {}
+for k = 1, 9 do P[k] = ARGV[14 + k] end
+local a = 24
+local function count()
+  local n = tonumber(ARGV[a])
+  a = a + 1
+  return n
+end
+local eps, hosts, configs = {}, {}, {}
+for k = 1, count() do
+  local hash = ARGV[a]
+  local e = {pause = P[1] .. hash, queued = P[9] .. hash, host = tonumber(ARGV[a + 1])}
+  -- Only the keys the guards that are on will read.
+  if circuit_on then e.circuit = P[3] .. hash end
+  if rate > 0 then e.rate = P[4] .. hash end
+  if endpoint_max > 0 then e.inflight, e.limit = P[6] .. hash, P[7] .. hash end
+  eps[k] = e
+  a = a + 2
+end
+for k = 1, count() do
+  local host = ARGV[a]
+  hosts[k] = {inflight = P[5] .. host, limit = P[8] .. host, max = tonumber(ARGV[a + 1])}
+  a = a + 2
+end
+for k = 1, count() do
+  configs[k] = P[2] .. ARGV[a]
+  a = a + 1
+end
+for _, e in ipairs(eps) do e.host = hosts[e.host] end
+
+local n = (#ARGV - a + 1) / 5
 local out = {}
-if #KEYS > 9 * n and redis.call('EXISTS', KEYS[#KEYS]) == 0 then
+if ARGV[14] ~= '' and redis.call('EXISTS', ARGV[14]) == 0 then
   for i = 1, n do out[i] = {'rebuilding'} end
   return out
 end
+local now, now_text
 for i = 0, n - 1 do
-  local a = 13 + 5 * i
-  local now, lane, id = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 4]
-  local r = admit(9 * i, now, ARGV[a + 1], lane, tonumber(ARGV[a + 3]), id)
+  local r0 = a + 5 * i
+  if ARGV[r0 + 2] ~= '' then now, now_text = tonumber(ARGV[r0 + 2]), ARGV[r0 + 2] end
+  local e, id, flags = eps[tonumber(ARGV[r0])], ARGV[r0 + 3], tonumber(ARGV[r0 + 4])
+  local lane = bit.band(flags, 2) == 0 and 'fast' or 'slow'
+  local k_cfg = bit.band(flags, 8) == 0 and configs[tonumber(ARGV[r0 + 1])] or nil
+  local r = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id)
   if r[1] == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
-    queue(KEYS[9 * i + 9], id, now)
-  elseif ARGV[a + 5] == '1' then
-    queue(KEYS[9 * i + 9], id, false)
+    queue(e.queued, id, now)
+  elseif bit.band(flags, 1) ~= 0 then
+    queue(e.queued, id, false)
   end
   out[i + 1] = r
 end

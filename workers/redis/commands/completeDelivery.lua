@@ -4,21 +4,26 @@
 -- changes nothing) and records the outcome in the circuit (mirrors
 -- core/policy/adaptive-limit.ts and core/policy/circuit.ts). One call carries every
 -- completion a worker has at once.
--- KEYS: seven per completion i (b = 7*i):
---   KEYS[b+1] circuit:{hash}   KEYS[b+2] inflight:{hash} (zset)   KEYS[b+3] domain_inflight:{host} (zset)
---   KEYS[b+4] endpoint_errors:{hash}   KEYS[b+5] limit:{hash}   KEYS[b+6] domain_limit:{host}
---   KEYS[b+7] endpoint_latency:{hash}
+-- The keys are built here from the prefixes given (core/domain/keys.ts), and each distinct
+-- endpoint and host of the call is sent once: a completion names its endpoint by index, so
+-- the arguments stay small when many share one. Not for Redis Cluster: a call spans
+-- endpoints and hosts.
+-- KEYS: none (all keys come from the arguments below).
 -- ARGV[1] circuit enabled 1|0   ARGV[2] failure_threshold   ARGV[3] failure_window ms
 -- ARGV[4] recovery_timeout ms   ARGV[5] probe_interval ms   ARGV[6] success_threshold
 -- ARGV[7] circuit TTL ms (also of the limit state and the latency samples)
 -- ARGV[8] initial limit   ARGV[9] floor   ARGV[10] tolerance   ARGV[11] slow threshold ms
 -- ARGV[12] window ms   ARGV[13] endpoint limit ceiling   ARGV[14] latency samples kept
--- then twelve per completion i (a = 14 + 12*i): ARGV[a+1] now ms
---   ARGV[a+2] outcome ('success'|'failure'|'neutral')   ARGV[a+3] probe 1|0
---   ARGV[a+4] counted endpoint 1|0   ARGV[a+5] counted domain 1|0
---   ARGV[a+6] error text ('' = none)   ARGV[a+7] now as ISO text (read only with an error text)
---   ARGV[a+8] latency ms ('' = no sample)   ARGV[a+9] drop 1|0   ARGV[a+10] timeout 1|0
---   ARGV[a+11] domain limit ceiling   ARGV[a+12] webhook id (the leases' member)
+-- ARGV[15..21] key prefixes: circuit:  inflight: (zset)  domain_inflight: (zset)
+--   endpoint_errors:  limit:  domain_limit:  endpoint_latency:
+-- then E, the number of endpoints, and two per endpoint: its hash, its host's number (1..H)
+-- then H, the number of hosts, and two per host: the host, its domain limit ceiling
+-- (an endpoint or host may come twice, e.g. with another ceiling: the keys are the same)
+-- then seven per completion: endpoint number (1..E), now ms ('' = the previous
+--   completion's; the first one gives it), flags (the sum of: 1 probe, 2 counted endpoint,
+--   4 counted domain, 8 drop, 16 timeout, and the outcome: 0 success, 32 failure,
+--   64 neutral), error text ('' = none), now as ISO text (only with an error text, else ''),
+--   latency ms ('' = no sample), webhook id (the leases' member)
 -- A sample moves the endpoint's limit only when the attempt was counted (the limit is on),
 -- and the host's when it was counted there; `inflight` is the leases in force before this
 -- one ends.
@@ -37,6 +42,10 @@ local recovery_timeout = tonumber(ARGV[4])
 local probe_interval = tonumber(ARGV[5])
 local success_threshold = tonumber(ARGV[6])
 local ttl = ARGV[7]
+local OUTCOMES = {[0] = 'success', [32] = 'failure', [64] = 'neutral'}
+-- The key prefixes (ARGV[15..21]).
+local P = {}
+for k = 1, 7 do P[k] = ARGV[14 + k] end
 
 -- One call often carries many completions of the same endpoint: each key is read once per
 -- call and followed in memory (every write the script makes kept in step), and the writes
@@ -149,24 +158,27 @@ local function circuit(key)
   return c
 end
 
-local function complete(b, a)
-  local k_circuit, k_conc, k_domain = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
-  local now = tonumber(ARGV[a + 1])
-  local outcome, is_probe = ARGV[a + 2], ARGV[a + 3] == '1'
-  if ARGV[a + 8] ~= '' then
-    local ms, drop, timeout = tonumber(ARGV[a + 8]), ARGV[a + 9] == '1', ARGV[a + 10] == '1'
-    if ARGV[a + 4] == '1' then
-      learn(KEYS[b + 5], k_conc, ceiling, ms, drop, timeout, now, ARGV[a + 1])
+local function complete(c)
+  local e = c.e
+  local k_circuit, k_conc, k_domain = e.circuit, e.inflight, e.host.inflight
+  local now, now_text, flags = c.now, c.now_text, c.flags
+  local is_probe = bit.band(flags, 1) ~= 0
+  local on_ep, on_dom = bit.band(flags, 2) ~= 0, bit.band(flags, 4) ~= 0
+  local outcome = OUTCOMES[bit.band(flags, 96)]
+  if c.ms ~= '' then
+    local ms, drop, timeout = tonumber(c.ms), bit.band(flags, 8) ~= 0, bit.band(flags, 16) ~= 0
+    if on_ep then
+      learn(e.limit, k_conc, ceiling, ms, drop, timeout, now, now_text)
       if not drop or timeout then
-        push(samples, sample_order, KEYS[b + 7], sample_time(now, ARGV[a + 1]) .. ':' .. ARGV[a + 8])
+        push(samples, sample_order, e.latency, sample_time(now, now_text) .. ':' .. c.ms)
       end
     end
-    if ARGV[a + 5] == '1' then learn(KEYS[b + 6], k_domain, tonumber(ARGV[a + 11]), ms, drop, timeout, now, ARGV[a + 1]) end
+    if on_dom then learn(e.host.limit, k_domain, e.host.max, ms, drop, timeout, now, now_text) end
   end
-  if ARGV[a + 4] == '1' then end_lease(k_conc, ARGV[a + 12]) end
-  if ARGV[a + 5] == '1' then end_lease(k_domain, ARGV[a + 12]) end
+  if on_ep then end_lease(k_conc, c.id) end
+  if on_dom then end_lease(k_domain, c.id) end
 
-  if ARGV[a + 6] ~= '' then push(errors, error_order, KEYS[b + 4], cjson.encode({at = ARGV[a + 7], error = ARGV[a + 6]})) end
+  if c.error ~= '' then push(errors, error_order, P[4] .. e.hash, cjson.encode({at = c.at, error = c.error})) end
 
   if not circuit_on then return 'CLOSED' end
   local c = circuit(k_circuit)
@@ -223,11 +235,41 @@ local function complete(b, a)
   return 'HALF_OPEN'
 end
 
+-- The endpoints and hosts of the call, their keys made once each.
+local a = 22
+local function count()
+  local n = tonumber(ARGV[a])
+  a = a + 1
+  return n
+end
+local eps, hosts = {}, {}
+for k = 1, count() do
+  local hash = ARGV[a]
+  eps[k] = {hash = hash, circuit = P[1] .. hash, inflight = P[2] .. hash, limit = P[5] .. hash,
+    latency = P[7] .. hash, host = tonumber(ARGV[a + 1])}
+  a = a + 2
+end
+for k = 1, count() do
+  local host = ARGV[a]
+  hosts[k] = {inflight = P[3] .. host, limit = P[6] .. host, max = tonumber(ARGV[a + 1])}
+  a = a + 2
+end
+for _, e in ipairs(eps) do e.host = hosts[e.host] end
+
+local done = {}
+local now, now_text
+for i = 0, (#ARGV - a + 1) / 7 - 1 do
+  local r0 = a + 7 * i
+  if ARGV[r0 + 1] ~= '' then now, now_text = tonumber(ARGV[r0 + 1]), ARGV[r0 + 1] end
+  done[i + 1] = {e = eps[tonumber(ARGV[r0])], now = now, now_text = now_text, flags = tonumber(ARGV[r0 + 2]),
+    error = ARGV[r0 + 3], at = ARGV[r0 + 4], ms = ARGV[r0 + 5], id = ARGV[r0 + 6]}
+end
+
 -- The leases this call ends, with their scores as it begins (one ZMSCORE per zset).
-for i = 0, #KEYS / 7 - 1 do
-  local a = 14 + 12 * i
-  if ARGV[a + 4] == '1' then watch(KEYS[7 * i + 2], ARGV[a + 12]) end
-  if ARGV[a + 5] == '1' then watch(KEYS[7 * i + 3], ARGV[a + 12]) end
+for _, c in ipairs(done) do
+  local f = c.flags
+  if bit.band(f, 2) ~= 0 then watch(c.e.inflight, c.id) end
+  if bit.band(f, 4) ~= 0 then watch(c.e.host.inflight, c.id) end
 end
 for _, key in ipairs(set_order) do
   local z = sets[key]
@@ -241,7 +283,7 @@ for _, key in ipairs(set_order) do
 end
 
 local out = {}
-for i = 0, #KEYS / 7 - 1 do out[i + 1] = complete(7 * i, 14 + 12 * i) end
+for i, c in ipairs(done) do out[i] = complete(c) end
 for _, key in ipairs(set_order) do
   local gone = sets[key].gone or sets[key].ids
   for from = 1, #gone, 1000 do redis.call('ZREM', key, unpack(gone, from, math.min(#gone, from + 999))) end
