@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError, type Issue } from '../errors/errors';
+import { memoize } from './memo';
 import { arrayElements, objectMembers, slice } from './raw-json';
 import type { Config } from '../config/schema';
 import { CLIENT_MANAGED_HEADERS, HEADER_NAME, headerProblem } from '../security/headers';
@@ -22,16 +23,9 @@ const isHttpUrl = (u: string): boolean => {
 };
 
 // Senders post to a handful of endpoints over and over, and parsing a URL is most of what
-// checking an item costs: endpoints already found valid are remembered (bounded).
-const goodEndpoints = new Set<string>();
-const endpointOk = (u: string, l: EnqueueLimits): boolean => {
-  if (u.length > l.max_endpoint_length) return false;
-  if (goodEndpoints.has(u)) return true;
-  if (!isHttpUrl(u)) return false;
-  if (goodEndpoints.size >= 10_000) goodEndpoints.clear();
-  goodEndpoints.add(u);
-  return true;
-};
+// checking an item costs: each endpoint's verdict is remembered (bounded).
+const knownHttpUrl = memoize(10_000, isHttpUrl);
+const endpointOk = (u: string, l: EnqueueLimits): boolean => u.length <= l.max_endpoint_length && knownHttpUrl(u);
 
 export const enqueueItemSchema = (l: EnqueueLimits) =>
   z.object({

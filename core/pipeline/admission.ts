@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { urlParts, type UrlParts } from '../domain/memo';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { Admission, Completion, Guards, PauseScope } from '../ports/guards';
@@ -36,19 +37,7 @@ const NOOP = () => {};
 /** Longest wait before a webhook told to wait asks again (a local completion of its endpoint wakes it sooner). */
 const WAIT_MS = 50;
 
-// Endpoints repeat and each attempt needs its origin two or three times: a URL is parsed
-// once (bounded, oldest dropped first).
-const origins = new Map<string, { origin: string; host: string }>();
-const originOf = (w: Webhook): { origin: string; host: string } => {
-  let o = origins.get(w.endpoint);
-  if (!o) {
-    const u = new URL(w.endpoint);
-    o = { origin: u.origin, host: u.hostname };
-    if (origins.size >= 10_000) origins.delete(origins.keys().next().value as string);
-    origins.set(w.endpoint, o);
-  }
-  return o;
-};
+const originOf = (w: Webhook): UrlParts => urlParts(w.endpoint);
 
 /**
  * Admission in front of every attempt: the worker's own connection slot for the origin

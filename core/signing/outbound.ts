@@ -1,3 +1,4 @@
+import { memoize } from '../domain/memo';
 import { InvalidSecretError } from '../errors/errors';
 import { toBase64, toHex, utf8 } from './encoding';
 import { decodeWhsec, WHSEC_PREFIX } from './secret-format';
@@ -17,15 +18,7 @@ export const secretKeyBytes = (secret: string): Uint8Array => {
 };
 
 // Every delivery signs with one of a few secrets: decode each once (bounded).
-const keyCache = new Map<string, Uint8Array>();
-const keyOf = (secret: string): Uint8Array => {
-  let k = keyCache.get(secret);
-  if (!k) {
-    if (keyCache.size >= 1000) keyCache.delete(keyCache.keys().next().value as string);
-    keyCache.set(secret, (k = secretKeyBytes(secret)));
-  }
-  return k;
-};
+const keyOf = memoize(1000, secretKeyBytes);
 
 // A runtime's synchronous HMAC (workers/node/hmac.ts) is used without a promise per signature.
 const isSync = (m: Uint8Array | Promise<Uint8Array>): m is Uint8Array => m instanceof Uint8Array;

@@ -1,3 +1,4 @@
+import { memoize } from '../domain/memo';
 import { inboundRequest, verifyInbound, type VerifyResult } from '../signing/inbound';
 import { parsePasswd, type PasswdEntry, type TransformerAuth, type TransformerRegistry, type TransformerScript } from './registry';
 
@@ -10,20 +11,13 @@ import { parsePasswd, type PasswdEntry, type TransformerAuth, type TransformerRe
 type SecretOf = TransformerRegistry['secret'];
 
 // Parsed passwd secrets, by text: parsing is cheap but a bcrypt-heavy sender posts often.
-const parsed = new Map<string, Map<string, PasswdEntry> | Error>();
-const passwdOf = (text: string): Map<string, PasswdEntry> | Error => {
-  let v = parsed.get(text);
-  if (!v) {
-    try {
-      v = parsePasswd(text);
-    } catch (e) {
-      v = e as Error;
-    }
-    if (parsed.size >= 64) parsed.delete(parsed.keys().next().value as string);
-    parsed.set(text, v);
+const passwdOf = memoize(64, (text: string): Map<string, PasswdEntry> | Error => {
+  try {
+    return parsePasswd(text);
+  } catch (e) {
+    return e as Error;
   }
-  return v;
-};
+});
 
 const merged = new WeakMap<Map<string, PasswdEntry>, WeakMap<Map<string, PasswdEntry>, Map<string, PasswdEntry>>>();
 /** One stable map per (file, secret) pair, so that per-map caches (anyBcrypt) keep working. */

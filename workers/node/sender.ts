@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
+import { urlParts, type UrlParts } from '../../core/domain/memo';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
 import type { Logger } from '../../core/ports/logger';
 import { destinationPolicy } from '../../core/security/destination';
@@ -15,8 +16,6 @@ export type SenderOptions = {
 
 const MAX_DRAIN = 64 * 1024;
 const RETRY_AFTER = 'retry-after';
-
-type Target = { origin: string; path: string };
 
 /**
  * Errors undici raises synchronously inside dispatch that say nothing about the endpoint: the
@@ -153,25 +152,13 @@ export const createHttpSender = (o: SenderOptions): Sender => {
   const connect = guardedConnector(destinationPolicy(o.allowedNetworks ?? []));
   const newAgent = () => new Agent({ connections: o.connectionsPerOrigin, keepAliveTimeout: o.keepAliveMs ?? 30_000, pipelining: 1, connect });
   let agent = newAgent();
-  // Endpoints repeat: parse each URL once (bounded, oldest dropped first).
-  const targets = new Map<string, Target>();
-  const targetOf = (url: string): Target => {
-    let t = targets.get(url);
-    if (!t) {
-      const u = new URL(url);
-      t = { origin: u.origin, path: `${u.pathname}${u.search}` };
-      if (targets.size >= 10_000) targets.delete(targets.keys().next().value as string);
-      targets.set(url, t);
-    }
-    return t;
-  };
   return {
     send(req: DeliveryRequest): Promise<DeliveryResponse> {
       const t0 = performance.now();
       return new Promise<DeliveryResponse>((resolve) => {
-        let t: Target;
+        let t: UrlParts;
         try {
-          t = targetOf(req.url);
+          t = urlParts(req.url);
         } catch (e) {
           const err = e as { code?: string; message?: string };
           resolve({ kind: 'network', error: err.code ? `${err.code}: ${err.message}` : String(err.message ?? e), durationMs: 0 });
