@@ -1,10 +1,11 @@
-import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import './request-queue';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
 import { createLogger, type Logger } from '../../core/ports/logger';
 import { KafkaConsumer } from './consumer';
+import { FastDefaultPartitioner } from './partitioner';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -143,9 +144,10 @@ export class KafkaLog implements Log {
   }
 
   producer(opts: ProducerOptions = {}): LogProducer {
-    // The partitioner is named (murmur2, kafkajs's default) so that kafkajs has no default-partitioner warning to print.
+    // kafkajs's default partitioning (murmur2 of the key), hashed without its BigInt Long
+    // type (workers/kafka/partitioner.ts); named, kafkajs has no default-partitioner warning to print.
     const p = this.kafka.producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: FastDefaultPartitioner,
       allowAutoTopicCreation: false,
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     });
