@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import './request-queue';
+import { useFastRecordEncoding } from './produce-encoding';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
@@ -33,6 +34,8 @@ export type KafkaLogOptions = {
   /** Told of each failed operation (produce, commit, consumer_crash): the error counters. */
   onError?: (op: string) => void;
 };
+
+useFastRecordEncoding();
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   settleWithin(
