@@ -1,6 +1,7 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import './request-queue';
 import { useFastRecordEncoding } from './produce-encoding';
+import { useFastRecordDecoding } from './fetch-decoding';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
@@ -36,6 +37,7 @@ export type KafkaLogOptions = {
 };
 
 useFastRecordEncoding();
+useFastRecordDecoding();
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   settleWithin(
