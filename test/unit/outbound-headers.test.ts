@@ -81,6 +81,16 @@ describe('outbound header rules', () => {
     }
   });
 
+  it('finds a bad value under a name that passed before, exactly as headerProblem does, for every character', () => {
+    expect(findHeaderIssue({ 'x-a': 'fine', 'x-b': 'fine' })).toBeUndefined();
+    for (let c = 0; c <= 0x2ff; c++) {
+      const v = `a${String.fromCharCode(c)}b`;
+      const problem = headerProblem('x-a', v);
+      expect(findHeaderIssue({ 'x-b': 'fine', 'x-a': v }), `U+${c.toString(16)}`).toEqual(problem ? { name: 'x-a', message: problem } : undefined);
+    }
+    expect(findHeaderIssue({ 'x-a': 5 as unknown as string })?.message).toContain('must be a string');
+  });
+
   it('says which header, and no more of the value than the offending character', () => {
     const issue = findHeaderIssue({ Authorization: 'Bearer s3cret€' });
     expect(issue?.name).toBe('Authorization');
