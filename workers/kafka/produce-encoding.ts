@@ -1,12 +1,13 @@
 import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
+import { crc32c } from './crc32c';
 
 // kafkajs 2.2.4 encodes each record of a produce request through an Encoder of its own: a
 // Buffer per varint, BigInt arithmetic for the timestamp delta, an object spread per record,
 // and the record's bytes copied into the batch after. That was about 5% of a worker's CPU
 // (two records per delivered webhook) and as much of howk-api's. The encoding below writes
 // the records of a partition straight into one buffer, and gives the same bytes: kafkajs's own
-// Encoder still writes the request, topic and batch headers, and its crc32C the checksum.
+// Encoder still writes the request, topic and batch headers (the checksum: workers/kafka/crc32c.ts).
 // Only the common shape takes this path (no compression, no record timestamps, string or
 // Buffer keys, values and header values); anything else is encoded by kafkajs as before.
 // Produce v4 to v7 reuse v3's encoder, so one patch covers the versions a broker may pick.
@@ -142,10 +143,10 @@ export const encodeRecords = (messages: Message[]): Buffer => {
   return buf;
 };
 
-type Kit = { Encoder: new () => KafkaEncoder; crc32C: (b: Buffer) => number; Long: { fromInt: (n: number) => unknown } };
+type Kit = { Encoder: new () => KafkaEncoder; Long: { fromInt: (n: number) => unknown } };
 
 const encodeRequest = (kit: Kit, args: RequestArgs): KafkaEncoder => {
-  const { Encoder, crc32C, Long } = kit;
+  const { Encoder, Long } = kit;
   const transactionalId = args.transactionalId ?? null;
   const producerId = args.producerId ?? Long.fromInt(-1);
   const producerEpoch = args.producerEpoch ?? 0;
@@ -165,7 +166,7 @@ const encodeRequest = (kit: Kit, args: RequestArgs): KafkaEncoder => {
         .writeInt32(firstSequence ?? 0)
         .writeInt32(messages.length);
       body.writeBufferInternal(records);
-      const batch = new Encoder().writeInt32(0).writeInt8(2).writeUInt32(crc32C(body.buffer)).writeEncoder(body);
+      const batch = new Encoder().writeInt32(0).writeInt8(2).writeUInt32(crc32c(body.buffer)).writeEncoder(body);
       const recordBatch = new Encoder().writeInt64(Long.fromInt(0)).writeBytes(batch.buffer);
       out.writeInt32(partition).writeInt32(recordBatch.size()).writeEncoder(recordBatch);
     }
@@ -183,7 +184,6 @@ export const useFastRecordEncoding = (): boolean => {
     mod = require.cache[path] as { exports: RequestFn } | undefined;
     kit = {
       Encoder: require('kafkajs/src/protocol/encoder.js') as Kit['Encoder'],
-      crc32C: require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as Kit['crc32C'],
       Long: require('kafkajs/src/utils/long.js') as Kit['Long'],
     };
   } catch {
