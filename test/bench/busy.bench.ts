@@ -40,7 +40,7 @@ const SLOW_MS = envInt('BENCH_BUSY_SLOW_MS', 1000);
 const SICK_MS = envInt('BENCH_BUSY_SICK_MS', 800);
 const TIMEOUT_MS = envInt('BENCH_BUSY_TIMEOUT_S', 120) * 1000;
 const TAIL_MS = envInt('BENCH_BUSY_TAIL_S', 120) * 1000;
-const WARMUP = scaled('BENCH_BUSY_WARMUP', 1000);
+const WARMUP = scaled('BENCH_BUSY_WARMUP', 5000);
 const REDIS_DB = envInt('BENCH_BUSY_REDIS_DB', 59);
 const PHASES = new Set((process.env.BENCH_BUSY_PHASES ?? 'a,b,c,d').split(',').map((s) => s.trim()));
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

@@ -13,7 +13,7 @@
 //   BENCH_ORIGINS (1)        receiver ports; config i posts to origin i % ORIGINS
 //   BENCH_RATE (0)           webhooks/s offered; 0 = as fast as the api takes them
 //   BENCH_PAYLOAD_BYTES      approximate payload size (256)
-//   BENCH_WARMUP (1000)      webhooks delivered before timing starts
+//   BENCH_WARMUP (5000)      webhooks delivered before timing starts (V8 compiles hot code meanwhile)
 //   BENCH_PREFILL=1          enqueue everything with the worker stopped, then time its drain
 //   BENCH_TIMEOUT_S (180)    the run fails when not everything is delivered by then
 //   BENCH_REDIS_DB (9)       Redis database of the run (flushed at start)
@@ -61,7 +61,7 @@ const CONFIGS = Math.max(1, envInt('BENCH_CONFIGS', 50));
 const ORIGINS = Math.max(1, envInt('BENCH_ORIGINS', 1));
 const RATE = envInt('BENCH_RATE', 0);
 const PAYLOAD_BYTES = envInt('BENCH_PAYLOAD_BYTES', 256);
-const WARMUP = envInt('BENCH_WARMUP', 1000);
+const WARMUP = envInt('BENCH_WARMUP', 5000);
 const TIMEOUT_MS = envInt('BENCH_TIMEOUT_S', 180) * 1000;
 const REDIS_DB = envInt('BENCH_REDIS_DB', 9);
 const TARGET = envInt('BENCH_TARGET', 3000);
