@@ -13,6 +13,7 @@ import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import type { Logger } from '../ports/logger';
+import { pendingWriter } from './pending-writes';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 
@@ -142,6 +143,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
   };
 
   const build = webhookBuilder(config, d.secretBox, hashOf);
+  const writePending = pendingWriter(d.hot);
   const stampOf = stamper();
   const buildAll = (configId: string, items: EnqueueItem[], now: number): Webhook[] | Promise<Webhook[]> => {
     for (const it of items) if (it.signing_secret !== undefined || !known.has(it.endpoint)) return Promise.all(items.map((it) => build(configId, it, now)));
@@ -200,13 +202,12 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
       d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
-      await d.hot
-        .apply({
-          statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
-          // Each endpoint once: a batch mostly posts to one, and the unique-endpoint count is a set.
-          stats: { at: now, counts: { enqueued: fresh.length }, endpoints: [...new Set(fresh.map((w) => w.endpoint_hash))] },
-        })
-        .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
+      await writePending({
+        statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
+        at: now,
+        // Each endpoint once: a batch mostly posts to one, and the unique-endpoint count is a set.
+        endpoints: [...new Set(fresh.map((w) => w.endpoint_hash))],
+      }).catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
     }
     if (results.length > fresh.length) d.events?.enqueued('duplicate', results.length - fresh.length);
     return results;

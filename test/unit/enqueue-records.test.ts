@@ -80,4 +80,35 @@ describe('enqueue records', () => {
     expect(stats.enqueued).toBe(100);
     expect(stats.unique_endpoints).toBe(2);
   });
+
+  it('writes the pending statuses of requests that arrive during a write together, with their stats summed', async () => {
+    const { enqueue, applied, hot, tick } = setup();
+    // Hold the first write until released: the next requests arrive while it is out.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const apply = hot.apply;
+    let calls = 0;
+    hot.apply = async (b: HotBatch) => {
+      if (calls++ === 0) await held;
+      return apply(b);
+    };
+    const first = enqueue('cfg', [{ endpoint: 'https://a.test/1', payload: '1', headers: {} }]);
+    await new Promise((r) => setTimeout(r, 10));
+    tick();
+    const later = [1, 2, 3].map((i) => enqueue(`cfg-${i}`, [{ endpoint: `https://a.test/${i % 2}`, payload: `${i}`, headers: {} }]));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(calls).toBe(1);
+    release();
+    const results = [await first, ...(await Promise.all(later))];
+    expect(results.map((r) => r[0]!.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
+    // The three that waited left as one batch: their statuses, one count, each endpoint once.
+    expect(applied).toHaveLength(2);
+    expect(applied[1]!.statuses!.map((s) => s.status.config_id).sort()).toEqual(['cfg-1', 'cfg-2', 'cfg-3']);
+    expect(applied[1]!.stats!.counts.enqueued).toBe(3);
+    expect(applied[1]!.stats!.endpoints).toHaveLength(2);
+    for (const r of results) expect((await hot.getStatus(r[0]!.webhook_id))?.state).toBe('pending');
+    const stats = await hot.stats(Date.UTC(2026, 0, 2, 3, 4, 5), 1);
+    expect(stats.enqueued).toBe(4);
+    expect(stats.unique_endpoints).toBe(2);
+  });
 });
