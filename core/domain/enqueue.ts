@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError, type Issue } from '../errors/errors';
 import { memoize } from './memo';
-import { arrayElements, objectMembers, slice } from './raw-json';
+import { elementMembers, memberSpan, slice, type Span } from './raw-json';
 import type { Config } from '../config/schema';
 import { CLIENT_MANAGED_HEADERS, HEADER_NAME, headerProblem } from '../security/headers';
 import { signingSecretProblem } from '../signing/secret-format';
@@ -120,17 +120,17 @@ const fastItem = (v: Record<string, unknown>, l: EnqueueLimits): Checked | undef
   return { endpoint, headers: {}, idempotency_key: key, signing_secret: undefined, max_attempts: max };
 };
 
-const toItem = (text: string, start: number, value: Record<string, unknown>, l: EnqueueLimits, prefix: string): EnqueueItem => {
+/** `payload` is the span of the item's payload in `text` (it has one once the item is valid). */
+const toItem = (text: string, payload: Span | undefined, value: Record<string, unknown>, l: EnqueueLimits, prefix: string): EnqueueItem => {
   let d: Checked | undefined = fastItem(value, l);
   if (!d) {
     const res = itemSchemaFor(l).safeParse(value);
     if (!res.success) throw ValidationError.fromZod(res.error, { at: prefix });
     d = res.data;
   }
-  const span = objectMembers(text, start).get('payload')!;
   return {
     endpoint: d.endpoint,
-    payload: slice(text, span),
+    payload: slice(text, payload!),
     headers: d.headers ?? {},
     idempotency_key: d.idempotency_key,
     signing_secret: d.signing_secret,
@@ -143,7 +143,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export const parseEnqueueBody = (text: string, l: EnqueueLimits): EnqueueItem => {
   const v = parseJson(text);
   if (!isObject(v)) throw new ValidationError('body must be a JSON object', 'body');
-  return toItem(text, 0, v, l, '');
+  return toItem(text, memberSpan(text, 0, 'payload'), v, l, '');
 };
 
 /** `{"webhooks": [item, ...]}` with 1..max_batch_size items; any invalid item rejects the whole batch. */
@@ -153,7 +153,7 @@ export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] =>
   const items = v.webhooks;
   if (items.length === 0) throw new ValidationError('webhooks must hold at least 1 item', 'webhooks');
   if (items.length > l.max_batch_size) throw new ValidationError(`webhooks holds ${items.length} items; the limit is ${l.max_batch_size}`, 'webhooks');
-  const spans = arrayElements(text, objectMembers(text, 0).get('webhooks')!.start);
+  const payloads = elementMembers(text, memberSpan(text, 0, 'webhooks')!.start, 'payload');
   const out: EnqueueItem[] = [];
   const issues: Issue[] = [];
   items.forEach((item, i) => {
@@ -162,7 +162,7 @@ export const parseBatchBody = (text: string, l: EnqueueLimits): EnqueueItem[] =>
       return;
     }
     try {
-      out.push(toItem(text, spans[i]!.start, item, l, `webhooks.${i}`));
+      out.push(toItem(text, payloads[i], item, l, `webhooks.${i}`));
     } catch (e) {
       if (e instanceof ValidationError) issues.push(...e.issues);
       else throw e;

@@ -19,6 +19,9 @@ import type { TransformerRegistry } from '../transformers/registry';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
+/** Request headers counted as the Fetch API's Headers holds them (core/http/middleware/limits.ts). */
+export type HeaderSize = { count: number; bytes: number };
+
 /** Listings and dead letters of the hot state (the edge's REST reads have none of them). */
 export type Listing = WebhookListing & Pick<DeadLetterStore, 'listDeadLetters' | 'getDeadLetter'>;
 
@@ -64,6 +67,12 @@ export type ApiDeps = {
   luaKv?: KvStore;
   /** Lua http (guarded fetch, per-namespace allowlists) and credentials; without it those modules answer nil, err. */
   lua?: LuaHostServices;
+  /**
+   * The request's header count and bytes, as headerSize would find them, read by the host from
+   * its parser's raw headers: on Node, walking c.req.raw.headers builds a Headers object per
+   * request, which nothing else needs. Undefined: headerSize counts them.
+   */
+  headerSize?: (c: Context) => HeaderSize | undefined;
   /** The peer address of a request's connection (the host knows its server); per-client limits key by it. */
   remoteAddress?: (c: Context) => string | undefined;
   /** Outstanding webhooks per config: api.max_outstanding_per_config and GET /configs/:config/status. */

@@ -13,6 +13,7 @@ import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import type { Logger } from '../ports/logger';
+import { pendingWriter } from './pending-writes';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 
@@ -51,43 +52,54 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
   updated_at_ns: ns,
 });
 
+/** The Webhook record of an item, its id, stamp, endpoint hash and sealed secret given. */
+const webhookOf = (config: Config, configId: string, item: EnqueueItem, id: string, at: string, hash: string, sealed: string | undefined): Webhook => ({
+  id,
+  config_id: configId,
+  endpoint: item.endpoint,
+  endpoint_hash: hash,
+  payload: item.payload,
+  headers: item.headers,
+  ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
+  ...(sealed ? { signing_secret: sealed } : {}),
+  ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
+  ...(item.delivery_query_params ? { delivery_query_params: item.delivery_query_params } : {}),
+  attempt: 0,
+  max_attempts: item.max_attempts ?? config.retry.max_attempts,
+  deferrals: 0,
+  created_at: at,
+  scheduled_at: at,
+});
+
+/** ISO stamps of `now`: the items of one request share their `now`, so one stamp for all of them. */
+const stamper = () => {
+  let stampMs = NaN;
+  let stamp = '';
+  return (now: number): string => {
+    if (now !== stampMs) {
+      stampMs = now;
+      stamp = iso(now);
+    }
+    return stamp;
+  };
+};
+
 /**
  * An enqueue item → the Webhook record on the pending topic. Shared by howk-api and the edge
  * (edge/enqueue.ts), so both write the same record; `hash` lets a caller memoise endpoint hashes.
  */
 export const webhookBuilder = (config: Config, secretBox: SecretBox | undefined, hash: (endpoint: string) => Promise<string> = endpointHash) => {
-  // The items of one request share their `now`: one ISO stamp for all of them.
-  let stampMs = NaN;
-  let stamp = '';
+  const stampOf = stamper();
   return async (configId: string, item: EnqueueItem, now: number): Promise<Webhook> => {
-    if (now !== stampMs) {
-      stampMs = now;
-      stamp = iso(now);
-    }
     // Read before any await: a concurrent call may move the stamp on meanwhile.
-    const at = stamp;
+    const at = stampOf(now);
     let sealed: string | undefined;
     if (item.signing_secret !== undefined) {
       if (!secretBox) throw new ValidationError('signing_secret needs HOWK_SECRETS_KEY to be set on the server (secrets never travel in plaintext)', 'signing_secret');
       sealed = await secretBox.seal(item.signing_secret);
     }
-    return {
-      id: webhookId(now),
-      config_id: configId,
-      endpoint: item.endpoint,
-      endpoint_hash: await hash(item.endpoint),
-      payload: item.payload,
-      headers: item.headers,
-      ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
-      ...(sealed ? { signing_secret: sealed } : {}),
-      ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
-      ...(item.delivery_query_params ? { delivery_query_params: item.delivery_query_params } : {}),
-      attempt: 0,
-      max_attempts: item.max_attempts ?? config.retry.max_attempts,
-      deferrals: 0,
-      created_at: at,
-      scheduled_at: at,
-    };
+    const id = webhookId(now);
+    return webhookOf(config, configId, item, id, at, await hash(item.endpoint), sealed);
   };
 };
 
@@ -108,19 +120,36 @@ export const createEnqueuer = (d: EnqueueDeps) => {
   const { config } = d;
   // Senders enqueue to a handful of endpoints over and over; crypto.subtle.digest is a
   // thread-pool job per call, so each endpoint is hashed once (bounded; oldest out first).
+  // `known` holds the hashes already computed: a request whose endpoints are all known (and
+  // that seals no secret) builds its webhooks without awaiting a promise per item.
   const hashes = new Map<string, Promise<string>>();
+  const known = new Map<string, string>();
   const hashOf = (endpoint: string): Promise<string> => {
     let h = hashes.get(endpoint);
     if (!h) {
-      if (hashes.size >= 10_000) hashes.delete(hashes.keys().next().value as string);
-      h = endpointHash(endpoint);
-      hashes.set(endpoint, h);
-      h.catch(() => hashes.delete(endpoint));
+      if (hashes.size >= 10_000) {
+        const oldest = hashes.keys().next().value as string;
+        hashes.delete(oldest);
+        known.delete(oldest);
+      }
+      const p = endpointHash(endpoint);
+      hashes.set(endpoint, (h = p));
+      p.then(
+        (v) => void (hashes.get(endpoint) === p && known.set(endpoint, v)),
+        () => hashes.delete(endpoint),
+      );
     }
     return h;
   };
 
   const build = webhookBuilder(config, d.secretBox, hashOf);
+  const writePending = pendingWriter(d.hot);
+  const stampOf = stamper();
+  const buildAll = (configId: string, items: EnqueueItem[], now: number): Webhook[] | Promise<Webhook[]> => {
+    for (const it of items) if (it.signing_secret !== undefined || !known.has(it.endpoint)) return Promise.all(items.map((it) => build(configId, it, now)));
+    const at = stampOf(now);
+    return items.map((it) => webhookOf(config, configId, it, webhookId(now), at, known.get(it.endpoint)!, undefined));
+  };
 
   const claim = async (configId: string, hooks: Webhook[]): Promise<Map<string, string>> => {
     const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
@@ -138,7 +167,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
 
   return async (configId: string, items: EnqueueItem[], opts: EnqueueOptions = {}): Promise<EnqueueResult[]> => {
     const now = d.clock.now();
-    const hooks = await Promise.all(items.map((it) => build(configId, it, now)));
+    const hooks = await buildAll(configId, items, now);
     // Two items of one batch with the same key: the first one wins.
     const seen = new Map<string, string>();
     const owners = await claim(configId, hooks);
@@ -173,12 +202,12 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
       d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
-      await d.hot
-        .apply({
-          statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
-          stats: { at: now, counts: { enqueued: fresh.length }, endpoints: fresh.map((w) => w.endpoint_hash) },
-        })
-        .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
+      await writePending({
+        statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
+        at: now,
+        // Each endpoint once: a batch mostly posts to one, and the unique-endpoint count is a set.
+        endpoints: [...new Set(fresh.map((w) => w.endpoint_hash))],
+      }).catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
     }
     if (results.length > fresh.length) d.events?.enqueued('duplicate', results.length - fresh.length);
     return results;

@@ -111,6 +111,9 @@ export const withConsole = (api: FetchFn, o: ConsoleOptions, load: () => Promise
   };
   const env = JSON.stringify({ auth: o.auth, server: o.server, ...(o.retry ? { retry: o.retry } : {}) });
   return async (req, ...rest) => {
+    // Every API request passes here: a URL that names neither can be no console path
+    // (parsing it would not add those letters), so it skips the URL parse.
+    if (!req.url.includes('console') && !req.url.includes('lab')) return api(req, ...rest);
     const path = new URL(req.url).pathname;
     const page = PAGE.test(path);
     const named = ASSET.exec(path)?.[1];

@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config/schema';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { nodeHeaderSize } from './header-size';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
@@ -246,6 +247,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       luaKv,
       lua,
       remoteAddress: (c) => getConnInfo(c).remote.address,
+      headerSize: nodeHeaderSize,
       metrics: metrics.exposition,
       outstanding: hot,
       sync,
