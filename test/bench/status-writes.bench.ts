@@ -7,7 +7,7 @@
 // config), then the worker's 'delivered' status with its attempt record (signature headers
 // included; batches of 100 drawn from 10 configs). Reports, per webhook: Redis CPU (INFO cpu,
 // user + sys), bytes Redis received (INFO stats total_net_input_bytes), this process's CPU
-// in apply, redis.call()s run inside the script (INFO commandstats: every command but the
+// in apply, Redis memory (INFO memory used_memory) per webhook stored, redis.call()s run inside the script (INFO commandstats: every command but the
 // EVALSHA and the bench's own). Knobs: BENCH_N (20000) webhooks, BENCH_CONFIGS (50), BENCH_ROUNDS (3: the median
 // is reported), REDIS_SERVER (redis-server), BENCH_REDIS_PORT (a private server already running).
 // On a busy machine CPU time is blurred by the neighbours; instruction counts are not: run
@@ -91,6 +91,8 @@ const phase = async (hot: RedisHotState, admin: Redis, batches: StatusWrite[][])
   return { redisUs: (after.cpuUs - before.cpuUs) / n, bytes: (after.bytes - before.bytes) / n, nodeUs: (node.user + node.system) / n, calls: (after.calls - before.calls) / n };
 };
 
+const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.info('memory'))![1]);
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (x: number) => x.toFixed(1).padStart(8);
 
@@ -105,6 +107,7 @@ const main = async () => {
   admin.on('error', () => undefined);
   await admin.ping();
   const hot = new RedisHotState(new Redis({ port, host: '127.0.0.1' }), TTLS);
+  const memory: number[] = [];
   const rows: Record<string, { redisUs: number; bytes: number; nodeUs: number; calls: number }[]> = { pending: [], delivered: [] };
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -114,8 +117,10 @@ const main = async () => {
       // Warm-up: the script is loaded (NOSCRIPT, then EVAL) and the code paths are hot.
       const warm = workload(now - 1000);
       for (const b of [...warm.pending.slice(0, 5), ...warm.done.slice(0, 5)]) await hot.apply({ statuses: b });
+      const before = await usedMemory(admin);
       rows.pending!.push(await phase(hot, admin, pending));
       rows.delivered!.push(await phase(hot, admin, done));
+      memory.push(((await usedMemory(admin)) - before) / N);
     }
   } finally {
     await hot.close();
@@ -132,6 +137,7 @@ const main = async () => {
     console.log(`${name.padEnd(10)}${m.map((x) => fmt(x).padStart(10)).join('')}`);
   }
   console.log(`${'both'.padEnd(10)}${total.map((x) => fmt(x).padStart(10)).join('')}`);
+  console.log(`Redis memory per webhook once both are written: ${median(memory).toFixed(0)} bytes`);
 };
 
 await main();

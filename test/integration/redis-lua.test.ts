@@ -117,6 +117,12 @@ describe('writeStatuses.lua', () => {
     await redis.hset('status:wh_1', 'ts', '999');
     expect(await one('delivered', '1000')).toBe(1);
     expect(await one('pending', '999')).toBe(0);
+    // Heads (all but the last 15 digits) decide before tails; equal heads, the tails.
+    await redis.hset('status:wh_1', 'ts', '1759999999999999999');
+    expect(await one('pending', '1750999999999999999')).toBe(0);
+    expect(await one('delivered', '1760000000000000000')).toBe(1);
+    expect(await one('pending', '1760000000000000000')).toBe(0);
+    expect(await one('retrying', '1760000000000000010')).toBe(1);
   });
 
   it('writes over a hash that has no ts', async () => {
