@@ -27,9 +27,10 @@ export const CAPACITY_PATTERNS: readonly KeyPattern[] = [prefix(keys.domainLimit
 
 export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   { commands: ['ping', 'echo'], keys: 'none', patterns: [] },
-  // Status reads (GET /webhooks/:id/status) and the key table.
+  // Status reads (GET /webhooks/:id/status: the hash, history included) and the key table.
   { commands: ['hget', 'hmget', 'hgetall'], keys: 'first', patterns: [prefix(keys.status('')), keys.apiKeys(), ...CAPACITY_PATTERNS] },
-  { commands: ['lrange', 'llen'], keys: 'first', patterns: [prefix(keys.statusHistory(''))] },
+  // The history list of workers not yet upgraded (core/domain/status-history.ts).
+  { commands: ['lrange'], keys: 'first', patterns: [prefix(keys.statusHistory(''))] },
   { commands: ['zcard'], keys: 'first', patterns: [prefix(keys.endpointQueued(''))] },
   // GET /stats.
   { commands: ['mget'], keys: 'all', patterns: [prefix('stats:'), prefix('kv:')] },

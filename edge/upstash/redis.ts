@@ -1,6 +1,7 @@
 import { Redis } from '@upstash/redis/cloudflare';
 import { keys } from '../../core/domain/keys';
-import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../../core/domain/status';
+import type { WebhookStatus, WebhookStatusView } from '../../core/domain/status';
+import { HISTORY_FIELD, historyOf } from '../../core/domain/status-history';
 import { hourBucket } from '../../core/domain/time';
 import { HowkError, NotConfiguredError, UnavailableError, errorMessage } from '../../core/errors/errors';
 import { STAT_NAMES, type HotConnection, type StatsReader, type StatsWindow, type StatusReader } from '../../core/ports/hot-state';
@@ -48,9 +49,15 @@ export const edgeHotState = (client: Redis | undefined): EdgeHotReads => {
     async getStatus(id: string): Promise<WebhookStatusView | null> {
       const redis = need();
       try {
-        const [data, history] = await redis.pipeline().hget<string>(keys.status(id), 'data').lrange<string>(keys.statusHistory(id), 0, -1).exec<[string | null, string[]]>();
+        // Raw replies (automaticDeserialization off): HMGET answers its values in field order.
+        const [fields, list] = await redis
+          .pipeline()
+          .hmget(keys.status(id), 'data', HISTORY_FIELD)
+          .lrange<string>(keys.statusHistory(id), 0, -1)
+          .exec<[[string | null, string | null] | null, string[]]>();
+        const [data, field] = fields ?? [null, null];
         if (data === null) return null;
-        return { ...(JSON.parse(data) as WebhookStatus), history: history.map((h) => JSON.parse(h) as AttemptRecord) };
+        return { ...(JSON.parse(data) as WebhookStatus), history: historyOf(list, field) };
       } catch (e) {
         throw unavailable(e);
       }

@@ -7,7 +7,8 @@
 // config), then the worker's 'delivered' status with its attempt record (signature headers
 // included; batches of 100 drawn from 10 configs). Reports, per webhook: Redis CPU (INFO cpu,
 // user + sys), bytes Redis received (INFO stats total_net_input_bytes), this process's CPU
-// in apply. Knobs: BENCH_N (20000) webhooks, BENCH_CONFIGS (50), BENCH_ROUNDS (3: the median
+// in apply, Redis memory (INFO memory used_memory) per webhook stored, redis.call()s run inside the script (INFO commandstats: every command but the
+// EVALSHA and the bench's own). Knobs: BENCH_N (20000) webhooks, BENCH_CONFIGS (50), BENCH_ROUNDS (3: the median
 // is reported), REDIS_SERVER (redis-server), BENCH_REDIS_PORT (a private server already running).
 // On a busy machine CPU time is blurred by the neighbours; instruction counts are not: run
 // `valgrind --tool=callgrind redis-server --port 16410 --save '' --appendonly no`, point
@@ -69,10 +70,15 @@ const workload = (now: number) => {
   return { pending, done };
 };
 
+/** Commands the bench sends itself: every other command counted ran inside a script (a redis.call). */
+const OUTER = new Set(['evalsha', 'eval', 'info', 'script', 'flushdb', 'ping', 'client', 'select', 'hello']);
+
 const info = async (r: Redis) => {
-  const text = (await r.info('cpu')) + (await r.info('stats'));
+  const text = (await r.info('cpu')) + (await r.info('stats')) + (await r.info('commandstats'));
   const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(text)![1]);
-  return { cpuUs: (field('used_cpu_user') + field('used_cpu_sys')) * 1e6, bytes: field('total_net_input_bytes') };
+  let calls = 0;
+  for (const m of text.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) if (!OUTER.has(m[1]!)) calls += Number(m[2]);
+  return { cpuUs: (field('used_cpu_user') + field('used_cpu_sys')) * 1e6, bytes: field('total_net_input_bytes'), calls };
 };
 
 const phase = async (hot: RedisHotState, admin: Redis, batches: StatusWrite[][]) => {
@@ -82,8 +88,10 @@ const phase = async (hot: RedisHotState, admin: Redis, batches: StatusWrite[][])
   const node = process.cpuUsage(cpu);
   const after = await info(admin);
   const n = batches.reduce((a, b) => a + b.length, 0);
-  return { redisUs: (after.cpuUs - before.cpuUs) / n, bytes: (after.bytes - before.bytes) / n, nodeUs: (node.user + node.system) / n };
+  return { redisUs: (after.cpuUs - before.cpuUs) / n, bytes: (after.bytes - before.bytes) / n, nodeUs: (node.user + node.system) / n, calls: (after.calls - before.calls) / n };
 };
+
+const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.info('memory'))![1]);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (x: number) => x.toFixed(1).padStart(8);
@@ -99,7 +107,8 @@ const main = async () => {
   admin.on('error', () => undefined);
   await admin.ping();
   const hot = new RedisHotState(new Redis({ port, host: '127.0.0.1' }), TTLS);
-  const rows: Record<string, { redisUs: number; bytes: number; nodeUs: number }[]> = { pending: [], delivered: [] };
+  const memory: number[] = [];
+  const rows: Record<string, { redisUs: number; bytes: number; nodeUs: number; calls: number }[]> = { pending: [], delivered: [] };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       await admin.flushdb();
@@ -108,8 +117,10 @@ const main = async () => {
       // Warm-up: the script is loaded (NOSCRIPT, then EVAL) and the code paths are hot.
       const warm = workload(now - 1000);
       for (const b of [...warm.pending.slice(0, 5), ...warm.done.slice(0, 5)]) await hot.apply({ statuses: b });
+      const before = await usedMemory(admin);
       rows.pending!.push(await phase(hot, admin, pending));
       rows.delivered!.push(await phase(hot, admin, done));
+      memory.push(((await usedMemory(admin)) - before) / N);
     }
   } finally {
     await hot.close();
@@ -118,14 +129,15 @@ const main = async () => {
     server?.kill();
   }
   console.log(`status writes: ${N} webhooks, ${CONFIGS} configs, batches of ${BATCH}, median of ${ROUNDS} rounds (per webhook)`);
-  console.log(`${'write'.padEnd(10)}${'redis us'.padStart(10)}${'bytes'.padStart(10)}${'node us'.padStart(10)}`);
-  let total = [0, 0, 0];
+  console.log(`${'write'.padEnd(10)}${'redis us'.padStart(10)}${'bytes'.padStart(10)}${'node us'.padStart(10)}${'calls'.padStart(10)}`);
+  let total = [0, 0, 0, 0];
   for (const [name, rs] of Object.entries(rows)) {
-    const m = [median(rs.map((r) => r.redisUs)), median(rs.map((r) => r.bytes)), median(rs.map((r) => r.nodeUs))];
+    const m = [median(rs.map((r) => r.redisUs)), median(rs.map((r) => r.bytes)), median(rs.map((r) => r.nodeUs)), median(rs.map((r) => r.calls))];
     total = total.map((t, i) => t + m[i]!);
     console.log(`${name.padEnd(10)}${m.map((x) => fmt(x).padStart(10)).join('')}`);
   }
   console.log(`${'both'.padEnd(10)}${total.map((x) => fmt(x).padStart(10)).join('')}`);
+  console.log(`Redis memory per webhook once both are written: ${median(memory).toFixed(0)} bytes`);
 };
 
 await main();

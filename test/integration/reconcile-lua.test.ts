@@ -79,7 +79,7 @@ describe('restoreState-3.lua', () => {
 
   it('writes status, retry and data where nothing is stored; returns 1', async () => {
     expect(await restore('1750000000000000001')).toBe(1);
-    expect(await redis.hgetall(K[0]!)).toEqual({ data: '{"s":1}', ts: '1750000000000000001' });
+    expect(await redis.hgetall(K[0]!)).toEqual({ data: '{"s":1}', ts: '1750000000000000001', hs: '1750000000000000001' });
     expect(await redis.zscore('retries', 'wh_1')).toBe('1000');
     expect(await redis.get(K[2]!)).toBe('D');
     for (const k of [K[0]!, K[2]!]) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
@@ -99,6 +99,12 @@ describe('restoreState-3.lua', () => {
     expect(await restore('1750000000000000001', 1000, 'replayed')).toBe(1);
     expect(await redis.zscore('retries', 'wh_1')).toBe('5000');
     expect(await redis.get(K[2]!)).toBe('live');
+  });
+
+  it('over a status the old history layout wrote (ts, no hs of its own), marks it as one (hs "-")', async () => {
+    await redis.hset(K[0]!, 'data', 'old', 'ts', '1750000000000000001');
+    expect(await restore('1750000000000000002')).toBe(1);
+    expect(await redis.hmget(K[0]!, 'ts', 'hs')).toEqual(['1750000000000000002', '-']);
   });
 
   it("schedules nothing for an empty due time (a dead webhook's status)", async () => {

@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
+import { HISTORY_LIMIT } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
 import { UnavailableError } from '../../core/errors/errors';
 import { createRedis } from '../../workers/redis/client';
@@ -48,9 +49,9 @@ describe('RedisHotState key layout', () => {
     });
     await state.claimIdempotency([{ configId: 'cfg_1', key: 'order-7', webhookId: 'wh_k' }], 60_000);
 
-    // Besides data and ts, the hash may carry the listing index's bookkeeping fields.
-    expect(await admin.hgetall(keys.status('wh_k'))).toMatchObject({ data: JSON.stringify(status), ts: ns(now, 42) });
-    expect(await admin.lrange(keys.statusHistory('wh_k'), 0, -1)).toEqual([JSON.stringify(attemptOf(0))]);
+    // Besides data, ts and the history (h), the hash may carry bookkeeping fields (index, layout).
+    expect(await admin.hgetall(keys.status('wh_k'))).toMatchObject({ data: JSON.stringify(status), ts: ns(now, 42), h: JSON.stringify(attemptOf(0)) });
+    expect(await admin.exists(keys.statusHistory('wh_k'))).toBe(0);
     expect(await admin.zscore(keys.retries(), 'wh_k')).toBe(String(now + 1_000));
     expect(await admin.get(keys.retryData('wh_k'))).toBe('{"id":"wh_k"}');
     expect(await admin.get(keys.stats('retried', hourBucket(now)))).toBe('1');
@@ -61,12 +62,47 @@ describe('RedisHotState key layout', () => {
     const ttl = async (k: string) => admin.pttl(k);
     const within = (got: number, max: number) => expect(got > max - 60_000 && got <= max).toBe(true);
     within(await ttl(keys.status('wh_k')), DEFAULT_TTLS.status_ttl);
-    within(await ttl(keys.statusHistory('wh_k')), DEFAULT_TTLS.status_ttl);
     within(await ttl(keys.retryData('wh_k')), DEFAULT_TTLS.retry_data_ttl);
     within(await ttl(keys.stats('retried', hourBucket(now))), DEFAULT_TTLS.stats_ttl);
     within(await ttl(keys.endpointsHll(hourBucket(now))), DEFAULT_TTLS.stats_ttl);
     within(await ttl(keys.idempotency('cfg_1', 'order-7')), 60_000);
     expect(await ttl(keys.retries())).toBe(-1);
+  });
+});
+
+describe('RedisHotState histories written by workers not yet upgraded (a list of their own)', () => {
+  // What such a worker writes for one outcome: the status hash's data and ts (newer only),
+  // its attempt pushed to status_history:<id>, both TTLs refreshed.
+  const oldWrite = async (status: ReturnType<typeof statusOf>, attempt: ReturnType<typeof attemptOf>) => {
+    const key = keys.status(status.webhook_id);
+    const list = keys.statusHistory(status.webhook_id);
+    await admin.hset(key, 'data', JSON.stringify(status), 'ts', status.updated_at_ns);
+    await admin.rpush(list, JSON.stringify(attempt));
+    for (const k of [key, list]) await admin.pexpire(k, DEFAULT_TTLS.status_ttl);
+  };
+  const attempts = async (id: string) => (await state.getStatus(id))?.history.map((a) => a.attempt);
+
+  it('reads the attempts of both, in time order, whichever wrote first', async () => {
+    const now = Date.now();
+    await oldWrite(statusOf('wh_a', ns(now, 1), { state: 'retrying' }), attemptOf(0));
+    await state.apply({ statuses: [{ status: statusOf('wh_a', ns(now, 2), { state: 'retrying' }), attempt: attemptOf(1) }] });
+    expect(await attempts('wh_a')).toEqual([0, 1]);
+    // New, then old, then new: still in time order.
+    await state.apply({ statuses: [{ status: statusOf('wh_b', ns(now, 1), { state: 'retrying' }), attempt: attemptOf(0) }] });
+    await oldWrite(statusOf('wh_b', ns(now, 2), { state: 'retrying' }), attemptOf(1));
+    await state.apply({ statuses: [{ status: statusOf('wh_b', ns(now, 3), { state: 'delivered' }), attempt: attemptOf(2, { outcome: 'delivered' }) }] });
+    const got = await state.getStatus('wh_b');
+    expect(got).toMatchObject({ state: 'delivered' });
+    expect(got?.history).toEqual([attemptOf(0), attemptOf(1), attemptOf(2, { outcome: 'delivered' })]);
+  });
+
+  it('keeps the last HISTORY_LIMIT attempts of both together, and the old list lives as long as the status', async () => {
+    const now = Date.now();
+    for (let i = 0; i < 15; i++) await oldWrite(statusOf('wh_c', ns(now, i), { state: 'retrying' }), attemptOf(i));
+    await admin.pexpire(keys.statusHistory('wh_c'), 60_000);
+    for (let i = 15; i < 25; i++) await state.apply({ statuses: [{ status: statusOf('wh_c', ns(now, i), { state: 'retrying' }), attempt: attemptOf(i) }] });
+    expect(await attempts('wh_c')).toEqual(Array.from({ length: HISTORY_LIMIT }, (_, i) => i + 25 - HISTORY_LIMIT));
+    expect(await admin.pttl(keys.statusHistory('wh_c'))).toBeGreaterThan(DEFAULT_TTLS.status_ttl - 60_000);
   });
 });
 

@@ -48,20 +48,23 @@ describe('writeStatuses.lua', () => {
   const stored = async (id: string) => JSON.parse((await redis.hget(`status:${id}`, 'data'))!) as Record<string, unknown>;
   const members = (k: string) => redis.zrange(k, 0, -1);
 
-  it('writes data and ts when nothing is stored, with the TTL on status and history; returns 1', async () => {
+  const history = (id: string) => redis.hget(`status:${id}`, 'h');
+
+  it('writes data, ts and the history into the status hash when nothing is stored, with the TTL; returns 1', async () => {
     expect(await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001', attempt: '{"a":0}' }])).toEqual([1]);
-    expect(await redis.hmget('status:wh_1', 'data', 'ts')).toEqual([status('wh_1', 'pending', '1750000000000000001'), '1750000000000000001']);
-    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual(['{"a":0}']);
-    for (const k of ['status:wh_1', 'status_history:wh_1']) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
+    expect(await redis.hmget('status:wh_1', 'data', 'ts', 'h')).toEqual([status('wh_1', 'pending', '1750000000000000001'), '1750000000000000001', '{"a":0}']);
+    expect(await redis.pttl('status:wh_1')).toBeGreaterThan(59_000);
+    // No key of its own for the history.
+    expect(await redis.exists('status_history:wh_1')).toBe(0);
   });
 
-  it('keeps a newer-or-equal status (returns 0) but appends the attempt and refreshes both TTLs', async () => {
+  it('keeps a newer-or-equal status (returns 0) but appends the attempt and refreshes the TTL', async () => {
     await write([{ id: 'wh_1', state: 'delivered', ts: '1750000000000000002', attempt: '{"a":0}' }], 1_000);
     expect(await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001', attempt: '{"a":1}' }])).toEqual([0]);
     expect(await write([{ id: 'wh_1', state: 'retrying', ts: '1750000000000000002' }])).toEqual([0]);
     expect(await stored('wh_1')).toMatchObject({ state: 'delivered' });
-    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual(['{"a":0}', '{"a":1}']);
-    for (const k of ['status:wh_1', 'status_history:wh_1']) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
+    expect(await history('wh_1')).toBe('{"a":0}\n{"a":1}');
+    expect(await redis.pttl('status:wh_1')).toBeGreaterThan(59_000);
     // The stored status decides the index: the stale writes moved nothing.
     expect(await members(`${P}delivered`)).toEqual(['wh_1']);
     expect(await redis.keys(`${P}pending`)).toEqual([]);
@@ -76,6 +79,36 @@ describe('writeStatuses.lua', () => {
     expect(await redis.hmget('status:wh_1', 'ix', 'ixp')).toEqual([`${P}retrying`, P]);
   });
 
+  it('a status the old layout wrote (history in a list): the attempt goes to the hash, and the list lives as long as the status from then on', async () => {
+    // What a worker not yet upgraded leaves: data and ts, its attempt pushed to the list.
+    await redis.hset('status:wh_1', 'data', status('wh_1', 'retrying', '1750000000000000001'), 'ts', '1750000000000000001');
+    await redis.rpush('status_history:wh_1', '{"a":0}');
+    await redis.pexpire('status_history:wh_1', 1_000);
+    expect(await write([{ id: 'wh_1', state: 'retrying', ts: '1750000000000000002', attempt: '{"a":1}' }])).toEqual([1]);
+    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual(['{"a":0}']);
+    expect(await history('wh_1')).toBe('{"a":1}');
+    expect(await redis.pttl('status_history:wh_1')).toBeGreaterThan(59_000);
+    // Every later write keeps refreshing it, with or without an attempt, stale or not.
+    for (const w of [
+      { id: 'wh_1', state: 'delivered', ts: '1750000000000000003' },
+      { id: 'wh_1', state: 'retrying', ts: '1750000000000000002', attempt: '{"a":2}' },
+    ]) {
+      await redis.pexpire('status_history:wh_1', 1_000);
+      await write([w]);
+      expect(await redis.pttl('status_history:wh_1')).toBeGreaterThan(59_000);
+    }
+    expect(await history('wh_1')).toBe('{"a":1}\n{"a":2}');
+  });
+
+  it('a status an old worker wrote after this layout did is treated as the old layout from then on', async () => {
+    await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001' }]);
+    await redis.hset('status:wh_1', 'data', status('wh_1', 'retrying', '1750000000000000002'), 'ts', '1750000000000000002');
+    await redis.rpush('status_history:wh_1', '{"a":0}');
+    await redis.pexpire('status_history:wh_1', 1_000);
+    await write([{ id: 'wh_1', state: 'delivered', ts: '1750000000000000003', attempt: '{"a":1}' }]);
+    expect(await redis.pttl('status_history:wh_1')).toBeGreaterThan(59_000);
+  });
+
   it('compares stamps as decimal text: below double precision, and by length first', async () => {
     const one = async (state: string, ts: string) => (await write([{ id: 'wh_1', state, ts }]))[0];
     await one('pending', '1750000000000000001');
@@ -84,6 +117,12 @@ describe('writeStatuses.lua', () => {
     await redis.hset('status:wh_1', 'ts', '999');
     expect(await one('delivered', '1000')).toBe(1);
     expect(await one('pending', '999')).toBe(0);
+    // Heads (all but the last 15 digits) decide before tails; equal heads, the tails.
+    await redis.hset('status:wh_1', 'ts', '1759999999999999999');
+    expect(await one('pending', '1750999999999999999')).toBe(0);
+    expect(await one('delivered', '1760000000000000000')).toBe(1);
+    expect(await one('pending', '1760000000000000000')).toBe(0);
+    expect(await one('retrying', '1760000000000000010')).toBe(1);
   });
 
   it('writes over a hash that has no ts', async () => {
@@ -93,9 +132,13 @@ describe('writeStatuses.lua', () => {
 
   it('appends nothing for an empty attempt and keeps the history to the limit, oldest dropped', async () => {
     await write([{ id: 'wh_1', state: 'pending', ts: '1750000000000000001' }]);
-    expect(await redis.exists('status_history:wh_1')).toBe(0);
+    expect(await history('wh_1')).toBeNull();
     for (let i = 0; i < 8; i++) await write([{ id: 'wh_1', state: 'retrying', ts: `175000000000000010${i}`, attempt: `{"a":${i}}` }], 60_000, 5);
-    expect(await redis.lrange('status_history:wh_1', 0, -1)).toEqual([3, 4, 5, 6, 7].map((i) => `{"a":${i}}`));
+    expect(await history('wh_1')).toBe([3, 4, 5, 6, 7].map((i) => `{"a":${i}}`).join('\n'));
+    // Several attempts in one call, stale ones too, each trimmed to the limit as it lands.
+    const more = [8, 9, 10].map((i) => ({ id: 'wh_1', state: 'retrying', ts: `175000000000000009${i % 10}`, attempt: `{"a":${i}}` }));
+    expect(await write(more, 60_000, 5)).toEqual([0, 0, 0]);
+    expect(await history('wh_1')).toBe([6, 7, 8, 9, 10].map((i) => `{"a":${i}}`).join('\n'));
   });
 
   it('stores each status with its history and indexes it, in request order', async () => {
@@ -110,7 +153,7 @@ describe('writeStatuses.lua', () => {
     expect(await stored('wh_1')).toMatchObject({ state: 'delivered' });
     // The stale write of wh_2 keeps its status (and index entry) but still appends its attempt.
     expect(await stored('wh_2')).toMatchObject({ state: 'pending' });
-    expect(await redis.lrange('status_history:wh_2', 0, -1)).toEqual(['{"a":1}']);
+    expect(await history('wh_2')).toBe('{"a":1}');
     expect(await members(`${P}delivered`)).toEqual(['wh_1']);
     expect(await members(`${P}pending`)).toEqual(['wh_2']);
     expect(await members(ALL)).toEqual(['wh_1', 'wh_2']);
@@ -144,7 +187,7 @@ describe('writeStatuses.lua', () => {
     expect(await write([{ id: 'wh_3', state: '*', data: held, ts: '1750000000000000003', known: false }])).toEqual([1]);
     expect(await stored('wh_3')).toMatchObject({ state: 'retrying', held: 'slow_lane' });
     expect(await members(`${P}retrying`)).toEqual(['wh_3']);
-    expect(await redis.lrange('status_history:wh_3', 0, -1)).toEqual(['{"a":1}']);
+    expect(await history('wh_3')).toBe('{"a":1}');
   });
 
   it('a patch with nothing stored (Redis lost) is stored as given and indexed nowhere, until a full write names its config', async () => {

@@ -10,6 +10,7 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
   it('lets the edge read statuses, stats, capacity and the key table, and use kv', () => {
     ok('ping');
     ok('HGET', keys.status('wh_1'), 'data');
+    ok('hmget', keys.status('wh_1'), 'data', 'h');
     ok('lrange', keys.statusHistory('wh_1'), '0', '-1');
     ok('mget', keys.stats('delivered', '2026010100'), keys.stats('failed', '2026010100'));
     ok('pfcount', keys.endpointsHll('2026010100'));
@@ -30,6 +31,8 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     no('del', keys.kv({ kind: 'config', id: 'c' }, 'a'), keys.retries());
     no('hset', keys.circuit('abc'), 'state', 'CLOSED');
     no('hget', keys.endpointErrors('abc'), 'x');
+    no('llen', keys.statusHistory('wh_1'));
+    no('lrange', keys.status('wh_1'), '0', '-1');
     no('get', keys.idempotency('c', 'k'));
     no('zadd', keys.retries(), '1', 'wh_1');
     no('zadd', keys.retries(), '1', 'NX');

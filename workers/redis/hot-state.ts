@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
-import { HISTORY_LIMIT, OUTSTANDING_STATES, type AttemptRecord, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
+import { HISTORY_LIMIT, OUTSTANDING_STATES, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
+import { HISTORY_FIELD, historyOf } from '../../core/domain/status-history';
 import { hourBucket } from '../../core/domain/time';
 import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timelineStarts, type Timeline, type TimelineWindow } from '../../core/domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
@@ -157,11 +158,12 @@ export class RedisHotState implements HotState {
     }
   }
 
+  /** The status and its history (core/domain/status-history.ts: the hash's field, and the list of workers not yet upgraded). */
   async getStatus(id: string): Promise<WebhookStatusView | null> {
-    const p = this.redis.pipeline().hget(keys.status(id), 'data').lrange(keys.statusHistory(id), 0, -1);
-    const [data, history] = (await execPipeline(p)) as [string | null, string[]];
+    const p = this.redis.pipeline().hmget(keys.status(id), 'data', HISTORY_FIELD).lrange(keys.statusHistory(id), 0, -1);
+    const [[data, field], list] = (await execPipeline(p)) as [[string | null, string | null], string[]];
     if (data === null) return null;
-    return { ...(JSON.parse(data) as WebhookStatus), history: history.map((h) => JSON.parse(h) as AttemptRecord) };
+    return { ...(JSON.parse(data) as WebhookStatus), history: historyOf(list, field) };
   }
 
   /** The state indexes writeStatuses.lua keeps, counted from the index floor (entries older than status_ttl are as good as trimmed). */

@@ -1,6 +1,7 @@
 -- restoreState: writes one replayed status (last-write-wins) and, with it, its retry.
 --
--- KEYS[1]  status hash (keys.status(id)): fields `data`, `ts`
+-- KEYS[1]  status hash (keys.status(id)): fields `data`, `ts`, `hs` (writeStatuses.lua: the
+--          ts this layout last wrote; kept '-' on a status that may have an old history list)
 -- KEYS[2]  retry schedule zset (keys.retries())
 -- KEYS[3]  retry data key (keys.retryData(id))
 -- ARGV[1]  WebhookStatus JSON
@@ -19,8 +20,10 @@
 --#include stamps
 local is_newer = stamps({}, {}).is_newer
 
-if not is_newer(ARGV[2], redis.call('HGET', KEYS[1], 'ts') or nil) then return 0 end
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'ts', ARGV[2])
+local cur = redis.call('HMGET', KEYS[1], 'ts', 'hs')
+local ts, hs = cur[1] or nil, cur[2] or nil
+if not is_newer(ARGV[2], ts) then return 0 end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'ts', ARGV[2], 'hs', (ts and hs ~= ts) and '-' or ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] ~= '' and redis.call('ZADD', KEYS[2], 'NX', ARGV[5], ARGV[4]) == 1 then
   redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])

@@ -3,17 +3,23 @@
 -- entries (config, endpoint, state), kept as indexStatus-3.lua keeps them for a replayed
 -- status (the rule is the same; that script serves the rebuild, one webhook at a time).
 -- The stored layout: hash status:<id> { data, ts, ix (its state index), ixp (its config's
--- state-index prefix) }, list status_history:<id> (oldest first).
--- Cheap by design: one HMGET reads ts/ix/ixp and one HSET writes what changed; a written
--- status is indexed by the state the caller passed (no decode of what was just stored);
+-- state-index prefix), h (the attempt history: AttemptRecord JSON texts joined by '\n', oldest
+-- first; JSON text holds no raw newline), hs (the ts this layout last wrote, or '-') }.
+-- Cheap by design: one HMGET reads ts/ix/ixp/hs/h and one HSET writes what changed, history
+-- included (appended and trimmed as text, never decoded); a written status is indexed by the
+-- state the caller passed (no decode of what was just stored);
 -- index entries are added and removed with one ZADD/ZREM per index key per call, and each
--- index written is trimmed once per call, after its adds. Status and history keys are built
+-- index written is trimmed once per call, after its adds. Status keys are built
 -- here from the prefixes given (keys.ts), and the index keys of a config/endpoint pair are
 -- sent once per call: the arguments stay small. Not for Redis Cluster: a call spans configs.
+-- The layout before kept the history in a list status_history:<id> (RPUSH): a fleet being
+-- upgraded still writes it. A status whose ts this layout did not write (hs ~= ts) may have
+-- such a list: hs becomes '-' for good, and every write refreshes the list's TTL with the
+-- status's, so that readers (list, then h) see every attempt as long as the status lives.
 --
 -- KEYS: none (all keys come from the arguments below).
--- ARGV[1] status key prefix (keys.status(''))   ARGV[2] history key prefix (keys.statusHistory(''))
--- ARGV[3] TTL ms of status and history (refreshed on every write, even a stale one)
+-- ARGV[1] status key prefix (keys.status(''))   ARGV[2] old history list prefix (keys.statusHistory(''))
+-- ARGV[3] TTL ms of the status (and of an old history list; refreshed on every write, even a stale one)
 -- ARGV[4] history limit (keep the last N attempts)
 -- ARGV[5] index trim floor: members lexicographically below it are older than the TTL, dropped
 -- ARGV[6] T, the number of index targets, then three per target j (t = 6 + 3*(j-1)):
@@ -21,7 +27,7 @@
 -- then six per webhook i (a = 6 + 3*T + 6*i):
 --   ARGV[a+1] WebhookStatus JSON (a patch: only the fields it changes)
 --   ARGV[a+2] its updated_at_ns: decimal text without leading zeros
---   ARGV[a+3] AttemptRecord JSON to append, or '' for none; appended even when the status is stale
+--   ARGV[a+3] AttemptRecord JSON to append (no raw newline), or '' for none; appended even when the status is stale
 --   ARGV[a+4] the status's state (a full write), '' (a full write naming no state: not indexed),
 --             or '*' (a patch: merged into the stored status, indexed by the merged state)
 --   ARGV[a+5] webhook id (the index member; ULIDs, so lexicographic order is time order)
@@ -34,8 +40,6 @@ local is_newer = stamps({}, {}).is_newer
 
 local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
--- Numbers given to redis.call are formatted with printf: pass text.
-local keep_from = '-' .. ARGV[4]
 local targets = tonumber(ARGV[6])
 
 -- Index changes, applied at the end: member -> true (add) or false (remove) per key; the
@@ -86,6 +90,21 @@ local function merged(stored, patch)
   return cjson.encode(cur), cur.state
 end
 
+-- The history with `attempt` appended, its oldest entries dropped beyond the limit.
+local function appended(h, attempt)
+  if not h then return attempt end
+  h = h .. '\n' .. attempt
+  local cuts, at = {}, 0
+  while true do
+    at = string.find(h, '\n', at + 1, true)
+    if not at then break end
+    cuts[#cuts + 1] = at
+  end
+  local over = #cuts + 1 - limit
+  if over > 0 then h = string.sub(h, cuts[over] + 1) end
+  return h
+end
+
 local out = {}
 local n = (#ARGV - 6 - 3 * targets) / 6
 for i = 0, n - 1 do
@@ -93,12 +112,14 @@ for i = 0, n - 1 do
   local data, stamp, attempt, state, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
   local t = tonumber(ARGV[a + 6])
   local key = status_prefix .. id
-  local cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp')
-  local ts, ix, ixp = cur[1] or nil, cur[2] or nil, cur[3] or nil
+  local cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs', 'h')
+  local ts, ix, ixp, hs = cur[1] or nil, cur[2] or nil, cur[3] or nil, cur[4] or nil
+  -- Written by the old layout (or after it): a history list may exist.
+  local legacy = ts and hs ~= ts
   local fields
   if is_newer(stamp, ts) then
     if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
-    fields = {'data', data, 'ts', stamp}
+    fields = {'data', data, 'ts', stamp, 'hs', legacy and '-' or stamp}
     out[i + 1] = 1
   else
     -- Stale: the stored status stays, and decides the index (a rare path: decode it).
@@ -108,17 +129,14 @@ for i = 0, n - 1 do
     if ok and type(stored) == 'table' then state = stored.state end
     out[i + 1] = 0
   end
+  if attempt ~= '' then
+    fields[#fields + 1] = 'h'
+    fields[#fields + 1] = appended(cur[5] or nil, attempt)
+  end
   if type(state) == 'string' and state ~= '' then index(id, state, ix, ixp, t, fields) end
   if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
   redis.call('PEXPIRE', key, ttl)
-  local history = history_prefix .. id
-  if attempt ~= '' then
-    if redis.call('RPUSH', history, attempt) > limit then redis.call('LTRIM', history, keep_from, '-1') end
-    redis.call('PEXPIRE', history, ttl)
-  elseif ts then
-    -- A status already stored may have a history: it lives as long. (None without a status.)
-    redis.call('PEXPIRE', history, ttl)
-  end
+  if legacy then redis.call('PEXPIRE', history_prefix .. id, ttl) end
 end
 
 -- One ZREM and one ZADD per index key, in chunks (unpack's stack is bounded); then each
