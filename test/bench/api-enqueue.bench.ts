@@ -22,7 +22,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
-import { CLK_TCK, cpuTicksOf, envInt, fmt, freePort, gitRevision, log, pidListening, root, setLogTag, sleep, stopProcess, waitUntil, type Svc } from './busy-harness';
+import { apiReady, CLK_TCK, cpuTicksOf, envInt, fmt, freePort, gitRevision, log, pidListening, root, setLogTag, sleep, stopProcess, waitUntil, type Svc } from './busy-harness';
 
 setLogTag('api-bench');
 const MODE = (process.env.BENCH_MODE ?? 'batch') as 'batch' | 'single';
@@ -132,20 +132,7 @@ const main = async (): Promise<void> => {
   const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
   const svc = startApi(env);
   try {
-    await waitUntil(
-      'howk-api /ready',
-      90_000,
-      async () => {
-        try {
-          const r = await request(`${api}/ready`, { dispatcher: agent });
-          await r.body.text();
-          return r.statusCode === 200;
-        } catch {
-          return false;
-        }
-      },
-      [svc],
-    );
+    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), [svc]);
     if (WARMUP) await enqueueAll(api, agent, apiKey, WARMUP, 'warm');
     await sleep(500);
     const pid = svc.child.pid!;

@@ -4,6 +4,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+import { request, type Dispatcher } from 'undici';
 import { fileURLToPath } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -248,5 +249,16 @@ export const stopProcess = async (s: Svc): Promise<void> => {
     log(`${s.name} did not stop within 20 s; killing pid ${s.child.pid}`);
     s.child.kill('SIGKILL');
     await s.exited;
+  }
+};
+
+/** Whether howk-api at `api` answers GET /ready with 200 (false while it starts or refuses). */
+export const apiReady = async (api: string, agent: Dispatcher): Promise<boolean> => {
+  try {
+    const r = await request(`${api}/ready`, { dispatcher: agent });
+    await r.body.dump();
+    return r.statusCode === 200;
+  } catch {
+    return false;
   }
 };

@@ -10,11 +10,11 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
-import { cpuWindow, envInt, envNum, freePort, gitRevision, log, pidListening, startProcess, stopProcess, uptime, waitBounded, waitUntil, type Svc } from './busy-harness';
+import { apiReady, cpuWindow, envInt, envNum, freePort, gitRevision, log, pidListening, startProcess, stopProcess, uptime, waitBounded, waitUntil, type Svc } from './busy-harness';
 import { arrivedCount, enqueueAll, lastArrival, startReceiver, type EnqueueResult, type LoadShape, type Route } from './busy-load';
 import { endOffsets, endpointHashOf, kafkaAdmin, sampleEndpoint, statsLine, type Sample } from './busy-probe';
 import { report, type Phase } from './busy-report';
@@ -109,20 +109,7 @@ const main = async (): Promise<number> => {
     const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
     const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
     svcs.push(apiSvc);
-    await waitUntil(
-      'howk-api /ready',
-      90_000,
-      async () => {
-        try {
-          const r = await request(`${api}/ready`, { dispatcher: agent });
-          await r.body.dump();
-          return r.statusCode === 200;
-        } catch {
-          return false;
-        }
-      },
-      svcs,
-    );
+    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
     const worker = startProcess('worker', 'workers/worker/main.ts', env, logDir);
     const sched = startProcess('scheduler', 'workers/scheduler/main.ts', env, logDir);
     const fwd = startProcess('forwarder', 'test/bench/busy-forwarder.ts', { FORWARD_PORT: String(await freePort()), FORWARD_CONNS: String(conns) }, logDir);

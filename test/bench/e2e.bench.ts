@@ -39,7 +39,7 @@ import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
-import { allProcesses, CLK_TCK, cpuTicksOf, freePort, percentile, pidListening, systemTicks } from './busy-harness';
+import { apiReady, allProcesses, CLK_TCK, cpuTicksOf, freePort, percentile, pidListening, systemTicks } from './busy-harness';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -363,20 +363,7 @@ const main = async (): Promise<number> => {
     // The api creates the topics; the others start once it is ready (no create race).
     const apiSvc = startService('api', env);
     svcs.push(apiSvc);
-    await waitUntil(
-      'howk-api /ready',
-      90_000,
-      async () => {
-        try {
-          const r = await request(`${api}/ready`, { dispatcher: agent });
-          await r.body.text();
-          return r.statusCode === 200;
-        } catch {
-          return false;
-        }
-      },
-      svcs,
-    );
+    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
     let workerSvc = startService('worker', env);
     const schedSvc = startService('scheduler', env);
     svcs.push(workerSvc, schedSvc);

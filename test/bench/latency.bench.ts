@@ -18,11 +18,12 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
 import {
+  apiReady,
   cpuWindow,
   envInt,
   envNum,
@@ -134,20 +135,7 @@ const main = async (): Promise<number> => {
     const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
     const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
     svcs.push(apiSvc);
-    await waitUntil(
-      'howk-api /ready',
-      90_000,
-      async () => {
-        try {
-          const r = await request(`${api}/ready`, { dispatcher: agent });
-          await r.body.dump();
-          return r.statusCode === 200;
-        } catch {
-          return false;
-        }
-      },
-      svcs,
-    );
+    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
     const workerMetrics = await freePort();
     const schedMetrics = await freePort();
     const worker = startProcess('worker', 'workers/worker/main.ts', { ...env, HOWK_METRICS_PORT: String(workerMetrics) }, logDir);
