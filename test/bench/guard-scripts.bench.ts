@@ -4,12 +4,16 @@
 // `INFO cpu` is this run's alone; it is shut down at the end). Also reported: this process's
 // CPU per webhook (guards.ts + ioredis + the driver), the commands the scripts run per webhook
 // and the bytes Redis received per webhook (INFO stats total_net_input_bytes: the calls' size).
+// One more run per scenario reads INFO commandstats and INFO cpu around every call, to split
+// the commands (and, roughly, the CPU: INFO's own cost blurs it) between admitDelivery and
+// completeDelivery (BENCH_SPLIT=0 leaves it out: e.g. under callgrind, where INFO's own cost
+// would blur the totals).
 //
 //   npx tsx test/bench/guard-scripts.bench.ts
 //
 // Knobs: BENCH_N (20000) webhooks per scenario, BENCH_BATCH (100) requests per call,
 // BENCH_RUNS (3) runs per scenario (the median is reported), BENCH_ONLY (runs only the
-// scenarios whose name starts with it), BENCH_REDIS_PORT (use that redis-server and leave it
+// scenarios whose name starts with it, or is it less a final '$'), BENCH_REDIS_PORT (use that redis-server and leave it
 // running: e.g. one under `valgrind --tool=callgrind`, whose instruction count is steadier than
 // CPU time on a busy machine). Defaults of the config (circuit on, endpoint limit 50, no rate
 // limit, canary required); the 'host limit' scenario also sets a host ceiling of 200. Each
@@ -37,6 +41,7 @@ const BATCH = envInt('BENCH_BATCH', 100);
 const RUNS = envInt('BENCH_RUNS', 3);
 const ONLY = process.env.BENCH_ONLY ?? '';
 const GIVEN_PORT = process.env.BENCH_REDIS_PORT;
+const SPLIT = process.env.BENCH_SPLIT !== '0';
 
 type Scenario = { name: string; endpoints: number; hostCeiling: number };
 const SCENARIOS: Scenario[] = [
@@ -45,22 +50,60 @@ const SCENARIOS: Scenario[] = [
   { name: '50 endpoints, host limit 200', endpoints: 50, hostCeiling: 200 },
 ];
 
-const info = async (r: Redis) => {
+const cpuUs = async (r: Redis) => {
   const cpu = await r.info('cpu');
   const num = (k: string) => Number(new RegExp(`${k}:([\\d.]+)`).exec(cpu)![1]);
+  return (num('used_cpu_user') + num('used_cpu_sys')) * 1e6;
+};
+
+/** Commands Redis ran, less the script calls themselves and INFO: the scripts' redis.call()s. */
+const innerCalls = async (r: Redis) => {
   const stats = await r.info('commandstats');
   let calls = 0;
   for (const m of stats.matchAll(/cmdstat_(\w+):calls=(\d+)/g)) if (!['evalsha', 'eval', 'info', 'script'].includes(m[1]!)) calls += Number(m[2]);
+  return calls;
+};
+
+const info = async (r: Redis) => {
+  const cpu = await cpuUs(r);
+  const calls = await innerCalls(r);
   const net = await r.info('stats');
   // Bytes Redis received: what the client sent (the script calls' keys and arguments).
   const inBytes = Number(/total_net_input_bytes:(\d+)/.exec(net)![1]);
-  return { cpuUs: (num('used_cpu_user') + num('used_cpu_sys')) * 1e6, calls, inBytes };
+  return { cpuUs: cpu, calls, inBytes };
+};
+
+type Driven = Pick<RedisGuards, 'admit' | 'complete'>;
+type Split = { admitCalls: number; admitUs: number; completeCalls: number; completeUs: number };
+
+/** The guards, with the commands and CPU of each script call added to `t`. */
+const splitting = (g: RedisGuards, r: Redis, t: Split): Driven => {
+  const around = async <T>(run: () => Promise<T>, add: (calls: number, us: number) => void): Promise<T> => {
+    const c0 = await innerCalls(r);
+    const u0 = await cpuUs(r);
+    const out = await run();
+    const u1 = await cpuUs(r);
+    add((await innerCalls(r)) - c0, u1 - u0);
+    return out;
+  };
+  return {
+    admit: (reqs, p) =>
+      around(
+        () => g.admit(reqs, p),
+        (c, u) => ((t.admitCalls += c), (t.admitUs += u)),
+      ),
+    complete: (done, p) =>
+      around(
+        () => g.complete(done, p),
+        (c, u) => ((t.completeCalls += c), (t.completeUs += u)),
+      ),
+  };
 };
 
 type Ask = { req: AdmitRequest; ep: number };
 
 /** Delivers N webhooks through admit → complete; returns the admissions asked. */
-const drive = async (g: RedisGuards, p: GuardParams, s: Scenario, tag: string): Promise<number> => {
+const drive = async (g: Driven, p: GuardParams, s: Scenario, tag: string): Promise<number> => {
   const hashes = Array.from({ length: s.endpoints }, (_, i) => `${tag}ep${String(i).padStart(3, '0')}0123456789abcdef`);
   const waiting: Ask[] = [];
   const cap = hashes.map(() => p.limits.initial);
@@ -126,7 +169,7 @@ const main = async () => {
     await redis.set(keys.canary(), 'bench');
     const g = new RedisGuards(redis);
     console.log(`guard scripts: ${N} webhooks per run, calls of up to ${BATCH}, median of ${RUNS} runs`);
-    for (const s of SCENARIOS.filter((x) => x.name.startsWith(ONLY))) {
+    for (const s of SCENARIOS.filter((x) => (ONLY.endsWith('$') ? x.name === ONLY.slice(0, -1) : x.name.startsWith(ONLY)))) {
       const config = loadConfig();
       const p = guardParams({ ...config, concurrency: { ...config.concurrency, max_inflight_per_domain: s.hostCeiling } });
       await drive(g, p, s, 'warm'); // scripts loaded, allocator warm
@@ -149,6 +192,13 @@ const main = async () => {
       console.log(
         `${s.name.padEnd(30)} redis ${median(redisUs).toFixed(1)} us/webhook [${redisUs.map((x) => x.toFixed(1)).join(' ')}]  ` +
           `node ${median(nodeUs).toFixed(1)} us/webhook  redis.call ${median(calls).toFixed(2)}/webhook  sent ${median(sent).toFixed(0)} B/webhook  admissions ${(asked / N).toFixed(2)}/webhook`,
+      );
+      if (!SPLIT) continue;
+      const t: Split = { admitCalls: 0, admitUs: 0, completeCalls: 0, completeUs: 0 };
+      await drive(splitting(g, redis, t), p, s, 'split');
+      const per = (x: number) => (x / N).toFixed(2);
+      console.log(
+        `${''.padEnd(30)} admitDelivery redis.call ${per(t.admitCalls)}/webhook (~${per(t.admitUs)} us)  completeDelivery redis.call ${per(t.completeCalls)}/webhook (~${per(t.completeUs)} us)`,
       );
     }
   } finally {

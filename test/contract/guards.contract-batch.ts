@@ -175,5 +175,23 @@ export const guardsBatchContract = (name: string, make: MakeGuards): void => {
       expect(kinds(got)).toEqual(['go', 'go', 'park 500', 'go', 'park 1000', 'park 700']);
       expect(kinds(await h.guards.admit([req({ now: T0 + 1000 }), req({ now: T0 + 1000 })], p))).toEqual(['go', 'park 1200']);
     });
+
+    it('bases the latency percentiles on the newest 200 samples, whatever the sizes of the calls that brought them', async () => {
+      const p = params({ circuit: noCircuit, maxInflightPerEndpoint: 50 });
+      // 60 slow samples, then 200 of 1..200 ms, in calls of 1 to 60 completions.
+      const ms = [...Array.from({ length: 60 }, () => 1000), ...Array.from({ length: 200 }, (_, i) => i + 1)];
+      const sizes = [1, 37, 5, 12, 60, 2, 23];
+      let at = 0;
+      for (let k = 0; at < ms.length; k++) {
+        const call = ms.slice(at, at + sizes[k % sizes.length]!).map((x, i) => ok(`wh_s${at + i}`, T0 + at + i, x));
+        await h.guards.complete(call, p);
+        at += call.length;
+        const seen = ms.slice(Math.max(0, at - 200), at);
+        const v = (await h.guards.endpoint(EP, T0 + at, p)).concurrency.latency_ms;
+        expect(v.samples, `after ${at}`).toBe(seen.length);
+      }
+      // The 60 slow ones are gone: p50 and p90 of 1..200.
+      expect((await h.guards.endpoint(EP, T0 + at, p)).concurrency.latency_ms).toMatchObject({ p50: 100, p90: 180, samples: 200 });
+    });
   });
 };

@@ -130,6 +130,35 @@ describe('RedisGuards: keys and TTLs', () => {
     }
   });
 
+  it("keeps an endpoint's limit state and samples while completions keep coming, past its TTL, and lets them go once idle", async () => {
+    const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5, circuitTtlMs: 1600 });
+    const both = { endpoint: true, domain: true };
+    const kept = [keys.endpointLimit(EP), keys.domainLimit(HOST), keys.endpointLatency(EP)];
+    const started = Date.now();
+    let calls = 0;
+    for (let i = 0; Date.now() - started < 2600; i = ++calls) {
+      await guards.complete([completion({ id: `wh_${i}`, now: T0 + i, outcome: 'success', counted: both, sample: { ms: 12, drop: false, timeout: false } })], p);
+      for (const k of kept) expect(await redis.exists(k), `${k} after ${i + 1} calls`).toBe(1);
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    // Nothing was lost on the way: every call's sample is still there.
+    expect((await guards.endpoint(EP, T0 + calls, p)).concurrency.latency_ms.samples).toBe(calls);
+    for (const k of kept) expect(await redis.pttl(k)).toBeLessThanOrEqual(1600);
+    await new Promise((r) => setTimeout(r, 1700));
+    for (const k of kept) expect(await redis.exists(k), k).toBe(0);
+  });
+
+  it('gives the latency samples a TTL when the first comes after its limit state was written (a drop brings no sample)', async () => {
+    const p = params({ maxInflightPerEndpoint: 5, circuitTtlMs: 120_000 });
+    const counted = { endpoint: true, domain: false };
+    await guards.complete([completion({ id: 'wh_1', outcome: 'failure', counted, sample: { ms: 30, drop: true, timeout: false } })], p);
+    expect(await redis.exists(keys.endpointLatency(EP))).toBe(0);
+    await guards.complete([completion({ id: 'wh_2', now: T0 + 1, outcome: 'success', counted, sample: { ms: 12, drop: false, timeout: false } })], p);
+    const ttl = await redis.pttl(keys.endpointLatency(EP));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(120_000);
+  });
+
   it('fails with UnavailableError when Redis cannot be reached (the caller then fails closed or open)', async () => {
     const down = createRedis('redis://127.0.0.1:1', { connectTimeoutMs: 200, commandTimeoutMs: 500 });
     down.on('error', () => {});

@@ -27,6 +27,12 @@
 -- A sample moves the endpoint's limit only when the attempt was counted (the limit is on),
 -- and the host's when it was counted there; `inflight` is the leases in force before this
 -- one ends.
+-- TTL: a limit hash (endpoint and host) is given ARGV[7] when it is written and its field
+-- `ttl_at` (Redis's TIME, ms, when that was last done) is missing or at least ARGV[7] / 16 old,
+-- not at each write; the endpoint's latency samples list gets it at the same time as its limit
+-- hash (samples are pushed only with a write of it), and when a push created it. So neither
+-- expires while completions keep coming, and an idle one is gone between 15/16 of ARGV[7] and
+-- ARGV[7] after its last write.
 -- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN'),
 -- or, when this completion moved the circuit (opened it, re-opened it after a failed probe, or
 -- closed it after the probes), {state, open_until, opened_count}: the transitions the caller
@@ -101,11 +107,12 @@ local function end_lease(key, id)
   end
 end
 
-local function learn(k_state, k_leases, ceil, ms, drop, timeout, now, now_text)
+local function learn(k_state, k_leases, ceil, ms, drop, timeout, now, now_text, k_samples)
   local inflight_now = inflight(k_leases, now, now_text)
   local e = states[k_state]
   if not e then
-    e = {s = L.load(k_state, ceil)}
+    local s, ttl_at = L.load(k_state, ceil, 'ttl_at')
+    e = {s = s, ttl_at = ttl_at and tonumber(ttl_at), samples = k_samples}
     states[k_state] = e
     state_order[#state_order + 1] = k_state
   end
@@ -122,14 +129,43 @@ local function push(lists, order, key, value)
   list[#list + 1] = value
 end
 
--- LPUSH of the last `keep` values in order (the only ones LTRIM keeps), LTRIM, TTL.
-local function flush(lists, order, keep)
+-- LPUSH of the last `keep` values in order (the only ones LTRIM keeps), LTRIM, and the TTL:
+-- always, or with `created_only` only on a list the LPUSH created.
+local function flush(lists, order, keep, created_only)
   local last = tostring(keep - 1)
   for _, key in ipairs(order) do
     local list = lists[key]
-    redis.call('LPUSH', key, unpack(list, math.max(1, #list - keep + 1), #list))
+    local from = math.max(1, #list - keep + 1)
+    local len = redis.call('LPUSH', key, unpack(list, from, #list))
     redis.call('LTRIM', key, '0', last)
-    redis.call('PEXPIRE', key, ttl)
+    if not created_only or len == #list - from + 1 then redis.call('PEXPIRE', key, ttl) end
+  end
+end
+
+-- Redis's clock (ms), read once per call: the limit hashes' `ttl_at`.
+local clock
+local function server_ms()
+  if not clock then
+    local t = redis.call('TIME')
+    clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return clock
+end
+
+-- Each limit state written once, its TTL (and its samples list's) renewed when due (see the
+-- header).
+local function save_states()
+  local every = math.floor(tonumber(ttl) / 16)
+  for _, key in ipairs(state_order) do
+    local e = states[key]
+    local t = server_ms()
+    if not e.ttl_at or t - e.ttl_at >= every or t < e.ttl_at then
+      L.save(key, e.s, 'ttl_at', t)
+      redis.call('PEXPIRE', key, ttl)
+      if e.samples then redis.call('PEXPIRE', e.samples, ttl) end
+    else
+      L.save(key, e.s)
+    end
   end
 end
 
@@ -168,7 +204,7 @@ local function complete(c)
   if c.ms ~= '' then
     local ms, drop, timeout = tonumber(c.ms), bit.band(flags, 8) ~= 0, bit.band(flags, 16) ~= 0
     if on_ep then
-      learn(e.limit, k_conc, ceiling, ms, drop, timeout, now, now_text)
+      learn(e.limit, k_conc, ceiling, ms, drop, timeout, now, now_text, e.latency)
       if not drop or timeout then
         push(samples, sample_order, e.latency, sample_time(now, now_text) .. ':' .. c.ms)
       end
@@ -288,7 +324,7 @@ for _, key in ipairs(set_order) do
   local gone = sets[key].gone or sets[key].ids
   for from = 1, #gone, 1000 do redis.call('ZREM', key, unpack(gone, from, math.min(#gone, from + 999))) end
 end
-for _, key in ipairs(state_order) do L.save(key, states[key].s, ttl) end
-flush(samples, sample_order, samples_kept)
+save_states()
+flush(samples, sample_order, samples_kept, true)
 flush(errors, error_order, 10)
 return out

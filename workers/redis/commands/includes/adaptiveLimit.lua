@@ -4,11 +4,12 @@
 -- KEYS: none (the includer passes the key of each state).
 -- ARGV[1] initial limit   ARGV[2] floor   ARGV[3] tolerance   ARGV[4] slow threshold ms
 --   ARGV[5] window ms (a timeout within it makes the endpoint slow)
--- Returns a table of functions: load(key, ceiling), next(state, ms, drop, timeout, inflight,
--- now, ceiling) (the state after a sample), save(key, state, ttl),
--- slowness(state, now), allowed(state).
+-- Returns a table of functions: load(key, ceiling, field) (the state, and the value of `field`
+-- when given, read by the same HMGET), next(state, ms, drop, timeout, inflight, now, ceiling)
+-- (the state after a sample), save(key, state, field, value) (HSET of the state, and of the
+-- field when given; the TTL is the caller's), slowness(state, now), allowed(state).
 -- A state is stored as a hash: limit, min, lat (17 significant digits: exact round trip),
--- timeout_at.
+-- timeout_at (completeDelivery.lua keeps more fields beside them).
 local initial, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
 local tolerance, slow_threshold, window = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local SLACK_MS, SMOOTHING, LATENCY_WEIGHT, MIN_DRIFT, BACKOFF, MIN_GRADIENT = 20, 0.2, 0.2, 0.002, 0.9, 0.5
@@ -17,12 +18,14 @@ local function clamp(x, lo, hi) return math.min(hi, math.max(lo, x)) end
 
 local M = {}
 
-function M.load(key, ceiling)
-  local s = redis.call('HMGET', key, 'limit', 'min', 'lat', 'timeout_at')
+function M.load(key, ceiling, field)
+  local s
+  if field then s = redis.call('HMGET', key, 'limit', 'min', 'lat', 'timeout_at', field)
+  else s = redis.call('HMGET', key, 'limit', 'min', 'lat', 'timeout_at') end
   if not s[1] then
-    return {limit = clamp(initial, math.min(floor, ceiling), ceiling), min = 0, lat = 0, timeout_at = 0}
+    return {limit = clamp(initial, math.min(floor, ceiling), ceiling), min = 0, lat = 0, timeout_at = 0}, s[5]
   end
-  return {limit = tonumber(s[1]), min = tonumber(s[2]), lat = tonumber(s[3]), timeout_at = tonumber(s[4])}
+  return {limit = tonumber(s[1]), min = tonumber(s[2]), lat = tonumber(s[3]), timeout_at = tonumber(s[4])}, s[5]
 end
 
 -- The state after one sample (pure: nothing written).
@@ -50,10 +53,10 @@ function M.next(s, ms, drop, timeout, inflight, now, ceiling)
   return {limit = limit, min = min, lat = lat, timeout_at = timeout_at}
 end
 
-function M.save(key, s, ttl)
-  redis.call('HSET', key, 'limit', string.format('%.17g', s.limit), 'min', string.format('%.17g', s.min),
-    'lat', string.format('%.17g', s.lat), 'timeout_at', s.timeout_at)
-  redis.call('PEXPIRE', key, ttl)
+function M.save(key, s, field, value)
+  local limit, min, lat = string.format('%.17g', s.limit), string.format('%.17g', s.min), string.format('%.17g', s.lat)
+  if field then redis.call('HSET', key, 'limit', limit, 'min', min, 'lat', lat, 'timeout_at', s.timeout_at, field, value)
+  else redis.call('HSET', key, 'limit', limit, 'min', min, 'lat', lat, 'timeout_at', s.timeout_at) end
 end
 
 function M.slowness(s, now)
