@@ -52,10 +52,13 @@ const layout = (reqs: Req[], withConfigs: boolean) => {
   const table = (list: string[]) => [list.length, ...list.flatMap((x) => JSON.parse(x) as (string | number)[])];
   return [...table(eps), ...table(hosts), ...(withConfigs ? [cfgs.length, ...cfgs] : []), ...per];
 };
+const STATES: Record<string, string> = { C: 'CLOSED', O: 'OPEN', H: 'HALF_OPEN' };
+/** completeDelivery's reply (a code per completion, then a triple per 'T') as one answer per completion. */
+const perCompletion = ([codes, ...triples]: [string, ...unknown[]]) => [...codes].map((c) => (c === 'T' ? triples.splice(0, 3) : STATES[c]));
 const runBatch = async (name: 'admitDelivery' | 'completeDelivery', shared: (string | number)[], reqs: Req[], canary = '') =>
-  (await (name === 'admitDelivery'
-    ? redis.eval(BATCH_SCRIPTS.admitDelivery, 0, ...shared, canary, ...ADMIT_PREFIXES, ...layout(reqs, true))
-    : redis.eval(BATCH_SCRIPTS.completeDelivery, 0, ...shared, ...COMPLETE_PREFIXES, ...layout(reqs, false)))) as unknown[];
+  name === 'admitDelivery'
+    ? ((await redis.eval(BATCH_SCRIPTS.admitDelivery, 0, ...shared, canary, ...ADMIT_PREFIXES, ...layout(reqs, true))) as unknown[])
+    : perCompletion((await redis.eval(BATCH_SCRIPTS.completeDelivery, 0, ...shared, ...COMPLETE_PREFIXES, ...layout(reqs, false))) as [string, ...unknown[]]);
 const one = async (name: 'admitDelivery' | 'completeDelivery', shared: (string | number)[], req: Req) => (await runBatch(name, shared, [req]))[0];
 /** A completion's arguments after its endpoint and now: flags, error, ISO now, latency, webhook id. */
 type Done = {
@@ -404,6 +407,25 @@ describe('completeDelivery.lua', () => {
     expect(await redis.zcard(K.conc)).toBe(0);
     expect(await redis.hget(K.circuit, 'open_until')).toBe(String(NOW + 2 + CB.recovery));
     expect(await redis.llen(K.errors)).toBe(1);
+  });
+
+  it('replies with one code per completion, then a triple per completion that moved the circuit', async () => {
+    const raw = await redis.eval(
+      BATCH_SCRIPTS.completeDelivery,
+      0,
+      ...shared({}),
+      ...COMPLETE_PREFIXES,
+      ...layout(
+        [
+          request({ outcome: 'failure', now: NOW, id: 'a' }),
+          request({ outcome: 'failure', now: NOW + 1, id: 'b' }),
+          request({ outcome: 'failure', now: NOW + 2, id: 'c' }),
+          request({ outcome: 'success', now: NOW + 3, id: 'd' }),
+        ],
+        false,
+      ),
+    );
+    expect(raw).toEqual(['CCTO', 'OPEN', String(NOW + 2 + CB.recovery), 1]);
   });
 
   it('ends only the leases flagged counted (endpoint 2, domain 4), by the webhook id; ending one twice or one never taken changes nothing', async () => {

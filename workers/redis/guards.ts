@@ -51,6 +51,8 @@ const COMPLETE_PREFIXES = [
   keys.endpointLatency(''),
 ];
 const OUTCOME_FLAG: Record<Completion['outcome'], number> = { success: 0, failure: 32, neutral: 64 };
+/** completeDelivery.lua's code of a completion that moved the circuit. */
+const T_CODE = 'T'.charCodeAt(0);
 
 /**
  * The distinct endpoints and hosts of one call, each sent once (numbered from 1): endpoint
@@ -170,14 +172,23 @@ export class RedisGuards implements Guards {
       now = d.now;
     }
     args.push(...at.args(), ...per);
-    const replies = (await call(() => this.redis.howk_completeDelivery(0, ...args))) as unknown[];
-    // A plain state: nothing moved; a triple: this completion opened or closed the circuit.
+    const reply = (await call(() => this.redis.howk_completeDelivery(0, ...args))) as [string, ...(string | number)[]];
+    // One code per completion; a 'T' (this completion opened or closed the circuit) has its
+    // triple next in the reply.
     const moved: CircuitTransition[] = [];
-    replies.forEach((r, i) => {
-      if (!Array.isArray(r)) return;
-      const [state, until, count] = r as [string, string, number];
-      moved.push({ endpointHash: done[i]!.endpointHash, state: state === 'CLOSED' ? 'CLOSED' : 'OPEN', at: done[i]!.now, openUntil: Number(until), openedCount: Number(count) });
-    });
+    const codes = reply[0];
+    for (let i = 0, t = 1; i < codes.length; i++) {
+      if (codes.charCodeAt(i) !== T_CODE) continue;
+      const state = reply[t];
+      moved.push({
+        endpointHash: done[i]!.endpointHash,
+        state: state === 'CLOSED' ? 'CLOSED' : 'OPEN',
+        at: done[i]!.now,
+        openUntil: Number(reply[t + 1]),
+        openedCount: Number(reply[t + 2]),
+      });
+      t += 3;
+    }
     return moved;
   }
 

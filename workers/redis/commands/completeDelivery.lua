@@ -33,10 +33,12 @@
 -- hash (samples are pushed only with a write of it), and when a push created it. So neither
 -- expires while completions keep coming, and an idle one is gone between 15/16 of ARGV[7] and
 -- ARGV[7] after its last write.
--- Returns, per completion in order, the circuit state after it ('CLOSED' | 'OPEN' | 'HALF_OPEN'),
--- or, when this completion moved the circuit (opened it, re-opened it after a failed probe, or
--- closed it after the probes), {state, open_until, opened_count}: the transitions the caller
--- records on howk.guards (only these: nothing more per delivery on the happy path).
+-- Returns {codes, then three per transition}: codes has one letter per completion in order, the
+-- circuit state after it (C CLOSED, O OPEN, H HALF_OPEN), or T when this completion moved the
+-- circuit (opened it, re-opened it after a failed probe, or closed it after the probes): its
+-- state, open_until and opened_count follow in the reply, one triple per T in order. The
+-- transitions are what the caller records on howk.guards (nothing more per delivery on the
+-- happy path); one string rather than a reply per completion keeps the reply small.
 --#include adaptiveLimit
 local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
 local ceiling = tonumber(ARGV[13])
@@ -194,27 +196,25 @@ local function circuit(key)
   return c
 end
 
-local function complete(c)
-  local e = c.e
+local function complete(e, now, now_text, flags, err, at, sample_ms, id)
   local k_circuit, k_conc, k_domain = e.circuit, e.inflight, e.host.inflight
-  local now, now_text, flags = c.now, c.now_text, c.flags
   local is_probe = bit.band(flags, 1) ~= 0
   local on_ep, on_dom = bit.band(flags, 2) ~= 0, bit.band(flags, 4) ~= 0
   local outcome = OUTCOMES[bit.band(flags, 96)]
-  if c.ms ~= '' then
-    local ms, drop, timeout = tonumber(c.ms), bit.band(flags, 8) ~= 0, bit.band(flags, 16) ~= 0
+  if sample_ms ~= '' then
+    local ms, drop, timeout = sample_ms + 0, bit.band(flags, 8) ~= 0, bit.band(flags, 16) ~= 0
     if on_ep then
       learn(e.limit, k_conc, ceiling, ms, drop, timeout, now, now_text, e.latency)
       if not drop or timeout then
-        push(samples, sample_order, e.latency, sample_time(now, now_text) .. ':' .. c.ms)
+        push(samples, sample_order, e.latency, sample_time(now, now_text) .. ':' .. sample_ms)
       end
     end
     if on_dom then learn(e.host.limit, k_domain, e.host.max, ms, drop, timeout, now, now_text) end
   end
-  if on_ep then end_lease(k_conc, c.id) end
-  if on_dom then end_lease(k_domain, c.id) end
+  if on_ep then end_lease(k_conc, id) end
+  if on_dom then end_lease(k_domain, id) end
 
-  if c.error ~= '' then push(errors, error_order, P[4] .. e.hash, cjson.encode({at = c.at, error = c.error})) end
+  if err ~= '' then push(errors, error_order, P[4] .. e.hash, cjson.encode({at = at, error = err})) end
 
   if not circuit_on then return 'CLOSED' end
   local c = circuit(k_circuit)
@@ -292,20 +292,16 @@ for k = 1, count() do
 end
 for _, e in ipairs(eps) do e.host = hosts[e.host] end
 
-local done = {}
-local now, now_text
-for i = 0, (#ARGV - a + 1) / 7 - 1 do
-  local r0 = a + 7 * i
-  if ARGV[r0 + 1] ~= '' then now, now_text = tonumber(ARGV[r0 + 1]), ARGV[r0 + 1] end
-  done[i + 1] = {e = eps[tonumber(ARGV[r0])], now = now, now_text = now_text, flags = tonumber(ARGV[r0 + 2]),
-    error = ARGV[r0 + 3], at = ARGV[r0 + 4], ms = ARGV[r0 + 5], id = ARGV[r0 + 6]}
-end
+-- The completions are read from ARGV where they are (no table per completion: less for the
+-- Lua garbage collector), and their numbers with `+ 0` (the same conversion as tonumber, for
+-- text known to be a number, without a function call and its second parse).
+local last = #ARGV - 6
 
 -- The leases this call ends, with their scores as it begins (one ZMSCORE per zset).
-for _, c in ipairs(done) do
-  local f = c.flags
-  if bit.band(f, 2) ~= 0 then watch(c.e.inflight, c.id) end
-  if bit.band(f, 4) ~= 0 then watch(c.e.host.inflight, c.id) end
+for r0 = a, last, 7 do
+  local f = ARGV[r0 + 2] + 0
+  if bit.band(f, 2) ~= 0 then watch(eps[ARGV[r0] + 0].inflight, ARGV[r0 + 6]) end
+  if bit.band(f, 4) ~= 0 then watch(eps[ARGV[r0] + 0].host.inflight, ARGV[r0 + 6]) end
 end
 for _, key in ipairs(set_order) do
   local z = sets[key]
@@ -313,13 +309,27 @@ for _, key in ipairs(set_order) do
     local to = math.min(#z.ids, from + 999)
     local scores = redis.call('ZMSCORE', key, unpack(z.ids, from, to))
     for j = from, to do
-      if z.score[z.ids[j]] == nil then z.score[z.ids[j]] = scores[j - from + 1] and tonumber(scores[j - from + 1]) or false end
+      if z.score[z.ids[j]] == nil then z.score[z.ids[j]] = scores[j - from + 1] and scores[j - from + 1] + 0 or false end
     end
   end
 end
 
-local out = {}
-for i, c in ipairs(done) do out[i] = complete(c) end
+-- The reply: one code per completion (see the header), then the transitions' triples.
+local CODES = {CLOSED = 'C', OPEN = 'O', HALF_OPEN = 'H'}
+local codes, out = {}, {''}
+local now, now_text
+for r0 = a, last, 7 do
+  local t = ARGV[r0 + 1]
+  if t ~= '' then now, now_text = t + 0, t end
+  local r = complete(eps[ARGV[r0] + 0], now, now_text, ARGV[r0 + 2] + 0, ARGV[r0 + 3], ARGV[r0 + 4], ARGV[r0 + 5], ARGV[r0 + 6])
+  if type(r) == 'table' then
+    codes[#codes + 1] = 'T'
+    out[#out + 1], out[#out + 2], out[#out + 3] = r[1], r[2], r[3]
+  else
+    codes[#codes + 1] = CODES[r]
+  end
+end
+out[1] = table.concat(codes)
 for _, key in ipairs(set_order) do
   local gone = sets[key].gone or sets[key].ids
   for from = 1, #gone, 1000 do redis.call('ZREM', key, unpack(gone, from, math.min(#gone, from + 999))) end

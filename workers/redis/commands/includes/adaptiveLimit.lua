@@ -6,7 +6,7 @@
 --   ARGV[5] window ms (a timeout within it makes the endpoint slow)
 -- Returns a table of functions: load(key, ceiling, field) (the state, and the value of `field`
 -- when given, read by the same HMGET), next(state, ms, drop, timeout, inflight, now, ceiling)
--- (the state after a sample), save(key, state, field, value) (HSET of the state, and of the
+-- (moves the state to the one after a sample, in place: no table per sample), save(key, state, field, value) (HSET of the state, and of the
 -- field when given; the TTL is the caller's), slowness(state, now), allowed(state).
 -- A state is stored as a hash: limit, min, lat (17 significant digits: exact round trip),
 -- timeout_at (completeDelivery.lua keeps more fields beside them).
@@ -28,7 +28,7 @@ function M.load(key, ceiling, field)
   return {limit = tonumber(s[1]), min = tonumber(s[2]), lat = tonumber(s[3]), timeout_at = tonumber(s[4])}, s[5]
 end
 
--- The state after one sample (pure: nothing written).
+-- The state after one sample, written into `s` (nothing written to Redis).
 function M.next(s, ms, drop, timeout, inflight, now, ceiling)
   local lo, hi = math.min(floor, ceiling), ceiling
   local limit, min, lat, timeout_at = s.limit, s.min, s.lat, s.timeout_at
@@ -50,7 +50,8 @@ function M.next(s, ms, drop, timeout, inflight, now, ceiling)
     local target = limit * gradient + queue
     limit = clamp(limit * (1 - SMOOTHING) + target * SMOOTHING, lo, hi)
   end
-  return {limit = limit, min = min, lat = lat, timeout_at = timeout_at}
+  s.limit, s.min, s.lat, s.timeout_at = limit, min, lat, timeout_at
+  return s
 end
 
 function M.save(key, s, field, value)
