@@ -317,10 +317,11 @@ end
 local now, now_text
 for i = 0, n - 1 do
   local r0 = a + 5 * i
-  if ARGV[r0 + 2] ~= '' then now, now_text = tonumber(ARGV[r0 + 2]), ARGV[r0 + 2] end
-  local e, id, flags = eps[tonumber(ARGV[r0])], ARGV[r0 + 3], tonumber(ARGV[r0 + 4])
+  -- `+ 0`: tonumber's conversion of text known to be a number, without its call.
+  if ARGV[r0 + 2] ~= '' then now, now_text = ARGV[r0 + 2] + 0, ARGV[r0 + 2] end
+  local e, id, flags = eps[ARGV[r0] + 0], ARGV[r0 + 3], ARGV[r0 + 4] + 0
   local lane = bit.band(flags, 2) == 0 and 'fast' or 'slow'
-  local k_cfg = bit.band(flags, 8) == 0 and configs[tonumber(ARGV[r0 + 1])] or nil
+  local k_cfg = bit.band(flags, 8) == 0 and configs[ARGV[r0 + 1] + 0] or nil
   local r = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id)
   if r[1] == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
