@@ -55,9 +55,16 @@ const layout = (reqs: Req[], withConfigs: boolean) => {
 const STATES: Record<string, string> = { C: 'CLOSED', O: 'OPEN', H: 'HALF_OPEN' };
 /** completeDelivery's reply (a code per completion, then a triple per 'T') as one answer per completion. */
 const perCompletion = ([codes, ...triples]: [string, ...unknown[]]) => [...codes].map((c) => (c === 'T' ? triples.splice(0, 3) : STATES[c]));
+const LENGTH: Record<string, number> = { go: 7, park: 3, divert: 2, paused: 2, recovered: 1, wait: 1, rebuilding: 1 };
+/** admitDelivery's flat reply (each answer's kind, then its fields) as one answer per request. */
+const perRequest = (flat: unknown[]) => {
+  const out: unknown[][] = [];
+  for (let i = 0; i < flat.length; i += LENGTH[flat[i] as string]!) out.push(flat.slice(i, i + LENGTH[flat[i] as string]!));
+  return out;
+};
 const runBatch = async (name: 'admitDelivery' | 'completeDelivery', shared: (string | number)[], reqs: Req[], canary = '') =>
   name === 'admitDelivery'
-    ? ((await redis.eval(BATCH_SCRIPTS.admitDelivery, 0, ...shared, canary, ...ADMIT_PREFIXES, ...layout(reqs, true))) as unknown[])
+    ? perRequest((await redis.eval(BATCH_SCRIPTS.admitDelivery, 0, ...shared, canary, ...ADMIT_PREFIXES, ...layout(reqs, true))) as unknown[])
     : perCompletion((await redis.eval(BATCH_SCRIPTS.completeDelivery, 0, ...shared, ...COMPLETE_PREFIXES, ...layout(reqs, false))) as [string, ...unknown[]]);
 const one = async (name: 'admitDelivery' | 'completeDelivery', shared: (string | number)[], req: Req) => (await runBatch(name, shared, [req]))[0];
 /** A completion's arguments after its endpoint and now: flags, error, ISO now, latency, webhook id. */
@@ -353,6 +360,13 @@ describe('admitDelivery.lua', () => {
     const hosts = await runBatch('admitDelivery', shared({}), [request({ domainMax: 1 }), request({ domainMax: 1 }), request({ domainMax: 0 })]);
     expect(hosts.map(short)).toEqual([['go', 0, 0, 1], ['wait'], ['go', 0, 0, 0]]);
     expect(await redis.zcard(K.domain)).toBe(1);
+  });
+
+  it('replies with every answer in one flat list, each its kind then its fields', async () => {
+    await redis.set('paused:endpoint:ep2', 'paused');
+    const a: A = { endpointMax: 0, domainMax: 1 };
+    const raw = await redis.eval(BATCH_SCRIPTS.admitDelivery, 0, ...shared(a), '', ...ADMIT_PREFIXES, ...layout([request(a), request(a, 'ep2'), request(a)], true));
+    expect(raw).toEqual(['go', 0, 0, 1, 0, '0', '0', 'paused', 'endpoint', 'wait']);
   });
 
   it('takes the probe slot and a token even when the in-flight limits then hold it back', async () => {

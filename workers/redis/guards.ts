@@ -85,19 +85,29 @@ class Places {
   }
 }
 
-const toAdmission = (r: unknown): Admission => {
-  const a = r as (string | number)[];
-  switch (a[0]) {
+/** How many items of admitDelivery.lua's flat reply each kind of answer takes (its kind included). */
+const ANSWER_LENGTH: Record<string, number> = { go: 7, park: 3, divert: 2, paused: 2, recovered: 1, wait: 1, rebuilding: 1 };
+
+/** admitDelivery.lua's flat reply, one answer per request. */
+const toAdmissions = (flat: (string | number)[]): Admission[] => {
+  const out: Admission[] = [];
+  for (let i = 0; i < flat.length; i += ANSWER_LENGTH[flat[i]!] ?? 1) out.push(toAdmission(flat, i));
+  return out;
+};
+
+const toAdmission = (flat: (string | number)[], at: number): Admission => {
+  const a = (k: number) => flat[at + k];
+  switch (a(0)) {
     case 'go': {
-      const seen = a[4] ? { fastLimit: Number(a[4]), limit: Number(a[5]), latencyMs: Number(a[6]) } : undefined;
-      return { kind: 'go', probe: a[1] === 1, counted: { endpoint: a[2] === 1, domain: a[3] === 1 }, ...(seen && { seen }) };
+      const seen = a(4) ? { fastLimit: Number(a(4)), limit: Number(a(5)), latencyMs: Number(a(6)) } : undefined;
+      return { kind: 'go', probe: a(1) === 1, counted: { endpoint: a(2) === 1, domain: a(3) === 1 }, ...(seen && { seen }) };
     }
     case 'park':
-      return { kind: 'park', reason: a[1] as 'circuit_open' | 'rate_limited', until: Number(a[2]) };
+      return { kind: 'park', reason: a(1) as 'circuit_open' | 'rate_limited', until: Number(a(2)) };
     case 'divert':
-      return { kind: 'divert', reason: a[1] as 'endpoint_inflight' | 'domain_inflight' };
+      return { kind: 'divert', reason: a(1) as 'endpoint_inflight' | 'domain_inflight' };
     case 'paused':
-      return { kind: 'paused', scope: a[1] as 'endpoint' | 'config' };
+      return { kind: 'paused', scope: a(1) as 'endpoint' | 'config' };
     case 'recovered':
       return { kind: 'recovered' };
     // No canary: Redis is being rebuilt (its pauses and circuits are not back yet); ask again.
@@ -141,8 +151,7 @@ export class RedisGuards implements Guards {
       now = r.now;
     }
     args.push(...at.args(), configs.size, ...configs.keys(), ...per);
-    const replies = (await call(() => this.redis.howk_admitDelivery(0, ...args))) as unknown[];
-    return replies.map(toAdmission);
+    return toAdmissions((await call(() => this.redis.howk_admitDelivery(0, ...args))) as (string | number)[]);
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {

@@ -28,10 +28,11 @@
 --   now ms ('' = the previous request's; the first one gives it), webhook id (its lease and
 --   queue member), flags (the sum of: 1 waited before, 2 slow lane (else fast),
 --   4 passes the endpoint pause, 8 passes the config pause: a webhook its drain released)
--- Returns one reply per request, in request order, each one of:
---   {'rebuilding'} | {'paused', scope} | {'park', reason, until} | {'divert', reason} | {'recovered'} | {'wait'}
---   | {'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
---      limit, latency estimate ms (both as text)}
+-- Returns one answer per request, in request order, all in one flat list (an answer's kind,
+-- then its fields: the kind gives how many), each one of:
+--   'rebuilding' | 'paused', scope | 'park', reason, until | 'divert', reason | 'recovered' | 'wait'
+--   | 'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
+--      limit, latency estimate ms (both as text)
 --   (counted_*: a lease was taken in inflight / domain_inflight)
 -- A fast-lane 'wait' puts the webhook in endpoint_queued (score: now) until a later request
 -- of it that waited gets another answer.
@@ -207,9 +208,23 @@ local function bulk(cmd, key, args, step)
   end
 end
 
+-- The reply: each request's answer, flat (no table per request), its kind first; each kind
+-- has a fixed length (see the header).
+local out, o = {}, 0
+local LENGTH = {go = 7, park = 3, divert = 2, paused = 2, recovered = 1, wait = 1, rebuilding = 1}
+local function reply(kind, x1, x2, x3, x4, x5, x6)
+  local n = LENGTH[kind]
+  out[o + 1] = kind
+  if n > 1 then out[o + 2] = x1 end
+  if n > 2 then out[o + 3] = x2 end
+  if n > 3 then out[o + 4], out[o + 5], out[o + 6], out[o + 7] = x3, x4, x5, x6 end
+  o = o + n
+  return kind
+end
+
 local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
   local scope = paused(not pass_ep and e.pause or nil, k_cfg)
-  if scope then return {'paused', scope} end
+  if scope then return reply('paused', scope) end
 
   local probe = 0
   if circuit_on then
@@ -217,14 +232,14 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
     local c = circuit(k_circuit)
     if c[1] == 'OPEN' then
       local open_until = tonumber(c[2])
-      if now < open_until then return {'park', 'circuit_open', tostring(open_until)} end
+      if now < open_until then return reply('park', 'circuit_open', tostring(open_until)) end
       redis.call('HSET', k_circuit, 'state', 'HALF_OPEN', 'successes', 0, 'probe_at', now)
       redis.call('PEXPIRE', k_circuit, circuit_ttl)
       c[1], c[3] = 'HALF_OPEN', now
       probe = 1
     elseif c[1] == 'HALF_OPEN' then
       local next_probe = tonumber(c[3]) + probe_interval
-      if now < next_probe then return {'park', 'circuit_open', tostring(next_probe)} end
+      if now < next_probe then return reply('park', 'circuit_open', tostring(next_probe)) end
       redis.call('HSET', k_circuit, 'probe_at', now)
       c[3] = now
       probe = 1
@@ -233,7 +248,7 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
 
   if rate > 0 then
     local ok, tokens = take_token(e.rate, now)
-    if not ok then return {'park', 'rate_limited', tostring(now + math.ceil((1 - tokens) / rate * 1000))} end
+    if not ok then return reply('park', 'rate_limited', tostring(now + math.ceil((1 - tokens) / rate * 1000))) end
   end
 
   -- Without an endpoint limit nothing is measured: the endpoint never counts as slow.
@@ -251,8 +266,8 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
   if domain_max > 0 then
     local allowed = math.min(L.allowed(load(h.limit, domain_max)), domain_max)
     if inflight(k_domain, now, now_text) >= allowed then
-      if lane == 'fast' and slow then return {'divert', 'domain_inflight'} end
-      return {'wait'}
+      if lane == 'fast' and slow then return reply('divert', 'domain_inflight') end
+      return reply('wait')
     end
   end
 
@@ -260,10 +275,10 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
   if ep then
     fast_limit = math.min(L.allowed(ep), endpoint_max)
     if lane == 'slow' then
-      if not slow then return {'recovered'} end
+      if not slow then return reply('recovered') end
     elseif inflight(k_conc, now, now_text) >= fast_limit then
-      if slow then return {'divert', 'endpoint_inflight'} end
-      return {'wait'}
+      if slow then return reply('divert', 'endpoint_inflight') end
+      return reply('wait')
     end
   end
 
@@ -272,9 +287,9 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
     lease(k_conc, now, now_text, id)
     -- The state is not written here: its text is made once per call.
     if not ep.text then ep.text = {string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)} end
-    return {'go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, ep.text[1], ep.text[2]}
+    return reply('go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, ep.text[1], ep.text[2])
   end
-  return {'go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0'}
+  return reply('go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0')
 end
 
 -- The endpoints, hosts and configs of the call, their keys made once each.
@@ -309,9 +324,8 @@ end
 for _, e in ipairs(eps) do e.host = hosts[e.host] end
 
 local n = (#ARGV - a + 1) / 5
-local out = {}
 if ARGV[14] ~= '' and redis.call('EXISTS', ARGV[14]) == 0 then
-  for i = 1, n do out[i] = {'rebuilding'} end
+  for _ = 1, n do reply('rebuilding') end
   return out
 end
 local now, now_text
@@ -322,14 +336,13 @@ for i = 0, n - 1 do
   local e, id, flags = eps[ARGV[r0] + 0], ARGV[r0 + 3], ARGV[r0 + 4] + 0
   local lane = bit.band(flags, 2) == 0 and 'fast' or 'slow'
   local k_cfg = bit.band(flags, 8) == 0 and configs[ARGV[r0 + 1] + 0] or nil
-  local r = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id)
-  if r[1] == 'wait' and lane == 'fast' then
+  local kind = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id)
+  if kind == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
     queue(e.queued, id, now)
   elseif bit.band(flags, 1) ~= 0 then
     queue(e.queued, id, false)
   end
-  out[i + 1] = r
 end
 
 for _, key in ipairs(leased) do redis.call('PEXPIRE', key, ARGV[7]) end
