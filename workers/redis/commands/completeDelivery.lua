@@ -114,7 +114,7 @@ local function learn(k_state, k_leases, ceil, ms, drop, timeout, now, now_text, 
   local e = states[k_state]
   if not e then
     local s, ttl_at = L.load(k_state, ceil, 'ttl_at')
-    e = {s = s, ttl_at = ttl_at and tonumber(ttl_at), samples = k_samples}
+    e = {s = s, ttl_at = ttl_at and ttl_at + 0, samples = k_samples}
     states[k_state] = e
     state_order[#state_order + 1] = k_state
   end

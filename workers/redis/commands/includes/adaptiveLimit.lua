@@ -25,7 +25,8 @@ function M.load(key, ceiling, field)
   if not s[1] then
     return {limit = clamp(initial, math.min(floor, ceiling), ceiling), min = 0, lat = 0, timeout_at = 0}, s[5]
   end
-  return {limit = tonumber(s[1]), min = tonumber(s[2]), lat = tonumber(s[3]), timeout_at = tonumber(s[4])}, s[5]
+  -- `+ 0`: tonumber's conversion without its call (save writes all four fields together).
+  return {limit = s[1] + 0, min = s[2] + 0, lat = s[3] + 0, timeout_at = s[4] + 0}, s[5]
 end
 
 -- The state after one sample, written into `s` (nothing written to Redis).
