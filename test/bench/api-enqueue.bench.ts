@@ -17,12 +17,29 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
-import { apiReady, CLK_TCK, cpuTicksOf, envInt, fmt, freePort, gitRevision, log, pidListening, root, setLogTag, sleep, stopProcess, waitUntil, type Svc } from './busy-harness';
+import {
+  apiReady,
+  deleteRunTopics,
+  serviceEnv,
+  CLK_TCK,
+  cpuTicksOf,
+  envInt,
+  fmt,
+  freePort,
+  gitRevision,
+  log,
+  pidListening,
+  root,
+  setLogTag,
+  sleep,
+  stopProcess,
+  waitUntil,
+  type Svc,
+} from './busy-harness';
 
 setLogTag('api-bench');
 const MODE = (process.env.BENCH_MODE ?? 'batch') as 'batch' | 'single';
@@ -113,18 +130,7 @@ const main = async (): Promise<void> => {
   await redis.quit();
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
-  const env: Record<string, string> = {
-    HOWK_API_HOST: '127.0.0.1',
-    HOWK_API_PORT: String(apiPort),
-    HOWK_KAFKA_BROKERS: brokers,
-    HOWK_KAFKA_CLIENT_ID: runId,
-    HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
-    HOWK_REDIS_URL: redisUrl,
-    HOWK_API_AUTH_RATE_LIMIT: process.env.HOWK_API_AUTH_RATE_LIMIT ?? '0',
-    HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.1/32',
-    HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
-  };
-  for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
+  const env = serviceEnv({ apiPort, brokers, runId, redisUrl, topics });
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000, pipelining: 1 });
   const keyOut: string[] = [];
   if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read', '--name', 'bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
@@ -160,15 +166,7 @@ const main = async (): Promise<void> => {
   } finally {
     await stopProcess(svc);
     await agent.close().catch(() => {});
-    const admin = new Kafka({ clientId: `${runId}-cleanup`, brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
-    try {
-      await admin.connect();
-      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 });
-    } catch (e) {
-      log(`could not delete the run's topics: ${String(e)}`);
-    } finally {
-      await admin.disconnect().catch(() => {});
-    }
+    await deleteRunTopics(brokers, runId, topics);
   }
 };
 

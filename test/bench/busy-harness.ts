@@ -4,6 +4,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
 import { fileURLToPath } from 'node:url';
 
@@ -260,5 +261,41 @@ export const apiReady = async (api: string, agent: Dispatcher): Promise<boolean>
     return r.statusCode === 200;
   } catch {
     return false;
+  }
+};
+
+/**
+ * The HOWK_* environment a benchmark's services share: the api on loopback, the run's own Kafka
+ * client id, consumer group and topics, its Redis database, auth on without the per-key rate
+ * limit, and deliveries to loopback allowed (the SSRF guard refuses it otherwise; the receivers
+ * are on 127.0.0.1).
+ */
+export const serviceEnv = (o: { apiPort: number; brokers: string; runId: string; redisUrl: string; topics: Record<string, string>; secret?: string }): Record<string, string> => {
+  const env: Record<string, string> = {
+    HOWK_API_HOST: '127.0.0.1',
+    HOWK_API_PORT: String(o.apiPort),
+    HOWK_KAFKA_BROKERS: o.brokers,
+    HOWK_KAFKA_CLIENT_ID: o.runId,
+    HOWK_KAFKA_CONSUMER_GROUP: `${o.runId}-workers`,
+    HOWK_REDIS_URL: o.redisUrl,
+    ...(o.secret ? { HOWK_SIGNING_DEFAULT_SECRET: o.secret } : {}),
+    HOWK_API_AUTH_RATE_LIMIT: process.env.HOWK_API_AUTH_RATE_LIMIT ?? '0',
+    HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
+    HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
+  };
+  for (const [k, v] of Object.entries(o.topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
+  return env;
+};
+
+/** Deletes a run's topics (a failure is logged: the run's figures stand without it). */
+export const deleteRunTopics = async (brokers: string, runId: string, topics: Record<string, string>): Promise<void> => {
+  const admin = new Kafka({ clientId: `${runId}-cleanup`, brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  try {
+    await admin.connect();
+    await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 });
+  } catch (e) {
+    log(`could not delete the run's topics: ${String(e)}`);
+  } finally {
+    await admin.disconnect().catch(() => {});
   }
 };

@@ -33,13 +33,12 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { runKeys } from '../../workers/cli/keys';
 import { createRedis } from '../../workers/redis/client';
 import { verifyStandardWebhook } from '../helpers/standard-webhooks';
-import { apiReady, allProcesses, CLK_TCK, cpuTicksOf, freePort, percentile, pidListening, systemTicks } from './busy-harness';
+import { apiReady, deleteRunTopics, serviceEnv, allProcesses, CLK_TCK, cpuTicksOf, freePort, percentile, pidListening, systemTicks } from './busy-harness';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -333,21 +332,7 @@ const main = async (): Promise<number> => {
   const receiver = await startReceiver();
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
-  const env: Record<string, string> = {
-    HOWK_API_HOST: '127.0.0.1',
-    HOWK_API_PORT: String(apiPort),
-    HOWK_KAFKA_BROKERS: brokers,
-    HOWK_KAFKA_CLIENT_ID: runId,
-    HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
-    HOWK_REDIS_URL: redisUrl,
-    HOWK_SIGNING_DEFAULT_SECRET: SECRET,
-    // Auth stays on (its cost is part of the api's); the per-key rate limit is not measured.
-    HOWK_API_AUTH_RATE_LIMIT: process.env.HOWK_API_AUTH_RATE_LIMIT ?? '0',
-    // The SSRF guard refuses loopback unless allow-listed; the receiver is on 127.0.0.1.
-    HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
-    HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
-  };
-  for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
+  const env = serviceEnv({ apiPort, brokers, runId, redisUrl, topics, secret: SECRET });
 
   const svcs: Svc[] = [];
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000, pipelining: 1 });
@@ -603,15 +588,7 @@ const main = async (): Promise<number> => {
     for (const l of extraListeners) l.close();
     await new Promise<void>((r) => receiver.server.close(() => r()));
     if (process.env.BENCH_KEEP_TOPICS !== '1') {
-      const admin = new Kafka({ clientId: `${runId}-cleanup`, brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
-      try {
-        await admin.connect();
-        await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 });
-      } catch (e) {
-        log(`could not delete the run's topics: ${String(e)}`);
-      } finally {
-        await admin.disconnect().catch(() => {});
-      }
+      await deleteRunTopics(brokers, runId, topics);
     }
   }
   return code;

@@ -32,6 +32,7 @@ import {
   gitRevision,
   log,
   pidListening,
+  serviceEnv,
   setLogTag,
   sleep,
   startProcess,
@@ -109,19 +110,7 @@ const main = async (): Promise<number> => {
   const rx = await startReceiver();
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
-  const env: Record<string, string> = {
-    HOWK_API_HOST: '127.0.0.1',
-    HOWK_API_PORT: String(apiPort),
-    HOWK_KAFKA_BROKERS: brokers,
-    HOWK_KAFKA_CLIENT_ID: runId,
-    HOWK_KAFKA_CONSUMER_GROUP: `${runId}-workers`,
-    HOWK_REDIS_URL: redisUrl,
-    HOWK_SIGNING_DEFAULT_SECRET: SECRET,
-    HOWK_API_AUTH_RATE_LIMIT: process.env.HOWK_API_AUTH_RATE_LIMIT ?? '0',
-    HOWK_DELIVERY_ALLOWED_NETWORKS: process.env.HOWK_DELIVERY_ALLOWED_NETWORKS ?? '127.0.0.1/32',
-    HOWK_LOG_LEVEL: process.env.HOWK_LOG_LEVEL ?? 'info',
-  };
-  for (const [k, v] of Object.entries(topics)) env[`HOWK_KAFKA_TOPICS_${k.toUpperCase()}`] = v;
+  const env = serviceEnv({ apiPort, brokers, runId, redisUrl, topics, secret: SECRET });
   const conns = loadConfig({ env: { ...process.env, ...env } as Record<string, string> }).delivery.max_conns_per_host;
 
   const svcs: Svc[] = [];
