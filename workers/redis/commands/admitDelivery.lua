@@ -37,6 +37,7 @@
 -- A fast-lane 'wait' puts the webhook in endpoint_queued (score: now) until a later request
 -- of it that waited gets another answer.
 --#include adaptiveLimit
+--#include places
 local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
 local circuit_on = ARGV[1] == '1'
 local probe_interval = tonumber(ARGV[2])
@@ -295,33 +296,17 @@ end
 -- The endpoints, hosts and configs of the call, their keys made once each.
 local P = {}
 for k = 1, 9 do P[k] = ARGV[14 + k] end
-local a = 24
-local function count()
-  local n = tonumber(ARGV[a])
-  a = a + 1
-  return n
-end
-local eps, hosts, configs = {}, {}, {}
-for k = 1, count() do
-  local hash = ARGV[a]
-  local e = {pause = P[1] .. hash, queued = P[9] .. hash, host = tonumber(ARGV[a + 1])}
+local eps, a = places({}, ARGV)(24, function(hash)
+  local e = {pause = P[1] .. hash, queued = P[9] .. hash}
   -- Only the keys the guards that are on will read.
   if circuit_on then e.circuit = P[3] .. hash end
   if rate > 0 then e.rate = P[4] .. hash end
   if endpoint_max > 0 then e.inflight, e.limit = P[6] .. hash, P[7] .. hash end
-  eps[k] = e
-  a = a + 2
-end
-for k = 1, count() do
-  local host = ARGV[a]
-  hosts[k] = {inflight = P[5] .. host, limit = P[8] .. host, max = tonumber(ARGV[a + 1])}
-  a = a + 2
-end
-for k = 1, count() do
-  configs[k] = P[2] .. ARGV[a]
-  a = a + 1
-end
-for _, e in ipairs(eps) do e.host = hosts[e.host] end
+  return e
+end, P[5], P[8])
+local configs = {}
+for k = 1, tonumber(ARGV[a]) do configs[k] = P[2] .. ARGV[a + k] end
+a = a + 1 + #configs
 
 local n = (#ARGV - a + 1) / 5
 if ARGV[14] ~= '' and redis.call('EXISTS', ARGV[14]) == 0 then

@@ -40,6 +40,7 @@
 -- transitions are what the caller records on howk.guards (nothing more per delivery on the
 -- happy path); one string rather than a reply per completion keeps the reply small.
 --#include adaptiveLimit
+--#include places
 local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
 local ceiling = tonumber(ARGV[13])
 local samples_kept = tonumber(ARGV[14])
@@ -272,25 +273,9 @@ local function complete(e, now, now_text, flags, err, at, sample_ms, id)
 end
 
 -- The endpoints and hosts of the call, their keys made once each.
-local a = 22
-local function count()
-  local n = tonumber(ARGV[a])
-  a = a + 1
-  return n
-end
-local eps, hosts = {}, {}
-for k = 1, count() do
-  local hash = ARGV[a]
-  eps[k] = {hash = hash, circuit = P[1] .. hash, inflight = P[2] .. hash, limit = P[5] .. hash,
-    latency = P[7] .. hash, host = tonumber(ARGV[a + 1])}
-  a = a + 2
-end
-for k = 1, count() do
-  local host = ARGV[a]
-  hosts[k] = {inflight = P[3] .. host, limit = P[6] .. host, max = tonumber(ARGV[a + 1])}
-  a = a + 2
-end
-for _, e in ipairs(eps) do e.host = hosts[e.host] end
+local eps, a = places({}, ARGV)(22, function(hash)
+  return {hash = hash, circuit = P[1] .. hash, inflight = P[2] .. hash, limit = P[5] .. hash, latency = P[7] .. hash}
+end, P[3], P[6])
 
 -- The completions are read from ARGV where they are (no table per completion: less for the
 -- Lua garbage collector), and their numbers with `+ 0` (the same conversion as tonumber, for
