@@ -1,0 +1,201 @@
+// Kafka requests per 1,000 webhooks: howk-api and howk-worker as processes on real Kafka +
+// Redis (their requests counted by API inside kafkajs: kafka-request-counter.ts), a burst
+// to one loopback endpoint and one spread over many, as in busy.bench.ts (a) and (b). Each
+// phase reports, per service and API, the requests, request and response bytes and the
+// broker's wait per 1,000 webhooks delivered, the records produced and taken, and the CPU of
+// the services and of the broker (a hint only: the broker is shared). An idle window first
+// gives the requests a second that the services send with nothing to do.
+//
+//   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 BENCH_REDIS_DB=56 npx tsx test/bench/kafka-requests.bench.ts
+//
+// Knobs (env): BENCH_KREQ_N (5000) webhooks per phase, BENCH_KREQ_PHASES (a,b),
+// BENCH_KREQ_CONFIGS (50), BENCH_KREQ_IDLE_S (5), BENCH_KREQ_SETTLE_MS (1000) after the last
+// arrival before the window closes (the last outcomes and commits), BENCH_REDIS_DB (required).
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { loadConfig } from '../../core/config/load';
+import { runKeys } from '../../workers/cli/keys';
+import { createRedis } from '../../workers/redis/client';
+import {
+  apiReady,
+  cpuTicksOf,
+  CLK_TCK,
+  deleteRunTopics,
+  envInt,
+  fmt,
+  freePort,
+  gitRevision,
+  log,
+  pidListening,
+  serviceEnv,
+  setLogTag,
+  sleep,
+  startProcess,
+  stopProcess,
+  uptime,
+  waitUntil,
+  type Svc,
+} from './busy-harness';
+import { arrivedCount, enqueueAll, startReceiver, type LoadShape, type Route } from './busy-load';
+import type { Counts } from './kafka-request-counter';
+
+setLogTag('kafka-requests');
+const N = Math.max(100, envInt('BENCH_KREQ_N', 5000));
+const PHASES = (process.env.BENCH_KREQ_PHASES ?? 'a,b').split(',').map((s) => s.trim());
+const CONFIGS = Math.max(2, envInt('BENCH_KREQ_CONFIGS', 50));
+const IDLE_MS = envInt('BENCH_KREQ_IDLE_S', 5) * 1000;
+const SETTLE_MS = envInt('BENCH_KREQ_SETTLE_MS', 1000);
+const SHAPE: LoadShape = { batch: 100, concurrency: 4, payloadBytes: 256 };
+const brokers = process.env.KAFKA_BROKERS;
+const redisBase = process.env.REDIS_URL;
+if (!brokers || !redisBase || !process.env.BENCH_REDIS_DB) {
+  console.error('KAFKA_BROKERS, REDIS_URL and BENCH_REDIS_DB must be set');
+  process.exit(2);
+}
+for (const b of brokers.split(',')) if (!/^(127\.0\.0\.1|localhost):\d+$/.test(b.trim())) throw new Error(`only 127.0.0.1 brokers; got ${b}`);
+const redisUrl = Object.assign(new URL(redisBase), { pathname: `/${envInt('BENCH_REDIS_DB', 0)}` }).toString();
+const runId = `kreq-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
+const logDir = join(tmpdir(), runId);
+mkdirSync(logDir, { recursive: true });
+
+type Role = { svc: Svc; out: string };
+/** The role's counts so far (SIGUSR2 makes it write them). */
+const snapshot = async (r: Role): Promise<Counts> => {
+  rmSync(r.out, { force: true });
+  r.svc.child.kill('SIGUSR2');
+  for (let i = 0; i < 100; i++) {
+    try {
+      return JSON.parse(readFileSync(r.out, 'utf8')) as Counts;
+    } catch {
+      await sleep(20);
+    }
+  }
+  throw new Error(`${r.svc.name} wrote no counts`);
+};
+
+const diff = (a: Counts, b: Counts): Counts => {
+  const apis: Counts['apis'] = {};
+  for (const [k, v] of Object.entries(b.apis)) {
+    const o = a.apis[k] ?? { requests: 0, requestBytes: 0, responseBytes: 0, waitMs: 0 };
+    apis[k] = { requests: v.requests - o.requests, requestBytes: v.requestBytes - o.requestBytes, responseBytes: v.responseBytes - o.responseBytes, waitMs: v.waitMs - o.waitMs };
+  }
+  const produced: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b.produced)) produced[k.replace(`${runId}.`, '')] = v - (a.produced[k] ?? 0);
+  const fetches: Counts['fetches'] = {};
+  for (const [k, v] of Object.entries(b.fetches)) {
+    const o = a.fetches[k] ?? { requests: 0, responseBytes: 0 };
+    fetches[k.replace(runId, '')] = { requests: v.requests - o.requests, responseBytes: v.responseBytes - o.responseBytes };
+  }
+  return { apis, fetches, produced, producedBatches: b.producedBatches - a.producedBatches, taken: b.taken - a.taken, takenBatches: b.takenBatches - a.takenBatches };
+};
+
+/** Lines of one role's counts, scaled per 1,000 webhooks (per second for the idle window). */
+const table = (name: string, c: Counts, per: number, unit: string): string[] => {
+  const s = (n: number, d = 1) => fmt(n * per, d);
+  const rows = Object.entries(c.apis)
+    .filter(([, v]) => v.requests > 0)
+    .sort((x, y) => y[1].requests - x[1].requests)
+    .map(
+      ([k, v]) =>
+        `    ${k.padEnd(18)} ${s(v.requests).padStart(8)} req  ${s(v.requestBytes / 1024).padStart(8)} KB out  ${s(v.responseBytes / 1024).padStart(8)} KB in  wait ${fmt(v.waitMs / Math.max(1, v.requests), 1)} ms/req`,
+    );
+  const total = Object.values(c.apis).reduce((a, v) => a + v.requests, 0);
+  const prod = Object.entries(c.produced).map(([k, v]) => `${k} ${s(v)}`);
+  const fetches = Object.entries(c.fetches)
+    .filter(([, v]) => v.requests > 0)
+    .map(([k, v]) => `${k || 'group'} ${s(v.requests)} (${s(v.responseBytes / 1024)} KB)`);
+  return [
+    `  ${name}: ${s(total)} requests ${unit}`,
+    ...rows,
+    `    fetches by consumer group: ${fetches.join(', ') || 'none'}`,
+    `    records produced ${unit}: ${prod.join(', ') || 'none'} in ${s(c.producedBatches)} sendBatch calls; records taken ${s(c.taken)} in ${s(c.takenBatches)} batches`,
+  ];
+};
+
+const main = async (): Promise<number> => {
+  console.log(`Kafka requests per 1,000 webhooks (${runId}, ${new Date().toISOString()}, commit ${gitRevision()}); ${N} webhooks per phase, ${SHAPE.batch} per request`);
+  console.log(`  ${uptime()}`);
+  const redis = createRedis(redisUrl);
+  await redis.flushdb();
+  await redis.quit();
+  const rx = await startReceiver();
+  const apiPort = await freePort();
+  const api = `http://127.0.0.1:${apiPort}`;
+  const env = serviceEnv({ apiPort, brokers, runId, redisUrl, topics });
+  const agent = new Agent({ connections: 16, keepAliveTimeout: 60_000 });
+  const svcs: Svc[] = [];
+  try {
+    const keyOut: string[] = [];
+    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read,admin', '--name', 'kreq'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
+      throw new Error('no API key');
+    const key = (JSON.parse(keyOut.join('')) as { key: string }).key;
+    const role = (name: string): Role => {
+      const out = join(logDir, `${name}.json`);
+      const svc = startProcess(name, 'test/bench/kafka-requests-role.ts', { ...env, KREQ_ROLE: name, KREQ_OUT: out }, logDir);
+      svcs.push(svc);
+      return { svc, out };
+    };
+    const apiRole = role('api');
+    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
+    const worker = role('worker');
+    await waitUntil('howk-worker to start', 90_000, () => worker.svc.lines.some((l) => l.includes('"howk-worker started"')), svcs);
+    const roles = [apiRole, worker];
+    const brokerPid = pidListening(Number(brokers.split(',')[0]!.split(':')[1]));
+    const run = async (count: number, route: (c: number) => Route) => {
+      const e = await enqueueAll(api, agent, key, count, SHAPE, route, 0, performance.now() + 120_000);
+      await waitUntil('deliveries', 120_000, () => arrivedCount(rx.arrivals, e.ids) >= e.ids.size, svcs);
+      return e.ids.size;
+    };
+    await run(1000, (c) => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' }));
+    await sleep(2000);
+    const window = async (what: string, body: () => Promise<number>, perSecond = false) => {
+      const before = await Promise.all(roles.map(snapshot));
+      const ticks0 = [...roles.map((r) => cpuTicksOf(r.svc.child.pid)), cpuTicksOf(brokerPid)];
+      const t0 = performance.now();
+      const delivered = await body();
+      const ms = performance.now() - t0;
+      const after = await Promise.all(roles.map(snapshot));
+      const ticks1 = [...roles.map((r) => cpuTicksOf(r.svc.child.pid)), cpuTicksOf(brokerPid)];
+      const per = perSecond ? 1000 / ms : 1000 / Math.max(1, delivered);
+      const unit = perSecond ? 'a second' : 'per 1,000 webhooks';
+      const cpu = ['howk-api', 'howk-worker', 'kafka broker (shared)'].map((n, i) => `${n} ${fmt((((ticks1[i] ?? NaN) - (ticks0[i] ?? NaN)) / CLK_TCK) * 1000 * per)} ms`);
+      console.log(`\n== ${what}: ${delivered} delivered in ${(ms / 1000).toFixed(1)} s  (${uptime()})`);
+      console.log(`  CPU ${unit}: ${cpu.join(', ')}`);
+      roles.forEach((r, i) => console.log(table(`howk-${r.svc.name}`, diff(before[i]!, after[i]!), per, unit).join('\n')));
+    };
+    await window('idle', () => sleep(IDLE_MS).then(() => 0), true);
+    const settle = (f: () => Promise<number>) => async () => {
+      const n = await f();
+      await sleep(SETTLE_MS);
+      return n;
+    };
+    if (PHASES.includes('a'))
+      await window(
+        '(a) one endpoint',
+        settle(() => run(N, (c) => ({ config: `a-${c % CONFIGS}`, endpoint: `${rx.fast}/busy`, cls: 'main' }))),
+      );
+    if (PHASES.includes('b'))
+      await window(
+        `(b) ${CONFIGS} endpoints`,
+        settle(() => run(N, (c) => ({ config: `b-${c % CONFIGS}`, endpoint: `${rx.fast}/ep/${c % CONFIGS}`, cls: 'main' }))),
+      );
+    return 0;
+  } catch (e) {
+    log(`error: ${(e as Error).stack ?? String(e)}`);
+    for (const s of svcs) log(`--- last lines of ${s.name} (${s.logFile}):\n${s.lines.slice(-15).join('\n')}`);
+    return 1;
+  } finally {
+    for (const s of [...svcs].reverse()) await stopProcess(s);
+    await agent.close().catch(() => {});
+    await rx.close();
+    await deleteRunTopics(brokers, runId, topics);
+    const r = createRedis(redisUrl);
+    await r.flushdb().catch(() => {});
+    await r.quit().catch(() => {});
+  }
+};
+
+process.exit(await main());
