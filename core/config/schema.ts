@@ -70,7 +70,10 @@ export const ConfigSchema = z.object({
     per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),
     produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
     max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
-    max_wait: duration('50ms', 'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling)'),
+    max_wait: duration(
+      '250ms',
+      'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling; a lane resumed after a pause is fetched again within it)',
+    ),
     fetch_min_bytes: int(
       1,
       'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency',
