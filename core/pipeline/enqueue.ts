@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema';
 import { endpointHash, webhookId } from '../domain/ids';
 import { iso, nowNs } from '../domain/time';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
+import type { Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import type { EnqueueItem } from '../domain/enqueue';
@@ -10,9 +10,10 @@ import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
 import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
 import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
-import type { LogProducer } from '../ports/log';
+import type { LogProducer, LogRecord } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import type { Logger } from '../ports/logger';
+import { enqueuedRecords } from './enqueue-record';
 import { pendingWriter } from './pending-writes';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
@@ -52,7 +53,7 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
   updated_at_ns: ns,
 });
 
-/** The Webhook record of an item, its id, stamp, endpoint hash and sealed secret given. */
+/** The Webhook record of an item, its id, stamp, endpoint hash and sealed secret given (fields in enqueue-record.ts's ENQUEUED_FIELDS order). */
 const webhookOf = (config: Config, configId: string, item: EnqueueItem, id: string, at: string, hash: string, sealed: string | undefined): Webhook => ({
   id,
   config_id: configId,
@@ -151,6 +152,16 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     return items.map((it) => webhookOf(config, configId, it, webhookId(now), at, known.get(it.endpoint)!, undefined));
   };
 
+  const recordsOf = (fresh: Webhook[]): LogRecord[] => {
+    const encode = enqueuedRecords();
+    const topic = config.kafka.topics.pending;
+    return fresh.map((w) => {
+      const r: LogRecord = { topic, key: w.config_id, value: encode(w) };
+      if (w.trace) r.headers = { [TRACEPARENT]: w.trace };
+      return r;
+    });
+  };
+
   const claim = async (configId: string, hooks: Webhook[]): Promise<Map<string, string>> => {
     const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
     const owners = new Map<string, string>();
@@ -189,9 +200,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       if (opts.awaitedBy) for (const w of fresh) w.awaited_by = opts.awaitedBy;
       opts.beforeProduce?.(fresh.map((w) => w.id));
       try {
-        await d.producer.send(
-          fresh.map((w) => ({ topic: config.kafka.topics.pending, key: w.config_id, value: encodeWebhook(w), ...(w.trace ? { headers: { [TRACEPARENT]: w.trace } } : {}) })),
-        );
+        await d.producer.send(recordsOf(fresh));
         if (spans) for (const s of spans) s.end();
       } catch (e) {
         if (spans) for (const s of spans) s.end({}, errorMessage(e));

@@ -4,6 +4,7 @@ import { endpointHash } from '../../core/domain/ids';
 import { decodeWebhook } from '../../core/domain/webhook';
 import type { EnqueueItem } from '../../core/domain/enqueue';
 import { MemoryHotState } from '../../core/memory/hot-state';
+import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
 import type { HotBatch } from '../../core/ports/hot-state';
 import { silentLogger } from '../../core/ports/logger';
@@ -79,6 +80,23 @@ describe('enqueue records', () => {
     const stats = await hot.stats(Date.UTC(2026, 0, 2, 3, 4, 5), 1);
     expect(stats.enqueued).toBe(100);
     expect(stats.unique_endpoints).toBe(2);
+  });
+
+  it('writes the pending statuses of the requests one produce acknowledged in one write', async () => {
+    const { applied, hot } = setup();
+    let ack!: () => void;
+    const acked = new Promise<void>((r) => (ack = r));
+    // One produce carries the records of all three requests (the api's batching producer).
+    const producer = batchingProducer({ send: () => acked, close: async () => {} }, 1);
+    const enq = createEnqueuer({ config: loadConfig({ env: {} }), clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) }, log: silentLogger, hot, producer });
+    const calls = [1, 2, 3].map((i) => enq(`cfg-${i}`, [{ endpoint: `https://a.test/${i}`, payload: `${i}`, headers: {} }]));
+    await new Promise((r) => setTimeout(r, 20));
+    ack();
+    const results = await Promise.all(calls);
+    expect(applied).toHaveLength(1);
+    expect(applied[0]!.statuses!.map((s) => s.status.webhook_id).sort()).toEqual(results.map((r) => r[0]!.webhook_id).sort());
+    expect(applied[0]!.stats!.counts.enqueued).toBe(3);
+    for (const r of results) expect((await hot.getStatus(r[0]!.webhook_id))?.state).toBe('pending');
   });
 
   it('writes the pending statuses of requests that arrive during a write together, with their stats summed', async () => {

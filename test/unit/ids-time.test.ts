@@ -83,6 +83,25 @@ describe('webhookId', () => {
     expect(ids.map(timeOf)).toEqual([t, t + 1, t + 31, t + 32, t + 1024, t + 86_400_000]);
   });
 
+  it('encodes the 80 random bits drawn for a new millisecond, most significant first', () => {
+    const drawn = [
+      [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc],
+      [0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01],
+      [0x80, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xfe],
+    ];
+    // Past the milliseconds the tests above used (the last one a day ahead).
+    const t = Date.now() + 2 * 86_400_000;
+    drawn.forEach((bytes, i) => {
+      vi.spyOn(globalThis.crypto, 'getRandomValues').mockImplementationOnce(<T extends ArrayBufferView | null>(a: T): T => {
+        (a as unknown as Uint8Array).set(bytes);
+        return a;
+      });
+      const id = webhookId(t + i);
+      expect(timeOf(id)).toBe(t + i);
+      expect(randomOf(id)).toBe(bytes.reduce((acc, b) => acc * 256n + BigInt(b), 0n));
+    });
+  });
+
   it('encodes the largest 48-bit time as 7ZZZZZZZZZ', () => {
     expect(ulid(2 ** 48 - 1).slice(0, 10)).toBe('7ZZZZZZZZZ');
   });
