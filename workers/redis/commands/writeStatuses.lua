@@ -54,17 +54,23 @@ local function change(key, id, present)
   c[id] = present
 end
 
+-- The HSET arguments of the status being written: one table for the whole call, filled from
+-- 1 to nf (what lies beyond nf is left over from an earlier status and never sent).
+local fields, nf = {}, 0
+local function field(name, value)
+  fields[nf + 1] = name
+  fields[nf + 2] = value
+  nf = nf + 2
+end
+
 -- The fields to set so that the webhook is in the index of `state` (and, first time, in its
 -- config and endpoint indexes), as indexStatus-3.lua decides.
-local function index(id, state, ix, ixp, t, fields)
+local function index(id, state, ix, ixp, t)
   local cfg, ep, prefix
   if t > 0 then
     local b = 6 + 3 * (t - 1)
     cfg, ep, prefix = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-    if ixp ~= prefix then
-      fields[#fields + 1] = 'ixp'
-      fields[#fields + 1] = prefix
-    end
+    if ixp ~= prefix then field('ixp', prefix) end
   else
     prefix = ixp
     if not prefix then return end
@@ -73,8 +79,7 @@ local function index(id, state, ix, ixp, t, fields)
   if ix ~= want then
     if ix then change(ix, id, false) end
     change(want, id, true)
-    fields[#fields + 1] = 'ix'
-    fields[#fields + 1] = want
+    field('ix', want)
   end
   if not ix and cfg then
     change(cfg, id, true)
@@ -105,36 +110,41 @@ local function appended(h, attempt)
   return h
 end
 
+-- A target's number, by its text: tonumber once per distinct text, not once per status.
+local numbers = setmetatable({}, {__index = function(m, s)
+  local v = tonumber(s)
+  m[s] = v
+  return v
+end})
+
 local out = {}
 local n = (#ARGV - 6 - 3 * targets) / 6
 for i = 0, n - 1 do
   local a = 6 + 3 * targets + 6 * i
   local data, stamp, attempt, state, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-  local t = tonumber(ARGV[a + 6])
+  local t = numbers[ARGV[a + 6]]
   local key = status_prefix .. id
   local cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs', 'h')
   local ts, ix, ixp, hs = cur[1] or nil, cur[2] or nil, cur[3] or nil, cur[4] or nil
   -- Written by the old layout (or after it): a history list may exist.
   local legacy = ts and hs ~= ts
-  local fields
+  nf = 0
   if is_newer(stamp, ts) then
     if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
-    fields = {'data', data, 'ts', stamp, 'hs', legacy and '-' or stamp}
+    field('data', data)
+    field('ts', stamp)
+    field('hs', legacy and '-' or stamp)
     out[i + 1] = 1
   else
     -- Stale: the stored status stays, and decides the index (a rare path: decode it).
-    fields = {}
     state = nil
     local ok, stored = pcall(cjson.decode, redis.call('HGET', key, 'data') or '')
     if ok and type(stored) == 'table' then state = stored.state end
     out[i + 1] = 0
   end
-  if attempt ~= '' then
-    fields[#fields + 1] = 'h'
-    fields[#fields + 1] = appended(cur[5] or nil, attempt)
-  end
-  if type(state) == 'string' and state ~= '' then index(id, state, ix, ixp, t, fields) end
-  if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
+  if attempt ~= '' then field('h', appended(cur[5] or nil, attempt)) end
+  if type(state) == 'string' and state ~= '' then index(id, state, ix, ixp, t) end
+  if nf > 0 then redis.call('HSET', key, unpack(fields, 1, nf)) end
   redis.call('PEXPIRE', key, ttl)
   if legacy then redis.call('PEXPIRE', history_prefix .. id, ttl) end
 end
