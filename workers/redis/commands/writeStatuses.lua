@@ -124,7 +124,13 @@ for i = 0, n - 1 do
   local data, stamp, attempt, state, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
   local t = numbers[ARGV[a + 6]]
   local key = status_prefix .. id
-  local cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs', 'h')
+  -- The history only when there is an attempt to append: a reply's table grows per element.
+  local cur
+  if attempt ~= '' then
+    cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs', 'h')
+  else
+    cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs')
+  end
   local ts, ix, ixp, hs = cur[1] or nil, cur[2] or nil, cur[3] or nil, cur[4] or nil
   -- Written by the old layout (or after it): a history list may exist.
   local legacy = ts and hs ~= ts
