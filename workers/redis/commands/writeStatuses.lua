@@ -42,16 +42,35 @@ local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
 local targets = tonumber(ARGV[6])
 
--- Index changes, applied at the end: member -> true (add) or false (remove) per key; the
--- last change of a member wins, which is what applying each one in turn would leave.
-local changes = {}
+-- Index changes, applied in runs: per key, one ZREM of the members leaving it, then one ZADD
+-- of those entering it. Within a run each webhook is written once, so a member changes at
+-- most once per key and the order of the changes is free; a webhook written a second time in
+-- the same call first applies the run so far (what applying each change in turn would leave).
+local adds, rems, seen, added = {}, {}, {}, {}
 local function change(key, id, present)
-  local c = changes[key]
+  local into = present and adds or rems
+  local c = into[key]
   if not c then
     c = {}
-    changes[key] = c
+    into[key] = c
   end
-  c[id] = present
+  if present then
+    c[#c + 1] = '0'
+    added[key] = true
+  end
+  c[#c + 1] = id
+end
+
+-- In chunks: unpack's stack is bounded.
+local CHUNK = 500
+local function apply_changes()
+  for key, ids in pairs(rems) do
+    for s = 1, #ids, CHUNK do redis.call('ZREM', key, unpack(ids, s, math.min(s + CHUNK - 1, #ids))) end
+  end
+  for key, members in pairs(adds) do
+    for s = 1, #members, 2 * CHUNK do redis.call('ZADD', key, unpack(members, s, math.min(s + 2 * CHUNK - 1, #members))) end
+  end
+  adds, rems, seen = {}, {}, {}
 end
 
 -- The HSET arguments of the status being written: one table for the whole call, filled from
@@ -149,27 +168,17 @@ for i = 0, n - 1 do
     out[i + 1] = 0
   end
   if attempt ~= '' then field('h', appended(cur[5] or nil, attempt)) end
-  if type(state) == 'string' and state ~= '' then index(id, state, ix, ixp, t) end
+  if type(state) == 'string' and state ~= '' then
+    if seen[id] then apply_changes() end
+    seen[id] = true
+    index(id, state, ix, ixp, t)
+  end
   if nf > 0 then redis.call('HSET', key, unpack(fields, 1, nf)) end
   redis.call('PEXPIRE', key, ttl)
   if legacy then redis.call('PEXPIRE', history_prefix .. id, ttl) end
 end
 
--- One ZREM and one ZADD per index key, in chunks (unpack's stack is bounded); then each
--- index added to is trimmed once.
-local CHUNK = 500
-for key, members in pairs(changes) do
-  local adds, rems = {}, {}
-  for id, present in pairs(members) do
-    if present then
-      adds[#adds + 1] = '0'
-      adds[#adds + 1] = id
-    else
-      rems[#rems + 1] = id
-    end
-  end
-  for s = 1, #rems, CHUNK do redis.call('ZREM', key, unpack(rems, s, math.min(s + CHUNK - 1, #rems))) end
-  for s = 1, #adds, 2 * CHUNK do redis.call('ZADD', key, unpack(adds, s, math.min(s + 2 * CHUNK - 1, #adds))) end
-  if #adds > 0 then redis.call('ZREMRANGEBYLEX', key, '-', floor) end
-end
+-- Then each index added to is trimmed once.
+apply_changes()
+for key in pairs(added) do redis.call('ZREMRANGEBYLEX', key, '-', floor) end
 return out
