@@ -22,25 +22,31 @@
 -- ARGV[3] TTL ms of the status (and of an old history list; refreshed on every write, even a stale one)
 -- ARGV[4] history limit (keep the last N attempts)
 -- ARGV[5] index trim floor: members lexicographically below it are older than the TTL, dropped
--- ARGV[6] T, the number of index targets, then three per target j (t = 6 + 3*(j-1)):
---   ARGV[t+1] config index   ARGV[t+2] endpoint index   ARGV[t+3] state-index prefix
--- then six per webhook i (a = 6 + 3*T + 6*i):
---   ARGV[a+1] WebhookStatus JSON (a patch: only the fields it changes)
---   ARGV[a+2] its updated_at_ns: decimal text without leading zeros
---   ARGV[a+3] AttemptRecord JSON to append (no raw newline), or '' for none; appended even when the status is stale
---   ARGV[a+4] the status's state (a full write), '' (a full write naming no state: not indexed),
---             or '*' (a patch: merged into the stored status, indexed by the merged state)
---   ARGV[a+5] webhook id (the index member; ULIDs, so lexicographic order is time order)
---   ARGV[a+6] its target j, or 0 when the writer does not know its config (a patch of a held
---             webhook: the stored ixp is used, and a webhook not indexed yet stays so)
--- Returns, per webhook in order: 1 written, 0 stale (a newer or equal status is stored).
+-- then blocks of statuses to the end, each:
+--   ARGV[b] config index, ARGV[b+1] endpoint index, ARGV[b+2] state-index prefix: the block's
+--     target, or '' all three when the writer does not know its config (a patch of a held
+--     webhook: the stored ixp is used, and a webhook not indexed yet stays so)
+--   ARGV[b+3] m, its number of statuses that append an attempt, ARGV[b+4] k, of those that do not
+--   then m statuses of five arguments, then k of four:
+--     WebhookStatus JSON (a patch: only the fields it changes)
+--     its updated_at_ns: decimal text without leading zeros
+--     the status's state (a full write), '' (a full write naming no state: not indexed),
+--       or '*' (a patch: merged into the stored status, indexed by the merged state)
+--     webhook id (the index member; ULIDs, so lexicographic order is time order)
+--     (the first m only) AttemptRecord JSON to append (no raw newline); appended even when
+--       the status is stale
+-- What a block's statuses share is sent once: a config/endpoint pair's index keys, and that
+-- there is no attempt (the api's pending statuses take four arguments each). Statuses of one
+-- webhook are written in the order sent.
+-- Returns, per status in the order sent: 1 written, 0 stale (a newer or equal status is stored).
 
 --#include stamps
 local is_newer = stamps({}, {}).is_newer
 
 local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
-local targets = tonumber(ARGV[6])
+-- The index keys of the block being written (nil: the writer does not know the config).
+local cfg, ep, prefix
 
 -- Index changes, applied in runs: per key, one ZREM of the members leaving it, then one ZADD
 -- of those entering it. Within a run each webhook is written once, so a member changes at
@@ -84,17 +90,15 @@ end
 
 -- The fields to set so that the webhook is in the index of `state` (and, first time, in its
 -- config and endpoint indexes), as indexStatus-3.lua decides.
-local function index(id, state, ix, ixp, t)
-  local cfg, ep, prefix
-  if t > 0 then
-    local b = 6 + 3 * (t - 1)
-    cfg, ep, prefix = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-    if ixp ~= prefix then field('ixp', prefix) end
+local function index(id, state, ix, ixp)
+  local p = prefix
+  if cfg then
+    if ixp ~= p then field('ixp', p) end
   else
-    prefix = ixp
-    if not prefix then return end
+    p = ixp
+    if not p then return end
   end
-  local want = prefix .. state
+  local want = p .. state
   if ix ~= want then
     if ix then change(ix, id, false) end
     change(want, id, true)
@@ -129,19 +133,8 @@ local function appended(h, attempt)
   return h
 end
 
--- A target's number, by its text: tonumber once per distinct text, not once per status.
-local numbers = setmetatable({}, {__index = function(m, s)
-  local v = tonumber(s)
-  m[s] = v
-  return v
-end})
-
-local out = {}
-local n = (#ARGV - 6 - 3 * targets) / 6
-for i = 0, n - 1 do
-  local a = 6 + 3 * targets + 6 * i
-  local data, stamp, attempt, state, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-  local t = numbers[ARGV[a + 6]]
+-- One status: 1 written, 0 stale.
+local function write(data, stamp, attempt, state, id)
   local key = status_prefix .. id
   -- The history only when there is an attempt to append: a reply's table grows per element.
   local cur
@@ -153,29 +146,48 @@ for i = 0, n - 1 do
   local ts, ix, ixp, hs = cur[1] or nil, cur[2] or nil, cur[3] or nil, cur[4] or nil
   -- Written by the old layout (or after it): a history list may exist.
   local legacy = ts and hs ~= ts
+  local written = 0
   nf = 0
   if is_newer(stamp, ts) then
     if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
     field('data', data)
     field('ts', stamp)
     field('hs', legacy and '-' or stamp)
-    out[i + 1] = 1
+    written = 1
   else
     -- Stale: the stored status stays, and decides the index (a rare path: decode it).
     state = nil
     local ok, stored = pcall(cjson.decode, redis.call('HGET', key, 'data') or '')
     if ok and type(stored) == 'table' then state = stored.state end
-    out[i + 1] = 0
   end
   if attempt ~= '' then field('h', appended(cur[5] or nil, attempt)) end
   if type(state) == 'string' and state ~= '' then
     if seen[id] then apply_changes() end
     seen[id] = true
-    index(id, state, ix, ixp, t)
+    index(id, state, ix, ixp)
   end
   if nf > 0 then redis.call('HSET', key, unpack(fields, 1, nf)) end
   redis.call('PEXPIRE', key, ttl)
   if legacy then redis.call('PEXPIRE', history_prefix .. id, ttl) end
+  return written
+end
+
+local out = {}
+local b = 6
+while b <= #ARGV do
+  cfg, ep, prefix = ARGV[b], ARGV[b + 1], ARGV[b + 2]
+  if cfg == '' then cfg = nil end
+  local with, without = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local a = b + 5
+  for _ = 1, with do
+    out[#out + 1] = write(ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 2], ARGV[a + 3])
+    a = a + 5
+  end
+  for _ = 1, without do
+    out[#out + 1] = write(ARGV[a], ARGV[a + 1], '', ARGV[a + 2], ARGV[a + 3])
+    a = a + 4
+  end
+  b = a
 end
 
 -- Then each index added to is trimmed once.
