@@ -150,9 +150,8 @@ local function write(data, stamp, attempt, state, id)
   nf = 0
   if is_newer(stamp, ts) then
     if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
-    field('data', data)
-    field('ts', stamp)
-    field('hs', legacy and '-' or stamp)
+    fields[1], fields[2], fields[3], fields[4], fields[5], fields[6] = 'data', data, 'ts', stamp, 'hs', legacy and '-' or stamp
+    nf = 6
     written = 1
   else
     -- Stale: the stored status stays, and decides the index (a rare path: decode it).
