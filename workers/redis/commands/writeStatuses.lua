@@ -53,16 +53,22 @@ local cfg, ep, prefix
 -- most once per key and the order of the changes is free; a webhook written a second time in
 -- the same call first applies the run so far (what applying each change in turn would leave).
 local adds, rems, seen, added = {}, {}, {}, {}
-local function change(key, id, present)
-  local into = present and adds or rems
-  local c = into[key]
+local function add(key, id)
+  local c = adds[key]
   if not c then
     c = {}
-    into[key] = c
-  end
-  if present then
-    c[#c + 1] = '0'
+    adds[key] = c
     added[key] = true
+  end
+  local n = #c
+  c[n + 1] = '0'
+  c[n + 2] = id
+end
+local function remove(key, id)
+  local c = rems[key]
+  if not c then
+    c = {}
+    rems[key] = c
   end
   c[#c + 1] = id
 end
@@ -80,33 +86,33 @@ local function apply_changes()
 end
 
 -- The HSET arguments of the status being written: one table for the whole call, filled from
--- 1 to nf (what lies beyond nf is left over from an earlier status and never sent).
+-- 1 to nf (what lies beyond nf is left over from an earlier status and never sent), in place
+-- rather than through a helper function (a Lua call costs more than the assignment).
 local fields, nf = {}, 0
-local function field(name, value)
-  fields[nf + 1] = name
-  fields[nf + 2] = value
-  nf = nf + 2
-end
 
 -- The fields to set so that the webhook is in the index of `state` (and, first time, in its
 -- config and endpoint indexes), as indexStatus-3.lua decides.
 local function index(id, state, ix, ixp)
   local p = prefix
   if cfg then
-    if ixp ~= p then field('ixp', p) end
+    if ixp ~= p then
+      fields[nf + 1], fields[nf + 2] = 'ixp', p
+      nf = nf + 2
+    end
   else
     p = ixp
     if not p then return end
   end
   local want = p .. state
   if ix ~= want then
-    if ix then change(ix, id, false) end
-    change(want, id, true)
-    field('ix', want)
+    if ix then remove(ix, id) end
+    add(want, id)
+    fields[nf + 1], fields[nf + 2] = 'ix', want
+    nf = nf + 2
   end
   if not ix and cfg then
-    change(cfg, id, true)
-    change(ep, id, true)
+    add(cfg, id)
+    add(ep, id)
   end
 end
 
@@ -159,7 +165,10 @@ local function write(data, stamp, attempt, state, id)
     local ok, stored = pcall(cjson.decode, redis.call('HGET', key, 'data') or '')
     if ok and type(stored) == 'table' then state = stored.state end
   end
-  if attempt ~= '' then field('h', appended(cur[5] or nil, attempt)) end
+  if attempt ~= '' then
+    fields[nf + 1], fields[nf + 2] = 'h', appended(cur[5] or nil, attempt)
+    nf = nf + 2
+  end
   if type(state) == 'string' and state ~= '' then
     if seen[id] then apply_changes() end
     seen[id] = true
