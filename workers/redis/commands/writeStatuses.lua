@@ -154,7 +154,7 @@ local function write(data, stamp, attempt, state, id)
   local legacy = ts and hs ~= ts
   local written = 0
   nf = 0
-  if is_newer(stamp, ts) then
+  if not ts or is_newer(stamp, ts) then
     if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
     fields[1], fields[2], fields[3], fields[4], fields[5], fields[6] = 'data', data, 'ts', stamp, 'hs', legacy and '-' or stamp
     nf = 6
