@@ -41,6 +41,8 @@ describe('writeStatuses.lua', () => {
       ttl,
       limit,
       floor,
+      // A webhook may be written more than once.
+      1,
       // A block of one status each: its target (or none), 1 status with an attempt or 1 without, then the status.
       ...ws.flatMap((w) => [
         ...(w.known === false ? ['', '', ''] : TARGETS),
@@ -177,6 +179,8 @@ describe('writeStatuses.lua', () => {
       60_000,
       20,
       'wh_0',
+      // wh_1 is written twice.
+      1,
       // Endpoint e2: two statuses without attempts.
       ...[ALL, E2, P, 0, 2, status('wh_1', 'pending', '1750000000000000001'), '1750000000000000001', 'pending', 'wh_1'],
       ...[status('wh_2', 'pending', '1750000000000000001'), '1750000000000000001', 'pending', 'wh_2'],

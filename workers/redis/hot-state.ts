@@ -122,10 +122,11 @@ export class RedisHotState implements HotState {
    */
   private statusArgs(statuses: StatusWrite[]): (string | number)[] {
     const { status_ttl } = this.ttls;
-    const args: (string | number)[] = [STATUS_PREFIX, HISTORY_PREFIX, status_ttl, HISTORY_LIMIT, this.recovery.indexFloor()];
     const ids = new Set<string>();
     for (const { status } of statuses) ids.add(status.webhook_id);
-    if (ids.size === statuses.length) {
+    const once = ids.size === statuses.length;
+    const args: (string | number)[] = [STATUS_PREFIX, HISTORY_PREFIX, status_ttl, HISTORY_LIMIT, this.recovery.indexFloor(), once ? 0 : 1];
+    if (once) {
       const blocks = new Map<string, { with: StatusWrite[]; without: StatusWrite[] }>();
       for (const s of statuses) {
         const pair = pairOf(s.status);

@@ -22,6 +22,8 @@
 -- ARGV[3] TTL ms of the status (and of an old history list; refreshed on every write, even a stale one)
 -- ARGV[4] history limit (keep the last N attempts)
 -- ARGV[5] index trim floor: members lexicographically below it are older than the TTL, dropped
+-- ARGV[6] 1 when a webhook may be written more than once in this call (the blocks then follow
+--   the order of its writes), else 0
 -- then blocks of statuses to the end, each:
 --   ARGV[b] config index, ARGV[b+1] endpoint index, ARGV[b+2] state-index prefix: the block's
 --     target, or '' all three when the writer does not know its config (a patch of a held
@@ -45,13 +47,15 @@ local is_newer = stamps({}, {}).is_newer
 
 local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
+local repeats = ARGV[6] == '1'
 -- The index keys of the block being written (nil: the writer does not know the config).
 local cfg, ep, prefix
 
 -- Index changes, applied in runs: per key, one ZREM of the members leaving it, then one ZADD
 -- of those entering it. Within a run each webhook is written once, so a member changes at
 -- most once per key and the order of the changes is free; a webhook written a second time in
--- the same call first applies the run so far (what applying each change in turn would leave).
+-- the same call (the caller says whether one may be: ARGV[6]) first applies the run so far
+-- (what applying each change in turn would leave).
 local adds, rems, seen, added = {}, {}, {}, {}
 local function add(key, id)
   local c = adds[key]
@@ -170,8 +174,10 @@ local function write(data, stamp, attempt, state, id)
     nf = nf + 2
   end
   if type(state) == 'string' and state ~= '' then
-    if seen[id] then apply_changes() end
-    seen[id] = true
+    if repeats then
+      if seen[id] then apply_changes() end
+      seen[id] = true
+    end
     index(id, state, ix, ixp)
   end
   if nf > 0 then redis.call('HSET', key, unpack(fields, 1, nf)) end
@@ -181,7 +187,7 @@ local function write(data, stamp, attempt, state, id)
 end
 
 local out = {}
-local b = 6
+local b = 7
 while b <= #ARGV do
   cfg, ep, prefix = ARGV[b], ARGV[b + 1], ARGV[b + 2]
   if cfg == '' then cfg = nil end
