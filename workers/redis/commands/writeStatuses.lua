@@ -5,13 +5,15 @@
 -- The stored layout: hash status:<id> { data, ts, ix (its state index), ixp (its config's
 -- state-index prefix), h (the attempt history: AttemptRecord JSON texts joined by '\n', oldest
 -- first; JSON text holds no raw newline), hs (the ts this layout last wrote, or '-') }.
--- Cheap by design: one HMGET reads ts/ix/ixp/hs/h and one HSET writes what changed, history
--- included (appended and trimmed as text, never decoded); a written status is indexed by the
--- state the caller passed (no decode of what was just stored);
--- index entries are added and removed with one ZADD/ZREM per index key per call, and each
--- index written is trimmed once per call, after its adds. Status keys are built
--- here from the prefixes given (keys.ts), and the index keys of a config/endpoint pair are
--- sent once per call: the arguments stay small. Not for Redis Cluster: a call spans configs.
+-- Cheap by design: one HMGET reads ts/ix/ixp/hs (and h when an attempt is appended) and one
+-- HSET writes what changed, history included (appended and trimmed as text, never decoded); a
+-- written status is indexed by the state the caller passed (no decode of what was just stored);
+-- index entries are added and removed with one ZADD/ZREM per index key per run (one run per
+-- call unless a webhook is written twice), and each index written is trimmed once per call,
+-- after its adds. Status keys are built here from the prefixes given (keys.ts), and the index
+-- keys of a config/endpoint pair are sent once per block of its statuses: the arguments stay
+-- small. Few Lua function calls and tables per status: each costs more than the work it wraps.
+-- Not for Redis Cluster: a call spans configs.
 -- The layout before kept the history in a list status_history:<id> (RPUSH): a fleet being
 -- upgraded still writes it. A status whose ts this layout did not write (hs ~= ts) may have
 -- such a list: hs becomes '-' for good, and every write refreshes the list's TTL with the
