@@ -130,19 +130,22 @@ local function merged(stored, patch)
   return cjson.encode(cur), cur.state
 end
 
--- The history with `attempt` appended, its oldest entries dropped beyond the limit.
+-- The history with `attempt` appended, its oldest entries dropped beyond the limit. Counts the
+-- entries first (no table): under the limit, the common case, nothing is cut.
 local function appended(h, attempt)
   if not h then return attempt end
   h = h .. '\n' .. attempt
-  local cuts, at = {}, 0
+  local entries, at = 1, 0
   while true do
     at = string.find(h, '\n', at + 1, true)
     if not at then break end
-    cuts[#cuts + 1] = at
+    entries = entries + 1
   end
-  local over = #cuts + 1 - limit
-  if over > 0 then h = string.sub(h, cuts[over] + 1) end
-  return h
+  local over = entries - limit
+  if over <= 0 then return h end
+  at = 0
+  for _ = 1, over do at = string.find(h, '\n', at + 1, true) end
+  return string.sub(h, at + 1)
 end
 
 -- One status: 1 written, 0 stale.
