@@ -5,6 +5,7 @@ import { keys } from '../../core/domain/keys';
 import { HISTORY_LIMIT } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
 import { UnavailableError } from '../../core/errors/errors';
+import type { StatusWrite } from '../../core/ports/hot-state';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { useRedisDb } from '../helpers/redis-db';
@@ -119,6 +120,34 @@ describe('RedisHotState idempotency keys written before the config id was tagged
 });
 
 describe('RedisHotState resilience', () => {
+  // The script takes runs of statuses that share a config and whether they carry an attempt:
+  // grouped when each webhook appears once, in the order given when one appears twice.
+  it.each([
+    ['each webhook once', false],
+    ['a webhook twice (pending, then delivered)', true],
+  ])('writes one apply whose statuses interleave configs, with and without attempts, as if one by one: %s', async (_, twice) => {
+    // Ids above the index trim floor (ULID text of now - status_ttl).
+    const id = (i: number) => `wh_z${i}`;
+    const statuses: StatusWrite[] = [];
+    for (let i = 0; i < 6; i++) {
+      const config = `c${i % 3}`;
+      if (twice || !(i % 2)) statuses.push({ status: statusOf(id(i), ns(1), { state: 'pending', config_id: config, endpoint_hash: `e${i % 3}` }) });
+      if (i % 2) statuses.push({ status: statusOf(id(i), ns(2), { state: 'delivered', config_id: config, endpoint_hash: `e${i % 3}` }), attempt: attemptOf(i) });
+    }
+    await state.apply({ statuses });
+    for (let i = 0; i < 6; i++) {
+      const s = await state.getStatus(id(i));
+      expect(s).toMatchObject({ state: i % 2 ? 'delivered' : 'pending', config_id: `c${i % 3}` });
+      expect(s!.history).toEqual(i % 2 ? [attemptOf(i)] : []);
+    }
+    for (let c = 0; c < 3; c++) {
+      const mine = [0, 1, 2, 3, 4, 5].filter((i) => i % 3 === c);
+      expect(await admin.zrange(keys.webhookIndex(`c${c}`), 0, -1)).toEqual(mine.map((i) => id(i)));
+      expect(await admin.zrange(keys.webhookStateIndex(`c${c}`, 'delivered'), 0, -1)).toEqual(mine.filter((i) => i % 2).map((i) => id(i)));
+      expect(await admin.zrange(keys.webhookStateIndex(`c${c}`, 'pending'), 0, -1)).toEqual(mine.filter((i) => !(i % 2)).map((i) => id(i)));
+    }
+  });
+
   it('keeps working after the script cache is flushed (as after a Redis restart)', async () => {
     const now = Date.now();
     await state.apply({ statuses: [{ status: statusOf('wh_f', ns(now, 1)) }] });

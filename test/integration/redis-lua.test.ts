@@ -41,9 +41,18 @@ describe('writeStatuses.lua', () => {
       ttl,
       limit,
       floor,
+      // A webhook may be written more than once.
       1,
-      ...TARGETS,
-      ...ws.flatMap((w) => [w.data ?? status(w.id, w.state, w.ts), w.ts, w.attempt ?? '', w.state, w.id, w.known === false ? 0 : 1]),
+      // A block of one status each: its target (or none), 1 status with an attempt or 1 without, then the status.
+      ...ws.flatMap((w) => [
+        ...(w.known === false ? ['', '', ''] : TARGETS),
+        ...(w.attempt ? [1, 0] : [0, 1]),
+        w.data ?? status(w.id, w.state, w.ts),
+        w.ts,
+        w.state,
+        w.id,
+        ...(w.attempt ? [w.attempt] : []),
+      ]),
     ) as Promise<number[]>;
   const stored = async (id: string) => JSON.parse((await redis.hget(`status:${id}`, 'data'))!) as Record<string, unknown>;
   const members = (k: string) => redis.zrange(k, 0, -1);
@@ -158,6 +167,39 @@ describe('writeStatuses.lua', () => {
     expect(await members(`${P}pending`)).toEqual(['wh_2']);
     expect(await members(ALL)).toEqual(['wh_1', 'wh_2']);
     expect(await members(EP)).toEqual(['wh_1', 'wh_2']);
+  });
+
+  it('reads blocks of several statuses: five arguments each with an attempt, then four each without', async () => {
+    const E2 = 'idx:webhooks:{c}:endpoint:e2';
+    const reply = await redis.eval(
+      BATCH_SCRIPTS.writeStatuses,
+      0,
+      'status:',
+      'status_history:',
+      60_000,
+      20,
+      'wh_0',
+      // wh_1 is written twice.
+      1,
+      // Endpoint e2: two statuses without attempts.
+      ...[ALL, E2, P, 0, 2, status('wh_1', 'pending', '1750000000000000001'), '1750000000000000001', 'pending', 'wh_1'],
+      ...[status('wh_2', 'pending', '1750000000000000001'), '1750000000000000001', 'pending', 'wh_2'],
+      // Endpoint e1: one with an attempt, one without.
+      ...[...TARGETS, 1, 1, status('wh_3', 'delivered', '1750000000000000002'), '1750000000000000002', 'delivered', 'wh_3', '{"a":3}'],
+      ...[status('wh_4', 'pending', '1750000000000000001'), '1750000000000000001', 'pending', 'wh_4'],
+      // No target: a stale write of wh_1 that appends its attempt.
+      ...['', '', '', 1, 0, status('wh_1', 'retrying', '1750000000000000000'), '1750000000000000000', 'retrying', 'wh_1', '{"a":1}'],
+    );
+    expect(reply).toEqual([1, 1, 1, 1, 0]);
+    expect(await stored('wh_2')).toMatchObject({ state: 'pending' });
+    expect(await redis.hmget('status:wh_2', 'ts', 'h')).toEqual(['1750000000000000001', null]);
+    expect(await history('wh_3')).toBe('{"a":3}');
+    expect(await history('wh_1')).toBe('{"a":1}');
+    expect(await members(`${P}pending`)).toEqual(['wh_1', 'wh_2', 'wh_4']);
+    expect(await members(`${P}delivered`)).toEqual(['wh_3']);
+    expect(await members(E2)).toEqual(['wh_1', 'wh_2']);
+    expect(await members(EP)).toEqual(['wh_3', 'wh_4']);
+    for (const id of ['wh_1', 'wh_2', 'wh_3', 'wh_4']) expect(await redis.pttl(`status:${id}`)).toBeGreaterThan(59_000);
   });
 
   it('a webhook that changes state several times in one call, or leaves and comes back, is in the last state index only', async () => {

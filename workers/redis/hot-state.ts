@@ -20,6 +20,9 @@ const retryDataPrefix = keys.retryData('');
 const STATUS_PREFIX = keys.status('');
 const HISTORY_PREFIX = keys.statusHistory('');
 
+/** A status's config/endpoint pair ('' when it names none: a patch of a held webhook), as index targets group them. */
+const pairOf = (s: Partial<WebhookStatus>): string => (typeof s.config_id === 'string' && typeof s.endpoint_hash === 'string' ? `${s.config_id}\n${s.endpoint_hash}` : '');
+
 export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
 
@@ -111,26 +114,47 @@ export class RedisHotState implements HotState {
     if (p.length) await execPipeline(p);
   }
 
-  /** writeStatuses.lua's arguments: the index keys of each config/endpoint pair once, then six per status. */
+  /**
+   * writeStatuses.lua's arguments: blocks of statuses, each with its config/endpoint pair's
+   * index keys and its counts of statuses with and without an attempt, sent once. One block
+   * per pair when each webhook appears once; when one appears twice, blocks follow the order
+   * given, which its writes need (a patch merges into what came before).
+   */
   private statusArgs(statuses: StatusWrite[]): (string | number)[] {
-    const targets = new Map<string, number>();
-    const targetArgs: string[] = [];
-    const rows: (string | number)[] = [];
-    for (const { status, attempt, patch } of statuses) {
-      let t = 0;
-      if (typeof status.config_id === 'string' && typeof status.endpoint_hash === 'string') {
-        const pair = `${status.config_id}\n${status.endpoint_hash}`;
-        t = targets.get(pair) ?? 0;
-        if (!t) {
-          const { configIndex, endpointIndex, prefix } = this.recovery.indexTargets(status);
-          targetArgs.push(configIndex, endpointIndex, prefix);
-          targets.set(pair, (t = targets.size + 1));
-        }
-      }
-      rows.push(JSON.stringify(status), status.updated_at_ns, attempt ? JSON.stringify(attempt) : '', patch ? '*' : (status.state ?? ''), status.webhook_id, t);
-    }
     const { status_ttl } = this.ttls;
-    return [STATUS_PREFIX, HISTORY_PREFIX, status_ttl, HISTORY_LIMIT, this.recovery.indexFloor(), targets.size, ...targetArgs, ...rows];
+    const ids = new Set<string>();
+    for (const { status } of statuses) ids.add(status.webhook_id);
+    const once = ids.size === statuses.length;
+    const args: (string | number)[] = [STATUS_PREFIX, HISTORY_PREFIX, status_ttl, HISTORY_LIMIT, this.recovery.indexFloor(), once ? 0 : 1];
+    if (once) {
+      const blocks = new Map<string, { with: StatusWrite[]; without: StatusWrite[] }>();
+      for (const s of statuses) {
+        const pair = pairOf(s.status);
+        let block = blocks.get(pair);
+        if (!block) blocks.set(pair, (block = { with: [], without: [] }));
+        (s.attempt ? block.with : block.without).push(s);
+      }
+      for (const block of blocks.values()) this.pushBlock(args, block.with, block.without);
+    } else {
+      for (let i = 0; i < statuses.length;) {
+        const pair = pairOf(statuses[i]!.status);
+        const attempt = !!statuses[i]!.attempt;
+        let end = i + 1;
+        while (end < statuses.length && !!statuses[end]!.attempt === attempt && pairOf(statuses[end]!.status) === pair) end++;
+        const run = statuses.slice(i, end);
+        this.pushBlock(args, attempt ? run : [], attempt ? [] : run);
+        i = end;
+      }
+    }
+    return args;
+  }
+
+  private pushBlock(args: (string | number)[], withAttempt: StatusWrite[], without: StatusWrite[]): void {
+    const { configIndex, endpointIndex, prefix } = this.recovery.indexTargets((withAttempt[0] ?? without[0])!.status);
+    args.push(configIndex, endpointIndex, prefix, withAttempt.length, without.length);
+    for (const { status, attempt, patch } of withAttempt)
+      args.push(JSON.stringify(status), status.updated_at_ns, patch ? '*' : (status.state ?? ''), status.webhook_id, JSON.stringify(attempt));
+    for (const { status, patch } of without) args.push(JSON.stringify(status), status.updated_at_ns, patch ? '*' : (status.state ?? ''), status.webhook_id);
   }
 
   private addStats(p: ScriptedPipeline, stats: NonNullable<HotBatch['stats']>, ttl: number): void {

@@ -5,13 +5,15 @@
 -- The stored layout: hash status:<id> { data, ts, ix (its state index), ixp (its config's
 -- state-index prefix), h (the attempt history: AttemptRecord JSON texts joined by '\n', oldest
 -- first; JSON text holds no raw newline), hs (the ts this layout last wrote, or '-') }.
--- Cheap by design: one HMGET reads ts/ix/ixp/hs/h and one HSET writes what changed, history
--- included (appended and trimmed as text, never decoded); a written status is indexed by the
--- state the caller passed (no decode of what was just stored);
--- index entries are added and removed with one ZADD/ZREM per index key per call, and each
--- index written is trimmed once per call, after its adds. Status keys are built
--- here from the prefixes given (keys.ts), and the index keys of a config/endpoint pair are
--- sent once per call: the arguments stay small. Not for Redis Cluster: a call spans configs.
+-- Cheap by design: one HMGET reads ts/ix/ixp/hs (and h when an attempt is appended) and one
+-- HSET writes what changed, history included (appended and trimmed as text, never decoded); a
+-- written status is indexed by the state the caller passed (no decode of what was just stored);
+-- index entries are added and removed with one ZADD/ZREM per index key per run (one run per
+-- call unless a webhook is written twice), and each index written is trimmed once per call,
+-- after its adds. Status keys are built here from the prefixes given (keys.ts), and the index
+-- keys of a config/endpoint pair are sent once per block of its statuses: the arguments stay
+-- small. Few Lua function calls and tables per status: each costs more than the work it wraps.
+-- Not for Redis Cluster: a call spans configs.
 -- The layout before kept the history in a list status_history:<id> (RPUSH): a fleet being
 -- upgraded still writes it. A status whose ts this layout did not write (hs ~= ts) may have
 -- such a list: hs becomes '-' for good, and every write refreshes the list's TTL with the
@@ -22,63 +24,101 @@
 -- ARGV[3] TTL ms of the status (and of an old history list; refreshed on every write, even a stale one)
 -- ARGV[4] history limit (keep the last N attempts)
 -- ARGV[5] index trim floor: members lexicographically below it are older than the TTL, dropped
--- ARGV[6] T, the number of index targets, then three per target j (t = 6 + 3*(j-1)):
---   ARGV[t+1] config index   ARGV[t+2] endpoint index   ARGV[t+3] state-index prefix
--- then six per webhook i (a = 6 + 3*T + 6*i):
---   ARGV[a+1] WebhookStatus JSON (a patch: only the fields it changes)
---   ARGV[a+2] its updated_at_ns: decimal text without leading zeros
---   ARGV[a+3] AttemptRecord JSON to append (no raw newline), or '' for none; appended even when the status is stale
---   ARGV[a+4] the status's state (a full write), '' (a full write naming no state: not indexed),
---             or '*' (a patch: merged into the stored status, indexed by the merged state)
---   ARGV[a+5] webhook id (the index member; ULIDs, so lexicographic order is time order)
---   ARGV[a+6] its target j, or 0 when the writer does not know its config (a patch of a held
---             webhook: the stored ixp is used, and a webhook not indexed yet stays so)
--- Returns, per webhook in order: 1 written, 0 stale (a newer or equal status is stored).
+-- ARGV[6] 1 when a webhook may be written more than once in this call (the blocks then follow
+--   the order of its writes), else 0
+-- then blocks of statuses to the end, each:
+--   ARGV[b] config index, ARGV[b+1] endpoint index, ARGV[b+2] state-index prefix: the block's
+--     target, or '' all three when the writer does not know its config (a patch of a held
+--     webhook: the stored ixp is used, and a webhook not indexed yet stays so)
+--   ARGV[b+3] m, its number of statuses that append an attempt, ARGV[b+4] k, of those that do not
+--   then m statuses of five arguments, then k of four:
+--     WebhookStatus JSON (a patch: only the fields it changes)
+--     its updated_at_ns: decimal text without leading zeros
+--     the status's state (a full write), '' (a full write naming no state: not indexed),
+--       or '*' (a patch: merged into the stored status, indexed by the merged state)
+--     webhook id (the index member; ULIDs, so lexicographic order is time order)
+--     (the first m only) AttemptRecord JSON to append (no raw newline); appended even when
+--       the status is stale
+-- What a block's statuses share is sent once: a config/endpoint pair's index keys, and that
+-- there is no attempt (the api's pending statuses take four arguments each). Statuses of one
+-- webhook are written in the order sent.
+-- Returns, per status in the order sent: 1 written, 0 stale (a newer or equal status is stored).
 
 --#include stamps
 local is_newer = stamps({}, {}).is_newer
 
 local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
-local targets = tonumber(ARGV[6])
+local repeats = ARGV[6] == '1'
+-- The index keys of the block being written (nil: the writer does not know the config).
+local cfg, ep, prefix
 
--- Index changes, applied at the end: member -> true (add) or false (remove) per key; the
--- last change of a member wins, which is what applying each one in turn would leave.
-local changes = {}
-local function change(key, id, present)
-  local c = changes[key]
+-- Index changes, applied in runs: per key, one ZREM of the members leaving it, then one ZADD
+-- of those entering it. Within a run each webhook is written once, so a member changes at
+-- most once per key and the order of the changes is free; a webhook written a second time in
+-- the same call (the caller says whether one may be: ARGV[6]) first applies the run so far
+-- (what applying each change in turn would leave).
+local adds, rems, seen, added = {}, {}, {}, {}
+local function add(key, id)
+  local c = adds[key]
   if not c then
     c = {}
-    changes[key] = c
+    adds[key] = c
+    added[key] = true
   end
-  c[id] = present
+  local n = #c
+  c[n + 1] = '0'
+  c[n + 2] = id
 end
+local function remove(key, id)
+  local c = rems[key]
+  if not c then
+    c = {}
+    rems[key] = c
+  end
+  c[#c + 1] = id
+end
+
+-- In chunks: unpack's stack is bounded.
+local CHUNK = 500
+local function apply_changes()
+  for key, ids in pairs(rems) do
+    for s = 1, #ids, CHUNK do redis.call('ZREM', key, unpack(ids, s, math.min(s + CHUNK - 1, #ids))) end
+  end
+  for key, members in pairs(adds) do
+    for s = 1, #members, 2 * CHUNK do redis.call('ZADD', key, unpack(members, s, math.min(s + 2 * CHUNK - 1, #members))) end
+  end
+  adds, rems, seen = {}, {}, {}
+end
+
+-- The HSET arguments of the status being written: one table for the whole call, filled from
+-- 1 to nf (what lies beyond nf is left over from an earlier status and never sent), in place
+-- rather than through a helper function (a Lua call costs more than the assignment).
+local fields, nf = {}, 0
 
 -- The fields to set so that the webhook is in the index of `state` (and, first time, in its
 -- config and endpoint indexes), as indexStatus-3.lua decides.
-local function index(id, state, ix, ixp, t, fields)
-  local cfg, ep, prefix
-  if t > 0 then
-    local b = 6 + 3 * (t - 1)
-    cfg, ep, prefix = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-    if ixp ~= prefix then
-      fields[#fields + 1] = 'ixp'
-      fields[#fields + 1] = prefix
+local function index(id, state, ix, ixp)
+  local p = prefix
+  if cfg then
+    if ixp ~= p then
+      fields[nf + 1], fields[nf + 2] = 'ixp', p
+      nf = nf + 2
     end
   else
-    prefix = ixp
-    if not prefix then return end
+    p = ixp
+    if not p then return end
   end
-  local want = prefix .. state
+  local want = p .. state
   if ix ~= want then
-    if ix then change(ix, id, false) end
-    change(want, id, true)
-    fields[#fields + 1] = 'ix'
-    fields[#fields + 1] = want
+    if ix then remove(ix, id) end
+    add(want, id)
+    fields[nf + 1], fields[nf + 2] = 'ix', want
+    nf = nf + 2
   end
   if not ix and cfg then
-    change(cfg, id, true)
-    change(ep, id, true)
+    add(cfg, id)
+    add(ep, id)
   end
 end
 
@@ -90,70 +130,86 @@ local function merged(stored, patch)
   return cjson.encode(cur), cur.state
 end
 
--- The history with `attempt` appended, its oldest entries dropped beyond the limit.
+-- The history with `attempt` appended, its oldest entries dropped beyond the limit. Counts the
+-- entries first (no table): under the limit, the common case, nothing is cut.
 local function appended(h, attempt)
   if not h then return attempt end
   h = h .. '\n' .. attempt
-  local cuts, at = {}, 0
+  local entries, at = 1, 0
   while true do
     at = string.find(h, '\n', at + 1, true)
     if not at then break end
-    cuts[#cuts + 1] = at
+    entries = entries + 1
   end
-  local over = #cuts + 1 - limit
-  if over > 0 then h = string.sub(h, cuts[over] + 1) end
-  return h
+  local over = entries - limit
+  if over <= 0 then return h end
+  at = 0
+  for _ = 1, over do at = string.find(h, '\n', at + 1, true) end
+  return string.sub(h, at + 1)
 end
 
-local out = {}
-local n = (#ARGV - 6 - 3 * targets) / 6
-for i = 0, n - 1 do
-  local a = 6 + 3 * targets + 6 * i
-  local data, stamp, attempt, state, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-  local t = tonumber(ARGV[a + 6])
+-- One status: 1 written, 0 stale.
+local function write(data, stamp, attempt, state, id)
   local key = status_prefix .. id
-  local cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs', 'h')
+  -- The history only when there is an attempt to append: a reply's table grows per element.
+  local cur
+  if attempt ~= '' then
+    cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs', 'h')
+  else
+    cur = redis.call('HMGET', key, 'ts', 'ix', 'ixp', 'hs')
+  end
   local ts, ix, ixp, hs = cur[1] or nil, cur[2] or nil, cur[3] or nil, cur[4] or nil
   -- Written by the old layout (or after it): a history list may exist.
   local legacy = ts and hs ~= ts
-  local fields
-  if is_newer(stamp, ts) then
+  local written = 0
+  nf = 0
+  if not ts or is_newer(stamp, ts) then
     if state == '*' then data, state = merged(redis.call('HGET', key, 'data') or nil, data) end
-    fields = {'data', data, 'ts', stamp, 'hs', legacy and '-' or stamp}
-    out[i + 1] = 1
+    fields[1], fields[2], fields[3], fields[4], fields[5], fields[6] = 'data', data, 'ts', stamp, 'hs', legacy and '-' or stamp
+    nf = 6
+    written = 1
   else
     -- Stale: the stored status stays, and decides the index (a rare path: decode it).
-    fields = {}
     state = nil
     local ok, stored = pcall(cjson.decode, redis.call('HGET', key, 'data') or '')
     if ok and type(stored) == 'table' then state = stored.state end
-    out[i + 1] = 0
   end
   if attempt ~= '' then
-    fields[#fields + 1] = 'h'
-    fields[#fields + 1] = appended(cur[5] or nil, attempt)
+    fields[nf + 1], fields[nf + 2] = 'h', appended(cur[5] or nil, attempt)
+    nf = nf + 2
   end
-  if type(state) == 'string' and state ~= '' then index(id, state, ix, ixp, t, fields) end
-  if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
+  if type(state) == 'string' and state ~= '' then
+    if repeats then
+      if seen[id] then apply_changes() end
+      seen[id] = true
+    end
+    index(id, state, ix, ixp)
+  end
+  if nf > 0 then redis.call('HSET', key, unpack(fields, 1, nf)) end
   redis.call('PEXPIRE', key, ttl)
   if legacy then redis.call('PEXPIRE', history_prefix .. id, ttl) end
+  return written
 end
 
--- One ZREM and one ZADD per index key, in chunks (unpack's stack is bounded); then each
--- index added to is trimmed once.
-local CHUNK = 500
-for key, members in pairs(changes) do
-  local adds, rems = {}, {}
-  for id, present in pairs(members) do
-    if present then
-      adds[#adds + 1] = '0'
-      adds[#adds + 1] = id
-    else
-      rems[#rems + 1] = id
-    end
+local out = {}
+local b = 7
+while b <= #ARGV do
+  cfg, ep, prefix = ARGV[b], ARGV[b + 1], ARGV[b + 2]
+  if cfg == '' then cfg = nil end
+  local with, without = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local a = b + 5
+  for _ = 1, with do
+    out[#out + 1] = write(ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 2], ARGV[a + 3])
+    a = a + 5
   end
-  for s = 1, #rems, CHUNK do redis.call('ZREM', key, unpack(rems, s, math.min(s + CHUNK - 1, #rems))) end
-  for s = 1, #adds, 2 * CHUNK do redis.call('ZADD', key, unpack(adds, s, math.min(s + 2 * CHUNK - 1, #adds))) end
-  if #adds > 0 then redis.call('ZREMRANGEBYLEX', key, '-', floor) end
+  for _ = 1, without do
+    out[#out + 1] = write(ARGV[a], ARGV[a + 1], '', ARGV[a + 2], ARGV[a + 3])
+    a = a + 4
+  end
+  b = a
 end
+
+-- Then each index added to is trimmed once.
+apply_changes()
+for key in pairs(added) do redis.call('ZREMRANGEBYLEX', key, '-', floor) end
 return out
