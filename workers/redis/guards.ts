@@ -22,12 +22,18 @@ import type {
 import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline } from './exec';
 import { readGuardGauges } from './guard-gauges';
-import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
+import { RespArgs } from './resp';
+import { batchScript, callScript } from './script-call';
+import { BATCH_SCRIPTS, scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
 // admitDelivery (completeDelivery) script call: one round trip and one script run.
 
-const limitArgs = (p: GuardParams) => [p.limits.initial, p.limits.floor, p.limits.tolerance, p.limits.slowThresholdMs, p.limits.windowMs, p.limits.ceiling];
+const limitArgs = (w: RespArgs, p: GuardParams) =>
+  w.num(p.limits.initial).num(p.limits.floor).num(p.limits.tolerance).num(p.limits.slowThresholdMs).num(p.limits.windowMs).num(p.limits.ceiling);
+
+const ADMIT = batchScript(BATCH_SCRIPTS.admitDelivery);
+const COMPLETE = batchScript(BATCH_SCRIPTS.completeDelivery);
 
 // The key prefixes the scripts build their keys from, in their headers' order.
 const ADMIT_PREFIXES = [
@@ -73,15 +79,14 @@ class Places {
     return e;
   }
 
-  args(): (string | number)[] {
-    const out: (string | number)[] = [this.eps.size];
+  args(w: RespArgs): void {
+    w.num(this.eps.size);
     for (const key of this.eps.keys()) {
       const i = key.indexOf(':');
-      out.push(key.slice(i + 1), key.slice(0, i));
+      w.str(key.slice(i + 1)).str(key.slice(0, i));
     }
-    out.push(this.hosts.size);
-    for (const host of this.hosts.keys()) out.push(host, this.p.maxInflightPerDomain(host));
-    return out;
+    w.num(this.hosts.size);
+    for (const host of this.hosts.keys()) w.str(host).num(this.p.maxInflightPerDomain(host));
   }
 }
 
@@ -126,62 +131,74 @@ export class RedisGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
-    const args: (string | number)[] = [
-      p.circuit.enabled ? 1 : 0,
-      p.circuit.probe_interval,
-      p.circuitTtlMs,
-      p.rate,
-      p.burst,
-      p.maxInflightPerEndpoint,
-      p.inflightLeaseMs,
-      ...limitArgs(p),
-      p.requireCanary ? keys.canary() : '',
-      ...ADMIT_PREFIXES,
-    ];
+    const w = new RespArgs()
+      .num(p.circuit.enabled ? 1 : 0)
+      .num(p.circuit.probe_interval)
+      .num(p.circuitTtlMs)
+      .num(p.rate)
+      .num(p.burst)
+      .num(p.maxInflightPerEndpoint)
+      .num(p.inflightLeaseMs);
+    limitArgs(w, p).str(p.requireCanary ? keys.canary() : '');
+    for (const prefix of ADMIT_PREFIXES) w.str(prefix);
     const at = new Places(p);
     const configs = new Map<string, number>();
-    const per: (string | number)[] = [];
+    const per = new RespArgs();
     let now: number | undefined;
     for (const r of reqs) {
       let config = configs.get(r.configId);
       if (config === undefined) configs.set(r.configId, (config = configs.size + 1));
       const pass = r.passPause ?? [];
       const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (pass.includes('config') ? 8 : 0);
-      per.push(at.endpoint(r.endpointHash, r.host), config, r.now === now ? '' : r.now, r.id, flags);
+      per.num(at.endpoint(r.endpointHash, r.host)).num(config);
+      if (r.now === now) per.str('');
+      else per.num(r.now);
+      per.str(r.id).num(flags);
       now = r.now;
     }
-    args.push(...at.args(), configs.size, ...configs.keys(), ...per);
-    return toAdmissions((await call(() => this.redis.howk_admitDelivery(0, ...args))) as (string | number)[]);
+    at.args(w);
+    w.num(configs.size);
+    for (const id of configs.keys()) w.str(id);
+    w.append(per);
+    return toAdmissions((await call(() => callScript(this.redis, ADMIT, w))) as (string | number)[]);
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
     const c = p.circuit;
-    const args: (string | number)[] = [
-      c.enabled ? 1 : 0,
-      c.failure_threshold,
-      c.failure_window,
-      c.recovery_timeout,
-      c.probe_interval,
-      c.success_threshold,
-      p.circuitTtlMs,
-      ...limitArgs(p),
-      LATENCY_SAMPLES,
-      ...COMPLETE_PREFIXES,
-    ];
+    const w = new RespArgs()
+      .num(c.enabled ? 1 : 0)
+      .num(c.failure_threshold)
+      .num(c.failure_window)
+      .num(c.recovery_timeout)
+      .num(c.probe_interval)
+      .num(c.success_threshold)
+      .num(p.circuitTtlMs);
+    limitArgs(w, p).num(LATENCY_SAMPLES);
+    for (const prefix of COMPLETE_PREFIXES) w.str(prefix);
     const at = new Places(p);
-    const per: (string | number)[] = [];
+    const per = new RespArgs();
     let now: number | undefined;
     for (const d of done) {
       const x = d.sample;
       const error = (d.error ?? '').slice(0, 200);
       const flags = (d.probe ? 1 : 0) + (d.counted.endpoint ? 2 : 0) + (d.counted.domain ? 4 : 0) + (x?.drop ? 8 : 0) + (x?.timeout ? 16 : 0) + OUTCOME_FLAG[d.outcome];
+      per.num(at.endpoint(d.endpointHash, d.host));
+      if (d.now === now) per.str('');
+      else per.num(d.now);
       // The time as text only goes with an error (the script reads it for nothing else).
-      per.push(at.endpoint(d.endpointHash, d.host), d.now === now ? '' : d.now, flags, error, error ? new Date(d.now).toISOString() : '', x ? x.ms : '', d.id);
+      per
+        .num(flags)
+        .str(error)
+        .str(error ? new Date(d.now).toISOString() : '');
+      if (x) per.num(x.ms);
+      else per.str('');
+      per.str(d.id);
       now = d.now;
     }
-    args.push(...at.args(), ...per);
-    const reply = (await call(() => this.redis.howk_completeDelivery(0, ...args))) as [string, ...(string | number)[]];
+    at.args(w);
+    w.append(per);
+    const reply = (await call(() => callScript(this.redis, COMPLETE, w))) as [string, ...(string | number)[]];
     // One code per completion; a 'T' (this completion opened or closed the circuit) has its
     // triple next in the reply.
     const moved: CircuitTransition[] = [];
