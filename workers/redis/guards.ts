@@ -90,6 +90,46 @@ class Places {
   }
 }
 
+/**
+ * The arguments every call begins with (the params and the key prefixes), encoded once per
+ * GuardParams: a worker builds its params once from its config and never changes them.
+ */
+const shared = new WeakMap<GuardParams, { admit: RespArgs; complete: RespArgs }>();
+const sharedArgs = (p: GuardParams) => {
+  let s = shared.get(p);
+  if (!s) shared.set(p, (s = { admit: admitShared(p), complete: completeShared(p) }));
+  return s;
+};
+
+const admitShared = (p: GuardParams) => {
+  const w = new RespArgs()
+    .num(p.circuit.enabled ? 1 : 0)
+    .num(p.circuit.probe_interval)
+    .num(p.circuitTtlMs)
+    .num(p.rate)
+    .num(p.burst)
+    .num(p.maxInflightPerEndpoint)
+    .num(p.inflightLeaseMs);
+  limitArgs(w, p).str(p.requireCanary ? keys.canary() : '');
+  for (const prefix of ADMIT_PREFIXES) w.str(prefix);
+  return w;
+};
+
+const completeShared = (p: GuardParams) => {
+  const c = p.circuit;
+  const w = new RespArgs()
+    .num(c.enabled ? 1 : 0)
+    .num(c.failure_threshold)
+    .num(c.failure_window)
+    .num(c.recovery_timeout)
+    .num(c.probe_interval)
+    .num(c.success_threshold)
+    .num(p.circuitTtlMs);
+  limitArgs(w, p).num(LATENCY_SAMPLES);
+  for (const prefix of COMPLETE_PREFIXES) w.str(prefix);
+  return w;
+};
+
 /** How many items of admitDelivery.lua's flat reply each kind of answer takes (its kind included). */
 const ANSWER_LENGTH: Record<string, number> = { go: 7, park: 3, divert: 2, paused: 2, recovered: 1, wait: 1, rebuilding: 1 };
 
@@ -131,16 +171,7 @@ export class RedisGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
-    const w = new RespArgs()
-      .num(p.circuit.enabled ? 1 : 0)
-      .num(p.circuit.probe_interval)
-      .num(p.circuitTtlMs)
-      .num(p.rate)
-      .num(p.burst)
-      .num(p.maxInflightPerEndpoint)
-      .num(p.inflightLeaseMs);
-    limitArgs(w, p).str(p.requireCanary ? keys.canary() : '');
-    for (const prefix of ADMIT_PREFIXES) w.str(prefix);
+    const w = new RespArgs().append(sharedArgs(p).admit);
     const at = new Places(p);
     const configs = new Map<string, number>();
     const per = new RespArgs();
@@ -165,17 +196,7 @@ export class RedisGuards implements Guards {
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
-    const c = p.circuit;
-    const w = new RespArgs()
-      .num(c.enabled ? 1 : 0)
-      .num(c.failure_threshold)
-      .num(c.failure_window)
-      .num(c.recovery_timeout)
-      .num(c.probe_interval)
-      .num(c.success_threshold)
-      .num(p.circuitTtlMs);
-    limitArgs(w, p).num(LATENCY_SAMPLES);
-    for (const prefix of COMPLETE_PREFIXES) w.str(prefix);
+    const w = new RespArgs().append(sharedArgs(p).complete);
     const at = new Places(p);
     const per = new RespArgs();
     let now: number | undefined;
