@@ -20,10 +20,10 @@ import type {
   TakeHeldResult,
 } from '../../core/ports/guards';
 import { concurrencyView } from '../../core/policy/concurrency-view';
-import { call, execPipeline } from './exec';
+import { call, execPipeline, toHowkError } from './exec';
 import { readGuardGauges } from './guard-gauges';
 import { RespArgs } from './resp';
-import { batchScript, callScript } from './script-call';
+import { batchScript, callScript, type BatchScript } from './script-call';
 import { BATCH_SCRIPTS, scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
@@ -130,37 +130,43 @@ const completeShared = (p: GuardParams) => {
   return w;
 };
 
-/** How many items of admitDelivery.lua's flat reply each kind of answer takes (its kind included). */
-const ANSWER_LENGTH: Record<string, number> = { go: 7, park: 3, divert: 2, paused: 2, recovered: 1, wait: 1, rebuilding: 1 };
+/** A reply item as ioredis's parser gives it: a bulk string as a Buffer, an integer as a number. */
+type Raw = Buffer | number;
+const text = (x: Raw | undefined): string => String(x);
+const num = (x: Raw | undefined): number => (typeof x === 'number' ? x : Number(x?.toString('latin1')));
+const [G, P, D, R] = ['g', 'p', 'd', 'r'].map((c) => c.charCodeAt(0));
 
-/** admitDelivery.lua's flat reply, one answer per request. */
-const toAdmissions = (flat: (string | number)[]): Admission[] => {
+/**
+ * admitDelivery.lua's flat reply, one answer per request: each answer's kind (told apart by
+ * its first letter and, for 'park'/'paused' and 'recovered'/'rebuilding', its length) gives
+ * how many fields follow.
+ */
+const toAdmissions = (flat: Raw[]): Admission[] => {
   const out: Admission[] = [];
-  for (let i = 0; i < flat.length; i += ANSWER_LENGTH[flat[i]!] ?? 1) out.push(toAdmission(flat, i));
-  return out;
-};
-
-const toAdmission = (flat: (string | number)[], at: number): Admission => {
-  const a = (k: number) => flat[at + k];
-  switch (a(0)) {
-    case 'go': {
-      const seen = a(4) ? { fastLimit: Number(a(4)), limit: Number(a(5)), latencyMs: Number(a(6)) } : undefined;
-      return { kind: 'go', probe: a(1) === 1, counted: { endpoint: a(2) === 1, domain: a(3) === 1 }, ...(seen && { seen }) };
+  for (let i = 0; i < flat.length;) {
+    const kind = flat[i];
+    const first = typeof kind === 'number' ? -1 : kind![0];
+    if (first === G) {
+      const seen = flat[i + 4] ? { fastLimit: num(flat[i + 4]), limit: num(flat[i + 5]), latencyMs: num(flat[i + 6]) } : undefined;
+      out.push({ kind: 'go', probe: flat[i + 1] === 1, counted: { endpoint: flat[i + 2] === 1, domain: flat[i + 3] === 1 }, ...(seen && { seen }) });
+      i += 7;
+    } else if (first === P && (kind as Buffer).length === 4) {
+      out.push({ kind: 'park', reason: text(flat[i + 1]) as 'circuit_open' | 'rate_limited', until: num(flat[i + 2]) });
+      i += 3;
+    } else if (first === P) {
+      out.push({ kind: 'paused', scope: text(flat[i + 1]) as 'endpoint' | 'config' });
+      i += 2;
+    } else if (first === D) {
+      out.push({ kind: 'divert', reason: text(flat[i + 1]) as 'endpoint_inflight' | 'domain_inflight' });
+      i += 2;
+    } else {
+      // 'rebuilding': no canary, Redis is being rebuilt (its pauses and circuits are not back
+      // yet): ask again, as after a 'wait'.
+      out.push(first === R && (kind as Buffer).length === 9 ? { kind: 'recovered' } : { kind: 'wait' });
+      i += 1;
     }
-    case 'park':
-      return { kind: 'park', reason: a(1) as 'circuit_open' | 'rate_limited', until: Number(a(2)) };
-    case 'divert':
-      return { kind: 'divert', reason: a(1) as 'endpoint_inflight' | 'domain_inflight' };
-    case 'paused':
-      return { kind: 'paused', scope: a(1) as 'endpoint' | 'config' };
-    case 'recovered':
-      return { kind: 'recovered' };
-    // No canary: Redis is being rebuilt (its pauses and circuits are not back yet); ask again.
-    case 'rebuilding':
-      return { kind: 'wait' };
-    default:
-      return { kind: 'wait' };
   }
+  return out;
 };
 
 export class RedisGuards implements Guards {
@@ -191,7 +197,7 @@ export class RedisGuards implements Guards {
     w.num(configs.size);
     for (const id of configs.keys()) w.str(id);
     w.append(per);
-    return toAdmissions((await call(() => callScript(this.redis, ADMIT, w))) as (string | number)[]);
+    return toAdmissions((await this.run(ADMIT, w)) as Raw[]);
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
@@ -219,24 +225,33 @@ export class RedisGuards implements Guards {
     }
     at.args(w);
     w.append(per);
-    const reply = (await call(() => callScript(this.redis, COMPLETE, w))) as [string, ...(string | number)[]];
+    const reply = (await this.run(COMPLETE, w)) as [Buffer, ...Raw[]];
     // One code per completion; a 'T' (this completion opened or closed the circuit) has its
     // triple next in the reply.
     const moved: CircuitTransition[] = [];
     const codes = reply[0];
     for (let i = 0, t = 1; i < codes.length; i++) {
-      if (codes.charCodeAt(i) !== T_CODE) continue;
-      const state = reply[t];
+      if (codes[i] !== T_CODE) continue;
+      const state = text(reply[t]);
       moved.push({
         endpointHash: done[i]!.endpointHash,
         state: state === 'CLOSED' ? 'CLOSED' : 'OPEN',
         at: done[i]!.now,
-        openUntil: Number(reply[t + 1]),
-        openedCount: Number(reply[t + 2]),
+        openUntil: num(reply[t + 1]),
+        openedCount: num(reply[t + 2]),
       });
       t += 3;
     }
     return moved;
+  }
+
+  /** One script call, its failures as the rest of Howk sees them (workers/redis/exec.ts). */
+  private async run(script: BatchScript, w: RespArgs): Promise<unknown> {
+    try {
+      return await callScript(this.redis, script, w);
+    } catch (err) {
+      throw toHowkError(err);
+    }
   }
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {

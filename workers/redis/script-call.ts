@@ -22,7 +22,7 @@ class ScriptCommand extends Command {
   private retried = false;
 
   constructor(redis: Redis, script: BatchScript, args: RespArgs) {
-    super('evalsha', [], { replyEncoding: 'utf8' });
+    super('evalsha', []);
     this.text = scriptCallText(script, args, 'evalsha');
     const reject = this.reject;
     this.reject = (err: Error) => {
@@ -40,5 +40,5 @@ class ScriptCommand extends Command {
   }
 }
 
-/** Runs `script` with `args` (after numkeys 0) and returns its reply. */
+/** Runs `script` with `args` (after numkeys 0) and returns its reply as the parser gives it: bulk strings as Buffers, integers as numbers. */
 export const callScript = (redis: Redis, script: BatchScript, args: RespArgs): Promise<unknown> => redis.sendCommand(new ScriptCommand(redis, script, args)) as Promise<unknown>;
