@@ -79,8 +79,8 @@ describe('hand-encoded script calls', () => {
   });
 });
 
-describe('RedisGuards after the script cache is flushed', () => {
-  it('admits and completes as before: the guard scripts are loaded again', async () => {
+describe('RedisGuards calls', () => {
+  it('admit and complete after the script cache is flushed: the guard scripts are loaded again', async () => {
     const guards = new RedisGuards(redis);
     const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5 });
     await admin.script('FLUSH');
@@ -88,5 +88,17 @@ describe('RedisGuards after the script cache is flushed', () => {
     await admin.script('FLUSH');
     await guards.complete([completion({ id: 'wh_1', outcome: 'success', counted: { endpoint: true, domain: true } })], p);
     expect(await admin.zrange(keys.inflight(EP), 0, -1)).toEqual(['wh_2']);
+  });
+
+  it('keep an endpoint hash that comes with two hosts in one call apart: each host counts its own lease', async () => {
+    const guards = new RedisGuards(redis);
+    const p = params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 5 });
+    const reqs = [req({ id: 'wh_a1', host: 'a.example' }), req({ id: 'wh_b1', host: 'b.example' }), req({ id: 'wh_a2', host: 'a.example' })];
+    expect(await guards.admit(reqs, p)).toMatchObject([{ kind: 'go' }, { kind: 'go' }, { kind: 'go' }]);
+    expect(await admin.zrange(keys.domainInflight('a.example'), 0, -1)).toEqual(['wh_a1', 'wh_a2']);
+    expect(await admin.zrange(keys.domainInflight('b.example'), 0, -1)).toEqual(['wh_b1']);
+    await guards.complete([completion({ id: 'wh_b1', host: 'b.example', outcome: 'success', counted: { endpoint: true, domain: true } })], p);
+    expect(await admin.exists(keys.domainInflight('b.example'))).toBe(0);
+    expect(await admin.zrange(keys.domainInflight('a.example'), 0, -1)).toEqual(['wh_a1', 'wh_a2']);
   });
 });

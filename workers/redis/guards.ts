@@ -65,26 +65,33 @@ const T_CODE = 'T'.charCodeAt(0);
  * entries name their host by number, and a host carries its domain limit ceiling.
  */
 class Places {
-  private readonly eps = new Map<string, number>();
+  /** Per endpoint entry (numbered from 1 in this order): its hash, its host's number. */
+  private readonly entries: (string | number)[] = [];
+  /** An endpoint's entry by its hash (with the first host it came with). */
+  private readonly byHash = new Map<string, number>();
+  /** A hash that came with another host too (not expected: the host is part of the endpoint) has an entry per host. */
+  private readonly byHost = new Map<string, number>();
   private readonly hosts = new Map<string, number>();
   constructor(private readonly p: GuardParams) {}
 
   endpoint(hash: string, host: string): number {
     let h = this.hosts.get(host);
     if (h === undefined) this.hosts.set(host, (h = this.hosts.size + 1));
-    // A hash seen with another host (not expected: the host is part of the endpoint) gets its own entry.
+    const e = this.byHash.get(hash);
+    if (e !== undefined && this.entries[2 * e - 1] === h) return e;
+    if (e === undefined) {
+      this.byHash.set(hash, this.entries.push(hash, h) / 2);
+      return this.entries.length / 2;
+    }
     const key = `${h}:${hash}`;
-    let e = this.eps.get(key);
-    if (e === undefined) this.eps.set(key, (e = this.eps.size + 1));
-    return e;
+    let other = this.byHost.get(key);
+    if (other === undefined) this.byHost.set(key, (other = this.entries.push(hash, h) / 2));
+    return other;
   }
 
   args(w: RespArgs): void {
-    w.num(this.eps.size);
-    for (const key of this.eps.keys()) {
-      const i = key.indexOf(':');
-      w.str(key.slice(i + 1)).str(key.slice(0, i));
-    }
+    w.num(this.entries.length / 2);
+    for (let i = 0; i < this.entries.length; i += 2) w.str(this.entries[i] as string).num(this.entries[i + 1] as number);
     w.num(this.hosts.size);
     for (const host of this.hosts.keys()) w.str(host).num(this.p.maxInflightPerDomain(host));
   }
