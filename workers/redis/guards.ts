@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
-import { freshLimit, LATENCY_SAMPLES, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
+import { freshLimit, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
 import type {
   Admission,
@@ -20,103 +20,16 @@ import type {
   TakeHeldResult,
 } from '../../core/ports/guards';
 import { concurrencyView } from '../../core/policy/concurrency-view';
-import { call, execPipeline } from './exec';
+import { call, execPipeline, toHowkError } from './exec';
 import { readGuardGauges } from './guard-gauges';
+import { ADMIT, COMPLETE, admitArgs, completeArgs, toAdmissions, toTransitions } from './guard-calls';
+import type { RespArgs } from './resp';
+import { callScript, type BatchScript } from './script-call';
 import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
-// admitDelivery (completeDelivery) script call: one round trip and one script run.
-
-const limitArgs = (p: GuardParams) => [p.limits.initial, p.limits.floor, p.limits.tolerance, p.limits.slowThresholdMs, p.limits.windowMs, p.limits.ceiling];
-
-// The key prefixes the scripts build their keys from, in their headers' order.
-const ADMIT_PREFIXES = [
-  keys.pause('endpoint', ''),
-  keys.pause('config', ''),
-  keys.circuit(''),
-  keys.rateBucket(''),
-  keys.domainInflight(''),
-  keys.inflight(''),
-  keys.endpointLimit(''),
-  keys.domainLimit(''),
-  keys.endpointQueued(''),
-];
-const COMPLETE_PREFIXES = [
-  keys.circuit(''),
-  keys.inflight(''),
-  keys.domainInflight(''),
-  keys.endpointErrors(''),
-  keys.endpointLimit(''),
-  keys.domainLimit(''),
-  keys.endpointLatency(''),
-];
-const OUTCOME_FLAG: Record<Completion['outcome'], number> = { success: 0, failure: 32, neutral: 64 };
-/** completeDelivery.lua's code of a completion that moved the circuit. */
-const T_CODE = 'T'.charCodeAt(0);
-
-/**
- * The distinct endpoints and hosts of one call, each sent once (numbered from 1): endpoint
- * entries name their host by number, and a host carries its domain limit ceiling.
- */
-class Places {
-  private readonly eps = new Map<string, number>();
-  private readonly hosts = new Map<string, number>();
-  constructor(private readonly p: GuardParams) {}
-
-  endpoint(hash: string, host: string): number {
-    let h = this.hosts.get(host);
-    if (h === undefined) this.hosts.set(host, (h = this.hosts.size + 1));
-    // A hash seen with another host (not expected: the host is part of the endpoint) gets its own entry.
-    const key = `${h}:${hash}`;
-    let e = this.eps.get(key);
-    if (e === undefined) this.eps.set(key, (e = this.eps.size + 1));
-    return e;
-  }
-
-  args(): (string | number)[] {
-    const out: (string | number)[] = [this.eps.size];
-    for (const key of this.eps.keys()) {
-      const i = key.indexOf(':');
-      out.push(key.slice(i + 1), key.slice(0, i));
-    }
-    out.push(this.hosts.size);
-    for (const host of this.hosts.keys()) out.push(host, this.p.maxInflightPerDomain(host));
-    return out;
-  }
-}
-
-/** How many items of admitDelivery.lua's flat reply each kind of answer takes (its kind included). */
-const ANSWER_LENGTH: Record<string, number> = { go: 7, park: 3, divert: 2, paused: 2, recovered: 1, wait: 1, rebuilding: 1 };
-
-/** admitDelivery.lua's flat reply, one answer per request. */
-const toAdmissions = (flat: (string | number)[]): Admission[] => {
-  const out: Admission[] = [];
-  for (let i = 0; i < flat.length; i += ANSWER_LENGTH[flat[i]!] ?? 1) out.push(toAdmission(flat, i));
-  return out;
-};
-
-const toAdmission = (flat: (string | number)[], at: number): Admission => {
-  const a = (k: number) => flat[at + k];
-  switch (a(0)) {
-    case 'go': {
-      const seen = a(4) ? { fastLimit: Number(a(4)), limit: Number(a(5)), latencyMs: Number(a(6)) } : undefined;
-      return { kind: 'go', probe: a(1) === 1, counted: { endpoint: a(2) === 1, domain: a(3) === 1 }, ...(seen && { seen }) };
-    }
-    case 'park':
-      return { kind: 'park', reason: a(1) as 'circuit_open' | 'rate_limited', until: Number(a(2)) };
-    case 'divert':
-      return { kind: 'divert', reason: a(1) as 'endpoint_inflight' | 'domain_inflight' };
-    case 'paused':
-      return { kind: 'paused', scope: a(1) as 'endpoint' | 'config' };
-    case 'recovered':
-      return { kind: 'recovered' };
-    // No canary: Redis is being rebuilt (its pauses and circuits are not back yet); ask again.
-    case 'rebuilding':
-      return { kind: 'wait' };
-    default:
-      return { kind: 'wait' };
-  }
-};
+// admitDelivery (completeDelivery) script call: one round trip and one script run. Their
+// arguments and replies: workers/redis/guard-calls.ts.
 
 export class RedisGuards implements Guards {
   private readonly redis: ScriptedClient;
@@ -126,79 +39,21 @@ export class RedisGuards implements Guards {
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
-    const args: (string | number)[] = [
-      p.circuit.enabled ? 1 : 0,
-      p.circuit.probe_interval,
-      p.circuitTtlMs,
-      p.rate,
-      p.burst,
-      p.maxInflightPerEndpoint,
-      p.inflightLeaseMs,
-      ...limitArgs(p),
-      p.requireCanary ? keys.canary() : '',
-      ...ADMIT_PREFIXES,
-    ];
-    const at = new Places(p);
-    const configs = new Map<string, number>();
-    const per: (string | number)[] = [];
-    let now: number | undefined;
-    for (const r of reqs) {
-      let config = configs.get(r.configId);
-      if (config === undefined) configs.set(r.configId, (config = configs.size + 1));
-      const pass = r.passPause ?? [];
-      const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (pass.includes('config') ? 8 : 0);
-      per.push(at.endpoint(r.endpointHash, r.host), config, r.now === now ? '' : r.now, r.id, flags);
-      now = r.now;
-    }
-    args.push(...at.args(), configs.size, ...configs.keys(), ...per);
-    return toAdmissions((await call(() => this.redis.howk_admitDelivery(0, ...args))) as (string | number)[]);
+    return toAdmissions(await this.run(ADMIT, admitArgs(reqs, p)));
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
-    const c = p.circuit;
-    const args: (string | number)[] = [
-      c.enabled ? 1 : 0,
-      c.failure_threshold,
-      c.failure_window,
-      c.recovery_timeout,
-      c.probe_interval,
-      c.success_threshold,
-      p.circuitTtlMs,
-      ...limitArgs(p),
-      LATENCY_SAMPLES,
-      ...COMPLETE_PREFIXES,
-    ];
-    const at = new Places(p);
-    const per: (string | number)[] = [];
-    let now: number | undefined;
-    for (const d of done) {
-      const x = d.sample;
-      const error = (d.error ?? '').slice(0, 200);
-      const flags = (d.probe ? 1 : 0) + (d.counted.endpoint ? 2 : 0) + (d.counted.domain ? 4 : 0) + (x?.drop ? 8 : 0) + (x?.timeout ? 16 : 0) + OUTCOME_FLAG[d.outcome];
-      // The time as text only goes with an error (the script reads it for nothing else).
-      per.push(at.endpoint(d.endpointHash, d.host), d.now === now ? '' : d.now, flags, error, error ? new Date(d.now).toISOString() : '', x ? x.ms : '', d.id);
-      now = d.now;
+    return toTransitions(await this.run(COMPLETE, completeArgs(done, p)), done);
+  }
+
+  /** One script call, its failures as the rest of Howk sees them (workers/redis/exec.ts). */
+  private async run(script: BatchScript, w: RespArgs): Promise<unknown> {
+    try {
+      return await callScript(this.redis, script, w);
+    } catch (err) {
+      throw toHowkError(err);
     }
-    args.push(...at.args(), ...per);
-    const reply = (await call(() => this.redis.howk_completeDelivery(0, ...args))) as [string, ...(string | number)[]];
-    // One code per completion; a 'T' (this completion opened or closed the circuit) has its
-    // triple next in the reply.
-    const moved: CircuitTransition[] = [];
-    const codes = reply[0];
-    for (let i = 0, t = 1; i < codes.length; i++) {
-      if (codes.charCodeAt(i) !== T_CODE) continue;
-      const state = reply[t];
-      moved.push({
-        endpointHash: done[i]!.endpointHash,
-        state: state === 'CLOSED' ? 'CLOSED' : 'OPEN',
-        at: done[i]!.now,
-        openUntil: Number(reply[t + 1]),
-        openedCount: Number(reply[t + 2]),
-      });
-      t += 3;
-    }
-    return moved;
   }
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import { Command, type Redis } from 'ioredis';
+import { bulk, type RespArgs } from './resp';
+
+// A batch script call (no KEYS: numkeys 0) sent as one pre-encoded command through ioredis's
+// own queue: ioredis still owns the connection, the offline queue while reconnecting, the
+// resending of unanswered commands after a reconnect, the command timeout and the reply
+// parsing; only the encoding of the arguments is done here (workers/redis/resp.ts), once.
+// EVALSHA first; a NOSCRIPT answer (a restarted or flushed Redis, or the first call of this
+// script text) sends the same command once more as EVAL, which also loads the script.
+
+export type BatchScript = { readonly lua: string; readonly sha: string };
+
+export const batchScript = (lua: string): BatchScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
+
+/** The bytes of one call: EVALSHA <sha> 0 <args>, or EVAL <lua> 0 <args>. */
+export const scriptCallText = (script: BatchScript, args: RespArgs, by: 'evalsha' | 'eval'): string =>
+  `*${args.count + 3}\r\n${bulk(by)}${bulk(by === 'evalsha' ? script.sha : script.lua)}$1\r\n0\r\n${args.text}`;
+
+class ScriptCommand extends Command {
+  private text: string;
+  private retried = false;
+
+  constructor(redis: Redis, script: BatchScript, args: RespArgs) {
+    super('evalsha', []);
+    this.text = scriptCallText(script, args, 'evalsha');
+    const reject = this.reject;
+    this.reject = (err: Error) => {
+      if (this.retried || !err.message.startsWith('NOSCRIPT')) return reject(err);
+      this.retried = true;
+      this.name = 'eval';
+      this.text = scriptCallText(script, args, 'eval');
+      // The same command (its promise, its timeout) goes back in the queue.
+      void redis.sendCommand(this);
+    };
+  }
+
+  override toWritable(): string {
+    return this.text;
+  }
+}
+
+/** Runs `script` with `args` (after numkeys 0) and returns its reply as the parser gives it: bulk strings as Buffers, integers as numbers. */
+export const callScript = (redis: Redis, script: BatchScript, args: RespArgs): Promise<unknown> => redis.sendCommand(new ScriptCommand(redis, script, args)) as Promise<unknown>;
