@@ -86,9 +86,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           d.events.attempt(outcomeClass(o.response), o.response.durationMs);
           d.events.decided(o.decision);
         }
-        records.push({ topic: topics.results, key: w.id, value: JSON.stringify(result) });
+        records.push({ topic: topics.results, key: w.id, value: result });
         statuses.push({ status, attempt });
-        if (!result.success) count('failed');
+        if (o.decision.kind !== 'delivered') count('failed');
         // Any terminal outcome ends the webhook on howk.state: a webhook parked or paused at
         // attempt 0 has a snapshot too, and without a tombstone a rebuild would resurrect it.
         // Even a first attempt never held in this pass writes it: the record may be consumed
