@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { objectMembers, slice } from './raw-json';
+import { memberSpan, slice } from './raw-json';
 
 /**
  * A webhook as it travels on howk.pending / howk.slow (snake_case, HOWK compatible).
@@ -116,7 +116,7 @@ const wellFormed = (obj: Record<string, unknown>): Webhook | undefined => {
 
 /** Parses a webhook record, keeping the payload's bytes exactly as they were enqueued. */
 export const decodeWebhook = (text: string): Webhook => {
-  const span = objectMembers(text, 0).get('payload');
+  const span = memberSpan(text, 0, 'payload');
   if (!span) throw new SyntaxError('webhook record has no payload');
   // Parsing the whole record also proves the payload is valid JSON; its bytes come from the span.
   const obj = JSON.parse(text) as Record<string, unknown>;

@@ -4,7 +4,7 @@ import { urlParts, type UrlParts } from '../domain/memo';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { Admission, Completion, Guards, PauseScope } from '../ports/guards';
-import { coalesce } from './coalesce';
+import { coalesce, coalesceSends } from './coalesce';
 import { guardParams } from './guard-params';
 import { createInflightKeeper } from './inflight-keeper';
 import type { Logger } from '../ports/logger';
@@ -50,8 +50,18 @@ export const createAdmission = (d: AdmissionDeps) => {
   const guards = d.guards;
   const slots = d.slots ?? createOriginSlots(config.delivery.max_conns_per_host, config.concurrency.initial_limit);
   const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
-  const complete = guards ? coalesce((done: Completion[]) => guards.complete(done, params).then(() => done.map(() => undefined))) : undefined;
-  const pendingCompletions = new Set<Promise<unknown>>();
+  // Each completion, once its call is settled, wakes the next webhook waiting at its endpoint.
+  const complete = guards
+    ? coalesceSends(
+        (done: Completion[]) => guards.complete(done, params),
+        (done, failed, e) => {
+          for (const c of done) {
+            if (failed) d.log.warn('guard completion not recorded', { error: errorMessage(e) });
+            wakeNext(c.endpointHash);
+          }
+        },
+      )
+    : undefined;
   const keeper = guards
     ? createInflightKeeper({ renew: (leases, now) => guards.renew(leases, now, params), clock: d.clock, log: d.log, leaseMs: params.inflightLeaseMs })
     : undefined;
@@ -80,13 +90,7 @@ export const createAdmission = (d: AdmissionDeps) => {
   /** Records an attempt's end with the guards, in the background. Fail silent: in-flight leases end on their own and a missed circuit record costs little. */
   const record = (c: Completion): void => {
     keeper?.remove(c.id);
-    if (!complete) return;
-    const done = complete(c).catch((e) => d.log.warn('guard completion not recorded', { error: errorMessage(e) }));
-    pendingCompletions.add(done);
-    void done.finally(() => {
-      pendingCompletions.delete(done);
-      wakeNext(c.endpointHash);
-    });
+    complete?.add(c);
   };
 
   // The worker's pool for an origin follows the largest limit among its endpoints (up to the
@@ -121,7 +125,7 @@ export const createAdmission = (d: AdmissionDeps) => {
   /** Takes a connection slot of the origin, then asks; the slot is given back unless the answer is 'go'. */
   const ask = async (w: Webhook, lane: Lane, waited: boolean, passPause?: readonly PauseScope['kind'][]): Promise<{ a: Admission; release: () => void }> => {
     const { origin, host } = originOf(w);
-    const release = await slots.acquire(origin);
+    const release = slots.take(origin) ?? (await slots.acquire(origin));
     try {
       const now = d.clock.now();
       const req: Parameters<Guards['admit']>[0][number] = { endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited };
@@ -223,7 +227,7 @@ export const createAdmission = (d: AdmissionDeps) => {
     }
   };
 
-  return { admit, askAhead, discard, abandon, record, settle: () => Promise.all([...pendingCompletions]), hostOf: (w: Webhook) => originOf(w).host };
+  return { admit, askAhead, discard, abandon, record, settle: (): Promise<unknown> => complete?.idle() ?? Promise.resolve(), hostOf: (w: Webhook) => originOf(w).host };
 };
 
 export type AdmissionControl = ReturnType<typeof createAdmission>;

@@ -11,7 +11,7 @@ import type { Admission } from '../ports/guards';
 import type { DeliveryResponse, Sender } from '../ports/sender';
 import { findHeaderIssue } from '../security/headers';
 import type { Hmac } from '../signing/hmac';
-import { signatureHeaders } from '../signing/outbound';
+import { signHeaders } from '../signing/outbound';
 import { resolveDelivery } from '../transformers/secret-templates';
 import type { SecretBox } from '../signing/secret-box';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
@@ -35,8 +35,8 @@ export type AttemptDeps = AdmissionDeps & {
   secretBox?: SecretBox;
   /** HMAC-SHA256 used to sign (the runtime's fastest); WebCrypto when not given. */
   hmac?: Hmac;
-  /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first. */
-  configSecrets?: (configId: string, at: number) => Promise<string[]>;
+  /** Per-config signing secrets valid at a time (core/security/config-secrets), newest first; an array when known at once. */
+  configSecrets?: (configId: string, at: number) => string[] | Promise<string[]>;
   /** The delivery script of a config (own or an ancestor's) and the config it is stored on, run before signing (docs/LUA.md). */
   deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
@@ -60,12 +60,15 @@ export const createAttempter = (d: AttemptDeps) => {
   const admission = createAdmission(d);
   const { record } = admission;
 
-  // A per-request secret wins, then the config's secrets (several during a rotation), then the default.
-  const secretsOf = async (w: Webhook): Promise<string[]> => {
-    if (w.signing_secret && d.secretBox) return [await d.secretBox.open(w.signing_secret)];
-    const own = d.configSecrets ? await d.configSecrets(w.config_id, d.clock.now()) : [];
-    if (own.length) return own;
-    return config.signing.default_secret ? [config.signing.default_secret] : [];
+  // A per-request secret wins, then the config's secrets (several during a rotation), then the
+  // default. Without a promise when they are known at once (the common case: every delivery).
+  const defaults: readonly string[] = Object.freeze(config.signing.default_secret ? [config.signing.default_secret] : []);
+  const ownOr = (own: readonly string[]) => (own.length ? own : defaults);
+  const secretsOf = (w: Webhook): readonly string[] | Promise<readonly string[]> => {
+    if (w.signing_secret && d.secretBox) return d.secretBox.open(w.signing_secret).then((s) => [s]);
+    const own = d.configSecrets?.(w.config_id, d.clock.now());
+    if (own === undefined) return defaults;
+    return own instanceof Promise ? own.then(ownOr) : ownOr(own);
   };
 
   type Prepared = { body: string; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean; credentials?: CredentialSession };
@@ -134,15 +137,11 @@ export const createAttempter = (d: AttemptDeps) => {
   const send = async (w: Webhook, p: Prepared, target: Target, admittedAt: number, traceparent?: string): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
-      const sig = await signatureHeaders({
-        id: w.id,
-        attempt: w.attempt,
-        timestamp: Math.floor(sent / 1000),
-        body: p.body,
-        secrets: await secretsOf(w),
-        scheme: config.signing.scheme,
-        hmac: d.hmac,
-      });
+      // Awaited only when they are promises: each await of a known value is a microtask hop.
+      let secrets = secretsOf(w);
+      if (secrets instanceof Promise) secrets = await secrets;
+      let sig = signHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets, scheme: config.signing.scheme, hmac: d.hmac });
+      if (sig instanceof Promise) sig = await sig;
       // A script may set its own content-type; without a script the webhook's headers cannot.
       const headers: Record<string, string> = p.scripted
         ? { 'content-type': 'application/json', ...p.headers, ...target.headers, 'user-agent': config.delivery.user_agent, ...sig }
@@ -152,7 +151,8 @@ export const createAttempter = (d: AttemptDeps) => {
       // Records enqueued before headers were checked, or anything else that slipped through.
       const bad = findHeaderIssue(headers);
       if (bad) return { kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: d.clock.now() - sent };
-      return await gate(async () => {
+      if (!gate.take()) await gate.wait();
+      try {
         const handed = d.clock.now();
         const r = await d.sender.send({
           url: target.url,
@@ -167,7 +167,9 @@ export const createAttempter = (d: AttemptDeps) => {
           d.stages.stage('responded', d.clock.now() - written);
         }
         return r.kind === 'response' ? { ...r, signed: signedOf(sig) } : r;
-      });
+      } finally {
+        gate.release();
+      }
     } catch (e) {
       // Nothing left this process: a secret that cannot sign, or a local fault; never the endpoint's doing.
       return { kind: e instanceof InvalidSecretError ? 'invalid_secret' : 'local_error', error: errorMessage(e), durationMs: d.clock.now() - sent };
@@ -181,7 +183,8 @@ export const createAttempter = (d: AttemptDeps) => {
     // Not after a probe: the next admission must see how the probe went.
     if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
     try {
-      return await attemptAdmitted(w, host, a, lane, fetchedAt);
+      const step = attemptAdmitted(w, host, a, lane, fetchedAt);
+      return step instanceof Promise ? await step : step;
     } catch (e) {
       admission.abandon(w, a);
       throw e;
@@ -190,7 +193,8 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  const attemptAdmitted = async (w: Webhook, host: string, a: Admission | { kind: 'held' }, lane: Lane, fetchedAt?: number): Promise<Step> => {
+  // Not async: a step known at once (a hold) or the delivery's own promise, not one more around it.
+  const attemptAdmitted = (w: Webhook, host: string, a: Admission | { kind: 'held' }, lane: Lane, fetchedAt?: number): Step | Promise<Step> => {
     const now = d.clock.now();
     if (a.kind === 'held') return { kind: 'held', webhook: w, at: now };
     if (a.kind === 'park') return { kind: 'parked', webhook: w, until: a.until, reason: a.reason, at: now };
@@ -199,9 +203,12 @@ export const createAttempter = (d: AttemptDeps) => {
     if (a.kind !== 'go') throw new Error(`unexpected admission ${a.kind}`);
     if (fetchedAt !== undefined) d.stages?.stage('admitted', now - fetchedAt);
     const span = startAttemptSpan(d.tracing, w, lane);
-    const step = await deliverAdmitted(w, host, a, now, span);
-    if (span) endAttemptSpan(span, step.o);
-    return step;
+    const step = deliverAdmitted(w, host, a, now, span);
+    if (!span) return step;
+    return step.then((s) => {
+      endAttemptSpan(span, s.o);
+      return s;
+    });
   };
 
   const deliverAdmitted = async (w: Webhook, host: string, a: Extract<Admission, { kind: 'go' }>, now: number, span?: TraceSpan): Promise<Extract<Step, { kind: 'attempted' }>> => {

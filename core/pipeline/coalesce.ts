@@ -40,3 +40,63 @@ export const coalesce = <T, R>(run: (items: T[]) => Promise<R[]>) => {
       }
     });
 };
+
+/**
+ * coalesce for calls whose callers wait for no answer (fire and forget): the same batching,
+ * with one promise per underlying call instead of one per item. `settled` gets each call's
+ * items once it has succeeded or failed (`failed` with its error); `idle` resolves once every
+ * item added so far is settled.
+ */
+export const coalesceSends = <T>(run: (items: T[]) => Promise<unknown>, settled: (items: T[], failed: boolean, error?: unknown) => void) => {
+  let items: T[] = [];
+  // Settles with the items queued now (made with the first of them).
+  let next: { done: Promise<void>; resolve: () => void } | undefined;
+  const open = new Set<Promise<void>>();
+  let scheduled = false;
+  let inFlight = false;
+  const flush = () => {
+    scheduled = false;
+    if (!items.length) return;
+    const its = items;
+    const batch = next!;
+    items = [];
+    next = undefined;
+    inFlight = true;
+    let p: Promise<unknown>;
+    try {
+      p = run(its);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    const end = (failed: boolean, e?: unknown) => {
+      try {
+        settled(its, failed, e);
+      } finally {
+        open.delete(batch.done);
+        batch.resolve();
+        inFlight = false;
+        if (items.length && !scheduled) flush();
+      }
+    };
+    p.then(
+      () => end(false),
+      (e) => end(true, e),
+    );
+  };
+  return {
+    add(item: T): void {
+      items.push(item);
+      if (!next) {
+        let resolve!: () => void;
+        const done = new Promise<void>((r) => (resolve = r));
+        next = { done, resolve };
+        open.add(done);
+      }
+      if (!scheduled && !inFlight) {
+        scheduled = true;
+        setTimeout(flush, 0);
+      }
+    },
+    idle: (): Promise<unknown> => Promise.all(open),
+  };
+};

@@ -86,9 +86,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           d.events.attempt(outcomeClass(o.response), o.response.durationMs);
           d.events.decided(o.decision);
         }
-        records.push({ topic: topics.results, key: w.id, value: JSON.stringify(result) });
+        records.push({ topic: topics.results, key: w.id, value: result });
         statuses.push({ status, attempt });
-        if (!result.success) count('failed');
+        if (o.decision.kind !== 'delivered') count('failed');
         // Any terminal outcome ends the webhook on howk.state: a webhook parked or paused at
         // attempt 0 has a snapshot too, and without a tombstone a rebuild would resurrect it.
         // Even a first attempt never held in this pass writes it: the record may be consumed
@@ -158,6 +158,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const lanes = [...groups].map(([key, items]) => {
       const prev = tails.get(key);
       progress.set(key, start);
+      // A lane is a few webhooks of a batch (one config each): its own promises are kept few.
       const run = (async () => {
         if (prev) await prev;
         let next = 0;
@@ -171,19 +172,21 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           }
         };
         try {
-          await Promise.all(Array.from({ length: Math.min(config.kafka.per_key_parallelism, items.length) }, worker));
+          const n = Math.min(config.kafka.per_key_parallelism, items.length);
+          await (n === 1 ? worker() : Promise.all(Array.from({ length: n }, worker)));
         } finally {
           // Cut short (a stop): what was asked ahead for the first webhook left is given back.
           if (next < items.length) attempter.discard(items[next]!);
+          progress.delete(key);
         }
-      })().finally(() => progress.delete(key));
-      const tail = run.catch(() => {});
-      tails.set(key, tail);
-      void tail.then(() => {
+      })();
+      const ended = () => {
         if (tails.get(key) !== tail) return;
         tails.delete(key);
         moved.delete(key);
-      });
+      };
+      const tail: Promise<void> = run.then(ended, ended);
+      tails.set(key, tail);
       return run;
     });
     return Promise.all(lanes).then(() => undefined);

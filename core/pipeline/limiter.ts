@@ -8,7 +8,7 @@ export const semaphore = (max: number) => {
     if (next) next();
     else active--;
   };
-  return async <T>(fn: () => Promise<T>): Promise<T> => {
+  const gate = async <T>(fn: () => Promise<T>): Promise<T> => {
     if (active >= max) await new Promise<void>((r) => queue.push(r));
     else active++;
     try {
@@ -17,4 +17,11 @@ export const semaphore = (max: number) => {
       release();
     }
   };
+  return Object.assign(gate, {
+    /** Takes a slot if one is free now (nobody waits then: a freed slot passes straight on). Give it back with `release`. */
+    take: (): boolean => (active < max ? (active++, true) : false),
+    /** Resolves once a slot is this caller's (after those already waiting). */
+    wait: (): Promise<void> => new Promise<void>((r) => queue.push(r)),
+    release,
+  });
 };

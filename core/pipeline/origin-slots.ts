@@ -7,6 +7,8 @@
 export type OriginSlots = {
   /** Resolves once a slot is free; call the returned function to give it back (once). */
   acquire(origin: string): Promise<() => void>;
+  /** A slot now if one is free and nobody waits (no promise, no turn of the event loop), else undefined. */
+  take(origin: string): (() => void) | undefined;
   /** Sets the origin's slots to min(n, pool size), at least 1. */
   resize(origin: string, n: number): void;
   /** Slots of the origin, and deliveries holding / waiting for one. */
@@ -30,22 +32,29 @@ export const createOriginSlots = (poolSize: number, initial = poolSize): OriginS
     }
     if (!o.active && !o.queue.length) origins.delete(origin);
   };
+  const releaser = (origin: string, o: Origin) => {
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      o.active--;
+      pump(origin, o);
+    };
+  };
+  const take = (origin: string): (() => void) | undefined => {
+    const o = of(origin);
+    if (o.active >= o.size || o.queue.length) return undefined;
+    o.active++;
+    return releaser(origin, o);
+  };
   return {
     acquire(origin) {
+      const now = take(origin);
+      if (now) return Promise.resolve(now);
       const o = of(origin);
-      let given = false;
-      const release = () => {
-        if (given) return;
-        given = true;
-        o.active--;
-        pump(origin, o);
-      };
-      if (o.active < o.size && !o.queue.length) {
-        o.active++;
-        return Promise.resolve(release);
-      }
-      return new Promise((resolve) => o.queue.push(() => resolve(release)));
+      return new Promise((resolve) => o.queue.push(() => resolve(releaser(origin, o))));
     },
+    take,
     resize(origin, n) {
       const o = origins.get(origin);
       if (!o) return;

@@ -1,4 +1,4 @@
-import type { DeadLetter, DeliveryResult } from '../domain/records';
+import type { DeadLetter } from '../domain/records';
 import { RESPONSE_SNIPPET_BYTES, type AttemptRecord, type WebhookState, type WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
@@ -42,8 +42,35 @@ let lastIsoMs = NaN;
 let lastIso = '';
 const isoOf = (ms: number): string => (ms === lastIsoMs ? lastIso : ((lastIsoMs = ms), (lastIso = iso(ms))));
 
+// The `"config_id":…,"endpoint":…,"endpoint_hash":…` part of a result, by endpoint: the same
+// for every delivery of a config lane, so it is escaped once, not per delivery. Bounded.
+const places = new Map<string, { config: string; hash: string; json: string }>();
+const placeJson = (w: Webhook): string => {
+  const p = places.get(w.endpoint);
+  if (p && p.config === w.config_id && p.hash === w.endpoint_hash) return p.json;
+  if (places.size >= 10_000) places.clear();
+  const json = `"config_id":${JSON.stringify(w.config_id)},"endpoint":${JSON.stringify(w.endpoint)},"endpoint_hash":${JSON.stringify(w.endpoint_hash)}`;
+  places.set(w.endpoint, { config: w.config_id, hash: w.endpoint_hash, json });
+  return json;
+};
+const jsonOrNull = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
+
+/** The howk.results record of an attempt: JSON.stringify of its DeliveryResult, byte for byte (the same keys in the same order), without building the object. */
+const resultValue = (
+  w: Webhook,
+  outcome: AttemptRecord['outcome'],
+  success: boolean,
+  status: number | null,
+  error: string | null,
+  r: { durationMs: number },
+  next: string | null,
+  at: string,
+): string =>
+  `{"webhook_id":${JSON.stringify(w.id)},${placeJson(w)},"attempt":${JSON.stringify(w.attempt + 1)},"outcome":${JSON.stringify(outcome)},"success":${success},"status_code":${JSON.stringify(status)},"error":${jsonOrNull(error)},"duration_ms":${JSON.stringify(r.durationMs)},"next_retry_at":${jsonOrNull(next)},"timestamp":${JSON.stringify(at)}}`;
+
 // Built as literals with optional fields set afterwards, in the order the spreads gave them:
 // object spreads of temporaries cost an allocation and a copy each, once per delivery.
+/** `result`: the howk.results record (JSON text); `status` and `attempt`: the status and history entry. */
 export const attemptRecords = (o: Attempted, ns: string) => {
   const { webhook: w, response: r, decision } = o;
   const status_code = r.kind === 'response' ? r.status : null;
@@ -52,20 +79,7 @@ export const attemptRecords = (o: Attempted, ns: string) => {
   const outcome: AttemptRecord['outcome'] =
     decision.kind === 'delivered' ? 'delivered' : decision.kind === 'retry' ? (decision.deferred ? 'deferred' : 'retry') : decision.reason_type;
   const at = isoOf(o.at);
-  const result: DeliveryResult = {
-    webhook_id: w.id,
-    config_id: w.config_id,
-    endpoint: w.endpoint,
-    endpoint_hash: w.endpoint_hash,
-    attempt: w.attempt + 1,
-    outcome,
-    success: decision.kind === 'delivered',
-    status_code,
-    error,
-    duration_ms: r.durationMs,
-    next_retry_at,
-    timestamp: at,
-  };
+  const result = resultValue(w, outcome, decision.kind === 'delivered', status_code, error, r, next_retry_at, at);
   const attempts = w.attempt + w.deferrals + 1;
   const status = baseStatus(w, ns) as WebhookStatus;
   status.state = decision.kind === 'dead' && decision.reason_type === 'exhausted' ? 'exhausted' : STATE[decision.kind];

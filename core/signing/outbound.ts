@@ -45,24 +45,34 @@ export const howkSignature = async (secret: string, timestamp: number, body: str
 
 export type SignInput = { id: string; attempt: number; timestamp: number; body: string; secrets: readonly string[]; scheme: SigningScheme; hmac?: Hmac };
 
-/** The Howk headers of one outbound attempt (`attempt` is 0-based; the header is 1-based). */
-export const signatureHeaders = async (i: SignInput): Promise<Record<string, string>> => {
+/**
+ * The Howk headers of one outbound attempt (`attempt` is 0-based; the header is 1-based). With
+ * a synchronous HMAC (workers/node/hmac.ts) they are returned as they are, without a promise:
+ * the worker signs every delivery.
+ */
+export const signHeaders = (i: SignInput): Record<string, string> | Promise<Record<string, string>> => {
+  const ts = String(i.timestamp);
   const h: Record<string, string> = {
     'webhook-id': i.id,
-    'webhook-timestamp': String(i.timestamp),
+    'webhook-timestamp': ts,
     'x-webhook-id': i.id,
     'x-webhook-attempt': String(i.attempt + 1),
-    'x-webhook-timestamp': String(i.timestamp),
+    'x-webhook-timestamp': ts,
   };
   if (i.secrets.length === 0) return h;
   const hmac = i.hmac ?? hmacSha256;
-  if (i.scheme !== 'howk') {
-    const macs = standardMacs(i.secrets, i.id, i.timestamp, i.body, hmac);
-    h['webhook-signature'] = standardValue(macs.every(isSync) ? macs : await Promise.all(macs));
-  }
-  if (i.scheme !== 'standard') {
-    const m = hmac(keyOf(i.secrets[0]!), `${i.timestamp}.${i.body}`);
-    h['x-webhook-signature'] = howkValue(i.timestamp, isSync(m) ? m : await m);
-  }
+  const macs = i.scheme !== 'howk' ? standardMacs(i.secrets, i.id, i.timestamp, i.body, hmac) : undefined;
+  const howk = i.scheme !== 'standard' ? hmac(keyOf(i.secrets[0]!), `${ts}.${i.body}`) : undefined;
+  if ((macs === undefined || macs.every(isSync)) && (howk === undefined || isSync(howk)))
+    return withSignatures(h, i.timestamp, macs as Uint8Array[] | undefined, howk as Uint8Array | undefined);
+  return Promise.all([macs && Promise.all(macs), howk]).then(([m, k]) => withSignatures(h, i.timestamp, m, k));
+};
+
+const withSignatures = (h: Record<string, string>, timestamp: number, macs: Uint8Array[] | undefined, howk: Uint8Array | undefined): Record<string, string> => {
+  if (macs) h['webhook-signature'] = standardValue(macs);
+  if (howk) h['x-webhook-signature'] = howkValue(timestamp, howk);
   return h;
 };
+
+/** signHeaders, always as a promise. */
+export const signatureHeaders = async (i: SignInput): Promise<Record<string, string>> => signHeaders(i);

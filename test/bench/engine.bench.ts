@@ -16,6 +16,9 @@ import type { HotState } from '../../core/ports/hot-state';
 import type { ConsumedBatch, LogProducer } from '../../core/ports/log';
 import type { DeliveryResponse, Sender } from '../../core/ports/sender';
 import { nodeHmacSha256 } from '../../workers/node/hmac';
+import { createStageRecorder } from '../../core/metrics/recorder';
+import { registerPipelineMetrics } from '../../workers/node/pipeline-metrics';
+import { Registry } from 'prom-client';
 
 const N = Number(process.env.ENGINE_N ?? 20_000);
 const ROUNDS = Number(process.env.ENGINE_ROUNDS ?? 5);
@@ -61,7 +64,21 @@ const record = (i: number, offset: number) => {
   return { topic, partition: 0, offset: String(offset), key: cfg, value: encodeWebhook(w), timestamp: Date.now() };
 };
 
-const deliver = createDeliverer({ config, hot, producer, clock: systemClock, log: silentLogger, sender, guards, hmac: nodeHmacSha256 });
+// As howk-worker runs it (workers/node/fleet.ts): stage times, pipeline events and per-config
+// secrets (none set here, so the default secret signs) are recorded and looked up per delivery.
+const deliver = createDeliverer({
+  config,
+  hot,
+  producer,
+  clock: systemClock,
+  log: silentLogger,
+  sender,
+  guards,
+  hmac: nodeHmacSha256,
+  configSecrets: async () => [],
+  stages: createStageRecorder().recorder,
+  events: registerPipelineMetrics(new Registry(), 10).events,
+});
 
 let offset = 0;
 const run = async (n: number) => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createOriginSlots } from '../../core/pipeline/origin-slots';
 import { createEndpointPacer } from '../../core/pipeline/pacer';
 import { createAdmission } from '../../core/pipeline/admission';
+import { coalesceSends } from '../../core/pipeline/coalesce';
 import { loadConfig } from '../../core/config/load';
 import { systemClock } from '../../core/ports/clock';
 import { silentLogger } from '../../core/ports/logger';
@@ -43,6 +44,19 @@ describe('origin slots: the worker never admits more to an origin than its pool 
     first();
     (await waiting[0]!)();
     expect(slots.stats('http://a')).toMatchObject({ active: 2, waiting: 1 });
+  });
+  it('take() gives a free slot at once, never one past the slots nor ahead of a waiter', async () => {
+    const slots = createOriginSlots(64, 1);
+    const first = slots.take('http://a');
+    expect(first).toBeTypeOf('function');
+    expect(slots.take('http://a')).toBeUndefined();
+    const waiting = slots.acquire('http://a');
+    first!();
+    // The freed slot went to the waiter: a newcomer taking at once does not slip in.
+    expect(slots.take('http://a')).toBeUndefined();
+    (await waiting)();
+    expect(slots.stats('http://a')).toMatchObject({ active: 0, waiting: 0 });
+    expect(slots.take('http://a')).toBeTypeOf('function');
   });
 });
 
@@ -101,5 +115,46 @@ describe("an origin's pool follows the largest limit among its endpoints", () =>
     expect(await sizeAfter('b', 5)).toBe(12);
     expect(await sizeAfter('a', 3)).toBe(5);
     expect(await sizeAfter('c', 100)).toBe(64);
+  });
+});
+
+describe('coalesceSends: fire-and-forget calls batched like coalesce, one promise per call', () => {
+  it('sends the calls of a tick at once, those made meanwhile in the next call, and reports each call settled', async () => {
+    const calls: number[][] = [];
+    const settled: [number[], boolean][] = [];
+    let fail = false;
+    let finish: () => void = () => {};
+    const send = coalesceSends(
+      (items: number[]) => {
+        calls.push(items);
+        return new Promise<void>((resolve, reject) => (finish = () => (fail ? reject(new Error('down')) : resolve())));
+      },
+      (items, failed) => settled.push([items, failed]),
+    );
+    send.add(1);
+    send.add(2);
+    await tick();
+    send.add(3); // while the first call is out
+    send.add(4);
+    let idle = false;
+    void send.idle().then(() => (idle = true));
+    await tick();
+    expect(calls).toEqual([[1, 2]]);
+    finish();
+    await tick();
+    expect(settled).toEqual([[[1, 2], false]]);
+    expect(calls).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    expect(idle).toBe(false);
+    fail = true;
+    finish();
+    await tick();
+    expect(settled).toEqual([
+      [[1, 2], false],
+      [[3, 4], true],
+    ]);
+    expect(idle).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Webhook } from '../../core/domain/webhook';
 import { attemptRecords, heldEntry } from '../../core/pipeline/outcome-records';
+import type { DeliveryResult } from '../../core/domain/records';
 import { ConfigSchema } from '../../core/config/schema';
 import { classify } from '../../core/policy/classify';
 import { decide } from '../../core/policy/retry';
@@ -64,5 +65,35 @@ describe('status history entries', () => {
       deferrals: 1,
       held: 'circuit_open',
     });
+  });
+});
+
+describe('howk.results records', () => {
+  it('are the JSON of a DeliveryResult (fields in schema order), escapes and nulls included', () => {
+    const cases: [Webhook, Parameters<typeof attemptRecords>[0]['response'], number][] = [
+      [webhook(), response(200), 0],
+      [webhook({ id: 'wh_"q"\\', config_id: 'c\u2028é', endpoint: 'https://example.test/h?a="b"', attempt: 2 }), response(503), 0],
+      [webhook({ attempt: 19 }), { kind: 'network', error: 'connect "ECONNREFUSED"\n', durationMs: NaN }, 0],
+    ];
+    for (const [w, r, rand] of cases) {
+      const c = r.kind === 'response' ? classify({ kind: 'response', status: r.status, retryAfter: r.retryAfter }, T) : classify({ kind: 'network', error: r.error }, T);
+      const decision = decide(w, c, T, policy, rand);
+      const { result, status } = attemptRecords({ webhook: w, response: r, at: T, decision }, '1');
+      const expected: DeliveryResult = {
+        webhook_id: w.id,
+        config_id: w.config_id,
+        endpoint: w.endpoint,
+        endpoint_hash: w.endpoint_hash,
+        attempt: w.attempt + 1,
+        outcome: r.kind === 'response' && r.status === 200 ? 'delivered' : decision.kind === 'retry' ? 'retry' : 'exhausted',
+        success: decision.kind === 'delivered',
+        status_code: r.kind === 'response' ? r.status : null,
+        error: status.last_error,
+        duration_ms: r.durationMs,
+        next_retry_at: status.next_retry_at,
+        timestamp: new Date(T).toISOString(),
+      };
+      expect(result).toBe(JSON.stringify(expected));
+    }
   });
 });

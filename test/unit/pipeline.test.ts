@@ -180,4 +180,20 @@ describe('semaphore', () => {
     );
     expect(order).toEqual([1, 2, 3, 4]);
   });
+  it('take() gets a free slot at once and none when full; a released slot goes to those waiting, in order', async () => {
+    const gate = semaphore(1);
+    expect(gate.take()).toBe(true);
+    expect(gate.take()).toBe(false);
+    const order: string[] = [];
+    const waiting = gate.wait().then(() => void order.push('waiter'));
+    const queued = gate(async () => void order.push('task'));
+    gate.release();
+    await waiting;
+    expect(order).toEqual(['waiter']);
+    expect(gate.take()).toBe(false); // the slot passed to the waiter; the task still waits behind it
+    gate.release();
+    await queued;
+    expect(order).toEqual(['waiter', 'task']);
+    expect(gate.take()).toBe(true);
+  });
 });
