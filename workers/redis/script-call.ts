@@ -40,5 +40,12 @@ class ScriptCommand extends Command {
   }
 }
 
+/**
+ * The command of one call, for a pipeline (its sendCommand: sent in its place among the
+ * pipeline's commands, its reply or error in the pipeline's results); a NOSCRIPT answer sends
+ * it again alone as EVAL, as ioredis does for a defineCommand script in a pipeline.
+ */
+export const scriptCommand = (redis: Redis, script: BatchScript, args: RespArgs): Command => new ScriptCommand(redis, script, args);
+
 /** Runs `script` with `args` (after numkeys 0) and returns its reply as the parser gives it: bulk strings as Buffers, integers as numbers. */
 export const callScript = (redis: Redis, script: BatchScript, args: RespArgs): Promise<unknown> => redis.sendCommand(new ScriptCommand(redis, script, args)) as Promise<unknown>;
