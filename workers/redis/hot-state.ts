@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { HISTORY_LIMIT, OUTSTANDING_STATES, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
 import { HISTORY_FIELD, historyOf } from '../../core/domain/status-history';
@@ -7,7 +7,9 @@ import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timel
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { RedisRecovery } from './recovery';
-import { scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
+import { RespArgs } from './resp';
+import { batchScript, scriptCommand } from './script-call';
+import { BATCH_SCRIPTS, scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 
 // HotState on Redis (keys: core/domain/keys.ts, docs/ARCHITECTURE.md, Redis keys). Every
 // method is one round trip: a pipeline or a single command/script. Semantics match core/memory/hot-state.ts; the shared contract
@@ -19,9 +21,13 @@ const MAX_MERGED_STATUSES = 1000;
 const retryDataPrefix = keys.retryData('');
 const STATUS_PREFIX = keys.status('');
 const HISTORY_PREFIX = keys.statusHistory('');
+const WRITE_STATUSES = batchScript(BATCH_SCRIPTS.writeStatuses);
 
 /** A status's config/endpoint pair ('' when it names none: a patch of a held webhook), as index targets group them. */
 const pairOf = (s: Partial<WebhookStatus>): string => (typeof s.config_id === 'string' && typeof s.endpoint_hash === 'string' ? `${s.config_id}\n${s.endpoint_hash}` : '');
+
+/** An ioredis pipeline takes a Command as it comes (ChainableCommander's type does not show it). */
+type PipelineOf = { sendCommand(c: Command): unknown };
 
 export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
@@ -98,7 +104,8 @@ export class RedisHotState implements HotState {
     const p = scriptedPipeline(this.redis);
     const { retry_data_ttl, stats_ttl } = this.ttls;
     const statuses = batches.flatMap((b) => b.statuses ?? []);
-    if (statuses.length) p.howk_writeStatuses(0, ...this.statusArgs(statuses));
+    // Encoded by hand (workers/redis/resp.ts: the bytes ioredis would send), first in the pipeline as before.
+    if (statuses.length) (p as unknown as PipelineOf).sendCommand(scriptCommand(this.redis, WRITE_STATUSES, this.statusArgs(statuses)));
     for (const batch of batches) {
       // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
       // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
@@ -120,12 +127,15 @@ export class RedisHotState implements HotState {
    * per pair when each webhook appears once; when one appears twice, blocks follow the order
    * given, which its writes need (a patch merges into what came before).
    */
-  private statusArgs(statuses: StatusWrite[]): (string | number)[] {
-    const { status_ttl } = this.ttls;
+  private statusArgs(statuses: StatusWrite[]): RespArgs {
     const ids = new Set<string>();
     for (const { status } of statuses) ids.add(status.webhook_id);
     const once = ids.size === statuses.length;
-    const args: (string | number)[] = [STATUS_PREFIX, HISTORY_PREFIX, status_ttl, HISTORY_LIMIT, this.recovery.indexFloor(), once ? 0 : 1];
+    this.statusHead ??= new RespArgs().str(STATUS_PREFIX).str(HISTORY_PREFIX).num(this.ttls.status_ttl).num(HISTORY_LIMIT);
+    const args = new RespArgs()
+      .append(this.statusHead)
+      .str(this.recovery.indexFloor())
+      .num(once ? 0 : 1);
     if (once) {
       const blocks = new Map<string, { with: StatusWrite[]; without: StatusWrite[] }>();
       for (const s of statuses) {
@@ -149,12 +159,25 @@ export class RedisHotState implements HotState {
     return args;
   }
 
-  private pushBlock(args: (string | number)[], withAttempt: StatusWrite[], without: StatusWrite[]): void {
+  /** The arguments every call begins with that never change: the key prefixes, the TTL, the history limit. */
+  private statusHead: RespArgs | undefined;
+
+  private pushBlock(args: RespArgs, withAttempt: StatusWrite[], without: StatusWrite[]): void {
     const { configIndex, endpointIndex, prefix } = this.recovery.indexTargets((withAttempt[0] ?? without[0])!.status);
-    args.push(configIndex, endpointIndex, prefix, withAttempt.length, without.length);
+    args.str(configIndex).str(endpointIndex).str(prefix).num(withAttempt.length).num(without.length);
     for (const { status, attempt, patch } of withAttempt)
-      args.push(JSON.stringify(status), status.updated_at_ns, patch ? '*' : (status.state ?? ''), status.webhook_id, JSON.stringify(attempt));
-    for (const { status, patch } of without) args.push(JSON.stringify(status), status.updated_at_ns, patch ? '*' : (status.state ?? ''), status.webhook_id);
+      args
+        .str(JSON.stringify(status))
+        .str(status.updated_at_ns)
+        .str(patch ? '*' : (status.state ?? ''))
+        .str(status.webhook_id)
+        .str(JSON.stringify(attempt));
+    for (const { status, patch } of without)
+      args
+        .str(JSON.stringify(status))
+        .str(status.updated_at_ns)
+        .str(patch ? '*' : (status.state ?? ''))
+        .str(status.webhook_id);
   }
 
   private addStats(p: ScriptedPipeline, stats: NonNullable<HotBatch['stats']>, ttl: number): void {

@@ -18,27 +18,41 @@ export const scriptCallText = (script: BatchScript, args: RespArgs, by: 'evalsha
   `*${args.count + 3}\r\n${bulk(by)}${bulk(by === 'evalsha' ? script.sha : script.lua)}$1\r\n0\r\n${args.text}`;
 
 class ScriptCommand extends Command {
-  private text: string;
   private retried = false;
 
-  constructor(redis: Redis, script: BatchScript, args: RespArgs) {
+  constructor(
+    redis: Redis,
+    private readonly script: BatchScript,
+    private readonly callArgs: RespArgs,
+  ) {
     super('evalsha', []);
-    this.text = scriptCallText(script, args, 'evalsha');
+    // The arguments stay until the reply (a resend after a reconnect writes them again): as
+    // one flat string (converting a string to a number flattens it), not the chain of pieces
+    // they were added as, which costs the GC an object per piece for as long.
+    void Number(callArgs.text);
     const reject = this.reject;
     this.reject = (err: Error) => {
       if (this.retried || !err.message.startsWith('NOSCRIPT')) return reject(err);
       this.retried = true;
       this.name = 'eval';
-      this.text = scriptCallText(script, args, 'eval');
       // The same command (its promise, its timeout) goes back in the queue.
       void redis.sendCommand(this);
     };
   }
 
+  // Built when written, not kept: the socket write flattens it into a string as large as the
+  // call, which would otherwise live until the reply beside the arguments.
   override toWritable(): string {
-    return this.text;
+    return scriptCallText(this.script, this.callArgs, this.name === 'eval' ? 'eval' : 'evalsha');
   }
 }
+
+/**
+ * The command of one call, for a pipeline (its sendCommand: sent in its place among the
+ * pipeline's commands, its reply or error in the pipeline's results); a NOSCRIPT answer sends
+ * it again alone as EVAL, as ioredis does for a defineCommand script in a pipeline.
+ */
+export const scriptCommand = (redis: Redis, script: BatchScript, args: RespArgs): Command => new ScriptCommand(redis, script, args);
 
 /** Runs `script` with `args` (after numkeys 0) and returns its reply as the parser gives it: bulk strings as Buffers, integers as numbers. */
 export const callScript = (redis: Redis, script: BatchScript, args: RespArgs): Promise<unknown> => redis.sendCommand(new ScriptCommand(redis, script, args)) as Promise<unknown>;
