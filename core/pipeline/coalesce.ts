@@ -4,50 +4,24 @@
 // pipelined worker asks for one or two admissions per batch; without the second rule each
 // became a script call of its own, and the worker's Redis calls per webhook grew tenfold.
 export const coalesce = <T, R>(run: (items: T[]) => Promise<R[]>) => {
-  let items: T[] = [];
-  let waiters: { resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
-  let scheduled = false;
-  let inFlight = false;
-  const flush = () => {
-    scheduled = false;
-    if (!items.length) return;
-    const its = items;
-    const ws = waiters;
-    items = [];
-    waiters = [];
-    inFlight = true;
-    let p: Promise<R[]>;
-    try {
-      p = run(its);
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    p.then(
-      (rs) => ws.forEach((w, i) => w.resolve(rs[i]!)),
-      (e) => ws.forEach((w) => w.reject(e)),
-    ).finally(() => {
-      inFlight = false;
-      if (items.length && !scheduled) flush();
-    });
-  };
-  return (item: T): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      items.push(item);
-      waiters.push({ resolve, reject });
-      if (!scheduled && !inFlight) {
-        scheduled = true;
-        setTimeout(flush, 0);
-      }
-    });
+  type Waiter = { item: T; resolve: (r: R) => void; reject: (e: unknown) => void };
+  const batches = coalesceSends<Waiter>(
+    (ws) => run(ws.map((w) => w.item)),
+    (ws, failed, outcome) => {
+      if (failed) ws.forEach((w) => w.reject(outcome));
+      else ws.forEach((w, i) => w.resolve((outcome as R[])[i]!));
+    },
+  );
+  return (item: T): Promise<R> => new Promise<R>((resolve, reject) => batches.add({ item, resolve, reject }));
 };
 
 /**
  * coalesce for calls whose callers wait for no answer (fire and forget): the same batching,
  * with one promise per underlying call instead of one per item. `settled` gets each call's
- * items once it has succeeded or failed (`failed` with its error); `idle` resolves once every
- * item added so far is settled.
+ * items once it has succeeded or failed, with what the call resolved to or (`failed`) its
+ * error; `idle` resolves once every item added so far is settled.
  */
-export const coalesceSends = <T>(run: (items: T[]) => Promise<unknown>, settled: (items: T[], failed: boolean, error?: unknown) => void) => {
+export const coalesceSends = <T>(run: (items: T[]) => Promise<unknown>, settled: (items: T[], failed: boolean, outcome?: unknown) => void) => {
   let items: T[] = [];
   // Settles with the items queued now (made with the first of them).
   let next: { done: Promise<void>; resolve: () => void } | undefined;
@@ -68,9 +42,9 @@ export const coalesceSends = <T>(run: (items: T[]) => Promise<unknown>, settled:
     } catch (e) {
       p = Promise.reject(e);
     }
-    const end = (failed: boolean, e?: unknown) => {
+    const end = (failed: boolean, outcome: unknown) => {
       try {
-        settled(its, failed, e);
+        settled(its, failed, outcome);
       } finally {
         open.delete(batch.done);
         batch.resolve();
@@ -79,7 +53,7 @@ export const coalesceSends = <T>(run: (items: T[]) => Promise<unknown>, settled:
       }
     };
     p.then(
-      () => end(false),
+      (v) => end(false, v),
       (e) => end(true, e),
     );
   };

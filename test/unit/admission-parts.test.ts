@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createOriginSlots } from '../../core/pipeline/origin-slots';
 import { createEndpointPacer } from '../../core/pipeline/pacer';
 import { createAdmission } from '../../core/pipeline/admission';
-import { coalesceSends } from '../../core/pipeline/coalesce';
+import { coalesce, coalesceSends } from '../../core/pipeline/coalesce';
 import { loadConfig } from '../../core/config/load';
 import { systemClock } from '../../core/ports/clock';
 import { silentLogger } from '../../core/ports/logger';
@@ -156,5 +156,37 @@ describe('coalesceSends: fire-and-forget calls batched like coalesce, one promis
       [[3, 4], true],
     ]);
     expect(idle).toBe(true);
+  });
+});
+
+describe('coalesce: calls answered from one batch call each', () => {
+  it("gives each call its own result, shares a call among a tick's calls and those made while one is out, and fails only that call's items", async () => {
+    const calls: number[][] = [];
+    const finishers: ((fail: boolean) => void)[] = [];
+    const ask = coalesce((items: number[]) => {
+      calls.push(items);
+      return new Promise<string[]>((resolve, reject) => finishers.push((fail) => (fail ? reject(new Error('down')) : resolve(items.map((i) => `r${i}`)))));
+    });
+    const a = ask(1);
+    const b = ask(2);
+    await tick();
+    const c = ask(3); // while the first call is out
+    const d = ask(4);
+    await tick();
+    expect(calls).toEqual([[1, 2]]);
+    finishers[0]!(false);
+    expect(await Promise.all([a, b])).toEqual(['r1', 'r2']);
+    await tick();
+    expect(calls).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    finishers[1]!(true);
+    await expect(c).rejects.toThrow('down');
+    await expect(d).rejects.toThrow('down');
+    const e = ask(5);
+    await tick();
+    finishers[2]!(false);
+    expect(await e).toBe('r5');
   });
 });
