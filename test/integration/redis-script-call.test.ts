@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
-import { RespArgs } from '../../workers/redis/resp';
+import { argsOf } from '../helpers/resp-args';
 import { batchScript, callScript } from '../../workers/redis/script-call';
 import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { EP, completion, params, req } from '../contract/guards.contract';
@@ -32,14 +32,6 @@ beforeEach(async () => {
 // A script text of this file's own (its SHA is no other test's).
 const ECHO = batchScript(`-- script-call test ${process.pid}\nreturn ARGV`);
 const VALUES: (string | number)[] = ['wh_1', '', 'é€😀 \r\n$3\r\n*x', 0, -12, 42.5, Date.now(), 'x'.repeat(5000)];
-const argsOf = (values: (string | number)[]) => {
-  const w = new RespArgs();
-  for (const v of values) {
-    if (typeof v === 'number') w.num(v);
-    else w.str(v);
-  }
-  return w;
-};
 const echo = async (r: Redis = redis) => ((await callScript(r, ECHO, argsOf(VALUES))) as unknown[]).map(String);
 
 describe('hand-encoded script calls', () => {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { RespArgs } from '../../workers/redis/resp';
+import { argsOf } from '../helpers/resp-args';
 import { batchScript, scriptCallText } from '../../workers/redis/script-call';
 
 // The hand-written RESP of the guard script calls must be the bytes ioredis sent for the same
@@ -16,15 +17,6 @@ const rng = (() => {
 })();
 const text = (len: number) => Array.from({ length: len }, () => 'ab:_-é€😀\r\n$*0 '[Math.floor(rng() * 16)]).join('');
 const NUMBERS = [0, 1, -1, 7, 42.5, 0.1, 1e21, 1.5e-7, 2 ** 53, Date.now(), -0, 123456789012];
-
-const argsOf = (values: (string | number)[]) => {
-  const w = new RespArgs();
-  for (const v of values) {
-    if (typeof v === 'number') w.num(v);
-    else w.str(v);
-  }
-  return w;
-};
 
 /** What ioredis's script command writes: EVAL on a connection's first call, EVALSHA after. */
 const ioredisText = (lua: string, values: (string | number)[]) => {
