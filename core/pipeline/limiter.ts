@@ -8,20 +8,17 @@ export const semaphore = (max: number) => {
     if (next) next();
     else active--;
   };
+  /** Takes a slot if one is free now (nobody waits then: a freed slot passes straight on). Give it back with `release`. */
+  const take = (): boolean => (active < max ? (active++, true) : false);
+  /** Resolves once a slot is this caller's (after those already waiting). */
+  const wait = (): Promise<void> => new Promise<void>((r) => queue.push(r));
   const gate = async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (active >= max) await new Promise<void>((r) => queue.push(r));
-    else active++;
+    if (!take()) await wait();
     try {
       return await fn();
     } finally {
       release();
     }
   };
-  return Object.assign(gate, {
-    /** Takes a slot if one is free now (nobody waits then: a freed slot passes straight on). Give it back with `release`. */
-    take: (): boolean => (active < max ? (active++, true) : false),
-    /** Resolves once a slot is this caller's (after those already waiting). */
-    wait: (): Promise<void> => new Promise<void>((r) => queue.push(r)),
-    release,
-  });
+  return Object.assign(gate, { take, wait, release });
 };

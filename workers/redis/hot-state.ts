@@ -26,6 +26,14 @@ const WRITE_STATUSES = batchScript(BATCH_SCRIPTS.writeStatuses);
 /** A status's config/endpoint pair ('' when it names none: a patch of a held webhook), as index targets group them. */
 const pairOf = (s: Partial<WebhookStatus>): string => (typeof s.config_id === 'string' && typeof s.endpoint_hash === 'string' ? `${s.config_id}\n${s.endpoint_hash}` : '');
 
+/** A status's four arguments in a block (its attempt, when the block has them, follows). */
+const statusRow = (args: RespArgs, { status, patch }: StatusWrite): RespArgs =>
+  args
+    .str(JSON.stringify(status))
+    .str(status.updated_at_ns)
+    .str(patch ? '*' : (status.state ?? ''))
+    .str(status.webhook_id);
+
 /** An ioredis pipeline takes a Command as it comes (ChainableCommander's type does not show it). */
 type PipelineOf = { sendCommand(c: Command): unknown };
 
@@ -165,19 +173,8 @@ export class RedisHotState implements HotState {
   private pushBlock(args: RespArgs, withAttempt: StatusWrite[], without: StatusWrite[]): void {
     const { configIndex, endpointIndex, prefix } = this.recovery.indexTargets((withAttempt[0] ?? without[0])!.status);
     args.str(configIndex).str(endpointIndex).str(prefix).num(withAttempt.length).num(without.length);
-    for (const { status, attempt, patch } of withAttempt)
-      args
-        .str(JSON.stringify(status))
-        .str(status.updated_at_ns)
-        .str(patch ? '*' : (status.state ?? ''))
-        .str(status.webhook_id)
-        .str(JSON.stringify(attempt));
-    for (const { status, patch } of without)
-      args
-        .str(JSON.stringify(status))
-        .str(status.updated_at_ns)
-        .str(patch ? '*' : (status.state ?? ''))
-        .str(status.webhook_id);
+    for (const s of withAttempt) statusRow(args, s).str(JSON.stringify(s.attempt));
+    for (const s of without) statusRow(args, s);
   }
 
   private addStats(p: ScriptedPipeline, stats: NonNullable<HotBatch['stats']>, ttl: number): void {

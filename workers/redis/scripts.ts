@@ -3,10 +3,11 @@ import type { ChainableCommander, Redis } from 'ioredis';
 
 // The Redis server scripts, one file each under ./commands, named `<verbNoun>-<keys>.lua`
 // (the number of KEYS it takes: the one place that count is written) or `<verbNoun>.lua` for
-// a batch script whose key count is each call's first argument; ./commands/includes holds
-// pieces only ever included. Each file's header names its KEYS/ARGV/returns. Registered with
-// defineCommand so ioredis sends EVALSHA and falls back to EVAL after a NOSCRIPT (a restarted
-// or flushed Redis), on the client and inside pipelines alike.
+// a batch script (no KEYS: every key built from the arguments); ./commands/includes holds
+// pieces only ever included. Each file's header names its KEYS/ARGV/returns. The fixed-key
+// scripts are registered with defineCommand so ioredis sends EVALSHA and falls back to EVAL
+// after a NOSCRIPT (a restarted or flushed Redis), on the client and inside pipelines alike;
+// the batch scripts' calls do the same through workers/redis/script-call.ts.
 
 const DIR = new URL('./commands/', import.meta.url);
 const FILES = readdirSync(DIR);
@@ -74,7 +75,10 @@ export const SCRIPTS = {
   mirrorKey: fixed('mirrorKey'),
 } as const;
 
-/** Scripts taking any number of requests per call: the key count is each call's first argument. */
+/**
+ * Scripts taking any number of requests per call (no KEYS), as text: their calls are encoded by
+ * hand and sent with workers/redis/script-call.ts, not through defineCommand.
+ */
 export const BATCH_SCRIPTS = {
   admitDelivery: batch('admitDelivery'),
   completeDelivery: batch('completeDelivery'),
@@ -82,23 +86,19 @@ export const BATCH_SCRIPTS = {
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
-export type BatchScriptName = keyof typeof BATCH_SCRIPTS;
 type Arg = string | number;
 
 // Prefixed so they can never shadow a built-in ioredis method.
-const commandName = <N extends ScriptName | BatchScriptName>(n: N) => `howk_${n}` as const;
+const commandName = <N extends ScriptName>(n: N) => `howk_${n}` as const;
 
 /** The script commands defineCommand adds, as seen on a client and on a pipeline. */
-export type ScriptedClient = Redis & { [N in ScriptName | BatchScriptName as `howk_${N}`]: (...args: Arg[]) => Promise<unknown> };
-export type ScriptedPipeline = ChainableCommander & { [N in ScriptName | BatchScriptName as `howk_${N}`]: (...args: Arg[]) => ScriptedPipeline };
+export type ScriptedClient = Redis & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => Promise<unknown> };
+export type ScriptedPipeline = ChainableCommander & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => ScriptedPipeline };
 
 /** Registers every script on the client (idempotent) and returns it typed with them. */
 export const withScripts = (redis: Redis): ScriptedClient => {
   for (const [name, def] of Object.entries(SCRIPTS)) {
     if (!(commandName(name as ScriptName) in redis)) redis.defineCommand(commandName(name as ScriptName), { ...def });
-  }
-  for (const [name, code] of Object.entries(BATCH_SCRIPTS)) {
-    if (!(commandName(name as BatchScriptName) in redis)) redis.defineCommand(commandName(name as BatchScriptName), { lua: code });
   }
   return redis as ScriptedClient;
 };
