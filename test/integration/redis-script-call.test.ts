@@ -6,7 +6,7 @@ import { RedisGuards } from '../../workers/redis/guards';
 import { argsOf } from '../helpers/resp-args';
 import { batchScript, callScript } from '../../workers/redis/script-call';
 import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
-import { EP, completion, params, req } from '../contract/guards.contract';
+import { EP, completion, params, req } from '../contract/guards.fixtures';
 
 // The guards' hand-encoded script calls (workers/redis/script-call.ts) against real Redis:
 // the arguments arrive as sent, a flushed script cache (as after a restart) is loaded again,
