@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { freshLimit, recordSample } from '../../core/policy/adaptive-limit';
 import type { Admission, Completion } from '../../core/ports/guards';
-import { CB, CFG, EP, EP2, LIMITS, T0, completion, params, req, type GuardsHarness, type MakeGuards } from './guards.contract';
+import { CB, CFG, EP, EP2, LIMITS, T0, completion, params, req, guardsSuite, type MakeGuards } from './guards.fixtures';
 
 // Many requests (completions) of one endpoint in one call: each must see what the ones before
 // it in the call did, exactly as if it came in a call of its own (the Redis scripts read each
@@ -9,15 +9,7 @@ import { CB, CFG, EP, EP2, LIMITS, T0, completion, params, req, type GuardsHarne
 const EP3 = 'ab'.repeat(16);
 
 export const guardsBatchContract = (name: string, make: MakeGuards): void => {
-  describe(`Guards contract (one call, many requests): ${name}`, () => {
-    let h: GuardsHarness;
-    beforeEach(async () => {
-      h = await make();
-    });
-    afterEach(async () => {
-      await h.cleanup();
-    });
-
+  guardsSuite(`Guards contract (one call, many requests): ${name}`, make, (h) => {
     const kinds = (as: Admission[]) => as.map((a) => (a.kind === 'park' ? `park ${a.until - T0}` : a.kind === 'paused' ? `paused ${a.scope}` : a.kind));
     const noCircuit = { ...CB, enabled: false };
     const ok = (id: string, now: number, ms: number): Completion => ({

@@ -1,17 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CB, EP, EP2, T0, completion, params, req, type GuardsHarness, type MakeGuards } from './guards.contract';
+import { expect, it } from 'vitest';
+import { CB, EP, EP2, T0, completion, params, req, guardsSuite, type MakeGuards } from './guards.fixtures';
 
 // The console's open-circuit and in-flight gauges (Guards.gauges), the same on every adapter.
 export const guardsGaugesContract = (name: string, make: MakeGuards): void => {
-  describe(`Guards contract (gauges): ${name}`, () => {
-    let h: GuardsHarness;
-    beforeEach(async () => {
-      h = await make();
-    });
-    afterEach(async () => {
-      await h.cleanup();
-    });
-
+  guardsSuite(`Guards contract (gauges): ${name}`, make, (h) => {
     const open = (endpointHash: string, now: number) =>
       h.guards.complete(
         Array.from({ length: CB.failure_threshold }, () => completion({ endpointHash, now, outcome: 'failure' })),

@@ -1,10 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { decodeWebhook, encodeWebhook } from '../../core/domain/webhook';
 import { MemoryLog } from '../../core/memory/log';
 import { resumeAndDrain } from '../../core/pipeline/pause';
-import type { Admission, AdmitRequest, PauseScope } from '../../core/ports/guards';
+import type { PauseScope } from '../../core/ports/guards';
 import type { LogProducer, LogRecord } from '../../core/ports/log';
-import { CFG, EP, T0, params, req, webhook, type GuardsHarness, type MakeGuards } from './guards.contract';
+import { CFG, EP, EP2, T0, guardsSuite, params, req, webhook, type MakeGuards } from './guards.fixtures';
 
 // Pause, hold, resume and drain (core/ports/guards.ts), run against every adapter. The drain
 // is owned by one resume at a time (a lease), and the webhooks it moves pass its pause.
@@ -14,19 +14,8 @@ const EPS: PauseScope = { kind: 'endpoint', id: EP };
 const CFGS: PauseScope = { kind: 'config', id: CFG };
 
 export const guardsPauseContract = (name: string, make: MakeGuards): void => {
-  describe(`Guards contract (pause): ${name}`, () => {
-    let h: GuardsHarness;
-    beforeEach(async () => {
-      h = await make();
-    });
-    afterEach(async () => {
-      await h.cleanup();
-    });
-    const admit1 = async (patch: Partial<AdmitRequest> = {}): Promise<Admission> => {
-      const [a] = await h.guards.admit([req(patch)], params());
-      if (!a) throw new Error('admit returned no admission');
-      return a;
-    };
+  guardsSuite(`Guards contract (pause): ${name}`, make, (h) => {
+    const { admit1 } = h;
 
     it('holds only while paused, in arrival order; peek does not remove', async () => {
       expect(await h.guards.holdPaused(CFGS, 'early')).toBe('gone');
@@ -226,6 +215,29 @@ export const guardsPauseContract = (name: string, make: MakeGuards): void => {
       // Nothing was moved twice by one drain; a webhook moves again only after a pause held it again.
       expect(produced).toBeLessThan(3000);
       expect(await admit1()).toMatchObject({ kind: 'go' });
+    });
+  });
+};
+
+/** What admission answers for a paused scope (part of guardsContract; hold, resume and drain above). */
+export const pauseAdmissionCases = (make: MakeGuards): void => {
+  guardsSuite('pause, hold, resume, drain', make, (h) => {
+    const { admit1, openAt, state } = h;
+    it('answers paused for a paused endpoint or config, endpoint first', async () => {
+      await h.guards.pause(CFGS);
+      expect(await admit1()).toEqual({ kind: 'paused', scope: 'config' });
+      expect(await admit1({ configId: 'cfg_other' })).toMatchObject({ kind: 'go' });
+      await h.guards.pause(EPS);
+      expect(await admit1()).toEqual({ kind: 'paused', scope: 'endpoint' });
+      expect(await admit1({ configId: 'cfg_other' })).toEqual({ kind: 'paused', scope: 'endpoint' });
+      expect(await admit1({ endpointHash: EP2, configId: 'cfg_other' })).toMatchObject({ kind: 'go' });
+    });
+
+    it('pauses before the circuit: a paused scope takes no probe', async () => {
+      const openUntil = await openAt();
+      await h.guards.pause(EPS);
+      expect(await admit1({ now: openUntil })).toEqual({ kind: 'paused', scope: 'endpoint' });
+      expect(await state(openUntil - 1)).toMatchObject({ state: 'OPEN' });
     });
   });
 };

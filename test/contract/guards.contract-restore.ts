@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { encodeWebhook } from '../../core/domain/webhook';
-import type { Admission, AdmitRequest, PauseScope } from '../../core/ports/guards';
-import { CB, CFG, EP, EP2, T0, completion, params, req, webhook, type GuardsHarness, type MakeGuards } from './guards.contract';
+import type { PauseScope } from '../../core/ports/guards';
+import { CB, CFG, EP, EP2, T0, completion, guardsSuite, params, webhook, type MakeGuards } from './guards.fixtures';
 
 // What a rebuild relies on (core/ports/guards.ts, GuardRestore and the transitions `complete`
 // reports), run against every adapter: the transitions are what howk.guards records, and the
@@ -12,19 +12,8 @@ const CFGS: PauseScope = { kind: 'config', id: CFG };
 const DAY = 86_400_000;
 
 export const guardsRestoreContract = (name: string, make: MakeGuards): void => {
-  describe(`Guards contract (restore): ${name}`, () => {
-    let h: GuardsHarness;
-    beforeEach(async () => {
-      h = await make();
-    });
-    afterEach(async () => {
-      await h.cleanup();
-    });
-    const admit1 = async (patch: Partial<AdmitRequest> = {}): Promise<Admission> => {
-      const [a] = await h.guards.admit([req(patch)], params());
-      if (!a) throw new Error('admit returned no admission');
-      return a;
-    };
+  guardsSuite(`Guards contract (restore): ${name}`, make, (h) => {
+    const { admit1 } = h;
     const fail = (now: number, probe = false) => h.guards.complete([completion({ outcome: 'failure', now, probe })], params());
 
     it('reports the completions that open, re-open and close a circuit, and only those', async () => {

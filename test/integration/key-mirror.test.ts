@@ -1,26 +1,13 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
 import { generateKey } from '../../core/security/api-keys';
-import { createRedis } from '../../workers/redis/client';
 import { createKeyMirror } from '../../workers/redis/key-mirror';
-import { requireEnv } from '../helpers/env';
-import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
+import { useFlushedRedis } from '../helpers/flushed-redis';
 
 // The edge's mirror of the API-key table (mirrorKey.lua through createKeyMirror), on real Redis.
-const url = requireEnv('REDIS_URL');
-const db = useRedisDb();
 let redis: Redis;
-
-beforeAll(() => {
-  redis = createRedis(url, { db: db() });
-});
-afterAll(async () => {
-  await redis.quit();
-});
-beforeEach(async () => {
-  await flushOwnDb(redis, db());
-});
+useFlushedRedis((r) => (redis = r));
 
 describe('key mirror', () => {
   it('writes records as applied, keeps a revocation against an older record replayed later, and drops tombstones', async () => {

@@ -1,25 +1,12 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRedis } from '../../workers/redis/client';
-import { useRedisDb } from '../helpers/redis-db';
+import { describe, expect, it } from 'vitest';
+import { useFlushedRedis } from '../helpers/flushed-redis';
 import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 
 // The recovery and listing Lua scripts against real Redis, each called by its header
-// contract (KEYS, ARGV, returns). A db of its own (useRedisDb), flushed before each test.
-const url = process.env.REDIS_URL;
-if (!url) throw new Error('REDIS_URL is not set: the Redis Lua tests need a real Redis (scripts/infra/redis.sh start prints one)');
-
-const db = useRedisDb();
+// contract (KEYS, ARGV, returns). A db of its own (useFlushedRedis), flushed before each test.
 let redis: Redis;
-beforeAll(() => {
-  redis = createRedis(url, { db: db() });
-});
-afterAll(async () => {
-  await redis.quit();
-});
-beforeEach(async () => {
-  await redis.flushdb();
-});
+useFlushedRedis((r) => (redis = r));
 
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 const members = (k: string) => redis.zrange(k, 0, -1);

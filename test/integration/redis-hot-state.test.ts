@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
 import { HISTORY_LIMIT } from '../../core/domain/status';
 import { hourBucket } from '../../core/domain/time';
@@ -8,27 +8,22 @@ import { UnavailableError } from '../../core/errors/errors';
 import type { StatusWrite } from '../../core/ports/hot-state';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
-import { useRedisDb } from '../helpers/redis-db';
+import { requireEnv } from '../helpers/env';
+import { useFlushedRedis } from '../helpers/flushed-redis';
 import { DEFAULT_TTLS, attemptOf, ns, statusOf } from '../contract/hot-state.fixtures';
 
 // What the shared contract cannot see: the Redis key layout (docs/ARCHITECTURE.md, Redis
-// keys) and TTLs, the script cache going away, and how failures surface. A db of its own (useRedisDb), flushed before each test.
-const url = process.env.REDIS_URL;
-if (!url) throw new Error('REDIS_URL is not set: the Redis hot-state tests need a real Redis (scripts/infra/redis.sh start prints one)');
-const db = useRedisDb();
+// keys) and TTLs, the script cache going away, and how failures surface. A db of its own (useFlushedRedis), flushed before each test.
+const url = requireEnv('REDIS_URL');
 
 let admin: Redis;
 let state: RedisHotState;
+const db = useFlushedRedis((r) => (admin = r));
 beforeAll(() => {
-  admin = createRedis(url, { db: db() });
   state = new RedisHotState(createRedis(url, { db: db() }), DEFAULT_TTLS);
 });
 afterAll(async () => {
   await state.close();
-  await admin.quit();
-});
-beforeEach(async () => {
-  await admin.flushdb();
 });
 
 const freePort = () =>

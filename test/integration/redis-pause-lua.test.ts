@@ -1,27 +1,13 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRedis } from '../../workers/redis/client';
-import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
+import { describe, expect, it } from 'vitest';
+import { useFlushedRedis } from '../helpers/flushed-redis';
 import { SCRIPTS, type ScriptName } from '../../workers/redis/scripts';
 
 // The pause scripts against real Redis, called directly by their header contracts (KEYS,
-// ARGV, returns). A db of its own (useRedisDb), flushed before each test.
+// ARGV, returns). A db of its own (useFlushedRedis), flushed before each test.
 // The pause value: 'paused' | 'draining', with ':<drain>:<lease until ms>' while a drain owns the scope.
-const url = process.env.REDIS_URL;
-if (!url) throw new Error('REDIS_URL is not set: the pause Lua tests need a real Redis');
-
-const db = useRedisDb();
 let redis: Redis;
-
-beforeAll(() => {
-  redis = createRedis(url, { db: db() });
-});
-afterAll(async () => {
-  await redis.quit();
-});
-beforeEach(async () => {
-  await flushOwnDb(redis, db());
-});
+useFlushedRedis((r) => (redis = r));
 
 const run = (name: ScriptName, keys: string[], args: (string | number)[]) => redis.eval(SCRIPTS[name].lua, SCRIPTS[name].numberOfKeys, ...keys, ...args);
 const K = ['paused:config:cfg', 'paused_queue:config:cfg'];

@@ -1,32 +1,28 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
 import { argsOf } from '../helpers/resp-args';
 import { batchScript, callScript } from '../../workers/redis/script-call';
-import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
-import { EP, completion, params, req } from '../contract/guards.contract';
+import { requireEnv } from '../helpers/env';
+import { useFlushedRedis } from '../helpers/flushed-redis';
+import { EP, completion, params, req } from '../contract/guards.fixtures';
 
 // The guards' hand-encoded script calls (workers/redis/script-call.ts) against real Redis:
 // the arguments arrive as sent, a flushed script cache (as after a restart) is loaded again,
 // error replies and a reconnect behave as with ioredis's own script commands. A db of its own
-// (useRedisDb), flushed before each test.
-const url = process.env.REDIS_URL;
-if (!url) throw new Error('REDIS_URL is not set: the script call tests need a real Redis (scripts/infra/redis.sh start prints one)');
-const db = useRedisDb();
+// (useFlushedRedis), flushed before each test.
+const url = requireEnv('REDIS_URL');
 
 let redis: Redis;
 let admin: Redis;
+const db = useFlushedRedis((r) => (admin = r));
 beforeAll(() => {
   redis = createRedis(url, { db: db() });
-  admin = createRedis(url, { db: db() });
 });
 afterAll(async () => {
-  await Promise.all([redis.quit(), admin.quit()]);
-});
-beforeEach(async () => {
-  await flushOwnDb(admin, db());
+  await redis.quit();
 });
 
 // A script text of this file's own (its SHA is no other test's).
