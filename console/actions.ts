@@ -1,31 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, apiGet } from './api';
+import { ApiError, apiGet, apiRequest } from './api';
 
 // Calls that change something (POST, PUT, DELETE) and what the signed-in key may do, for the
 // pages with buttons: a key without the admin scope sees them disabled, with the reason.
 
-export const apiSend = async <T>(method: 'POST' | 'PUT' | 'DELETE', path: string, key: string | null, body?: unknown): Promise<T> => {
-  let r: Response;
-  try {
-    r = await fetch(path, {
-      method,
-      headers: {
-        accept: 'application/json',
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-  } catch {
-    throw new ApiError(0, 'network', 'the server did not answer');
-  }
-  const json = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string; field?: string } } | null;
-  if (!r.ok) {
-    const e = json?.error;
-    throw new ApiError(r.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${r.status}`, e?.field);
-  }
-  return json as T;
-};
+export const apiSend = <T>(method: 'POST' | 'PUT' | 'DELETE', path: string, key: string | null, body?: unknown): Promise<T> => apiRequest<T>(method, path, key, body);
 
 /** "message (field)" of an API error. */
 export const errorText = (e: unknown): string => (e instanceof ApiError ? e.message + (e.field ? ` (${e.field})` : '') : String(e));

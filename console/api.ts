@@ -29,17 +29,28 @@ export class ApiError extends Error {
   }
 }
 
-export const apiGet = async <T>(path: string, key: string | null): Promise<T> => {
+/** A call to the API: the JSON answer, or an ApiError with the error's code, message and field. */
+export const apiRequest = async <T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, key: string | null, body?: unknown): Promise<T> => {
   let r: Response;
   try {
-    r = await fetch(path, { headers: { accept: 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } });
+    r = await fetch(path, {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
   } catch {
     throw new ApiError(0, 'network', 'the server did not answer');
   }
-  const body = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string; field?: string } } | null;
+  const json = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string; field?: string } } | null;
   if (!r.ok) {
-    const e = body?.error;
+    const e = json?.error;
     throw new ApiError(r.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${r.status}`, e?.field);
   }
-  return body as T;
+  return json as T;
 };
+
+export const apiGet = <T>(path: string, key: string | null): Promise<T> => apiRequest<T>('GET', path, key);

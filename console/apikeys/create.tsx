@@ -1,5 +1,6 @@
 import type { RefObject } from 'preact';
 import { useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { apiSend, errorText } from '../actions';
 import type { KeyRow } from './page';
 
@@ -65,11 +66,7 @@ export const CreateKey = ({ apiKey, nameRef, onCreated }: { apiKey: string | nul
           Create key
         </button>
       </div>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {created && (
         <div class="secret" role="status" data-testid="new-key">
           <p>

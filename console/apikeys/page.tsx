@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { ApiError, apiGet } from '../api';
 import { apiSend, errorText, time, useRights, type PageProps } from '../actions';
 import { useShortcuts } from '../keys';
@@ -55,11 +56,7 @@ export const ApiKeys = ({ apiKey, onUnauthorized }: PageProps) => {
       <p class="status" role="status">
         {notice}
       </p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {keys && (
         <table class="deliveries">
           <caption>{keys.length} keys (secrets are never shown again; the server keeps only their hash)</caption>

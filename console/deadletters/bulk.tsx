@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { apiGet } from '../api';
 import { apiSend, errorText, type Rights } from '../actions';
 import { navigate } from '../router';
@@ -92,11 +93,7 @@ export const BulkPanel = ({
         </button>
       </div>
       {!rights.act && rights.why && <p class="why">{rights.why}</p>}
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {job && (
         <div data-testid="bulk-job">
           <p role="status">

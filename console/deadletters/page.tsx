@@ -1,9 +1,10 @@
-import type { RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { apiGet } from '../api';
 import { apiSend, errorText, time, useApiResource, useRights, type PageProps } from '../actions';
+import { ConfigFilters, type FilterForm } from '../filters';
 import { useShortcuts } from '../keys';
-import { navigate } from '../router';
+import { Pager, useCursors } from '../pager';
 import { BulkPanel, useBulk } from './bulk';
 import { REASONS, type DeadPage, type DeadRow, type Job } from './types';
 
@@ -12,6 +13,12 @@ import { REASONS, type DeadPage, type DeadRow, type Job } from './types';
 // replayed from it, and a dead letter that was itself a replay shows its original.
 
 const PAGE_SIZE = 25;
+const FILTERS: FilterForm = {
+  label: 'Filter dead letters',
+  path: '/console/deadletters',
+  configFieldId: 'dl-config',
+  choice: { id: 'dl-reason', label: 'Reason', param: 'reason_type', options: REASONS },
+};
 /** Webhooks of the config looked at for replays of the dead letters shown (GET /webhooks, newest first). */
 const REPLAY_SCAN = 500;
 
@@ -47,15 +54,13 @@ const useDeadPage = (apiKey: string | null, configId: string, reasonType: string
 export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const configId = query.get('config_id') ?? '';
   const reasonType = query.get('reason_type') ?? '';
-  const [draft, setDraft] = useState({ configId, reasonType });
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const pages = useCursors();
   const [notice, setNotice] = useState<string | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [tick, setTick] = useState(0);
   const configInput = useRef<HTMLInputElement>(null);
   const rights = useRights(apiKey);
   const replays = useReplays(apiKey, configId, tick);
-  const cursor = cursors[cursors.length - 1] ?? null;
   const refresh = () => setTick((t) => t + 1);
   const bulk = useBulk({
     apiKey,
@@ -68,20 +73,18 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
   });
 
   useEffect(() => {
-    setDraft({ configId, reasonType });
-    setCursors([null]);
+    pages.reset();
     setSelected(new Set());
   }, [configId, reasonType]);
 
-  const { page, error } = useDeadPage(apiKey, configId, reasonType, cursor, tick, onUnauthorized);
+  const { page, error } = useDeadPage(apiKey, configId, reasonType, pages.cursor, tick, onUnauthorized);
 
   const replayOne = (id: string) =>
     apiSend<{ webhook_id: string }>('POST', `/deadletter/${encodeURIComponent(id)}/replay`, apiKey).then(
       (r) => (setNotice(`Replayed ${id} as ${r.webhook_id}.`), refresh()),
       (e) => setNotice(`Replay of ${id} refused: ${errorText(e)}`),
     );
-  const next = () => page?.next_cursor && setCursors([...cursors, page.next_cursor]);
-  const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
+  const next = () => pages.next(page?.next_cursor);
   const toggle = (id: string) => {
     const s = new Set(selected);
     if (s.has(id)) s.delete(id);
@@ -92,88 +95,30 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
     { key: '/', label: 'Focus the config filter', run: () => configInput.current?.focus() },
     { key: 'r', label: 'Refresh', run: refresh },
     { key: 'n', label: 'Next page', run: next },
-    { key: 'p', label: 'Previous page', run: prev },
+    { key: 'p', label: 'Previous page', run: pages.prev },
     { key: 'm', label: 'Replay the ticked dead letters', run: () => rights.act && selected.size > 0 && bulk.start('selected') },
     { key: 'a', label: 'Replay every dead letter the filter matches', run: () => rights.act && configId && bulk.start('all') },
     { key: 'q', label: 'Stop the bulk replay', run: bulk.stop },
   ]);
 
-  const apply = (e: Event) => {
-    e.preventDefault();
-    const q = new URLSearchParams();
-    if (draft.configId.trim()) q.set('config_id', draft.configId.trim());
-    if (draft.reasonType) q.set('reason_type', draft.reasonType);
-    navigate(`/console/deadletters${q.size ? `?${q}` : ''}`);
-  };
-
   return (
     <section aria-labelledby="dl-title">
       <h1 id="dl-title">Dead letters</h1>
-      <Filters draft={draft} setDraft={setDraft} apply={apply} configInput={configInput} canRefresh={!!configId} refresh={refresh} />
+      <ConfigFilters form={FILTERS} configId={configId} choice={reasonType} configInput={configInput} refresh={refresh} />
       <p class="status" role="status">
-        {!configId ? 'Enter a config id to list its dead letters (oldest first).' : page ? `${page.count} dead letters on this page (page ${cursors.length}).` : ''}
+        {!configId ? 'Enter a config id to list its dead letters (oldest first).' : page ? `${page.count} dead letters on this page (page ${pages.page}).` : ''}
         {notice ? ` ${notice}` : ''}
       </p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {configId && <BulkPanel bulk={bulk} rights={rights} selected={[...selected]} configId={configId} reasonType={reasonType} />}
       {page && page.items.length > 0 && (
         <DeadTable rows={page.items} selected={selected} toggle={toggle} replays={replays} canAct={rights.act} why={rights.why} onReplay={replayOne} />
       )}
       {page && page.items.length === 0 && <p>No dead letters match.</p>}
-      {configId && (
-        <nav class="pager" aria-label="Pages of dead letters">
-          <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
-            Previous page
-          </button>
-          <button type="button" disabled={!page?.next_cursor} onClick={next} aria-keyshortcuts="n">
-            Next page
-          </button>
-        </nav>
-      )}
+      {configId && <Pager label="Pages of dead letters" cursors={pages} hasNext={!!page?.next_cursor} next={next} />}
     </section>
   );
 };
-
-type FiltersProps = {
-  draft: { configId: string; reasonType: string };
-  setDraft: (d: { configId: string; reasonType: string }) => void;
-  apply: (e: Event) => void;
-  configInput: RefObject<HTMLInputElement | null>;
-  canRefresh: boolean;
-  refresh: () => void;
-};
-
-const Filters = ({ draft, setDraft, apply, configInput, canRefresh, refresh }: FiltersProps) => (
-  <form class="filters" onSubmit={apply} role="search" aria-label="Filter dead letters">
-    <label for="dl-config">Config id</label>
-    <input
-      id="dl-config"
-      ref={configInput}
-      required
-      value={draft.configId}
-      placeholder="tenant123"
-      aria-keyshortcuts="/"
-      onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })}
-    />
-    <label for="dl-reason">Reason</label>
-    <select id="dl-reason" value={draft.reasonType} onChange={(e) => setDraft({ ...draft, reasonType: e.currentTarget.value })}>
-      <option value="">any</option>
-      {REASONS.map((r) => (
-        <option key={r} value={r}>
-          {r}
-        </option>
-      ))}
-    </select>
-    <button type="submit">Show</button>
-    <button type="button" disabled={!canRefresh} onClick={refresh} aria-keyshortcuts="r">
-      Refresh
-    </button>
-  </form>
-);
 
 type TableProps = {
   rows: DeadRow[];

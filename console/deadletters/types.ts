@@ -1,7 +1,11 @@
+import type { DeadLetter, DeadReason } from '../../core/domain/records';
 import type { ReplayJobView } from '../../core/reconcile/replay-jobs';
 
-// What GET /deadletter and the bulk replay routes answer (docs/API.md).
+// What GET /deadletter and the bulk replay routes answer (docs/API.md). The server's own types,
+// imported as types only: the reason filter's list is written out here because the one in core
+// is a zod enum (zod would join the console's bundle) in another order than the filter offers.
 
+/** The reason filter's choices, in the order offered: checked against core's DeadReason both ways. */
 export const REASONS = [
   'exhausted',
   'unrecoverable',
@@ -18,16 +22,14 @@ export const REASONS = [
   'secret_missing',
   'secret_host_not_allowed',
   'credential_host_not_allowed',
-] as const;
+] as const satisfies readonly DeadReason[];
 
-export type DeadRow = {
-  webhook_id: string;
-  config_id: string;
-  reason: string;
-  reason_type: string;
-  last_status_code: number | null;
-  last_error: string | null;
-  dead_at: string;
+type Unlisted = Exclude<DeadReason, (typeof REASONS)[number]>;
+/** A reason core adds and REASONS lacks fails type checking here. */
+export const EVERY_REASON_LISTED: [Unlisted] extends [never] ? true : never = true;
+
+/** A dead letter as the listing answers it: its webhook without the payload, the payload's size given. */
+export type DeadRow = Omit<DeadLetter, 'last_response' | 'webhook'> & {
   webhook: { endpoint?: string; attempt?: number; max_attempts?: number; replay_of?: string; payload_bytes?: number };
 };
 

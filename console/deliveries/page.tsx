@@ -1,6 +1,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { time, type PageProps } from '../actions';
+import { ErrorAlert } from '../alert';
 import { ApiError, apiGet } from '../api';
+import { ConfigFilters, type FilterForm } from '../filters';
 import { useShortcuts } from '../keys';
+import { Pager, useCursors } from '../pager';
 import { navigate } from '../router';
 import { Details } from './details';
 import { useLiveRows } from './live';
@@ -10,28 +14,27 @@ import { STATES, type Page } from './types';
 // from the API is rendered as a text node.
 
 const PAGE_SIZE = 25;
+const FILTERS: FilterForm = {
+  label: 'Filter deliveries',
+  path: '/console/deliveries',
+  configFieldId: 'f-config',
+  choice: { id: 'f-state', label: 'State', param: 'state', options: STATES },
+};
 
-const time = (iso: string | null): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
-
-type Props = { apiKey: string | null; query: URLSearchParams; onUnauthorized: () => void };
-
-export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
+export const Deliveries = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const configId = query.get('config_id') ?? '';
   const state = query.get('state') ?? '';
-  const [draft, setDraft] = useState({ configId, state });
-  // Cursors of the pages before the current one; the current one's is last.
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const pages = useCursors();
   const [page, setPage] = useState<Page | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const configInput = useRef<HTMLInputElement>(null);
-  const cursor = cursors[cursors.length - 1] ?? null;
+  const cursor = pages.cursor;
 
   useEffect(() => {
-    setDraft({ configId, state });
-    setCursors([null]);
+    pages.reset();
     setOpen(null);
   }, [configId, state]);
 
@@ -76,59 +79,21 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
   const cursorRef = useRef(cursor);
   cursorRef.current = cursor;
 
-  const next = () => page?.next_cursor && setCursors([...cursors, page.next_cursor]);
-  const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
+  const next = () => pages.next(page?.next_cursor);
+  const refresh = () => setTick((t) => t + 1);
   useShortcuts('Deliveries', [
     { key: '/', label: 'Focus the config filter', run: () => configInput.current?.focus() },
-    { key: 'r', label: 'Refresh', run: () => setTick((t) => t + 1) },
+    { key: 'r', label: 'Refresh', run: refresh },
     { key: 'n', label: 'Next page', run: next },
-    { key: 'p', label: 'Previous page', run: prev },
+    { key: 'p', label: 'Previous page', run: pages.prev },
   ]);
-
-  const apply = (e: Event) => {
-    e.preventDefault();
-    const q = new URLSearchParams();
-    if (draft.configId.trim()) q.set('config_id', draft.configId.trim());
-    if (draft.state) q.set('state', draft.state);
-    navigate(`/console/deliveries${q.size ? `?${q}` : ''}`);
-  };
 
   return (
     <section aria-labelledby="deliveries-title">
       <h1 id="deliveries-title">Deliveries</h1>
-      <form class="filters" onSubmit={apply} role="search" aria-label="Filter deliveries">
-        <label for="f-config">Config id</label>
-        <input
-          id="f-config"
-          ref={configInput}
-          required
-          value={draft.configId}
-          placeholder="tenant123"
-          aria-keyshortcuts="/"
-          onInput={(e) => setDraft({ ...draft, configId: e.currentTarget.value })}
-        />
-        <label for="f-state">State</label>
-        <select id="f-state" value={draft.state} onChange={(e) => setDraft({ ...draft, state: e.currentTarget.value })}>
-          <option value="">any</option>
-          {STATES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-        <button type="submit">Show</button>
-        <button type="button" disabled={!configId} onClick={() => setTick((t) => t + 1)} aria-keyshortcuts="r">
-          Refresh
-        </button>
-      </form>
+      <ConfigFilters form={FILTERS} configId={configId} choice={state} configInput={configInput} refresh={refresh} />
       <p class="status" role="status">
-        {!configId
-          ? 'Enter a config id to list its deliveries (newest first).'
-          : loading
-            ? 'Loading…'
-            : page
-              ? `${page.count} deliveries on this page (page ${cursors.length}).`
-              : ''}
+        {!configId ? 'Enter a config id to list its deliveries (newest first).' : loading ? 'Loading…' : page ? `${page.count} deliveries on this page (page ${pages.page}).` : ''}
       </p>
       {configId && (
         <p class={`live live-${live}`} data-testid="live" aria-live="polite">
@@ -140,11 +105,7 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
           {seen.added + seen.changed > 0 && ` Since loaded: ${seen.added} new, ${seen.changed} changed.`}
         </p>
       )}
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {page && page.items.length > 0 && (
         <table class="deliveries">
           <caption>
@@ -208,16 +169,7 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: Props) => {
         </table>
       )}
       {page && page.items.length === 0 && <p>No deliveries match.</p>}
-      {configId && (
-        <nav class="pager" aria-label="Pages of deliveries">
-          <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
-            Previous page
-          </button>
-          <button type="button" disabled={!page?.next_cursor} onClick={next} aria-keyshortcuts="n">
-            Next page
-          </button>
-        </nav>
-      )}
+      {configId && <Pager label="Pages of deliveries" cursors={pages} hasNext={!!page?.next_cursor} next={next} />}
     </section>
   );
 };

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { apiSend, errorText, time, useApiResource, useRights, type PageProps } from '../actions';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
@@ -95,11 +96,7 @@ export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
             : ''}
         {notice ? ` ${notice}` : ''}
       </p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {list && list.items.length > 0 && (
         <div class="cards ep-cards">
           {list.items.map((e) => (

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { ApiError, apiGet } from '../api';
 import { useShortcuts } from '../keys';
 import { Chart } from './chart';
@@ -47,11 +48,7 @@ export const Overview = ({ apiKey, onUnauthorized }: { apiKey: string | null; on
   return (
     <section aria-labelledby="overview-title" class="overview">
       <h1 id="overview-title">Overview</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       <p class="summary" aria-live="polite" data-testid="summary">
         {d ? summarize(d.hour, d.day, d.gauges) : 'Loading…'}
       </p>

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { ErrorAlert } from '../alert';
 import { apiSend, errorText, type Rights } from '../actions';
 
 // A dry run (POST /config/:config/script/test): the script, as stored or as edited here, on a
@@ -48,11 +49,7 @@ export const DryRun = ({ apiKey, configId, source, rights }: { apiKey: string | 
         </button>
       </div>
       {!rights.act && rights.known && rights.why && <p class="why">{rights.why}</p>}
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       {result && (
         <div data-testid="dry-run-result" role="status">
           <h4>Request it would send{result.body_changed ? ' (body changed)' : ''}</h4>

@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api';
 import { errorText, time, useApiResource, useRights, type PageProps, type Rights } from '../actions';
+import { ErrorAlert } from '../alert';
 import { useShortcuts } from '../keys';
+import { Pager, useCursors } from '../pager';
 import { navigate } from '../router';
 import { DryRun } from './dry-run';
 import { Transformers } from './transformers';
@@ -15,12 +17,12 @@ type Script = { config_id: string; script: string; sha256: string; apply_to_chil
 
 export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const open = query.get('config_id') ?? '';
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const pages = useCursors();
   const [script, setScript] = useState<Script | null>(null);
   const [scriptError, setScriptError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const rights = useRights(apiKey);
-  const cursor = cursors[cursors.length - 1] ?? null;
+  const cursor = pages.cursor;
 
   const { data: list, error } = useApiResource<List>(`/scripts?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiKey, tick, onUnauthorized);
 
@@ -36,12 +38,11 @@ export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
     return () => void (live = false);
   }, [open, apiKey]);
 
-  const next = () => list?.next_cursor && setCursors([...cursors, list.next_cursor]);
-  const prev = () => cursors.length > 1 && setCursors(cursors.slice(0, -1));
+  const next = () => pages.next(list?.next_cursor);
   useShortcuts('Scripts', [
     { key: 'r', label: 'Refresh', run: () => setTick((t) => t + 1) },
     { key: 'n', label: 'Next page', run: next },
-    { key: 'p', label: 'Previous page', run: prev },
+    { key: 'p', label: 'Previous page', run: pages.prev },
   ]);
 
   return (
@@ -51,30 +52,15 @@ export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
         Delivery scripts (Lua) run before each delivery of their config, and of the configs under it when they apply to children. Open one to read it and try it on a sample
         payload: a dry run sends nothing.
       </p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert text={error} />
       <div class="split">
         <div>
-          {list && <ScriptList list={list} open={open} page={cursors.length} />}
-          <nav class="pager" aria-label="Pages of scripts">
-            <button type="button" disabled={cursors.length < 2} onClick={prev} aria-keyshortcuts="p">
-              Previous page
-            </button>
-            <button type="button" disabled={!list?.next_cursor} onClick={next} aria-keyshortcuts="n">
-              Next page
-            </button>
-          </nav>
+          {list && <ScriptList list={list} open={open} page={pages.page} />}
+          <Pager label="Pages of scripts" cursors={pages} hasNext={!!list?.next_cursor} next={next} />
         </div>
         <div>
           {!open && <p class="status">Pick a config to read its script.</p>}
-          {scriptError && (
-            <p role="alert" class="error">
-              {scriptError}
-            </p>
-          )}
+          <ErrorAlert text={scriptError} />
           {script && <ScriptView script={script} apiKey={apiKey} rights={rights} />}
         </div>
       </div>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AttemptOutcome } from './status';
+import { AttemptOutcome, ScriptReason } from './status';
 
 /** One per attempt on howk.results. */
 export const DeliveryResultSchema = z.object({
@@ -18,23 +18,7 @@ export const DeliveryResultSchema = z.object({
 });
 export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
 
-/**
- * Failures while preparing the request, before anything is sent: the delivery script (core/lua,
- * the LuaError code as the reason) and the ${VAR} secret templates (a variable outside
- * lua.secret_env_allowlist, or unset on the worker).
- */
-export const ScriptReason = z.enum([
-  'script_not_found',
-  'script_syntax_error',
-  'script_runtime_error',
-  'script_timeout',
-  'script_memory_limit',
-  'secret_not_allowed',
-  'secret_missing',
-  'secret_host_not_allowed',
-  'credential_host_not_allowed',
-]);
-export type ScriptReason = z.infer<typeof ScriptReason>;
+export { ScriptReason };
 
 export const DeadReason = z.enum(['unrecoverable', 'exhausted', 'invalid_record', 'blocked_destination', 'invalid_request', 'invalid_secret', ...ScriptReason.options]);
 export type DeadReason = z.infer<typeof DeadReason>;

@@ -7,15 +7,12 @@ export const TERMINAL_STATES: ReadonlySet<WebhookState> = new Set(['delivered', 
 /** Accepted and not yet terminal: what counts as outstanding. */
 export const OUTSTANDING_STATES: readonly WebhookState[] = ['pending', 'retrying'];
 
-export const AttemptOutcome = z.enum([
-  'delivered',
-  'retry',
-  'deferred',
-  'unrecoverable',
-  'exhausted',
-  'blocked_destination',
-  'invalid_request',
-  'invalid_secret',
+/**
+ * Failures while preparing the request, before anything is sent: the delivery script (core/lua,
+ * the LuaError code as the reason) and the ${VAR} secret templates (a variable outside
+ * lua.secret_env_allowlist, or unset on the worker).
+ */
+export const ScriptReason = z.enum([
   'script_not_found',
   'script_syntax_error',
   'script_runtime_error',
@@ -25,6 +22,19 @@ export const AttemptOutcome = z.enum([
   'secret_missing',
   'secret_host_not_allowed',
   'credential_host_not_allowed',
+]);
+export type ScriptReason = z.infer<typeof ScriptReason>;
+
+export const AttemptOutcome = z.enum([
+  'delivered',
+  'retry',
+  'deferred',
+  'unrecoverable',
+  'exhausted',
+  'blocked_destination',
+  'invalid_request',
+  'invalid_secret',
+  ...ScriptReason.options,
 ]);
 export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
 

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniq, waitFor } from '../helpers/env';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { expectAccessible, launch, openPage, post, screenshot, startDev, type Dev } from './helpers';
+import { expectAccessible, finishPage, launch, openPage, post, screenshot, startDev, type Dev } from './helpers';
 
 // The console's Deliveries page on howk-dev (auth off), in Chromium.
 
@@ -39,10 +39,7 @@ describe('console: Deliveries (howk-dev, auth off)', () => {
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('delivered');
     expect(await row.textContent()).toContain(rx.url('/ok'));
     expect(new URL(page.url()).searchParams.get('config_id')).toBe(config);
-    await expectAccessible(page);
-    await screenshot(page, 'deliveries');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'deliveries');
   });
 
   it('shows a hostile payload and response body as text, never as markup', async () => {
@@ -57,10 +54,7 @@ describe('console: Deliveries (howk-dev, auth off)', () => {
     // Text, not elements: no <img> or <script> came out of the data, and nothing ran.
     expect(await page.locator('main img, main script').count()).toBe(0);
     expect(await page.evaluate(() => (window as { __xss?: string }).__xss)).toBeUndefined();
-    await expectAccessible(page);
-    await screenshot(page, 'deliveries-details');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'deliveries-details');
   });
 
   it('filters by state and pages through the listing with the keyboard', async () => {

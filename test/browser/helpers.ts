@@ -59,6 +59,14 @@ export const screenshot = async (page: Page, name: string, fullPage = true): Pro
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
 };
 
+/** A page test's last checks: no serious axe violation, its screenshot, no script error or CSP violation; then the page closes. */
+export const finishPage = async ({ page, problems, close }: Awaited<ReturnType<typeof openPage>>, shot: string): Promise<void> => {
+  await expectAccessible(page);
+  await screenshot(page, shot);
+  expect(problems).toEqual([]);
+  await close();
+};
+
 export const post = async (base: string, path: string, body: unknown, key?: string) => {
   const r = await fetch(`${base}${path}`, {
     method: 'POST',

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLab, type Counters } from '../../core/lab';
-import { expectAccessible, launch, openPage, screenshot, startDev, type Dev } from './helpers';
+import { finishPage, launch, openPage, startDev, type Dev } from './helpers';
 
 // The Lab page on howk-dev, in Chromium: core/lab in the browser must tell exactly the story
 // the engine tells in Node for the same scenario and seed.
@@ -54,10 +54,7 @@ describe('the Lab page (howk-dev)', () => {
     expect(await card.locator('[data-field="circuit"]').textContent()).toContain(billing.circuit.state === 'OPEN' ? 'open' : 'half-open');
     // The log ring shows the engine's lines, newest first.
     expect(await page.locator('ol.log li').first().textContent()).toContain(want.log.at(-1)!.text);
-    await expectAccessible(page);
-    await screenshot(page, 'lab');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'lab');
   });
 
   it('the keyboard drives the controls, and each control is announced in words', async () => {
@@ -112,9 +109,6 @@ describe('the Lab page (howk-dev)', () => {
     await expect.poll(() => page.getByTestId('verify-result').textContent()).toContain('rejected: bad_signature');
     expect(await page.locator('main script').count()).toBe(0);
     expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
-    await expectAccessible(page);
-    await screenshot(page, 'lab-signing');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'lab-signing');
   });
 });

@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniq, waitFor } from '../helpers/env';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { expectAccessible, launch, openPage, post, screenshot, startDev, type Dev } from './helpers';
+import { expectAccessible, finishPage, launch, openPage, post, screenshot, startDev, type Dev } from './helpers';
 
 // The operators' pages on howk-dev (auth off): Dead letters (one replay, a bulk replay and its
 // Stop), Endpoints (pause / resume) and Scripts (source and dry run), in Chromium.
@@ -59,10 +59,7 @@ describe('console: operators pages (howk-dev, auth off)', () => {
     await waitFor(async () => (await fetch(`${dev.base}/deadletter/${replayId}`)).status === 200, { what: 'the replay dead-lettered' });
     await page.getByRole('button', { name: 'Refresh' }).click();
     await expect.poll(() => page.getByTestId(`dl-${replayId}`).textContent()).toContain(`replay of ${first}`);
-    await expectAccessible(page);
-    await screenshot(page, 'deadletters');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'deadletters');
   });
 
   it('a bulk replay of 200 dead letters shows its progress and stops: the count shown is the server’s', async () => {
@@ -137,9 +134,6 @@ describe('console: operators pages (howk-dev, auth off)', () => {
     await tr.locator('summary').click();
     expect(await tr.locator('pre.source').textContent()).toBe(TRANSFORMER);
     expect(await page.locator('main b, main script').count()).toBe(0);
-    await expectAccessible(page);
-    await screenshot(page, 'scripts');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'scripts');
   });
 });

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniq, waitFor } from '../helpers/env';
 import { startReceiver, type Receiver } from '../helpers/receiver';
-import { expectAccessible, launch, openPage, post, screenshot, startDev, type Dev } from './helpers';
+import { expectAccessible, finishPage, launch, openPage, post, screenshot, startDev, type Dev } from './helpers';
 
 // The Overview, live Deliveries and the Inspector on howk-dev (auth off), in Chromium. Short
 // retry delays and a low circuit threshold make a retried, a deferred (429), a parked
@@ -89,10 +89,7 @@ describe('console: Overview, live Deliveries, Inspector (howk-dev, auth off)', (
     await expect.poll(() => page.getByTestId('live').textContent()).toMatch(/Since loaded: 1 new, [1-9]\d* changed\./);
     // The same document: nothing reloaded the page.
     expect(await page.evaluate(() => (window as { __marker?: number }).__marker)).toBe(1);
-    await expectAccessible(page);
-    await screenshot(page, 'deliveries-live');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'deliveries-live');
   });
 
   it("tells a retried and a deferred (429) webhook's attempts in plain English", async () => {
@@ -158,9 +155,6 @@ describe('console: Overview, live Deliveries, Inspector (howk-dev, auth off)', (
     const { page, problems, close } = await openPage(browser);
     await page.goto(`${dev.base}/console/overview`);
     await expect.poll(() => page.getByTestId('summary').textContent(), { timeout: 15_000 }).toMatch(/[1-9]\d* dead-lettered/);
-    await expectAccessible(page);
-    await screenshot(page, 'overview');
-    expect(problems).toEqual([]);
-    await close();
+    await finishPage({ page, problems, close }, 'overview');
   });
 });

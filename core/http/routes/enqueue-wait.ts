@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
+import { checkConfigId } from '../../domain/config-id';
 import { BackloggedError, ValidationError, errorMessage } from '../../errors/errors';
 import type { EnqueueResult } from '../../pipeline/enqueue';
 import type { SyncSlot } from '../../pipeline/sync-wait';
@@ -51,6 +52,19 @@ export const checkOutstanding = async (d: ApiDeps, configId: string): Promise<vo
     d.door?.refused('outstanding');
     throw new BackloggedError(configId, n, bound);
   }
+};
+
+/**
+ * The enqueue door's checks, in the order both enqueue routes answer them: the config id, the
+ * wait asked for, the body, then the config's outstanding bound (read only for a valid request).
+ */
+export const admitEnqueue = async <T>(c: Context, d: ApiDeps, parse: (text: string, api: ApiDeps['config']['api']) => T): Promise<{ configId: string; ms: number; body: T }> => {
+  const configId = c.req.param('config')!;
+  checkConfigId(configId);
+  const ms = requestedWait(c, d.config.api.sync_max_wait);
+  const body = parse(await c.req.text(), d.config.api);
+  await checkOutstanding(d, configId);
+  return { configId, ms, body };
 };
 
 export const SyncOutcome = z.object({

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { Config } from '../../config/schema';
-import { checkConfigId } from '../../domain/config-id';
 import { enqueueItemSchema, parseBatchBody, parseEnqueueBody } from '../../domain/enqueue';
 import { ConfigParam } from '../params';
 import { toJsonSchema, type Json, type Route } from '../route';
 import { limitBody } from './body-limit';
-import { checkOutstanding, enqueueMaybeWaiting, ItemStatus, requestedWait, SyncOutcome, type ItemView } from './enqueue-wait';
+import { admitEnqueue, enqueueMaybeWaiting, ItemStatus, SyncOutcome, type ItemView } from './enqueue-wait';
 
 const EnqueueResponse = z.object({ webhook_id: z.string(), status: ItemStatus, outcome: SyncOutcome.optional() });
 const BatchResponse = z.object({
@@ -106,11 +105,7 @@ export const enqueueRoutes: Route[] = [
     handler: (d) => [
       limitBody(d.config.api.max_request_size),
       async (c) => {
-        const configId = c.req.param('config')!;
-        checkConfigId(configId);
-        const ms = requestedWait(c, d.config.api.sync_max_wait);
-        const item = parseEnqueueBody(await c.req.text(), d.config.api);
-        await checkOutstanding(d, configId);
+        const { configId, ms, body: item } = await admitEnqueue(c, d, parseEnqueueBody);
         const { items } = await enqueueMaybeWaiting(c, d, ms, (o) => d.enqueue(configId, [item], o));
         const { endpoint: _e, ...r } = items[0]!;
         c.header('Location', `/webhooks/${r.webhook_id}/status`);
@@ -139,11 +134,7 @@ export const enqueueRoutes: Route[] = [
     handler: (d) => [
       limitBody(d.config.api.max_request_size),
       async (c) => {
-        const configId = c.req.param('config')!;
-        checkConfigId(configId);
-        const ms = requestedWait(c, d.config.api.sync_max_wait);
-        const parsed = parseBatchBody(await c.req.text(), d.config.api);
-        await checkOutstanding(d, configId);
+        const { configId, ms, body: parsed } = await admitEnqueue(c, d, parseBatchBody);
         const { items, waited } = await enqueueMaybeWaiting(c, d, ms, (o) => d.enqueue(configId, parsed, o));
         const accepted = items.filter((r) => r.status !== 'duplicate').length;
         const settled = waited && !items.some((r) => r.status === 'pending');
