@@ -26,6 +26,7 @@
 //
 // Exits 1 when not every accepted webhook was delivered within BENCH_TIMEOUT_S, or when
 // a sampled signature does not verify. Only 127.0.0.1 is used.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
@@ -71,8 +72,12 @@ const profDir = join(root, '.tmp', 'bench-prof', runId);
 
 // ------------------------------------------------------------------ services ----
 const startService = (name: 'api' | 'worker' | 'scheduler', env: Record<string, string>, logName: string = name): Svc => {
-  // One directory per service: tsx's loader thread writes a profile of its own (tid != 0).
-  const nodeArgs = PROF.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : [];
+  const nodeArgs: string[] = [];
+  if (PROF.has(name)) {
+    // One directory per service: tsx's loader thread writes a profile of its own (tid != 0).
+    mkdirSync(join(profDir, name), { recursive: true });
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`);
+  }
   return startProcess(name, `workers/${name}/main.ts`, env, logDir, { nodeArgs, logName });
 };
 
