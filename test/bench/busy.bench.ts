@@ -10,8 +10,8 @@
 import { Agent } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { envInt, envNum, loopbackInfra, runNames } from './bench-env';
-import { createApiKey, endRun, flushDb, forwarderUrl, hardDeadline, hasStarted, logFailure, runProcesses, startForwarder } from './bench-run';
-import { apiReady, serviceEnv, cpuWindow, freePort, gitRevision, log, startProcess, uptime, waitBounded, waitUntil, type Svc } from './busy-harness';
+import { createApiKey, endRun, flushDb, hardDeadline, logFailure, startStack } from './bench-run';
+import { serviceEnv, cpuWindow, freePort, gitRevision, log, uptime, waitBounded, type Svc } from './busy-harness';
 import { arrivedCount, enqueueAll, lastArrival, startReceiver, warmUp, type EnqueueResult, type LoadShape, type Route } from './busy-load';
 import { endOffsets, endpointHashOf, kafkaAdmin, sampleEndpoint, statsLine, type Sample } from './busy-probe';
 import { report, type Phase } from './busy-report';
@@ -72,18 +72,11 @@ const main = async (): Promise<number> => {
   let code = 1;
   try {
     const apiKey = await createApiKey(env, 'enqueue,read,admin', 'busy-bench');
-    const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
-    svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
-    const worker = startProcess('worker', 'workers/worker/main.ts', env, logDir);
-    const sched = startProcess('scheduler', 'workers/scheduler/main.ts', env, logDir);
-    const fwd = await startForwarder(conns, logDir);
-    svcs.push(worker, sched, fwd);
-    for (const s of [worker, sched]) await waitUntil(`howk-${s.name} to start`, 90_000, hasStarted(s), svcs);
-    const fwdUrl = await forwarderUrl(fwd, svcs);
+    const stack = await startStack({ infra, env, api, agent, logDir, conns, svcs });
+    const fwdUrl = stack.forwarderUrl;
     for (const s of svcs) console.log(`  ${s.name}: ${s.command}`);
     console.log(`  forwarder pool: ${conns} connections per origin (delivery.max_conns_per_host)`);
-    const procs = runProcesses(infra, { api: apiSvc, worker, scheduler: sched, forwarder: fwd });
+    const { procs } = stack;
 
     // Warm-up of both targets: consumer group joined, code compiled, connections open.
     const warmRoute = (c: number): Route => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' });

@@ -18,8 +18,8 @@
 import { Agent } from 'undici';
 import { loadConfig } from '../../core/config/load';
 import { envInt, envNum, loopbackInfra, runNames } from './bench-env';
-import { createApiKey, endRun, flushDb, forwarderUrl, hardDeadline, hasStarted, logFailure, runProcesses, startForwarder } from './bench-run';
-import { apiReady, cpuWindow, fmt, freePort, gitRevision, log, serviceEnv, setLogTag, sleep, startProcess, uptime, waitBounded, waitUntil, type Svc } from './busy-harness';
+import { createApiKey, endRun, flushDb, hardDeadline, logFailure, startStack } from './bench-run';
+import { cpuWindow, fmt, freePort, gitRevision, log, serviceEnv, setLogTag, sleep, uptime, waitBounded, type Svc } from './busy-harness';
 import { arrivedCount, enqueueAll, latencies, startReceiver, warmUp, type LoadShape, type Route } from './busy-load';
 import { kafkaAdmin } from './busy-probe';
 import { latencyLine, phaseStages, scrapeAll, stageCount, stageTable, summary, type MetricsSource, type PhaseResult } from './latency-report';
@@ -80,23 +80,14 @@ const main = async (): Promise<number> => {
   let code = 1;
   try {
     const apiKey = await createApiKey(env, 'enqueue,read', 'latency-bench');
-    const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
-    svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
-    const workerMetrics = await freePort();
-    const schedMetrics = await freePort();
-    const worker = startProcess('worker', 'workers/worker/main.ts', { ...env, HOWK_METRICS_PORT: String(workerMetrics) }, logDir);
-    const sched = startProcess('scheduler', 'workers/scheduler/main.ts', { ...env, HOWK_METRICS_PORT: String(schedMetrics) }, logDir);
-    const fwd = await startForwarder(conns, logDir);
-    svcs.push(worker, sched, fwd);
-    for (const s of [worker, sched]) await waitUntil(`howk-${s.name} to start`, 90_000, hasStarted(s), svcs);
-    const fwdUrl = await forwarderUrl(fwd, svcs);
+    const stack = await startStack({ infra, env, api, agent, logDir, conns, svcs, metrics: true });
+    const { api: apiSvc, worker, scheduler: sched, forwarder: fwd, forwarderUrl: fwdUrl, procs } = stack;
+    const { worker: workerMetrics, scheduler: schedMetrics } = stack.metrics!;
     console.log(`  api: ${apiSvc.command}  (GET ${api}/metrics, read scope)`);
     console.log(`  worker: HOWK_METRICS_PORT=${workerMetrics} ${worker.command}`);
     console.log(`  scheduler: HOWK_METRICS_PORT=${schedMetrics} ${sched.command}`);
     console.log(`  forwarder: FORWARD_CONNS=${conns} ${fwd.command}`);
     const sources: MetricsSource[] = [{ url: `${api}/metrics`, apiKey }, { url: `http://127.0.0.1:${workerMetrics}/metrics` }, { url: `http://127.0.0.1:${schedMetrics}/metrics` }];
-    const procs = runProcesses(infra, { api: apiSvc, worker, scheduler: sched, forwarder: fwd });
     const routeOf =
       (variant: string) =>
       (c: number): Route => {
