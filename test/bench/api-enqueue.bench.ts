@@ -14,20 +14,16 @@
 // --cpu-prof into that directory (its whole life; summarise with cpuprofile-top.ts);
 // BENCH_API_NODE_ARGS: more node flags for the api (e.g. --trace-deopt).
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { loadConfig } from '../../core/config/load';
-import { runKeys } from '../../workers/cli/keys';
-import { createRedis } from '../../workers/redis/client';
+import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
+import { createApiKey, flushDb } from './bench-run';
 import {
   apiReady,
   deleteRunTopics,
   serviceEnv,
   CLK_TCK,
   cpuTicksOf,
-  envInt,
   fmt,
   freePort,
   gitRevision,
@@ -36,10 +32,12 @@ import {
   root,
   setLogTag,
   sleep,
+  startProcess,
   stopProcess,
   waitUntil,
   type Svc,
 } from './busy-harness';
+import { payloadOf as payloadWith } from './busy-load';
 
 setLogTag('api-bench');
 const MODE = (process.env.BENCH_MODE ?? 'batch') as 'batch' | 'single';
@@ -54,24 +52,12 @@ const API_ROOT = process.env.BENCH_API_ROOT ?? root;
 const PERF = process.env.BENCH_PERF;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 
-const brokers = process.env.KAFKA_BROKERS;
-const redisBase = process.env.REDIS_URL;
-if (!brokers || !redisBase) throw new Error('KAFKA_BROKERS and REDIS_URL must be set');
-for (const b of brokers.split(',')) if (!/^(127\.0\.0\.1|localhost):\d+$/.test(b.trim())) throw new Error(`127.0.0.1 only; KAFKA_BROKERS has ${b}`);
-const redisUrl = (() => {
-  const u = new URL(redisBase);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) throw new Error(`127.0.0.1 only; REDIS_URL is ${redisBase}`);
-  u.pathname = `/${REDIS_DB}`;
-  return u.toString();
-})();
-
-const runId = `apibench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
-const logDir = join(tmpdir(), runId);
-mkdirSync(logDir, { recursive: true });
+const infra = loopbackInfra(REDIS_DB, 'export them (the api talks to 127.0.0.1 only).');
+const { brokers, redisUrl } = infra;
+const { runId, topics, logDir } = runNames('apibench');
 
 const pad = 'x'.repeat(136);
-const payloadOf = (seq: number) => `{"type":"bench.event","seq":${seq},"data":{"user":"u_${seq % 9973}","amount":${seq % 100_000},"currency":"EUR","note":"${pad}"}}`;
+const payloadOf = (seq: number) => payloadWith(pad, seq);
 
 /** Posts `count` webhooks, CONCURRENCY requests in flight; returns how many were accepted. */
 const enqueueAll = async (api: string, agent: Agent, apiKey: string, count: number, prefix: string): Promise<number> => {
@@ -108,41 +94,25 @@ const enqueueAll = async (api: string, agent: Agent, apiKey: string, count: numb
 /** `node --import tsx workers/api/main.ts` of API_ROOT, with the profiler's flags when asked. */
 const startApi = (env: Record<string, string>): Svc => {
   const extra = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const args = ['--import', 'tsx', ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), ...extra, join(API_ROOT, 'workers/api/main.ts')];
-  const child = spawn(process.execPath, args, { cwd: API_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = createWriteStream(join(logDir, 'api.log'));
-  const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    out.write(chunk);
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    lines.splice(0, Math.max(0, lines.length - 200));
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { name: 'api', child, logFile: join(logDir, 'api.log'), exited, lines, command: `node ${args.join(' ')}` };
+  const nodeArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), ...extra];
+  return startProcess('api', join(API_ROOT, 'workers/api/main.ts'), env, logDir, { nodeArgs, cwd: API_ROOT });
 };
 
 const main = async (): Promise<void> => {
   log(`run ${runId}: api from ${API_ROOT}, mode=${MODE} batch=${BATCH} concurrency=${CONCURRENCY} N=${N} x ${ROUNDS} rounds`);
-  const redis = createRedis(redisUrl);
-  await redis.flushdb();
-  await redis.quit();
+  await flushDb(redisUrl);
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
   const env = serviceEnv({ apiPort, brokers, runId, redisUrl, topics });
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000, pipelining: 1 });
-  const keyOut: string[] = [];
-  if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read', '--name', 'bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
-    throw new Error('no API key');
-  const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
+  const apiKey = await createApiKey(env, 'enqueue,read', 'bench');
   const svc = startApi(env);
   try {
     await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), [svc]);
     if (WARMUP) await enqueueAll(api, agent, apiKey, WARMUP, 'warm');
     await sleep(500);
     const pid = svc.child.pid!;
-    const kafkaPid = pidListening(Number(brokers.split(',')[0]!.split(':')[1]));
+    const kafkaPid = pidListening(infraPorts(infra).kafka);
     const figures: string[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const perf = PERF && r === ROUNDS - 1 ? spawn('perf', ['record', '-o', PERF, '-F', '999', '-g', '-p', String(pid)], { stdio: 'ignore' }) : undefined;

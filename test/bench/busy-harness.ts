@@ -1,5 +1,5 @@
-// Process and machine helpers of the busy-endpoint benchmark (busy.bench.ts): settings,
-// services as child processes, CPU accounting from /proc, load average, commit.
+// Process and machine helpers of the benchmarks on real Kafka + Redis: services as child
+// processes, CPU accounting from /proc, load average, commit.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -9,15 +9,6 @@ import { request, type Dispatcher } from 'undici';
 import { fileURLToPath } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-
-export const envNum = (name: string, def: number): number => {
-  const v = process.env[name];
-  if (v === undefined || v === '') return def;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(v)}`);
-  return n;
-};
-export const envInt = (name: string, def: number): number => Math.floor(envNum(name, def));
 
 let logTag = 'busy';
 /** The tag of the progress lines on stderr (each bench its own). */
@@ -144,6 +135,18 @@ export const pidListening = (port: number): number | undefined => {
   return undefined;
 };
 
+type Processes = ReturnType<typeof allProcesses>;
+/** The 3 processes outside `mine` that used the most CPU between two snapshots (0.2 s at least). */
+export const biggestNeighbours = (all0: Processes, all1: Processes, mine: number[]): { name: string; s: number }[] => {
+  const ours = new Set(mine);
+  return [...all1]
+    .filter(([pid]) => !ours.has(pid))
+    .map(([pid, p]) => ({ name: p.name, s: (p.ticks - (all0.get(pid)?.ticks ?? 0)) / CLK_TCK }))
+    .filter((x) => x.s >= 0.2)
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 3);
+};
+
 export type CpuWindow = { stop: (delivered: number) => string[] };
 /**
  * Starts a CPU window over the named processes (plus this one, the rest of the machine and
@@ -178,13 +181,7 @@ export const cpuWindow = (procs: { name: string; pid: number | undefined }[]): C
       rows.push(['bench (load + receiver)', `${selfS.toFixed(1)} s  (${fmt((selfS / wallS) * 100)}% of one core, ${perK(selfS)} ms per 1,000 webhooks)`]);
       rows.push(['run total', `${fmt((ours * 1e6) / Math.max(1, delivered))} ms CPU per 1,000 webhooks`]);
       const otherS = Math.max(0, (sys1.busy - sys0.busy) / CLK_TCK - ours);
-      const mine = new Set<number>([process.pid, ...procs.map((p) => p.pid ?? -1)]);
-      const top = [...all1]
-        .filter(([pid]) => !mine.has(pid))
-        .map(([pid, p]) => ({ name: p.name, s: (p.ticks - (all0.get(pid)?.ticks ?? 0)) / CLK_TCK }))
-        .filter((x) => x.s >= 0.2)
-        .sort((a, b) => b.s - a.s)
-        .slice(0, 3);
+      const top = biggestNeighbours(all0, all1, [process.pid, ...procs.map((p) => p.pid ?? -1)]);
       rows.push([
         'other processes',
         `${otherS.toFixed(1)} s  (${fmt((otherS / wallS) * 100)}% of one core)${top.length ? `; ${top.map((o) => `${o.name} ${o.s.toFixed(1)} s`).join('; ')}` : ''}`,
@@ -199,11 +196,13 @@ export const cpuWindow = (procs: { name: string; pid: number | undefined }[]): C
 // ------------------------------------------------------------------ services ----
 export type Svc = { name: string; child: ChildProcess; logFile: string; exited: Promise<number | null>; lines: string[]; command: string };
 
+/** More node flags (before the script), another checkout to run from, another log file name. */
+export type ProcessOptions = { nodeArgs?: string[]; cwd?: string; logName?: string };
 /** Runs `node --import tsx <script>` from the repository root, its output kept in logDir. */
-export const startProcess = (name: string, script: string, env: Record<string, string>, logDir: string): Svc => {
-  const args = ['--import', 'tsx', script];
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const logFile = join(logDir, `${name}.log`);
+export const startProcess = (name: string, script: string, env: Record<string, string>, logDir: string, opts: ProcessOptions = {}): Svc => {
+  const args = ['--import', 'tsx', ...(opts.nodeArgs ?? []), script];
+  const child = spawn(process.execPath, args, { cwd: opts.cwd ?? root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logFile = join(logDir, `${opts.logName ?? name}.log`);
   const out = createWriteStream(logFile);
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {

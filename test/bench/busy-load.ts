@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { Agent, request } from 'undici';
-import { log, sleep } from './busy-harness';
+import { log, sleep, waitUntil, type Svc } from './busy-harness';
 
 export type Receiver = {
   fast: string;
@@ -68,7 +68,8 @@ export type EnqueueResult = { accepted: number; requests: number; retries: numbe
 /** `single`: one webhook per POST /webhooks/:config/enqueue instead of batch requests (batch is then 1). */
 export type LoadShape = { batch: number; concurrency: number; payloadBytes: number; single?: boolean };
 
-const payloadOf = (pad: string, seq: number) => `{"type":"bench.event","seq":${seq},"data":{"user":"u_${seq % 9973}","amount":${seq % 100_000},"currency":"EUR","note":"${pad}"}}`;
+export const payloadOf = (pad: string, seq: number) =>
+  `{"type":"bench.event","seq":${seq},"data":{"user":"u_${seq % 9973}","amount":${seq % 100_000},"currency":"EUR","note":"${pad}"}}`;
 
 /**
  * Posts `count` webhooks in batch requests of `shape.batch`, `shape.concurrency` requests in
@@ -149,6 +150,26 @@ export const enqueueAll = async (
   await Promise.all(Array.from({ length: Math.min(shape.concurrency, chunks) }, lane));
   st.tEnd = performance.now();
   return st;
+};
+
+export type Delivery = { agent: Agent; apiKey: string; shape: LoadShape; route: (chunk: number) => Route; rx: Receiver; svcs: Svc[] };
+/**
+ * Posts `count` webhooks to `base` unpaced (no request started after `sendMs`) and waits, at
+ * most `waitMs`, until every accepted one has arrived (`what` names the wait in its error).
+ */
+export const deliverAll = async (d: Delivery, base: string, count: number, what: string, sendMs: number, waitMs: number): Promise<EnqueueResult> => {
+  const e = await enqueueAll(base, d.agent, d.apiKey, count, d.shape, d.route, 0, performance.now() + sendMs);
+  await waitUntil(what, waitMs, () => arrivedCount(d.rx.arrivals, e.ids) >= e.ids.size, d.svcs);
+  return e;
+};
+
+/** Warm-up of each target in turn (consumer group joined, code compiled, connections open); the receiver is reset after each. */
+export const warmUp = async (d: Delivery, targets: readonly (readonly [string, string])[], count: number): Promise<void> => {
+  for (const [name, base] of targets) {
+    const w = await deliverAll(d, base, count, `${name} warm-up`, 60_000, 90_000);
+    log(`${name} warm-up: ${w.ids.size} delivered`);
+    d.rx.reset();
+  }
 };
 
 /** Every id of `ids` (optionally of one class) that has arrived. */

@@ -7,31 +7,12 @@
 //   npm run bench:busy      (starts Kafka + Redis unless given; `npm run bench` runs it after e2e)
 //   KAFKA_BROKERS=127.0.0.1:19092 REDIS_URL=redis://127.0.0.1:16379 npx tsx test/bench/busy.bench.ts
 //   HOWK_BENCH_SCALE=0.1 ... for a quick run (2,000 webhooks instead of 20,000)
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Agent } from 'undici';
 import { loadConfig } from '../../core/config/load';
-import { runKeys } from '../../workers/cli/keys';
-import { createRedis } from '../../workers/redis/client';
-import {
-  apiReady,
-  serviceEnv,
-  cpuWindow,
-  envInt,
-  envNum,
-  freePort,
-  gitRevision,
-  log,
-  pidListening,
-  startProcess,
-  stopProcess,
-  uptime,
-  waitBounded,
-  waitUntil,
-  type Svc,
-} from './busy-harness';
-import { arrivedCount, enqueueAll, lastArrival, startReceiver, type EnqueueResult, type LoadShape, type Route } from './busy-load';
+import { envInt, envNum, loopbackInfra, runNames } from './bench-env';
+import { createApiKey, endRun, flushDb, hardDeadline, logFailure, startStack } from './bench-run';
+import { serviceEnv, cpuWindow, freePort, gitRevision, log, uptime, waitBounded, type Svc } from './busy-harness';
+import { arrivedCount, enqueueAll, lastArrival, startReceiver, warmUp, type EnqueueResult, type LoadShape, type Route } from './busy-load';
 import { endOffsets, endpointHashOf, kafkaAdmin, sampleEndpoint, statsLine, type Sample } from './busy-probe';
 import { report, type Phase } from './busy-report';
 
@@ -61,24 +42,9 @@ const REDIS_DB = envInt('BENCH_BUSY_REDIS_DB', 59);
 const PHASES = new Set((process.env.BENCH_BUSY_PHASES ?? 'a,b,c,d').split(',').map((s) => s.trim()));
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-const brokers = process.env.KAFKA_BROKERS;
-const redisBase = process.env.REDIS_URL;
-if (!brokers || !redisBase) {
-  console.error('KAFKA_BROKERS and REDIS_URL must be set: run `npm run bench:busy` (starts Kafka + Redis) or export them.');
-  process.exit(2);
-}
-for (const b of brokers.split(',')) if (!/^(127\.0\.0\.1|localhost):\d+$/.test(b.trim())) throw new Error(`the benchmark only talks to 127.0.0.1; KAFKA_BROKERS has ${b}`);
-const redisUrl = (() => {
-  const u = new URL(redisBase);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) throw new Error(`the benchmark only talks to 127.0.0.1; REDIS_URL is ${redisBase}`);
-  u.pathname = `/${REDIS_DB}`;
-  return u.toString();
-})();
-
-const runId = `busy-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
-const logDir = join(tmpdir(), runId);
-mkdirSync(logDir, { recursive: true });
+const infra = loopbackInfra(REDIS_DB, 'run `npm run bench:busy` (starts Kafka + Redis) or export them.');
+const { brokers, redisBase, redisUrl } = infra;
+const { runId, topics, logDir } = runNames('busy');
 const knobs = Object.entries(process.env)
   .filter(([k]) => k.startsWith('BENCH_BUSY_') || k === 'HOWK_BENCH_SCALE')
   .map(([k, v]) => `${k}=${v}`);
@@ -92,9 +58,7 @@ const main = async (): Promise<number> => {
   );
   console.log(`  ${uptime()}`);
   log(`service logs in ${logDir}`);
-  const redis = createRedis(redisUrl);
-  await redis.flushdb();
-  await redis.quit();
+  await flushDb(redisUrl);
 
   const rx = await startReceiver();
   const apiPort = await freePort();
@@ -107,50 +71,23 @@ const main = async (): Promise<number> => {
   const admin = await kafkaAdmin(brokers, `${runId}-admin`);
   let code = 1;
   try {
-    const keyOut: string[] = [];
-    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read,admin', '--name', 'busy-bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
-      throw new Error('could not create an API key');
-    const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
-    const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
-    svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
-    const worker = startProcess('worker', 'workers/worker/main.ts', env, logDir);
-    const sched = startProcess('scheduler', 'workers/scheduler/main.ts', env, logDir);
-    const fwd = startProcess('forwarder', 'test/bench/busy-forwarder.ts', { FORWARD_PORT: String(await freePort()), FORWARD_CONNS: String(conns) }, logDir);
-    svcs.push(worker, sched, fwd);
-    for (const s of [worker, sched]) await waitUntil(`howk-${s.name} to start`, 90_000, () => s.lines.some((l) => l.includes(`"howk-${s.name} started"`)), svcs);
-    await waitUntil('the forwarder', 30_000, () => fwd.lines.some((l) => l.startsWith('forwarder listening')), svcs);
-    const fwdUrl = `http://127.0.0.1:${/listening (\d+)/.exec(fwd.lines.find((l) => l.startsWith('forwarder listening'))!)![1]}`;
+    const apiKey = await createApiKey(env, 'enqueue,read,admin', 'busy-bench');
+    const stack = await startStack({ infra, env, api, agent, logDir, conns, svcs });
+    const fwdUrl = stack.forwarderUrl;
     for (const s of svcs) console.log(`  ${s.name}: ${s.command}`);
     console.log(`  forwarder pool: ${conns} connections per origin (delivery.max_conns_per_host)`);
-    const procs = [
-      { name: 'howk-api', pid: apiSvc.child.pid },
-      { name: 'howk-worker', pid: worker.child.pid },
-      { name: 'howk-scheduler', pid: sched.child.pid },
-      { name: 'kafka broker', pid: pidListening(Number(brokers.split(',')[0]!.split(':')[1])) },
-      { name: 'redis-server', pid: pidListening(Number(new URL(redisBase).port || 6379)) },
-      { name: 'forwarder', pid: fwd.child.pid },
-    ];
+    const { procs } = stack;
 
     // Warm-up of both targets: consumer group joined, code compiled, connections open.
-    for (const [name, base] of [
-      ['howk', api],
-      ['ceiling', fwdUrl],
-    ] as const) {
-      const w = await enqueueAll(
-        base,
-        agent,
-        apiKey,
-        WARMUP,
-        UNPACED,
-        (c) => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' }),
-        0,
-        performance.now() + 60_000,
-      );
-      await waitUntil(`${name} warm-up`, 90_000, () => arrivedCount(rx.arrivals, w.ids) >= w.ids.size, svcs);
-      log(`${name} warm-up: ${w.ids.size} delivered`);
-      rx.reset();
-    }
+    const warmRoute = (c: number): Route => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' });
+    await warmUp(
+      { agent, apiKey, shape: UNPACED, route: warmRoute, rx, svcs },
+      [
+        ['howk', api],
+        ['ceiling', fwdUrl],
+      ],
+      WARMUP,
+    );
 
     const missing: string[] = [];
     type Spec = {
@@ -265,24 +202,13 @@ const main = async (): Promise<number> => {
     for (const m of missing) log(`WARN: ${m}`);
     code = 0;
   } catch (e) {
-    log(`error: ${(e as Error).stack ?? String(e)}`);
-    for (const s of svcs) log(`--- last lines of ${s.name} (${s.logFile}):\n${s.lines.slice(-15).join('\n')}`);
+    logFailure(e, svcs);
   } finally {
-    for (const s of [...svcs].reverse()) await stopProcess(s);
-    await agent.close().catch(() => {});
-    await rx.close();
-    if (process.env.BENCH_KEEP_TOPICS !== '1')
-      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch((e) => log(`could not delete the run's topics: ${String(e)}`));
     await admin.disconnect().catch(() => {});
-    const r = createRedis(redisUrl);
-    await r.flushdb().catch(() => {});
-    await r.quit().catch(() => {});
+    await endRun({ svcs, agent, closeReceiver: rx.close, brokers, runId, topics, keepTopics: process.env.BENCH_KEEP_TOPICS === '1', flushRedisUrl: redisUrl });
   }
   return code;
 };
 
-setTimeout(() => {
-  log('hard deadline (60 min) passed; exiting');
-  process.exit(1);
-}, 3_600_000).unref();
+hardDeadline(3_600_000, '60 min');
 process.exit(await main());

@@ -30,15 +30,11 @@ import type { Admission, AdmitRequest, Completion, GuardParams } from '../../cor
 import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
 import { freePort } from '../helpers/procs';
+import { envPositiveInt } from './bench-env';
 
-const envInt = (name: string, def: number) => {
-  const n = Number(process.env[name] ?? def);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
-const N = envInt('BENCH_N', 20_000);
-const BATCH = envInt('BENCH_BATCH', 100);
-const RUNS = envInt('BENCH_RUNS', 3);
+const N = envPositiveInt('BENCH_N', 20_000);
+const BATCH = envPositiveInt('BENCH_BATCH', 100);
+const RUNS = envPositiveInt('BENCH_RUNS', 3);
 const ONLY = process.env.BENCH_ONLY ?? '';
 const GIVEN_PORT = process.env.BENCH_REDIS_PORT;
 const SPLIT = process.env.BENCH_SPLIT !== '0';

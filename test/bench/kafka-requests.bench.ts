@@ -11,34 +11,13 @@
 // Knobs (env): BENCH_KREQ_N (5000) webhooks per phase, BENCH_KREQ_PHASES (a,b),
 // BENCH_KREQ_CONFIGS (50), BENCH_KREQ_IDLE_S (5), BENCH_KREQ_SETTLE_MS (1000) after the last
 // arrival before the window closes (the last outcomes and commits), BENCH_REDIS_DB (required).
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
-import { loadConfig } from '../../core/config/load';
-import { runKeys } from '../../workers/cli/keys';
-import { createRedis } from '../../workers/redis/client';
-import {
-  apiReady,
-  cpuTicksOf,
-  CLK_TCK,
-  deleteRunTopics,
-  envInt,
-  fmt,
-  freePort,
-  gitRevision,
-  log,
-  pidListening,
-  serviceEnv,
-  setLogTag,
-  sleep,
-  startProcess,
-  stopProcess,
-  uptime,
-  waitUntil,
-  type Svc,
-} from './busy-harness';
-import { arrivedCount, enqueueAll, startReceiver, type LoadShape, type Route } from './busy-load';
+import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
+import { createApiKey, endRun, flushDb, hasStarted, logFailure } from './bench-run';
+import { apiReady, cpuTicksOf, CLK_TCK, fmt, freePort, gitRevision, pidListening, serviceEnv, setLogTag, sleep, startProcess, uptime, waitUntil, type Svc } from './busy-harness';
+import { deliverAll, startReceiver, type LoadShape, type Route } from './busy-load';
 import type { Counts } from './kafka-request-counter';
 
 setLogTag('kafka-requests');
@@ -48,18 +27,13 @@ const CONFIGS = Math.max(2, envInt('BENCH_KREQ_CONFIGS', 50));
 const IDLE_MS = envInt('BENCH_KREQ_IDLE_S', 5) * 1000;
 const SETTLE_MS = envInt('BENCH_KREQ_SETTLE_MS', 1000);
 const SHAPE: LoadShape = { batch: 100, concurrency: 4, payloadBytes: 256 };
-const brokers = process.env.KAFKA_BROKERS;
-const redisBase = process.env.REDIS_URL;
-if (!brokers || !redisBase || !process.env.BENCH_REDIS_DB) {
+if (!process.env.BENCH_REDIS_DB) {
   console.error('KAFKA_BROKERS, REDIS_URL and BENCH_REDIS_DB must be set');
   process.exit(2);
 }
-for (const b of brokers.split(',')) if (!/^(127\.0\.0\.1|localhost):\d+$/.test(b.trim())) throw new Error(`only 127.0.0.1 brokers; got ${b}`);
-const redisUrl = Object.assign(new URL(redisBase), { pathname: `/${envInt('BENCH_REDIS_DB', 0)}` }).toString();
-const runId = `kreq-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
-const logDir = join(tmpdir(), runId);
-mkdirSync(logDir, { recursive: true });
+const infra = loopbackInfra(envInt('BENCH_REDIS_DB', 0), 'and BENCH_REDIS_DB too');
+const { brokers, redisUrl } = infra;
+const { runId, topics, logDir } = runNames('kreq');
 
 type Role = { svc: Svc; out: string };
 /** The role's counts so far (SIGUSR2 makes it write them). */
@@ -118,9 +92,7 @@ const table = (name: string, c: Counts, per: number, unit: string): string[] => 
 const main = async (): Promise<number> => {
   console.log(`Kafka requests per 1,000 webhooks (${runId}, ${new Date().toISOString()}, commit ${gitRevision()}); ${N} webhooks per phase, ${SHAPE.batch} per request`);
   console.log(`  ${uptime()}`);
-  const redis = createRedis(redisUrl);
-  await redis.flushdb();
-  await redis.quit();
+  await flushDb(redisUrl);
   const rx = await startReceiver();
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
@@ -128,10 +100,7 @@ const main = async (): Promise<number> => {
   const agent = new Agent({ connections: 16, keepAliveTimeout: 60_000 });
   const svcs: Svc[] = [];
   try {
-    const keyOut: string[] = [];
-    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read,admin', '--name', 'kreq'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
-      throw new Error('no API key');
-    const key = (JSON.parse(keyOut.join('')) as { key: string }).key;
+    const key = await createApiKey(env, 'enqueue,read,admin', 'kreq');
     const role = (name: string): Role => {
       const out = join(logDir, `${name}.json`);
       const svc = startProcess(name, 'test/bench/kafka-requests-role.ts', { ...env, KREQ_ROLE: name, KREQ_OUT: out }, logDir);
@@ -141,14 +110,11 @@ const main = async (): Promise<number> => {
     const apiRole = role('api');
     await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
     const worker = role('worker');
-    await waitUntil('howk-worker to start', 90_000, () => worker.svc.lines.some((l) => l.includes('"howk-worker started"')), svcs);
+    await waitUntil('howk-worker to start', 90_000, hasStarted(worker.svc), svcs);
     const roles = [apiRole, worker];
-    const brokerPid = pidListening(Number(brokers.split(',')[0]!.split(':')[1]));
-    const run = async (count: number, route: (c: number) => Route) => {
-      const e = await enqueueAll(api, agent, key, count, SHAPE, route, 0, performance.now() + 120_000);
-      await waitUntil('deliveries', 120_000, () => arrivedCount(rx.arrivals, e.ids) >= e.ids.size, svcs);
-      return e.ids.size;
-    };
+    const brokerPid = pidListening(infraPorts(infra).kafka);
+    const run = async (count: number, route: (c: number) => Route) =>
+      (await deliverAll({ agent, apiKey: key, shape: SHAPE, route, rx, svcs }, api, count, 'deliveries', 120_000, 120_000)).ids.size;
     await run(1000, (c) => ({ config: `warm-${c % CONFIGS}`, endpoint: `${rx.fast}/warm/${c % CONFIGS}`, cls: 'main' }));
     await sleep(2000);
     const window = async (what: string, body: () => Promise<number>, perSecond = false) => {
@@ -184,17 +150,10 @@ const main = async (): Promise<number> => {
       );
     return 0;
   } catch (e) {
-    log(`error: ${(e as Error).stack ?? String(e)}`);
-    for (const s of svcs) log(`--- last lines of ${s.name} (${s.logFile}):\n${s.lines.slice(-15).join('\n')}`);
+    logFailure(e, svcs);
     return 1;
   } finally {
-    for (const s of [...svcs].reverse()) await stopProcess(s);
-    await agent.close().catch(() => {});
-    await rx.close();
-    await deleteRunTopics(brokers, runId, topics);
-    const r = createRedis(redisUrl);
-    await r.flushdb().catch(() => {});
-    await r.quit().catch(() => {});
+    await endRun({ svcs, agent, closeReceiver: rx.close, brokers, runId, topics, keepTopics: false, flushRedisUrl: redisUrl });
   }
 };
 

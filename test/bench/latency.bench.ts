@@ -15,34 +15,12 @@
 // (single,batch), BENCH_LAT_VARIANTS (many,one), BENCH_LAT_TARGETS (howk,ceiling),
 // BENCH_LAT_CONFIGS (50), BENCH_LAT_CONCURRENCY (64) requests in flight, BENCH_LAT_RATE (0:
 // measure) the 100 % rate, BENCH_LAT_WARMUP (500), BENCH_LAT_DRAIN_S (30), BENCH_LAT_REDIS_DB (56).
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Agent } from 'undici';
 import { loadConfig } from '../../core/config/load';
-import { runKeys } from '../../workers/cli/keys';
-import { createRedis } from '../../workers/redis/client';
-import {
-  apiReady,
-  cpuWindow,
-  envInt,
-  envNum,
-  fmt,
-  freePort,
-  gitRevision,
-  log,
-  pidListening,
-  serviceEnv,
-  setLogTag,
-  sleep,
-  startProcess,
-  stopProcess,
-  uptime,
-  waitBounded,
-  waitUntil,
-  type Svc,
-} from './busy-harness';
-import { arrivedCount, enqueueAll, latencies, startReceiver, type LoadShape, type Route } from './busy-load';
+import { envInt, envNum, loopbackInfra, runNames } from './bench-env';
+import { createApiKey, endRun, flushDb, hardDeadline, logFailure, startStack } from './bench-run';
+import { cpuWindow, fmt, freePort, gitRevision, log, serviceEnv, setLogTag, sleep, uptime, waitBounded, type Svc } from './busy-harness';
+import { arrivedCount, enqueueAll, latencies, startReceiver, warmUp, type LoadShape, type Route } from './busy-load';
 import { kafkaAdmin } from './busy-probe';
 import { latencyLine, phaseStages, scrapeAll, stageCount, stageTable, summary, type MetricsSource, type PhaseResult } from './latency-report';
 
@@ -72,24 +50,9 @@ const SHAPES: Record<string, LoadShape> = {
 };
 for (const m of MODES) if (!SHAPES[m]) throw new Error(`BENCH_LAT_MODES: unknown mode ${m} (single, batch)`);
 
-const brokers = process.env.KAFKA_BROKERS;
-const redisBase = process.env.REDIS_URL;
-if (!brokers || !redisBase) {
-  console.error('KAFKA_BROKERS and REDIS_URL must be set: run `npm run bench:latency` (starts Kafka + Redis) or export them.');
-  process.exit(2);
-}
-for (const b of brokers.split(',')) if (!/^(127\.0\.0\.1|localhost):\d+$/.test(b.trim())) throw new Error(`the benchmark only talks to 127.0.0.1; KAFKA_BROKERS has ${b}`);
-const redisUrl = (() => {
-  const u = new URL(redisBase);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) throw new Error(`the benchmark only talks to 127.0.0.1; REDIS_URL is ${redisBase}`);
-  u.pathname = `/${REDIS_DB}`;
-  return u.toString();
-})();
-
-const runId = `lat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const topics = Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((k) => [k, `${runId}.${k}`]));
-const logDir = join(tmpdir(), runId);
-mkdirSync(logDir, { recursive: true });
+const infra = loopbackInfra(REDIS_DB, 'run `npm run bench:latency` (starts Kafka + Redis) or export them.');
+const { brokers, redisBase, redisUrl } = infra;
+const { runId, topics, logDir } = runNames('lat');
 const knobs = Object.entries(process.env)
   .filter(([k]) => k.startsWith('BENCH_LAT_'))
   .map(([k, v]) => `${k}=${v}`);
@@ -103,9 +66,7 @@ const main = async (): Promise<number> => {
   );
   console.log(`  before the run: ${uptime()}`);
   log(`service logs in ${logDir}`);
-  const redis = createRedis(redisUrl);
-  await redis.flushdb();
-  await redis.quit();
+  await flushDb(redisUrl);
 
   const rx = await startReceiver();
   const apiPort = await freePort();
@@ -118,35 +79,15 @@ const main = async (): Promise<number> => {
   const admin = await kafkaAdmin(brokers, `${runId}-admin`);
   let code = 1;
   try {
-    const keyOut: string[] = [];
-    if ((await runKeys(loadConfig({ env }), ['create', '--scopes', 'enqueue,read', '--name', 'latency-bench'], { out: (l) => keyOut.push(l), err: () => {} })) !== 0)
-      throw new Error('could not create an API key');
-    const apiKey = (JSON.parse(keyOut.join('')) as { key: string }).key;
-    const apiSvc = startProcess('api', 'workers/api/main.ts', env, logDir);
-    svcs.push(apiSvc);
-    await waitUntil('howk-api /ready', 90_000, () => apiReady(api, agent), svcs);
-    const workerMetrics = await freePort();
-    const schedMetrics = await freePort();
-    const worker = startProcess('worker', 'workers/worker/main.ts', { ...env, HOWK_METRICS_PORT: String(workerMetrics) }, logDir);
-    const sched = startProcess('scheduler', 'workers/scheduler/main.ts', { ...env, HOWK_METRICS_PORT: String(schedMetrics) }, logDir);
-    const fwd = startProcess('forwarder', 'test/bench/busy-forwarder.ts', { FORWARD_PORT: String(await freePort()), FORWARD_CONNS: String(conns) }, logDir);
-    svcs.push(worker, sched, fwd);
-    for (const s of [worker, sched]) await waitUntil(`howk-${s.name} to start`, 90_000, () => s.lines.some((l) => l.includes(`"howk-${s.name} started"`)), svcs);
-    await waitUntil('the forwarder', 30_000, () => fwd.lines.some((l) => l.startsWith('forwarder listening')), svcs);
-    const fwdUrl = `http://127.0.0.1:${/listening (\d+)/.exec(fwd.lines.find((l) => l.startsWith('forwarder listening'))!)![1]}`;
+    const apiKey = await createApiKey(env, 'enqueue,read', 'latency-bench');
+    const stack = await startStack({ infra, env, api, agent, logDir, conns, svcs, metrics: true });
+    const { api: apiSvc, worker, scheduler: sched, forwarder: fwd, forwarderUrl: fwdUrl, procs } = stack;
+    const { worker: workerMetrics, scheduler: schedMetrics } = stack.metrics!;
     console.log(`  api: ${apiSvc.command}  (GET ${api}/metrics, read scope)`);
     console.log(`  worker: HOWK_METRICS_PORT=${workerMetrics} ${worker.command}`);
     console.log(`  scheduler: HOWK_METRICS_PORT=${schedMetrics} ${sched.command}`);
     console.log(`  forwarder: FORWARD_CONNS=${conns} ${fwd.command}`);
     const sources: MetricsSource[] = [{ url: `${api}/metrics`, apiKey }, { url: `http://127.0.0.1:${workerMetrics}/metrics` }, { url: `http://127.0.0.1:${schedMetrics}/metrics` }];
-    const procs = [
-      { name: 'howk-api', pid: apiSvc.child.pid },
-      { name: 'howk-worker', pid: worker.child.pid },
-      { name: 'howk-scheduler', pid: sched.child.pid },
-      { name: 'kafka broker', pid: pidListening(Number(brokers.split(',')[0]!.split(':')[1])) },
-      { name: 'redis-server', pid: pidListening(Number(new URL(redisBase).port || 6379)) },
-      { name: 'forwarder', pid: fwd.child.pid },
-    ];
     const routeOf =
       (variant: string) =>
       (c: number): Route => {
@@ -154,16 +95,15 @@ const main = async (): Promise<number> => {
         return { config: `lat-${cfg}`, endpoint: variant === 'one' ? `${rx.fast}/one` : `${rx.fast}/ep/${cfg}`, cls: 'main' };
       };
 
-    for (const [name, base] of [
-      ['howk', api],
-      ['ceiling', fwdUrl],
-    ] as const) {
-      if (!WARMUP) break;
-      const w = await enqueueAll(base, agent, apiKey, WARMUP, SHAPES.batch!, routeOf('many'), 0, performance.now() + 60_000);
-      await waitUntil(`${name} warm-up`, 90_000, () => arrivedCount(rx.arrivals, w.ids) >= w.ids.size, svcs);
-      log(`${name} warm-up: ${w.ids.size} delivered`);
-      rx.reset();
-    }
+    if (WARMUP)
+      await warmUp(
+        { agent, apiKey, shape: SHAPES.batch!, route: routeOf('many'), rx, svcs },
+        [
+          ['howk', api],
+          ['ceiling', fwdUrl],
+        ],
+        WARMUP,
+      );
 
     /** One phase against one target: the client's figures, and for Howk the stages of the phase. */
     const runPhase = async (target: string, title: string, shape: LoadShape, route: (c: number) => Route, count: number, rate: number, seconds: number) => {
@@ -230,24 +170,13 @@ const main = async (): Promise<number> => {
     console.log(`after the run: ${uptime()}`);
     code = 0;
   } catch (e) {
-    log(`error: ${(e as Error).stack ?? String(e)}`);
-    for (const s of svcs) log(`--- last lines of ${s.name} (${s.logFile}):\n${s.lines.slice(-15).join('\n')}`);
+    logFailure(e, svcs);
   } finally {
-    for (const s of [...svcs].reverse()) await stopProcess(s);
-    await agent.close().catch(() => {});
-    await rx.close();
-    if (process.env.BENCH_KEEP_TOPICS !== '1')
-      await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch((e) => log(`could not delete the run's topics: ${String(e)}`));
     await admin.disconnect().catch(() => {});
-    const r = createRedis(redisUrl);
-    await r.flushdb().catch(() => {});
-    await r.quit().catch(() => {});
+    await endRun({ svcs, agent, closeReceiver: rx.close, brokers, runId, topics, keepTopics: process.env.BENCH_KEEP_TOPICS === '1', flushRedisUrl: redisUrl });
   }
   return code;
 };
 
-setTimeout(() => {
-  log('hard deadline (30 min) passed; exiting');
-  process.exit(1);
-}, 1_800_000).unref();
+hardDeadline(1_800_000, '30 min');
 process.exit(await main());

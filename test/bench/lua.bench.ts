@@ -27,16 +27,12 @@ import { installTransformers, readFixture } from '../fixtures/transformers/insta
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver } from '../helpers/receiver';
+import { envPositiveInt } from './bench-env';
 
-const envInt = (name: string, def: number) => {
-  const n = Number(process.env[name] ?? def);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
-const RUNS = envInt('BENCH_SCRIPT_RUNS', 5000);
-const N = envInt('BENCH_INCOMING_N', 2000);
-const CONCURRENCY = envInt('BENCH_CONCURRENCY', 16);
-const REDIS_DB = envInt('BENCH_REDIS_DB', 39);
+const RUNS = envPositiveInt('BENCH_SCRIPT_RUNS', 5000);
+const N = envPositiveInt('BENCH_INCOMING_N', 2000);
+const CONCURRENCY = envPositiveInt('BENCH_CONCURRENCY', 16);
+const REDIS_DB = envPositiveInt('BENCH_REDIS_DB', 39);
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 const load = () =>
