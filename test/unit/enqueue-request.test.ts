@@ -2,19 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { ValidationError } from '../../core/errors/errors';
 import { parseBatchBody, parseEnqueueBody, type EnqueueLimits } from '../../core/domain/enqueue';
+import { validationError } from '../helpers/validation-error';
 
 const L: EnqueueLimits = loadConfig().api; // max_batch_size 100, max_endpoint_length 2048, max_headers 50, ...
 const EP = 'https://example.com/hooks/1';
-
-const validationError = (f: () => unknown): ValidationError => {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ValidationError);
-    return e as ValidationError;
-  }
-  throw new Error('expected a ValidationError, nothing was thrown');
-};
 
 /** The field and every issue path, to check that the error names the problem. */
 const named = (e: ValidationError): string[] => [e.field ?? '', ...e.issues.map((i) => i.path)];
