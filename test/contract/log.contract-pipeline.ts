@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BatchHandler, ConsumedBatch, ConsumedRecord, LogConsumer } from '../../core/ports/log';
+import { range, sleep, waitUntil } from '../helpers/poll';
 import type { LogHarness } from './log.contract';
 
 // Pipelined consumption (core/ports/log.ts, BatchHandler): a partition's next batch starts
@@ -8,17 +9,6 @@ import type { LogHarness } from './log.contract';
 // commit nothing. Run against every adapter with log.contract.ts.
 
 const TEST_TIMEOUT = 45_000;
-const WAIT = 20_000;
-
-const waitFor = async (what: string, cond: () => boolean, state: () => unknown = () => undefined, timeoutMs = WAIT): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; state: ${JSON.stringify(state())}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const offsets = (rs: ConsumedRecord[]) => rs.map((r) => Number(r.offset));
 
 type Gate = { open: () => void; fail: (e: Error) => void; promise: Promise<void> };
@@ -61,7 +51,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       const p = h.log.producer();
       await p.send(markers.map((m) => ({ topic: t, ...m })));
       await p.close();
-      await waitFor(
+      await waitUntil(
         'the markers',
         () => markers.every((m) => got.includes(m.value)),
         () => got,
@@ -69,6 +59,14 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       await sleep(300); // anything older would have come first
       return got;
     };
+
+    /** Waits until offset 9 reaches the handler in one of the calls from the `from`th on. */
+    const until9 = (calls: ConsumedBatch[], what: string, from = 0) =>
+      waitUntil(
+        what,
+        () => calls.slice(from).some((b) => b.records.some((r) => r.offset === '9')),
+        () => calls.map((b) => offsets(b.records)),
+      );
 
     /**
      * One partition: the first batch (offsets 0..4) blocks on `first`; 5..9 are appended once
@@ -86,7 +84,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         if (calls.length === 1) return first.promise;
         return onLater(b);
       });
-      await waitFor('the first batch', () => calls.length === 1);
+      await waitUntil('the first batch', () => calls.length === 1);
       expect(offsets(calls[0]!.records)).toEqual(range(0, 5));
       await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
       await p.close();
@@ -100,11 +98,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         const group = `${t}-g`;
         const { c, calls, first } = await twoBatches(t, group);
         // Offsets 5..9 reach the handler although the batch before them has not resolved.
-        await waitFor(
-          'offsets 5..9 while 0..4 still run',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9 while 0..4 still run', 1);
         await sleep(200); // the later batch has resolved by now
         const stopping = c.stop();
         await sleep(50);
@@ -123,11 +117,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         const t = h.topic('inorder');
         const group = `${t}-g`;
         const { c, calls, first } = await twoBatches(t, group);
-        await waitFor(
-          'offsets 5..9',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9', 1);
         first.open();
         await sleep(300);
         await c.stop();
@@ -142,22 +132,10 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         const t = h.topic('rewind');
         const group = `${t}-g`;
         const { c, calls, first } = await twoBatches(t, group);
-        await waitFor(
-          'offsets 5..9',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9', 1);
         const before = calls.length;
         first.fail(new Error('transient failure'));
-        await waitFor(
-          '0..9 again',
-          () =>
-            calls
-              .slice(before)
-              .flatMap((b) => b.records)
-              .some((r) => r.offset === '9'),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, '0..9 again', before);
         const again = calls.slice(before).flatMap((b) => offsets(b.records));
         // From the rejected batch's first record, every later record again, in order.
         expect(again).toEqual(range(0, 10));
@@ -176,11 +154,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         await sleep(700); // 5..9 are there to take: a consumer without the bound takes them by now
         expect(calls).toHaveLength(1);
         first.open();
-        await waitFor(
-          'offsets 5..9 once room opened',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9 once room opened', 1);
       },
       TEST_TIMEOUT,
     );
@@ -205,16 +179,10 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         if (opts.release) b.release?.();
         await first.promise;
       });
-      await waitFor('the first batch', () => calls.length === 1);
+      await waitUntil('the first batch', () => calls.length === 1);
       const append = (from: number, to: number) => p.send(range(from, to).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
       return { p, append, calls, first };
     };
-    const until9 = (calls: ConsumedBatch[], what: string) =>
-      waitFor(
-        what,
-        () => calls.some((b) => b.records.some((r) => r.offset === '9')),
-        () => calls.map((b) => offsets(b.records)),
-      );
 
     it(
       'with maxBatchesInFlight 1, fetches again only once the batch in flight settles, and then takes everything appended meanwhile',
@@ -276,7 +244,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
           await sleep(400);
           finished++;
         });
-        await waitFor('a batch in flight', () => started > 0);
+        await waitUntil('a batch in flight', () => started > 0);
         await c.stop();
         expect(finished).toBe(started);
         expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
@@ -300,7 +268,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
           aSeen.push(...b.records);
           await held.promise;
         });
-        await waitFor(
+        await waitUntil(
           'A holding both partitions',
           () => new Set(aSeen.map((r) => r.partition)).size === 2,
           () => aSeen.length,
@@ -313,12 +281,12 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         await b.run(async (batch) => {
           bSeen.push(...batch.records);
         });
-        await waitFor('B owning a partition', () => bSeen.length > 0);
+        await waitUntil('B owning a partition', () => bSeen.length > 0);
         const q = bSeen[0]!.partition;
         const qCount = aSeen.filter((r) => r.partition === q).length;
         // B moves q further than A's held batch reaches, and commits it.
         await p.send(range(0, 5).map((i) => ({ topic: t, key: keyOn(q), value: `b${i}` })));
-        await waitFor(
+        await waitUntil(
           "B past A's batch on q",
           () => bSeen.filter((r) => r.partition === q).length >= qCount + 5,
           () => offsets(bSeen),
