@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/ports/logger';
 import { runCredentials } from '../../workers/cli/credentials';
+import { deadLetterOf } from '../helpers/dead-letters';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
@@ -181,14 +182,7 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     expect((await put('b', 'tenant-b', `request.headers['Authorization'] = 'Bearer ' .. assert(crypto.decrypt_credential('b_token'))`)).status).toBe(200);
     const { id, s } = await deadOnceScripted('b', 'tenant-b', '/b-exfil');
     expect(s.dead_reason).toBe('credential_host_not_allowed');
-    const dl = await waitFor(
-      () =>
-        f
-          .records('deadletter')
-          .map((r) => JSON.parse(r.value!))
-          .find((d) => d.webhook_id === id),
-      { what: 'dead letter record' },
-    );
+    const dl = await waitFor(() => deadLetterOf(f, id), { what: 'dead letter record' });
     expect(dl.reason).toBe('credential not allowed for this destination: credential b_token may not be sent to 127.0.0.1');
     expect(rx.received.filter((r) => r.path.startsWith('/b-exfil') && r.headers.authorization !== undefined)).toHaveLength(0);
   });
