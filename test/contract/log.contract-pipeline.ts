@@ -69,10 +69,13 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       );
 
     /**
-     * One partition: the first batch (offsets 0..4) blocks on `first`; 5..9 are appended once
-     * it is running. Returns the calls seen (each call's records) and the gate.
+     * A topic of one partition, read by its own group: the first batch (offsets 0..4) blocks on
+     * `first`; 5..9 are appended once it is running. Returns the topic, the group, the consumer,
+     * the calls seen (each call's records) and the gate.
      */
-    const twoBatches = async (t: string, group: string, onLater: BatchHandler = async () => {}, maxUnresolved?: number) => {
+    const twoBatches = async (name: string, onLater: BatchHandler = async () => {}, maxUnresolved?: number) => {
+      const t = h.topic(name);
+      const group = `${t}-g`;
       await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
       const p = h.log.producer();
       await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
@@ -88,15 +91,13 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       expect(offsets(calls[0]!.records)).toEqual(range(0, 5));
       await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
       await p.close();
-      return { c, calls, first };
+      return { t, group, c, calls, first };
     };
 
     it(
       "starts a partition's next batch while the earlier one runs; the later one resolving first commits nothing",
       async () => {
-        const t = h.topic('pipe');
-        const group = `${t}-g`;
-        const { c, calls, first } = await twoBatches(t, group);
+        const { t, group, c, calls, first } = await twoBatches('pipe');
         // Offsets 5..9 reach the handler although the batch before them has not resolved.
         await until9(calls, 'offsets 5..9 while 0..4 still run', 1);
         await sleep(200); // the later batch has resolved by now
@@ -114,9 +115,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       'commits a later batch that resolved first once the earlier one resolves',
       async () => {
-        const t = h.topic('inorder');
-        const group = `${t}-g`;
-        const { c, calls, first } = await twoBatches(t, group);
+        const { t, group, c, calls, first } = await twoBatches('inorder');
         await until9(calls, 'offsets 5..9', 1);
         first.open();
         await sleep(300);
@@ -129,9 +128,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       "rewinds a partition to a rejected batch's first offset: later batches already handled come again, then commit",
       async () => {
-        const t = h.topic('rewind');
-        const group = `${t}-g`;
-        const { c, calls, first } = await twoBatches(t, group);
+        const { t, group, c, calls, first } = await twoBatches('rewind');
         await until9(calls, 'offsets 5..9', 1);
         const before = calls.length;
         first.fail(new Error('transient failure'));
@@ -149,8 +146,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       'takes no new batch while maxUnresolved records are in flight',
       async () => {
-        const t = h.topic('bound');
-        const { calls, first } = await twoBatches(t, `${t}-g`, async () => {}, 1);
+        const { calls, first } = await twoBatches('bound', async () => {}, 1);
         await sleep(700); // 5..9 are there to take: a consumer without the bound takes them by now
         expect(calls).toHaveLength(1);
         first.open();
