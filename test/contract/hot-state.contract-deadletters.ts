@@ -2,23 +2,10 @@ import { expect, it } from 'vitest';
 import { webhookId } from '../../core/domain/ids';
 import type { DeadLetterStore } from '../../core/ports/hot-state';
 import type { DeadLetterEntry } from '../../core/ports/recovery';
+import { pageAll, webhookIds } from '../helpers/paging';
 import { elapse, roleContract, withHarness, type MakeHotState } from './hot-state.fixtures';
 
 // DeadLetterStore: the latest dead letter per webhook, listed per config (and reason) oldest first.
-
-const pageAll = async <T>(fetch: (cursor?: string) => Promise<{ items: T[]; next: string | null }>) => {
-  const pages: T[][] = [];
-  let cursor: string | undefined;
-  for (let i = 0; i < 200; i++) {
-    const p = await fetch(cursor);
-    pages.push(p.items);
-    if (p.next === null) return pages;
-    cursor = p.next;
-  }
-  throw new Error('listing never ended');
-};
-
-const ids = (n: number) => Array.from({ length: n }, () => webhookId());
 
 const dl = (id: string, deadAtMs: number, reasonType = 'exhausted', configId = 'cfg_contract'): DeadLetterEntry => ({
   webhookId: id,
@@ -33,7 +20,7 @@ export const deadLettersContract = (name: string, make: MakeHotState<DeadLetterS
     it('lists a config oldest first from `since`, paging with cursors', async () => {
       const { state, clock } = ctx.h();
       const t = clock.now();
-      const all = ids(7);
+      const all = webhookIds(7);
       await state.putDeadLetters(all.map((id, i) => dl(id, t - 10_000 + i * 1000)));
       await state.putDeadLetters([dl(webhookId(), t, 'exhausted', 'other')]);
       const pages = await pageAll((cursor) => state.listDeadLetters({ configId: 'cfg_contract', limit: 3, ...(cursor ? { cursor } : {}) }));
@@ -46,7 +33,7 @@ export const deadLettersContract = (name: string, make: MakeHotState<DeadLetterS
     it('keeps the latest dead letter of a webhook: a redelivered older one is ignored, a later death moves it', async () => {
       const { state, clock } = ctx.h();
       const t = clock.now();
-      const [a, b] = ids(2) as [string, string];
+      const [a, b] = webhookIds(2) as [string, string];
       await state.putDeadLetters([dl(a, t - 5000, 'unrecoverable'), dl(b, t - 4000)]);
       await state.putDeadLetters([dl(a, t - 6000, 'exhausted')]);
       expect(JSON.parse((await state.getDeadLetter(a))!).reason_type).toBe('unrecoverable');
@@ -61,7 +48,7 @@ export const deadLettersContract = (name: string, make: MakeHotState<DeadLetterS
 
     it('forgets dead letters after deadletter_ttl', async () => {
       await withHarness(ctx, { ttls: { deadletter_ttl: 300 } }, async ({ state, clock }) => {
-        const [a] = ids(1) as [string];
+        const [a] = webhookIds(1) as [string];
         await state.putDeadLetters([dl(a, clock.now())]);
         expect(await state.getDeadLetter(a)).not.toBeNull();
         await elapse(clock, 450);

@@ -2,25 +2,12 @@ import { expect, it } from 'vitest';
 import { webhookId } from '../../core/domain/ids';
 import type { WebhookStatus } from '../../core/domain/status';
 import type { HotWriter, WebhookListing } from '../../core/ports/hot-state';
+import { pageAll, webhookIds } from '../helpers/paging';
 import { ns, roleContract, statusOf, type MakeHotState } from './hot-state.fixtures';
 
 // WebhookListing: pages of a config's webhooks, whose indexes follow every status write.
 
 const T = 1_750_000_000_000;
-
-const pageAll = async <T>(fetch: (cursor?: string) => Promise<{ items: T[]; next: string | null }>) => {
-  const pages: T[][] = [];
-  let cursor: string | undefined;
-  for (let i = 0; i < 200; i++) {
-    const p = await fetch(cursor);
-    pages.push(p.items);
-    if (p.next === null) return pages;
-    cursor = p.next;
-  }
-  throw new Error('listing never ended');
-};
-
-const ids = (n: number) => Array.from({ length: n }, () => webhookId());
 
 const write = (state: HotWriter, statuses: WebhookStatus[]) => state.apply({ statuses: statuses.map((status) => ({ status })) });
 
@@ -28,7 +15,7 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
   roleContract('webhook listing', name, make, (ctx) => {
     it('pages a config newest first, each webhook exactly once, ending with a null cursor', async () => {
       const { state } = ctx.h();
-      const all = ids(23);
+      const all = webhookIds(23);
       await write(
         state,
         all.map((id, i) => statusOf(id, ns(T, i))),
@@ -43,7 +30,7 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
       const { state } = ctx.h();
       await write(
         state,
-        ids(10).map((id) => statusOf(id, ns(T))),
+        webhookIds(10).map((id) => statusOf(id, ns(T))),
       );
       const pages = await pageAll((cursor) => state.listWebhooks({ configId: 'cfg_contract', limit: 5, ...(cursor ? { cursor } : {}) }));
       expect(pages.flat()).toHaveLength(10);
@@ -52,7 +39,7 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
 
     it('filters by state as it is now, following every status change', async () => {
       const { state } = ctx.h();
-      const [a, b, c] = ids(3) as [string, string, string];
+      const [a, b, c] = webhookIds(3) as [string, string, string];
       await write(state, [statusOf(a, ns(T, 1), { state: 'pending' }), statusOf(b, ns(T, 1), { state: 'pending' }), statusOf(c, ns(T, 1), { state: 'pending' })]);
       await write(state, [statusOf(a, ns(T, 2), { state: 'retrying' }), statusOf(b, ns(T, 2), { state: 'delivered' })]);
       // A stale write changes nothing, listing included.
@@ -66,7 +53,7 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
 
     it('follows a patch of a held webhook that does not name its config', async () => {
       const { state } = ctx.h();
-      const [a] = ids(1) as [string];
+      const [a] = webhookIds(1) as [string];
       await write(state, [statusOf(a, ns(T, 1), { state: 'pending' })]);
       await state.apply({ statuses: [{ status: { webhook_id: a, updated_at_ns: ns(T, 2), state: 'retrying', held: 'circuit_open' }, patch: true }] });
       const got = await state.listWebhooks({ configId: 'cfg_contract', state: 'retrying', limit: 5 });
@@ -76,7 +63,7 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
 
     it('filters by endpoint, and by endpoint and state together', async () => {
       const { state } = ctx.h();
-      const all = ids(12);
+      const all = webhookIds(12);
       await write(
         state,
         all.map((id, i) => statusOf(id, ns(T, i), { endpoint_hash: i % 3 === 0 ? 'e0' : 'e1', state: i % 2 === 0 ? 'delivered' : 'retrying' })),
@@ -89,7 +76,7 @@ export const listingContract = (name: string, make: MakeHotState<HotWriter & Web
 
     it('one batch spanning configs and endpoints lists each webhook under its own config, endpoint and state', async () => {
       const { state } = ctx.h();
-      const all = ids(12);
+      const all = webhookIds(12);
       const cfg = (i: number) => `cfg_mix_${i % 3}`;
       const ep = (i: number) => (i % 2 ? 'e1' : 'e0');
       const at = (i: number, seq: number, st: WebhookStatus['state']) => statusOf(all[i]!, ns(T, seq), { config_id: cfg(i), endpoint_hash: ep(i), state: st });

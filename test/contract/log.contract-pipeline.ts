@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BatchHandler, ConsumedBatch, ConsumedRecord, LogConsumer } from '../../core/ports/log';
+import { range, sleep, waitUntil } from '../helpers/poll';
 import type { LogHarness } from './log.contract';
 
 // Pipelined consumption (core/ports/log.ts, BatchHandler): a partition's next batch starts
@@ -8,17 +9,6 @@ import type { LogHarness } from './log.contract';
 // commit nothing. Run against every adapter with log.contract.ts.
 
 const TEST_TIMEOUT = 45_000;
-const WAIT = 20_000;
-
-const waitFor = async (what: string, cond: () => boolean, state: () => unknown = () => undefined, timeoutMs = WAIT): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; state: ${JSON.stringify(state())}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const offsets = (rs: ConsumedRecord[]) => rs.map((r) => Number(r.offset));
 
 type Gate = { open: () => void; fail: (e: Error) => void; promise: Promise<void> };
@@ -61,7 +51,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       const p = h.log.producer();
       await p.send(markers.map((m) => ({ topic: t, ...m })));
       await p.close();
-      await waitFor(
+      await waitUntil(
         'the markers',
         () => markers.every((m) => got.includes(m.value)),
         () => got,
@@ -70,11 +60,22 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
       return got;
     };
 
+    /** Waits until offset 9 reaches the handler in one of the calls from the `from`th on. */
+    const until9 = (calls: ConsumedBatch[], what: string, from = 0) =>
+      waitUntil(
+        what,
+        () => calls.slice(from).some((b) => b.records.some((r) => r.offset === '9')),
+        () => calls.map((b) => offsets(b.records)),
+      );
+
     /**
-     * One partition: the first batch (offsets 0..4) blocks on `first`; 5..9 are appended once
-     * it is running. Returns the calls seen (each call's records) and the gate.
+     * A topic of one partition, read by its own group: the first batch (offsets 0..4) blocks on
+     * `first`; 5..9 are appended once it is running. Returns the topic, the group, the consumer,
+     * the calls seen (each call's records) and the gate.
      */
-    const twoBatches = async (t: string, group: string, onLater: BatchHandler = async () => {}, maxUnresolved?: number) => {
+    const twoBatches = async (name: string, onLater: BatchHandler = async () => {}, maxUnresolved?: number) => {
+      const t = h.topic(name);
+      const group = `${t}-g`;
       await h.log.admin.ensureTopics([{ name: t, partitions: 1 }]);
       const p = h.log.producer();
       await p.send(range(0, 5).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
@@ -86,25 +87,19 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         if (calls.length === 1) return first.promise;
         return onLater(b);
       });
-      await waitFor('the first batch', () => calls.length === 1);
+      await waitUntil('the first batch', () => calls.length === 1);
       expect(offsets(calls[0]!.records)).toEqual(range(0, 5));
       await p.send(range(5, 10).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
       await p.close();
-      return { c, calls, first };
+      return { t, group, c, calls, first };
     };
 
     it(
       "starts a partition's next batch while the earlier one runs; the later one resolving first commits nothing",
       async () => {
-        const t = h.topic('pipe');
-        const group = `${t}-g`;
-        const { c, calls, first } = await twoBatches(t, group);
+        const { t, group, c, calls, first } = await twoBatches('pipe');
         // Offsets 5..9 reach the handler although the batch before them has not resolved.
-        await waitFor(
-          'offsets 5..9 while 0..4 still run',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9 while 0..4 still run', 1);
         await sleep(200); // the later batch has resolved by now
         const stopping = c.stop();
         await sleep(50);
@@ -120,14 +115,8 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       'commits a later batch that resolved first once the earlier one resolves',
       async () => {
-        const t = h.topic('inorder');
-        const group = `${t}-g`;
-        const { c, calls, first } = await twoBatches(t, group);
-        await waitFor(
-          'offsets 5..9',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        const { t, group, c, calls, first } = await twoBatches('inorder');
+        await until9(calls, 'offsets 5..9', 1);
         first.open();
         await sleep(300);
         await c.stop();
@@ -139,25 +128,11 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       "rewinds a partition to a rejected batch's first offset: later batches already handled come again, then commit",
       async () => {
-        const t = h.topic('rewind');
-        const group = `${t}-g`;
-        const { c, calls, first } = await twoBatches(t, group);
-        await waitFor(
-          'offsets 5..9',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        const { t, group, c, calls, first } = await twoBatches('rewind');
+        await until9(calls, 'offsets 5..9', 1);
         const before = calls.length;
         first.fail(new Error('transient failure'));
-        await waitFor(
-          '0..9 again',
-          () =>
-            calls
-              .slice(before)
-              .flatMap((b) => b.records)
-              .some((r) => r.offset === '9'),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, '0..9 again', before);
         const again = calls.slice(before).flatMap((b) => offsets(b.records));
         // From the rejected batch's first record, every later record again, in order.
         expect(again).toEqual(range(0, 10));
@@ -171,16 +146,11 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
     it(
       'takes no new batch while maxUnresolved records are in flight',
       async () => {
-        const t = h.topic('bound');
-        const { calls, first } = await twoBatches(t, `${t}-g`, async () => {}, 1);
+        const { calls, first } = await twoBatches('bound', async () => {}, 1);
         await sleep(700); // 5..9 are there to take: a consumer without the bound takes them by now
         expect(calls).toHaveLength(1);
         first.open();
-        await waitFor(
-          'offsets 5..9 once room opened',
-          () => calls.slice(1).some((b) => b.records.some((r) => r.offset === '9')),
-          () => calls.map((b) => offsets(b.records)),
-        );
+        await until9(calls, 'offsets 5..9 once room opened', 1);
       },
       TEST_TIMEOUT,
     );
@@ -205,16 +175,10 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         if (opts.release) b.release?.();
         await first.promise;
       });
-      await waitFor('the first batch', () => calls.length === 1);
+      await waitUntil('the first batch', () => calls.length === 1);
       const append = (from: number, to: number) => p.send(range(from, to).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
       return { p, append, calls, first };
     };
-    const until9 = (calls: ConsumedBatch[], what: string) =>
-      waitFor(
-        what,
-        () => calls.some((b) => b.records.some((r) => r.offset === '9')),
-        () => calls.map((b) => offsets(b.records)),
-      );
 
     it(
       'with maxBatchesInFlight 1, fetches again only once the batch in flight settles, and then takes everything appended meanwhile',
@@ -276,7 +240,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
           await sleep(400);
           finished++;
         });
-        await waitFor('a batch in flight', () => started > 0);
+        await waitUntil('a batch in flight', () => started > 0);
         await c.stop();
         expect(finished).toBe(started);
         expect(await readAfter(group, t, [{ key: 'k', value: 'marker' }])).toEqual(['marker']);
@@ -300,7 +264,7 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
           aSeen.push(...b.records);
           await held.promise;
         });
-        await waitFor(
+        await waitUntil(
           'A holding both partitions',
           () => new Set(aSeen.map((r) => r.partition)).size === 2,
           () => aSeen.length,
@@ -313,12 +277,12 @@ export const logPipelineContract = (name: string, make: () => Promise<LogHarness
         await b.run(async (batch) => {
           bSeen.push(...batch.records);
         });
-        await waitFor('B owning a partition', () => bSeen.length > 0);
+        await waitUntil('B owning a partition', () => bSeen.length > 0);
         const q = bSeen[0]!.partition;
         const qCount = aSeen.filter((r) => r.partition === q).length;
         // B moves q further than A's held batch reaches, and commits it.
         await p.send(range(0, 5).map((i) => ({ topic: t, key: keyOn(q), value: `b${i}` })));
-        await waitFor(
+        await waitUntil(
           "B past A's batch on q",
           () => bSeen.filter((r) => r.partition === q).length >= qCount + 5,
           () => offsets(bSeen),

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConsumedBatch, ConsumedRecord, Log, LogConsumer, LogRecord } from '../../core/ports/log';
+import { range, sleep, waitUntil } from '../helpers/poll';
 
 // The observable semantics of the Log port (core/ports/log.ts), run against every adapter:
 // memory (log.memory.test.ts) and Kafka (log.kafka.test.ts). Each test uses its own
@@ -14,17 +15,6 @@ export type LogHarness = {
 
 const TEST_TIMEOUT = 30_000;
 const WAIT = 20_000;
-
-const waitFor = async (what: string, cond: () => boolean, state: () => unknown = () => undefined, timeoutMs = WAIT): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; state: ${JSON.stringify(state())}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const big = (offset: string) => BigInt(offset);
 
 export const logContract = (name: string, make: () => Promise<LogHarness>): void => {
@@ -66,7 +56,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
           batches.push(b);
           got.push(...b.records);
         });
-        await waitFor(
+        await waitUntil(
           '120 records',
           () => got.length >= 120,
           () => got.length,
@@ -120,13 +110,13 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
           }
           for (const r of b.records) if (big(r.offset) > lastResolved) lastResolved = big(r.offset);
         });
-        await waitFor(
+        await waitUntil(
           'consumer 1 to resolve offsets 0..9',
           () => lastResolved === 9n,
           () => String(lastResolved),
         );
         await p.send(range(10, 20).map((i) => ({ topic: t, key: 'k', value: `v${i}` })));
-        await waitFor('consumer 1 to be inside the second batch', () => inFlight !== undefined);
+        await waitUntil('consumer 1 to be inside the second batch', () => inFlight !== undefined);
         expect(big(inFlight![0]!.offset)).toBe(10n);
 
         const stopping = c1.stop();
@@ -138,7 +128,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
         await consumer(group, [t]).run(async (b) => {
           seen.push(...b.records);
         });
-        await waitFor(
+        await waitUntil(
           'consumer 2 to reach offset 19',
           () => seen.some((r) => r.offset === '19'),
           () => seen.map((r) => r.offset),
@@ -164,7 +154,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
           calls.push(b.records.map((r) => `${r.offset}:${r.value}`));
           if (calls.length === 1) throw new Error('transient failure');
         });
-        await waitFor(
+        await waitUntil(
           'a redelivery covering every record',
           () => calls.slice(1).flat().includes('4:v4'),
           () => calls,
@@ -197,7 +187,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
           await c.run(async (b) => {
             got.push(...b.records.map((r) => r.value ?? '<null>'));
           });
-          await waitFor(
+          await waitUntil(
             `${groupId} to read ${n} records`,
             () => got.length >= n,
             () => got,
@@ -213,7 +203,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
 
         // Group a's position is its own: a new member of a sees only what came later.
         await p.send([{ topic: t, key: 'key-late', value: 'late' }]);
-        await waitFor(
+        await waitUntil(
           'group b to see the late record',
           () => b.got.includes('late'),
           () => b.got,
@@ -247,7 +237,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
         await consumer(`${t}-g`, [t, plain]).run(async (b) => {
           got.push(...b.records);
         });
-        await waitFor(
+        await waitUntil(
           '5 records',
           () => got.length >= 5,
           () => got,
@@ -295,7 +285,7 @@ export const logContract = (name: string, make: () => Promise<LogHarness>): void
         await consumer(`${t1}-g`, [t1, t2]).run(async (b) => {
           got.push(...b.records);
         });
-        await waitFor(
+        await waitUntil(
           '41 records',
           () => got.length >= 41,
           () => got.length,

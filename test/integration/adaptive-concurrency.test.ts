@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { endpointHash } from '../../core/domain/ids';
 import type { ConcurrencyView } from '../../core/ports/guards';
 import { waitFor } from '../helpers/env';
-import { startTestFleet, type TestFleet } from '../helpers/fleet';
-import { startReceiver, type Receiver } from '../helpers/receiver';
+import type { TestFleet } from '../helpers/fleet';
+import { startFleetAndReceiver, type Cleanups } from '../helpers/fleet-receiver';
+import type { Receiver } from '../helpers/receiver';
 
 // The adaptive per-endpoint limit and the lane rule on real Kafka + Redis with a running
 // worker: a busy endpoint is not a slow endpoint (never diverted), a slow one is (and still
@@ -12,7 +13,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 const ids = (rx: Receiver) => new Set(rx.received.map((r) => String(r.headers['webhook-id'])));
 
 describe('adaptive concurrency (kafka + redis)', () => {
-  const cleanups: (() => Promise<void>)[] = [];
+  const cleanups: Cleanups = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
@@ -28,12 +29,7 @@ describe('adaptive concurrency (kafka + redis)', () => {
     ((await (await fetch(`${f.baseUrl}/endpoints/${hash}`)).json()) as { concurrency: ConcurrencyView }).concurrency;
 
   it('delivers 5,000 webhooks to one fast endpoint with none diverted to the slow lane', async () => {
-    const rx = await startReceiver(() => ({ status: 200 }));
-    const f = await startTestFleet('kafka');
-    cleanups.push(
-      () => rx.close(),
-      () => f.stop(),
-    );
+    const { rx, f } = await startFleetAndReceiver(cleanups, () => ({ status: 200 }));
     const endpoint = rx.url('/busy');
     await enqueue(f, endpoint, 50, 100, 'busy');
     await waitFor(() => ids(rx).size >= 5000, { timeoutMs: 120_000, intervalMs: 200, what: '5,000 deliveries' });
@@ -45,12 +41,9 @@ describe('adaptive concurrency (kafka + redis)', () => {
   });
 
   it('diverts an endpoint answering after 500 ms (slow_threshold 200 ms) and still delivers every webhook', async () => {
-    const rx = await startReceiver(() => ({ status: 200, delayMs: 500 }));
-    const f = await startTestFleet('kafka', { overrides: { 'concurrency.slow_threshold': 200, 'concurrency.max_inflight_per_endpoint': 4 } });
-    cleanups.push(
-      () => rx.close(),
-      () => f.stop(),
-    );
+    const { rx, f } = await startFleetAndReceiver(cleanups, () => ({ status: 200, delayMs: 500 }), {
+      overrides: { 'concurrency.slow_threshold': 200, 'concurrency.max_inflight_per_endpoint': 4 },
+    });
     const endpoint = rx.url('/slow');
     await enqueue(f, endpoint, 20, 10, 'slow');
     await waitFor(() => ids(rx).size >= 200, { timeoutMs: 90_000, intervalMs: 200, what: 'all 200 deliveries' });
@@ -64,12 +57,7 @@ describe('adaptive concurrency (kafka + redis)', () => {
 
   it('lowers the limit of an endpoint whose latency rises, visible in GET /endpoints/:hash', async () => {
     let delayMs = 0;
-    const rx = await startReceiver(() => ({ status: 200, delayMs }));
-    const f = await startTestFleet('kafka');
-    cleanups.push(
-      () => rx.close(),
-      () => f.stop(),
-    );
+    const { rx, f } = await startFleetAndReceiver(cleanups, () => ({ status: 200, delayMs }));
     const endpoint = rx.url('/rising');
     const hash = await endpointHash(endpoint);
     await enqueue(f, endpoint, 30, 10, 'fast');

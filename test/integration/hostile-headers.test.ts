@@ -3,6 +3,7 @@ import { endpointHash, webhookId } from '../../core/domain/ids';
 import { iso } from '../../core/domain/time';
 import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
 import { createSecretBox } from '../../core/signing/secret-box';
+import { deadLetterRecords } from '../helpers/dead-letters';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, TEST_SECRETS_KEY, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
@@ -44,11 +45,13 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
   });
 
   const endpointView = async (endpoint: string) => (await (await fetch(`${f.baseUrl}/endpoints/${await endpointHash(endpoint)}`)).json()) as any;
-  const deadLetters = (configPrefix: string) =>
-    f
-      .records('deadletter')
-      .map((r) => JSON.parse(r.value!))
-      .filter((d) => String(d.config_id).startsWith(configPrefix));
+  const deadLetters = (configPrefix: string) => deadLetterRecords(f).filter((d) => String(d.config_id).startsWith(configPrefix));
+  /** However many hostile webhooks went to `endpoint`, its circuit is closed and never opened. */
+  const expectCircuitNeverOpened = async (endpoint: string) => {
+    const v = await endpointView(endpoint);
+    expect(v.circuit.state).toBe('CLOSED');
+    expect(v.circuit.opened_count ?? 0).toBe(0);
+  };
 
   /** Records as an older api (or any other producer) left them on the pending topic, bypassing enqueue's checks. */
   const produceRaw = async (configPrefix: string, endpoint: string, n: number, shape: (i: number) => Partial<Webhook>) => {
@@ -93,9 +96,7 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
     expect(dls.find((d) => d.webhook.headers.Expect)?.last_error).toMatch(/^invalid_request: header Expect: /);
     // None of them was sent, and none was tried twice: nothing about them can improve.
     expect(rx.received.filter((r) => r.body.toString().includes('"bad"'))).toHaveLength(0);
-    const v = await endpointView(endpoint);
-    expect(v.circuit.state).toBe('CLOSED');
-    expect(v.circuit.opened_count ?? 0).toBe(0);
+    await expectCircuitNeverOpened(endpoint);
   }, 240_000);
 
   it('a delivery script that returns such headers: the good tenant is delivered, the circuit stays closed, Expect is dropped and a € fails the script', async () => {
@@ -118,9 +119,7 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
     const dls = await waitFor(() => (deadLetters('sb:').length >= 500 ? deadLetters('sb:') : undefined), { timeoutMs: 90_000, what: '500 dead letters' });
     expect(new Set(dls.map((d) => d.reason_type))).toEqual(new Set(['script_runtime_error']));
     expect(dls[0].reason).toMatch(/x-price: .*not one byte/i);
-    const v = await endpointView(endpoint);
-    expect(v.circuit.state).toBe('CLOSED');
-    expect(v.circuit.opened_count ?? 0).toBe(0);
+    await expectCircuitNeverOpened(endpoint);
   }, 240_000);
 
   it('stored signing secrets that cannot sign (whsec_!!!!, whsec_AA) dead-letter as invalid_secret without opening the circuit for others', async () => {
@@ -139,9 +138,7 @@ describe('hostile headers and signing secrets (kafka + redis)', () => {
     expect(told).not.toContain('whsec_!!!!');
     expect(told).not.toContain('whsec_AA');
     expect(rx.received.filter((r) => r.body.toString().includes('"bad"'))).toHaveLength(0);
-    const v = await endpointView(endpoint);
-    expect(v.circuit.state).toBe('CLOSED');
-    expect(v.circuit.opened_count ?? 0).toBe(0);
+    await expectCircuitNeverOpened(endpoint);
   }, 240_000);
 
   describe('the API refuses them (400 naming the field, nothing enqueued)', () => {

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic } from '../helpers/basic-auth';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
@@ -10,7 +11,6 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // past the per-client limit they get 429 with Retry-After before any bcrypt work, at most
 // a few bcrypt checks run at once, and /health keeps answering meanwhile.
 
-const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
 const HEALTH_DEADLINE_MS = 10_000;
 
 describe('/incoming brute force (kafka)', () => {

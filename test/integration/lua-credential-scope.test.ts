@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/ports/logger';
 import { runCredentials } from '../../workers/cli/credentials';
+import { deadLetterOf } from '../helpers/dead-letters';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
-import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startReceiver, type Received, type Receiver } from '../helpers/receiver';
 import { useRedisDb } from '../helpers/redis-db';
 
 // Hostile tenants with ordinary API keys against Lua credentials, on real Kafka + Redis (a db of its own)
@@ -122,6 +123,23 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
     );
   };
 
+  /**
+   * Enqueues to the receiver until a delivery shows the stored script ran (`scripted`): the
+   * script reaches the worker through howk.scripts, and deliveries before that are unscripted.
+   */
+  const deliveredOnceScripted = (key: string, config: string, prefix: string, scripted: (r: Received) => boolean, what: string, payload: (n: number) => unknown = () => ({})) => {
+    let n = 0;
+    return waitFor(
+      async () => {
+        const path = `${prefix}-${++n}`;
+        await enqueue(key, config, { endpoint: rx.url(path), payload: payload(n) });
+        const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
+        return scripted(r) ? r : undefined;
+      },
+      { what, intervalMs: 200 },
+    );
+  };
+
   it("the script test route: only on the key's own configs, and another namespace's credential is nil, err", async () => {
     const script = `
       local v, err = crypto.decrypt_credential('b_token')
@@ -149,15 +167,13 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
       ).status,
     ).toBe(200);
     // The script reaches the worker through howk.scripts: retry until a delivery carries it.
-    let n = 0;
-    const got = await waitFor(
-      async () => {
-        const path = `/a-steal-${++n}`;
-        await enqueue('a', 'tenant-a', { endpoint: rx.url(path), payload: { n } });
-        const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
-        return r.headers['x-stolen'] ? r : undefined;
-      },
-      { what: 'a delivery with the script applied', intervalMs: 200 },
+    const got = await deliveredOnceScripted(
+      'a',
+      'tenant-a',
+      '/a-steal',
+      (r) => Boolean(r.headers['x-stolen']),
+      'a delivery with the script applied',
+      (n) => ({ n }),
     );
     expect(got.headers['x-stolen']).toBe('refused: credential b_token is not available to namespace tenant-a');
     expect(JSON.parse(got.body.toString())).toEqual({ stolen: null });
@@ -166,29 +182,13 @@ describe('Lua credentials against config-bound keys (kafka)', () => {
   it('a credential is sent to its own hosts, and a request to any other host is dead-lettered unsent', async () => {
     // tenant-a's credential may go to 127.0.0.1: delivered.
     expect((await put('a', 'tenant-a', `request.headers['Authorization'] = 'Bearer ' .. assert(crypto.decrypt_credential('a_token'))`)).status).toBe(200);
-    let n = 0;
-    const ok = await waitFor(
-      async () => {
-        const path = `/a-own-${++n}`;
-        await enqueue('a', 'tenant-a', { endpoint: rx.url(path), payload: {} });
-        const r = await waitFor(() => rx.received.find((x) => x.path === path), { what: path });
-        return r.headers.authorization ? r : undefined;
-      },
-      { what: 'a delivery with the new script', intervalMs: 200 },
-    );
+    const ok = await deliveredOnceScripted('a', 'tenant-a', '/a-own', (r) => Boolean(r.headers.authorization), 'a delivery with the new script');
     expect(ok.headers.authorization).toBe(`Bearer ${A_SECRET}`);
     // tenant-b's may only go to api.partner.invalid: its own key cannot point it at 127.0.0.1.
     expect((await put('b', 'tenant-b', `request.headers['Authorization'] = 'Bearer ' .. assert(crypto.decrypt_credential('b_token'))`)).status).toBe(200);
     const { id, s } = await deadOnceScripted('b', 'tenant-b', '/b-exfil');
     expect(s.dead_reason).toBe('credential_host_not_allowed');
-    const dl = await waitFor(
-      () =>
-        f
-          .records('deadletter')
-          .map((r) => JSON.parse(r.value!))
-          .find((d) => d.webhook_id === id),
-      { what: 'dead letter record' },
-    );
+    const dl = await waitFor(() => deadLetterOf(f, id), { what: 'dead letter record' });
     expect(dl.reason).toBe('credential not allowed for this destination: credential b_token may not be sent to 127.0.0.1');
     expect(rx.received.filter((r) => r.path.startsWith('/b-exfil') && r.headers.authorization !== undefined)).toHaveLength(0);
   });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/ports/logger';
+import { deadLetterOf, deadLetterRecords } from '../helpers/dead-letters';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { redisLeaks, topicLeaks } from '../helpers/leak-scan';
@@ -110,7 +111,7 @@ describe('delivery-time secret injection (kafka)', () => {
     const unset = await incoming('unset', { order: 4, deliver_to: rx.url('/unset') });
     const dead = await waitFor(
       () => {
-        const ds = f.records('deadletter').map((r) => JSON.parse(r.value!));
+        const ds = deadLetterRecords(f);
         const a = ds.find((d) => d.webhook_id === leaky);
         const b = ds.find((d) => d.webhook_id === unset);
         return a && b ? { a, b } : undefined;
@@ -131,14 +132,7 @@ describe('delivery-time secret injection (kafka)', () => {
 
   it('dead-letters a secret bound to other hosts (secret_host_not_allowed), sending nothing', async () => {
     const id = await incoming('narrow', { order: 6, deliver_to: rx.url('/narrow') });
-    const d = await waitFor(
-      () =>
-        f
-          .records('deadletter')
-          .map((r) => JSON.parse(r.value!))
-          .find((x) => x.webhook_id === id),
-      { what: 'narrow dead letter' },
-    );
+    const d = await waitFor(() => deadLetterOf(f, id), { what: 'narrow dead letter' });
     expect(d).toMatchObject({
       reason_type: 'secret_host_not_allowed',
       reason: 'secret template not resolved: ${HOWK_IT_NARROW} may not be sent to 127.0.0.1 (not in lua.secret_env_hosts.HOWK_IT_NARROW)',

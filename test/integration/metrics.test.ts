@@ -1,10 +1,10 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistograms, type Histogram } from '../../core/metrics/histogram';
-import { createRedis } from '../../workers/redis/client';
-import { requireEnv, waitFor } from '../helpers/env';
+import { waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
-import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
+import { emptyOwnDb } from '../helpers/own-db';
+import { useRedisDb } from '../helpers/redis-db';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Delivery stage metrics on real Kafka + Redis: the api and the worker are separate fleets (as
@@ -34,9 +34,7 @@ describe('delivery stage metrics (real Kafka + Redis)', () => {
   let enqueueKey: string;
 
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb(), commandTimeoutMs: 2000 });
-    await flushOwnDb(redis, redisDb());
-    redis.disconnect();
+    await emptyOwnDb(redisDb());
     rx = await startReceiver();
     const config = testConfig('kafka', { 'api.auth.enabled': true });
     api = await startTestFleet('kafka', { config, redisDb: redisDb(), roles: { api: true, worker: false, scheduler: false } });

@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { endpointHash } from '../../core/domain/ids';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
+import { startFleetAndReceiver, type Cleanups } from '../helpers/fleet-receiver';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Protection (docs/ARCHITECTURE.md) on real Kafka + Redis: a slow neighbour does not slow the
@@ -11,7 +12,7 @@ const latencies = (rx: Receiver, sentAt: Map<string, number>) => rx.received.map
 const p99 = (xs: number[]) => xs[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
 
 describe('protection (kafka + redis)', () => {
-  const cleanups: (() => Promise<void>)[] = [];
+  const cleanups: Cleanups = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0)) await c();
   });
@@ -62,12 +63,9 @@ describe('protection (kafka + redis)', () => {
   });
 
   it("domain limit: two endpoints on one host never exceed the host's in-flight limit together", async () => {
-    const rx = await startReceiver(() => ({ status: 200, delayMs: 100 }));
-    const f = await startTestFleet('kafka', { overrides: { 'concurrency.domain_overrides': { '127.0.0.1': 3 }, 'concurrency.slow_lane_rate': 200 } });
-    cleanups.push(
-      () => f.stop(),
-      () => rx.close(),
-    );
+    const { rx, f } = await startFleetAndReceiver(cleanups, () => ({ status: 200, delayMs: 100 }), {
+      overrides: { 'concurrency.domain_overrides': { '127.0.0.1': 3 }, 'concurrency.slow_lane_rate': 200 },
+    });
     const sentAt = new Map<string, number>();
     for (let b = 0; b < 6; b++) await enqueueBatch(f, `d-${b}`, rx.url(b % 2 ? '/one' : '/two'), 10, sentAt);
     await waitFor(() => new Set(rx.received.map((r) => r.headers['webhook-id'])).size >= 60, { timeoutMs: 60_000, what: '60 deliveries' });
@@ -76,12 +74,7 @@ describe('protection (kafka + redis)', () => {
   });
 
   it('pause: 200 webhooks to a paused endpoint are all delivered, in order per config, after resume', async () => {
-    const rx = await startReceiver(() => ({ status: 200 }));
-    const f = await startTestFleet('kafka');
-    cleanups.push(
-      () => f.stop(),
-      () => rx.close(),
-    );
+    const { rx, f } = await startFleetAndReceiver(cleanups, () => ({ status: 200 }));
     const endpoint = rx.url('/paused');
     const hash = await endpointHash(endpoint);
     expect((await f.post(`/endpoints/${hash}/pause`, {})).status).toBe(200);
@@ -104,12 +97,7 @@ describe('protection (kafka + redis)', () => {
   });
 
   it('pause of a config holds all its endpoints, others flow', async () => {
-    const rx = await startReceiver(() => ({ status: 200 }));
-    const f = await startTestFleet('kafka');
-    cleanups.push(
-      () => f.stop(),
-      () => rx.close(),
-    );
+    const { rx, f } = await startFleetAndReceiver(cleanups, () => ({ status: 200 }));
     expect((await f.post('/configs/tenant-p/pause', {})).status).toBe(200);
     const sentAt = new Map<string, number>();
     await enqueueBatch(f, 'tenant-p', rx.url('/p1'), 10, sentAt);

@@ -36,11 +36,15 @@ describe('retry and replay', () => {
   const deadLetter = async (id: string) => (await fetch(`${f.baseUrl}/deadletter/${id}`)).text();
   const until = (id: string, state: string) => waitFor(async () => (await status(id)).state === state, { timeoutMs: 30_000, what: `${id} ${state}` });
   const requestsFor = (id: string) => rx.received.filter((r) => r.headers['webhook-id'] === id);
+  /** Waits until webhook `id` is in `state` and its dead letter can be read back. */
+  const deadLettered = async (id: string, state = 'failed') => {
+    await until(id, state);
+    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+  };
 
   it('retry: a new attempt of the same webhook, attempt number going on, history kept', async () => {
     const id = await enqueue('/r1');
-    await until(id, 'failed');
-    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+    await deadLettered(id);
     fixed.add('/r1');
     const res = await f.post(`/webhooks/${id}/retry`, { headers: { authorization: 'Bearer s3cret' } });
     expect(res.status).toBe(202);
@@ -60,8 +64,7 @@ describe('retry and replay', () => {
 
   it('retry drops headers the dead letter only kept redacted, and says which', async () => {
     const id = await enqueue('/r2');
-    await until(id, 'failed');
-    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+    await deadLettered(id);
     fixed.add('/r2');
     const res = await f.post(`/webhooks/${id}/retry`, '');
     expect(((await res.json()) as any).dropped_headers).toEqual(['authorization']);
@@ -89,16 +92,14 @@ describe('retry and replay', () => {
 
   it('two retries of the same attempt at once: one goes, the other is told it is under way', async () => {
     const id = await enqueue('/r4');
-    await until(id, 'failed');
-    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+    await deadLettered(id);
     const codes = (await Promise.all([f.post(`/webhooks/${id}/retry`, {}), f.post(`/webhooks/${id}/retry`, {})])).map((r) => r.status).sort();
     expect(codes).toEqual([202, 409]);
   });
 
   it('retry with attempts: n makes up to n attempts, then dead-letters again', async () => {
     const id = await enqueue('/slow', { max_attempts: 1 });
-    await until(id, 'exhausted');
-    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+    await deadLettered(id, 'exhausted');
     expect((await f.post(`/webhooks/${id}/retry`, { attempts: 3 })).status).toBe(202);
     await waitFor(async () => (await status(id)).state === 'exhausted' && (await status(id)).attempts === 4, { timeoutMs: 30_000, what: 'exhausted again after 3 more attempts' });
     expect(requestsFor(id).map((r) => r.headers['x-webhook-attempt'])).toEqual(['1', '2', '3', '4']);
@@ -107,8 +108,7 @@ describe('retry and replay', () => {
 
   it('replay: a new webhook recording replay_of; the original, its history and its dead letter never change', async () => {
     const id = await enqueue('/p1');
-    await until(id, 'failed');
-    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+    await deadLettered(id);
     const [statusBefore, dlBefore] = [await status(id), await deadLetter(id)];
     fixed.add('/p1');
     const res = await f.post(`/deadletter/${id}/replay`, { headers: { authorization: 'Bearer again' }, idempotency_key: 'replay-p1' });
@@ -137,8 +137,7 @@ describe('retry and replay', () => {
 
   it('GET /deadletter/:id returns the record with the payload bytes as enqueued', async () => {
     const id = await enqueue('/p2');
-    await until(id, 'failed');
-    await waitFor(async () => (await fetch(`${f.baseUrl}/deadletter/${id}`)).status === 200, { what: 'dead letter indexed' });
+    await deadLettered(id);
     const text = await deadLetter(id);
     expect(text).toContain(`"payload":${PAYLOAD}`);
     expect(JSON.parse(text)).toMatchObject({ webhook_id: id, reason_type: 'unrecoverable', last_status_code: 400, last_response: 'bad customer' });

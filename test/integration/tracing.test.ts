@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeWebhook } from '../../core/domain/webhook';
-import { createRedis } from '../../workers/redis/client';
-import { requireEnv, waitFor } from '../helpers/env';
+import { waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
-import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
+import { emptyOwnDb } from '../helpers/own-db';
+import { useRedisDb } from '../helpers/redis-db';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // OpenTelemetry on real Kafka + Redis: howk-api and howk-worker as two fleets export to an
@@ -53,9 +53,7 @@ describe('tracing (real Kafka + Redis)', () => {
   let worker: TestFleet;
 
   beforeAll(async () => {
-    const redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb(), commandTimeoutMs: 2000 });
-    await flushOwnDb(redis, redisDb());
-    redis.disconnect();
+    await emptyOwnDb(redisDb());
     rx = await startReceiver((r, nth) => (r.path.startsWith('/flaky') && nth === 1 ? { status: 503 } : { status: 200 }));
     otlp = await startOtlpReceiver();
     const config = testConfig('kafka', { 'tracing.enabled': true, 'tracing.otlp_endpoint': otlp.url, 'tracing.outbound_traceparent': true });

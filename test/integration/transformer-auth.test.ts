@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic } from '../helpers/basic-auth';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
@@ -10,8 +11,6 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // Basic auth of /incoming transformers with bcrypt passwd entries (docs/LUA.md), on real Kafka +
 // Redis (a db of its own): right and wrong passwords, an unreadable or malformed passwd file refuses
 // every request, every refusal is a 401 with WWW-Authenticate and enqueues nothing.
-
-const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
 
 describe('/incoming Basic auth with bcrypt entries (kafka)', () => {
   let f: TestFleet;

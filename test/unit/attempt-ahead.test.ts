@@ -7,6 +7,7 @@ import { guardParams } from '../../core/pipeline/guard-params';
 import type { Logger } from '../../core/ports/logger';
 import type { AdmitRequest, Admission, GuardParams } from '../../core/ports/guards';
 import type { DeliveryRequest, Sender } from '../../core/ports/sender';
+import { testWebhook } from '../helpers/webhook';
 
 // Admission asked one webhook ahead in a config lane (core/pipeline/attempt.ts): the next
 // webhook's admission overlaps the current send, is used as its decision, and is given back
@@ -14,19 +15,7 @@ import type { DeliveryRequest, Sender } from '../../core/ports/sender';
 
 const P = guardParams(loadConfig({}));
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-const hook = (n: number, endpoint = 'http://127.0.0.1:9/e'): Webhook => ({
-  id: `wh_${n}`,
-  config_id: 'cfg',
-  endpoint,
-  endpoint_hash: 'ep',
-  payload: '{}',
-  headers: {},
-  attempt: 0,
-  max_attempts: 3,
-  deferrals: 0,
-  created_at: '2026-01-01T00:00:00.000Z',
-  scheduled_at: '2026-01-01T00:00:00.000Z',
-});
+const hook = (n: number, endpoint = 'http://127.0.0.1:9/e'): Webhook => testWebhook({ id: `wh_${n}`, endpoint });
 
 /** Guards that record when each admission was asked, relative to the sends. */
 const setup = (overrides: Record<string, unknown> = {}) => {

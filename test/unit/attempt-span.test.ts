@@ -3,6 +3,7 @@ import type { Webhook } from '../../core/domain/webhook';
 import { endAttemptSpan, startAttemptSpan } from '../../core/pipeline/attempt-span';
 import type { Attempted } from '../../core/pipeline/outcome-records';
 import type { SpanAttributes, Tracing } from '../../core/ports/tracing';
+import { testWebhook } from '../helpers/webhook';
 
 type Started = { name: string; parent: string | undefined; attrs: SpanAttributes; ended?: { attrs?: SpanAttributes; error?: string } };
 
@@ -19,20 +20,7 @@ const fakeTracing = () => {
   return { tracing, started };
 };
 
-const webhook = (over: Partial<Webhook> = {}): Webhook => ({
-  id: 'wh_1',
-  config_id: 'c',
-  endpoint: 'https://example.test/',
-  endpoint_hash: 'h',
-  payload: '{}',
-  headers: {},
-  attempt: 0,
-  max_attempts: 3,
-  deferrals: 0,
-  created_at: '2026-01-01T00:00:00.000Z',
-  scheduled_at: '2026-01-01T00:00:00.000Z',
-  ...over,
-});
+const webhook = (over: Partial<Webhook> = {}): Webhook => testWebhook({ config_id: 'c', endpoint: 'https://example.test/', endpoint_hash: 'h', ...over });
 
 describe('attempt spans', () => {
   it('are children of the enqueue span the webhook carries', () => {

@@ -3,24 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, loadConfigWithSources } from '../../core/config/load';
-import { ValidationError } from '../../core/errors/errors';
 import { admissionOf, edgeConfigFrom } from '../../edge/config';
 import { bridgeSettings } from '../../workers/bridge/config';
 import { loadProcessConfig } from '../../workers/node/config';
+import { validationError as refusal } from '../helpers/validation-error';
 
 // The one config root: howk-bridge's and the edge's settings are sections of the schema,
 // read by the same file and env rules as every other key; unknown and removed keys are
 // refused; the loader says which keys the user set.
-
-const refusal = (f: () => unknown): ValidationError => {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ValidationError);
-    return e as ValidationError;
-  }
-  throw new Error('expected a ValidationError, nothing was thrown');
-};
 
 describe('bridge.* and edge.* are sections of the one config', () => {
   it('defaults', () => {

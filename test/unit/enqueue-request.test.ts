@@ -2,22 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { ValidationError } from '../../core/errors/errors';
 import { parseBatchBody, parseEnqueueBody, type EnqueueLimits } from '../../core/domain/enqueue';
+import { validationError } from '../helpers/validation-error';
 
 const L: EnqueueLimits = loadConfig().api; // max_batch_size 100, max_endpoint_length 2048, max_headers 50, ...
 const EP = 'https://example.com/hooks/1';
 
-const validationError = (f: () => unknown): ValidationError => {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ValidationError);
-    return e as ValidationError;
-  }
-  throw new Error('expected a ValidationError, nothing was thrown');
-};
-
 /** The field and every issue path, to check that the error names the problem. */
 const named = (e: ValidationError): string[] => [e.field ?? '', ...e.issues.map((i) => i.path)];
+/** Expects the error to name `field` or a key inside it. */
+const expectNamed = (e: ValidationError, field: string) =>
+  expect(
+    named(e).some((n) => n === field || n.startsWith(`${field}.`)),
+    `${JSON.stringify(named(e))} names ${field}`,
+  ).toBe(true);
 
 const body = (fields: Record<string, unknown>, payloadText = '{"a":1}') => {
   const json = JSON.stringify(fields);
@@ -139,10 +136,7 @@ describe('parseEnqueueBody: invalid bodies name the problem', () => {
     ['a later duplicate endpoint that is invalid', `{"endpoint":"${EP}","payload":1,"endpoint":"ftp://x"}`, 'endpoint'],
   ])('%s → %s', (_name, text, field) => {
     const e = validationError(() => parseEnqueueBody(text, L));
-    expect(
-      named(e).some((n) => n === field || n.startsWith(`${field}.`)),
-      `${JSON.stringify(named(e))} names ${field}`,
-    ).toBe(true);
+    expectNamed(e, field);
     expect(e.code).toBe('invalid_request');
   });
 });
@@ -202,10 +196,7 @@ describe('parseBatchBody', () => {
     ['an item without a payload', `{"webhooks":[${item(0)},${item(1)},{"endpoint":"${EP}"}]}`, 'webhooks.2.payload'],
   ])('%s → %s', (_name, text, field) => {
     const e = validationError(() => parseBatchBody(text, L));
-    expect(
-      named(e).some((n) => n === field || n.startsWith(`${field}.`)),
-      `${JSON.stringify(named(e))} names ${field}`,
-    ).toBe(true);
+    expectNamed(e, field);
   });
 
   it('reports the problems of every bad item, and rejects the whole batch', () => {

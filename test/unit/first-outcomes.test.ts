@@ -7,24 +7,12 @@ import { redactWebhook } from '../../core/pipeline/redact';
 import { createSyncWaits } from '../../core/pipeline/sync-wait';
 import { silentLogger } from '../../core/ports/logger';
 import type { FirstOutcome } from '../../core/ports/outcome-bus';
+import { testWebhook } from '../helpers/webhook';
 
 // The worker's side of a wait (which outcomes it publishes, to whom) and the api's (a slot
 // watches before the produce, wakes on its own webhooks only, and the cap holds).
 
-const hook = (id: string, o: Partial<Webhook> = {}): Webhook => ({
-  id,
-  config_id: 'c',
-  endpoint: 'https://example.com/h',
-  endpoint_hash: 'ab'.repeat(16),
-  payload: '{}',
-  headers: {},
-  attempt: 0,
-  max_attempts: 3,
-  deferrals: 0,
-  created_at: '2026-01-01T00:00:00.000Z',
-  scheduled_at: '2026-01-01T00:00:00.000Z',
-  ...o,
-});
+const hook = (id: string, o: Partial<Webhook> = {}): Webhook => testWebhook({ id, config_id: 'c', endpoint: 'https://example.com/h', endpoint_hash: 'ab'.repeat(16), ...o });
 const ok = { kind: 'response' as const, status: 200, retryAfter: null, bodySnippet: '', durationMs: 3 };
 const attempted = (w: Webhook, decision: any, response: any = ok): Step => ({ kind: 'attempted', o: { webhook: w, response, at: Date.UTC(2026, 0, 1), decision } });
 

@@ -8,6 +8,7 @@ import { createInflightKeeper } from '../../core/pipeline/inflight-keeper';
 import type { Logger } from '../../core/ports/logger';
 import type { InflightLease } from '../../core/ports/guards';
 import type { Sender } from '../../core/ports/sender';
+import { testWebhook } from '../helpers/webhook';
 
 // In-flight leases from the worker's side: a delivery that runs longer than its lease keeps
 // counting (core/pipeline/inflight-keeper.ts renews it), and one that ends, however it ends,
@@ -67,19 +68,7 @@ describe('in-flight keeper', () => {
   });
 });
 
-const hook = (n: number): Webhook => ({
-  id: `wh_${n}`,
-  config_id: 'cfg',
-  endpoint: 'http://127.0.0.1:9/e',
-  endpoint_hash: 'ep',
-  payload: '{}',
-  headers: {},
-  attempt: 0,
-  max_attempts: 3,
-  deferrals: 0,
-  created_at: '2026-01-01T00:00:00.000Z',
-  scheduled_at: '2026-01-01T00:00:00.000Z',
-});
+const hook = (n: number): Webhook => testWebhook({ id: `wh_${n}` });
 
 const setup = (extra: Record<string, unknown> = {}) => {
   // concurrency.inflight_ttl: leases of 10 s (the default); delivery.timeout 30 s.

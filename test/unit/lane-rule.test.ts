@@ -6,24 +6,13 @@ import { createAttempter } from '../../core/pipeline/attempt';
 import { guardParams } from '../../core/pipeline/guard-params';
 import type { Logger } from '../../core/ports/logger';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
+import { testWebhook } from '../helpers/webhook';
 
 // The lane rule through the attempter (core/pipeline/admission.ts) on the memory guards: at
 // its limit a fast endpoint waits its turn in the fast lane, a slow one is diverted.
 
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-const hook = (n: number): Webhook => ({
-  id: `wh_${n}`,
-  config_id: `cfg_${n}`,
-  endpoint: 'http://127.0.0.1:9/e',
-  endpoint_hash: 'ep',
-  payload: '{}',
-  headers: {},
-  attempt: 0,
-  max_attempts: 3,
-  deferrals: 0,
-  created_at: '2026-01-01T00:00:00.000Z',
-  scheduled_at: '2026-01-01T00:00:00.000Z',
-});
+const hook = (n: number): Webhook => testWebhook({ id: `wh_${n}`, config_id: `cfg_${n}` });
 
 const setup = () => {
   const config = loadConfig({ overrides: { 'signing.default_secret': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'concurrency.max_inflight_per_endpoint': 1 } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { nowNs } from '../../core/domain/time';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
@@ -13,7 +13,7 @@ import { snapshotValue } from '../../core/pipeline/outcome-records';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
-import type { LogProducer, LogRecord } from '../../core/ports/log';
+import type { ConsumedBatch, LogProducer, LogRecord } from '../../core/ports/log';
 import type { Sender } from '../../core/ports/sender';
 import { createReconciler } from '../../core/reconcile/reconciler';
 import { hook } from '../helpers/reconcile-fixtures';
@@ -83,6 +83,20 @@ const flushAndRebuild = async (redis: ReturnType<typeof flushable>, log: MemoryL
   expect(await reconciler.ensureInitialized()).toBe('rebuilt');
 };
 
+/** Once the snapshot is on its way, the flush and a rebuild; then the snapshot lands. */
+const flushWhileSnapshotHeld = async (redis: ReturnType<typeof flushable>, log: MemoryLog, slow: ReturnType<typeof slowSnapshots>) => {
+  await slow.holding;
+  await flushAndRebuild(redis, log);
+  slow.release();
+};
+
+/** A batch of howk.pending holding `w` alone. */
+const pendingBatch = (w: Webhook): ConsumedBatch => ({
+  topic: topics.pending,
+  partition: 0,
+  records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }],
+});
+
 describe('a FLUSHALL between the two writes of an outcome loses nothing', () => {
   it('a retry scheduled by a batch survives, whatever the order the writes land in', async () => {
     const log = new MemoryLog(2);
@@ -90,14 +104,8 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
     const slow = slowSnapshots(log);
     const deliver = createDeliverer({ config, hot: redis.hot, producer: slow.producer, clock: systemClock, log: silentLogger, sender: refusing });
     const w = hook('wh_race', { attempt: 1, max_attempts: 5 });
-    const done = deliver({
-      topic: topics.pending,
-      partition: 0,
-      records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }],
-    });
-    await slow.holding;
-    await flushAndRebuild(redis, log);
-    slow.release();
+    const done = deliver(pendingBatch(w));
+    await flushWhileSnapshotHeld(redis, log, slow);
     // The batch is done (its offset would be committed now): the retry must be scheduled.
     await done;
     expect(await scheduled(redis.hot)).toEqual(['wh_race']);
@@ -117,9 +125,7 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
       hot: { retries: [{ id: w.id, dueAt, data }] },
       leases: [],
     });
-    await slow.holding;
-    await flushAndRebuild(redis, log);
-    slow.release();
+    await flushWhileSnapshotHeld(redis, log, slow);
     await handoff.drain();
     expect(await scheduled(redis.hot)).toEqual(['wh_bg']);
   });
@@ -136,14 +142,8 @@ describe('a FLUSHALL between the two writes of an outcome loses nothing', () => 
     const deliver = createDeliverer({ config, hot: redis.hot, guards: redis.guards, producer: slow.producer, clock: systemClock, log: silentLogger, sender: accepting });
     const w = hook('wh_paused', { attempt: 0 });
     await redis.guards.pause({ kind: 'config', id: w.config_id });
-    const done = deliver({
-      topic: topics.pending,
-      partition: 0,
-      records: [{ topic: topics.pending, partition: 0, offset: '0', key: w.config_id, value: encodeWebhook(w), timestamp: Date.now() }],
-    });
-    await slow.holding;
-    await flushAndRebuild(redis, log);
-    slow.release();
+    const done = deliver(pendingBatch(w));
+    await flushWhileSnapshotHeld(redis, log, slow);
     await done;
     const held = await redis.guards.peekHeld({ kind: 'config', id: w.config_id }, 10);
     const where = [...(sent.length ? ['delivered'] : []), ...(held.length ? ['held'] : []), ...((await scheduled(redis.hot)).length ? ['scheduled'] : [])];
