@@ -1,4 +1,4 @@
-import type { Guards } from '../ports/guards';
+import { forwardGuards, type Guards } from '../ports/guards';
 import type { TopEndpoints } from './top-n';
 
 /**
@@ -7,18 +7,7 @@ import type { TopEndpoints } from './top-n';
  * the admission path itself is unchanged; its cost is one Map lookup per admission.
  */
 export const observedGuards = (inner: Guards, endpoints: TopEndpoints): Guards => ({
-  renew: (leases, now, p) => inner.renew(leases, now, p),
-  endpoint: (hash, now, p) => inner.endpoint(hash, now, p),
-  resetCircuit: (hash) => inner.resetCircuit(hash),
-  pause: (scope) => inner.pause(scope),
-  resume: (scope, drain, now, leaseMs) => inner.resume(scope, drain, now, leaseMs),
-  holdPaused: (scope, data, releasedBy) => inner.holdPaused(scope, data, releasedBy),
-  peekHeld: (scope, limit) => inner.peekHeld(scope, limit),
-  takeHeld: (scope, drain, limit, now, leaseMs) => inner.takeHeld(scope, drain, limit, now, leaseMs),
-  dropHeld: (scope, drain, n) => inner.dropHeld(scope, drain, n),
-  restorePauses: (scopes) => inner.restorePauses(scopes),
-  restoreCircuits: (items) => inner.restoreCircuits(items),
-  restoreHeld: (scope, items) => inner.restoreHeld(scope, items),
+  ...forwardGuards(inner),
   admit: async (reqs, p) => {
     const out = await inner.admit(reqs, p);
     out.forEach((a, i) => {

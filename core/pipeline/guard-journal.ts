@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors/errors';
 import { circuitRecord, pauseRecord, resetCircuitRecord, resumeRecord, type GuardRecord } from '../policy/guard-records';
-import type { Guards } from '../ports/guards';
+import { forwardGuards, type Guards } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 import type { Logger } from '../ports/logger';
 
@@ -15,7 +15,7 @@ export type GuardJournalDeps = { producer: LogProducer; topic: string; log: Logg
 export const journaledGuards = (inner: Guards, d: GuardJournalDeps): Guards => {
   const send = (rs: GuardRecord[]) => d.producer.send(rs.map((r) => ({ topic: d.topic, key: r.key, value: r.value })));
   return {
-    admit: (reqs, p) => inner.admit(reqs, p),
+    ...forwardGuards(inner),
     complete: async (done, p) => {
       const moved = await inner.complete(done, p);
       // Only transitions are produced: the happy path adds no produce. The circuit is in
@@ -27,8 +27,6 @@ export const journaledGuards = (inner: Guards, d: GuardJournalDeps): Guards => {
         );
       return moved;
     },
-    renew: (leases, now, p) => inner.renew(leases, now, p),
-    endpoint: (hash, now, p) => inner.endpoint(hash, now, p),
     resetCircuit: async (hash) => {
       await send([resetCircuitRecord(hash)]);
       await inner.resetCircuit(hash);
@@ -44,12 +42,5 @@ export const journaledGuards = (inner: Guards, d: GuardJournalDeps): Guards => {
       await send([resumeRecord(scope)]);
       return inner.resume(scope, drain, now, leaseMs);
     },
-    holdPaused: (scope, data, releasedBy) => inner.holdPaused(scope, data, releasedBy),
-    peekHeld: (scope, limit) => inner.peekHeld(scope, limit),
-    takeHeld: (scope, drain, limit, now, leaseMs) => inner.takeHeld(scope, drain, limit, now, leaseMs),
-    dropHeld: (scope, drain, n) => inner.dropHeld(scope, drain, n),
-    restorePauses: (scopes) => inner.restorePauses(scopes),
-    restoreCircuits: (items) => inner.restoreCircuits(items),
-    restoreHeld: (scope, items) => inner.restoreHeld(scope, items),
   };
 };

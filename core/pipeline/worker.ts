@@ -39,36 +39,23 @@ export const startWorker = async (d: WorkerDeps): Promise<{ consumers: LogConsum
   const deliverers: Deliverer[] = [];
   const slots = d.slots ?? createOriginSlots(d.config.delivery.max_conns_per_host, concurrency.initial_limit);
   const onCommitted = committedStage(d.stages);
-  if (worker.lanes !== 'slow') {
-    const fast = d.logStore.consumer({
-      groupId: kafka.consumer_group,
-      topics: [kafka.topics.pending],
+  const startLane = async (groupId: string, topic: string, deliver: Deliverer): Promise<void> => {
+    const c = d.logStore.consumer({
+      groupId,
+      topics: [topic],
       fromBeginning: true,
       maxUnresolved: kafka.max_unresolved,
       maxBatchesInFlight: kafka.max_batches_in_flight || undefined,
       commitIntervalMs: kafka.commit_interval,
       onCommitted,
     });
-    const deliver = createDeliverer({ ...d, slots }, 'fast');
-    await runUntilStarted(fast, deliver, d.log);
-    consumers.push(fast);
+    await runUntilStarted(c, deliver, d.log);
+    consumers.push(c);
     deliverers.push(deliver);
-  }
-  if (worker.lanes !== 'fast') {
-    const slow = d.logStore.consumer({
-      groupId: `${kafka.consumer_group}-slow`,
-      topics: [kafka.topics.slow],
-      fromBeginning: true,
-      maxUnresolved: kafka.max_unresolved,
-      maxBatchesInFlight: kafka.max_batches_in_flight || undefined,
-      commitIntervalMs: kafka.commit_interval,
-      onCommitted,
-    });
-    const deliver = createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow');
-    await runUntilStarted(slow, deliver, d.log);
-    consumers.push(slow);
-    deliverers.push(deliver);
-  }
+  };
+  if (worker.lanes !== 'slow') await startLane(kafka.consumer_group, kafka.topics.pending, createDeliverer({ ...d, slots }, 'fast'));
+  if (worker.lanes !== 'fast')
+    await startLane(`${kafka.consumer_group}-slow`, kafka.topics.slow, createDeliverer({ ...d, slots, pacer: createEndpointPacer(concurrency.slow_lane_rate, d.clock) }, 'slow'));
   return {
     consumers,
     stop: async () => {

@@ -175,3 +175,25 @@ export type GuardGauges = { openCircuits: number; inflight: number };
 export type HoldResult = 'held' | 'gone' | 'released';
 export type ResumeResult = 'drain' | 'running' | 'none';
 export type TakeHeldResult = { kind: 'batch'; items: string[] } | { kind: 'paused' } | { kind: 'lost' } | { kind: 'done' };
+
+/**
+ * Every call of `inner` passed through unchanged: the base of a wrapper that adds to a few
+ * of them (`{ ...forwardGuards(inner), admit: ... }`). `gauges` is not forwarded: the console's
+ * gauges are read from the store's own guards (workers/node/gauges.ts).
+ */
+export const forwardGuards = (inner: Guards): Guards => ({
+  admit: (reqs, p) => inner.admit(reqs, p),
+  complete: (done, p) => inner.complete(done, p),
+  renew: (leases, now, p) => inner.renew(leases, now, p),
+  endpoint: (hash, now, p) => inner.endpoint(hash, now, p),
+  resetCircuit: (hash) => inner.resetCircuit(hash),
+  pause: (scope) => inner.pause(scope),
+  resume: (scope, drain, now, leaseMs) => inner.resume(scope, drain, now, leaseMs),
+  holdPaused: (scope, data, releasedBy) => inner.holdPaused(scope, data, releasedBy),
+  peekHeld: (scope, limit) => inner.peekHeld(scope, limit),
+  takeHeld: (scope, drain, limit, now, leaseMs) => inner.takeHeld(scope, drain, limit, now, leaseMs),
+  dropHeld: (scope, drain, n) => inner.dropHeld(scope, drain, n),
+  restorePauses: (scopes) => inner.restorePauses(scopes),
+  restoreCircuits: (items) => inner.restoreCircuits(items),
+  restoreHeld: (scope, items) => inner.restoreHeld(scope, items),
+});

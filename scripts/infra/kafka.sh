@@ -57,13 +57,8 @@ die() { echo "[kafka.sh] ERROR: $*" >&2; exit 1; }
 
 need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH"; }
 
-# Alive and not a zombie (a zombie still passes `kill -0`).
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local st
-  st="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
-  [[ -n "$st" && "$st" != Z && "$st" != X ]]
-}
+# shellcheck source=proc.sh
+source "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 

@@ -19,13 +19,8 @@ LOG_FILE="$RUN_DIR/redis.log"
 log() { echo "[redis.sh] $*" >&2; }
 die() { echo "[redis.sh] ERROR: $*" >&2; exit 1; }
 
-# Alive and not a zombie (a zombie still passes `kill -0`).
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local st
-  st="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
-  [[ -n "$st" && "$st" != Z && "$st" != X ]]
-}
+# shellcheck source=proc.sh
+source "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
 
 print_env() { echo "REDIS_URL=redis://127.0.0.1:$REDIS_PORT"; }
 

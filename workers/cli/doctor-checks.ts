@@ -5,7 +5,8 @@ import { topicPlan, wantedConfigs, type TopicState } from '../../core/pipeline/t
 import { topicSpecs } from '../../core/pipeline/topics';
 import { redisUrlOf } from '../node/config';
 import { createRedis } from '../redis/client';
-import { connectAdmin, describeTopics, groupLag } from './kafka-admin';
+import { groupLag } from '../kafka/group-lag';
+import { connectAdmin, describeTopics } from './kafka-admin';
 
 // The checks of `howk doctor`: each says ok, warn or fail, why, and what to do about it.
 

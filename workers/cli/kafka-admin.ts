@@ -8,8 +8,6 @@ import { wantedConfigs, type TopicState, type TopicStep } from '../../core/pipel
 
 const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
 
-export type PartitionLag = { topic: string; partition: number; committed: number | null; end: number; lag: number };
-
 export const connectAdmin = async (config: Config, timeoutMs = 5000): Promise<Admin> => {
   const kafka = new Kafka({
     clientId: `${config.kafka.client_id}-cli`,
@@ -95,22 +93,4 @@ const incrementalAlter = async (admin: Admin, topic: string, entries: { name: st
     validateOnly: false,
     resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [...merged].map(([name, value]) => ({ name, value })) }],
   });
-};
-
-/** Committed offset against the log end of every partition of `topics` for one group. */
-export const groupLag = async (admin: Admin, groupId: string, topics: string[]): Promise<PartitionLag[]> => {
-  const committed = await admin.fetchOffsets({ groupId, topics });
-  const rows: PartitionLag[] = [];
-  for (const t of committed) {
-    const ends = await admin.fetchTopicOffsets(t.topic);
-    for (const p of t.partitions) {
-      const end = ends.find((e) => e.partition === p.partition);
-      const high = Number(end?.high ?? 0);
-      const low = Number(end?.low ?? 0);
-      const c = Number(p.offset);
-      // No commit yet: everything still in the log is to be read.
-      rows.push({ topic: t.topic, partition: p.partition, committed: c >= 0 ? c : null, end: high, lag: Math.max(0, high - (c >= 0 ? c : low)) });
-    }
-  }
-  return rows;
 };

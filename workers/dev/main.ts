@@ -7,7 +7,7 @@ import { LOOPBACK_NETWORKS } from '../../core/security/destination';
 import { loadProcessConfig, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onReload, onShutdown } from '../node/lifecycle';
-import { createDryRunSender, createHttpSender } from '../node/sender';
+import { senderFrom } from '../node/sender';
 import { openDevStorage, parseDevArgs } from './storage';
 
 // howk-dev: the whole pipeline in one process. The log is a SQLite file (./.howk/howk.db,
@@ -37,13 +37,7 @@ if (storage.persistent && !config.reconciler.enabled) {
   config.reconciler.enabled = true;
 }
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? storage.secrets.secrets_key });
-const sender = config.worker.dry_run
-  ? createDryRunSender(log)
-  : createHttpSender({
-      connectionsPerOrigin: config.delivery.max_conns_per_host,
-      snippetBytes: config.delivery.response_snippet_bytes,
-      allowedNetworks: config.delivery.allowed_networks,
-    });
+const sender = senderFrom(config, log);
 const logStore = storage.logStore;
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
 const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });

@@ -1,12 +1,13 @@
-import { CompressionTypes, Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import './request-queue';
+import { CompressionTypes, type Kafka, type Producer } from 'kafkajs';
 import { useFastRecordEncoding } from './produce-encoding';
 import { useFastRecordDecoding } from './fetch-decoding';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
 import { createLogger, type Logger } from '../../core/ports/logger';
+import { createKafka, LazyAdmin } from './client';
 import { KafkaConsumer } from './consumer';
+import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
 
 export type KafkaLogOptions = {
@@ -54,18 +55,12 @@ export class KafkaLog implements Log {
   private readonly kafka: Kafka;
   private readonly producers: Producer[] = [];
   private readonly consumers: KafkaConsumer[] = [];
-  private adminClient: Admin | undefined;
+  private readonly adminClient: LazyAdmin;
   readonly admin;
 
   constructor(private readonly opts: KafkaLogOptions) {
-    this.kafka = new Kafka({
-      clientId: opts.clientId,
-      brokers: opts.brokers,
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 3000,
-      requestTimeout: 10_000,
-      retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
-    });
+    this.kafka = createKafka(opts, 3);
+    this.adminClient = new LazyAdmin(this.kafka);
     this.admin = {
       ensureTopics: (specs: TopicSpec[]) => this.ensureTopics(specs),
       ping: () => this.ping(),
@@ -73,17 +68,8 @@ export class KafkaLog implements Log {
     };
   }
 
-  private async getAdmin(): Promise<Admin> {
-    if (!this.adminClient) {
-      const a = this.kafka.admin();
-      await a.connect();
-      this.adminClient = a;
-    }
-    return this.adminClient;
-  }
-
   private async ensureTopics(specs: TopicSpec[]): Promise<void> {
-    const admin = await withTimeout(this.getAdmin(), 15_000, 'kafka admin connect');
+    const admin = await withTimeout(this.adminClient.get(), 15_000, 'kafka admin connect');
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !existing.has(s.name));
     if (!missing.length) return;
@@ -121,7 +107,7 @@ export class KafkaLog implements Log {
   }
 
   private async ping(): Promise<void> {
-    const admin = await withTimeout(this.getAdmin(), 3000, 'kafka connect');
+    const admin = await withTimeout(this.adminClient.get(), 3000, 'kafka connect');
     await withTimeout(admin.describeCluster(), 3000, 'kafka describeCluster');
   }
 
@@ -132,20 +118,8 @@ export class KafkaLog implements Log {
   }
 
   private async lag(groupId: string, topics: string[]): Promise<PartitionLag[]> {
-    const admin = await withTimeout(this.getAdmin(), 3000, 'kafka admin connect');
-    const committed = await admin.fetchOffsets({ groupId, topics });
-    const out: PartitionLag[] = [];
-    for (const t of committed) {
-      const ends = await admin.fetchTopicOffsets(t.topic);
-      for (const p of t.partitions) {
-        const end = ends.find((e) => e.partition === p.partition);
-        if (!end) continue;
-        // Never committed: everything still in the partition is ahead of the group.
-        const from = Number(p.offset) >= 0 ? Number(p.offset) : Number(end.low);
-        out.push({ topic: t.topic, partition: p.partition, lag: Math.max(0, Number(end.high) - from) });
-      }
-    }
-    return out;
+    const admin = await withTimeout(this.adminClient.get(), 3000, 'kafka admin connect');
+    return (await groupLag(admin, groupId, topics)).map(({ topic, partition, lag }) => ({ topic, partition, lag }));
   }
 
   producer(opts: ProducerOptions = {}): LogProducer {
@@ -289,6 +263,6 @@ export class KafkaLog implements Log {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...this.producers.map((p) => p.disconnect()), this.adminClient?.disconnect()]);
+    await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...this.producers.map((p) => p.disconnect()), this.adminClient.disconnect()]);
   }
 }

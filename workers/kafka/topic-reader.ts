@@ -1,8 +1,8 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
-import './request-queue';
+import type { Admin, Kafka } from 'kafkajs';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumedBatch } from '../../core/ports/log';
 import type { ReadSummary, TopicReader } from '../../core/ports/recovery';
+import { createKafka, LazyAdmin } from './client';
 
 // Reads a whole topic up to the high-water marks taken when the read begins (the rebuild
 // of the hot state replays howk.state and howk.deadletter this way). kafkajs has no
@@ -19,33 +19,18 @@ export type KafkaTopicReaderOptions = { brokers: string[]; clientId: string; gro
 
 export class KafkaTopicReader implements TopicReader {
   private readonly kafka: Kafka;
-  private admin: Admin | undefined;
+  private readonly admin: LazyAdmin;
 
   constructor(private readonly opts: KafkaTopicReaderOptions) {
-    this.kafka = new Kafka({
-      clientId: opts.clientId,
-      brokers: opts.brokers,
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 3000,
-      requestTimeout: 10_000,
-      retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 2000 },
-    });
-  }
-
-  private async getAdmin(): Promise<Admin> {
-    if (!this.admin) {
-      const a = this.kafka.admin();
-      await a.connect();
-      this.admin = a;
-    }
-    return this.admin;
+    this.kafka = createKafka(opts, 5);
+    this.admin = new LazyAdmin(this.kafka);
   }
 
   async readToEnd(topic: string, onBatch: (b: ConsumedBatch) => Promise<void>, opts: { idleTimeoutMs: number }): Promise<ReadSummary> {
     let admin: Admin;
     let offsets: { partition: number; high: string; low: string }[];
     try {
-      admin = await this.getAdmin();
+      admin = await this.admin.get();
       offsets = await admin.fetchTopicOffsets(topic);
     } catch (e) {
       throw new UnavailableError(`kafka: cannot read the offsets of ${topic}: ${errorMessage(e)}`);
@@ -129,13 +114,12 @@ export class KafkaTopicReader implements TopicReader {
     } finally {
       clearInterval(watchdog);
       await consumer.disconnect().catch(() => {});
-      await this.admin?.deleteGroups([groupId]).catch(() => {});
+      await this.admin.connected?.deleteGroups([groupId]).catch(() => {});
     }
     return { records, partitions: targets.size, idled };
   }
 
   async close(): Promise<void> {
-    await this.admin?.disconnect().catch(() => {});
-    this.admin = undefined;
+    await this.admin.disconnect().catch(() => {});
   }
 }

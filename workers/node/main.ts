@@ -5,7 +5,7 @@ import { configFromProcess, parseFlags, redisUrlOf } from './config';
 import { fleetMetrics, startFleet } from './fleet';
 import { onRedisFailure } from '../redis/exec';
 import { onReload, onShutdown } from './lifecycle';
-import { createDryRunSender, createHttpSender } from './sender';
+import { senderFrom } from './sender';
 
 export type Role = 'api' | 'worker' | 'scheduler';
 
@@ -19,13 +19,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
   onRedisFailure(redisError);
   const logStore = kafkaLogFrom(config, role, role === 'worker' ? config.kafka.partitions : undefined, kafkaError);
   const hot = redisHotFrom(config, redisUrlOf(config), redisError);
-  const sender = config.worker.dry_run
-    ? createDryRunSender(log)
-    : createHttpSender({
-        connectionsPerOrigin: config.delivery.max_conns_per_host,
-        snippetBytes: config.delivery.response_snippet_bytes,
-        allowedNetworks: config.delivery.allowed_networks,
-      });
+  const sender = senderFrom(config, log);
   const fleet = await startFleet({
     config,
     logStore,

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
+import type { Config } from '../../core/config/schema';
 import { urlParts, type UrlParts } from '../../core/domain/memo';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
 import type { Logger } from '../../core/ports/logger';
@@ -219,3 +220,13 @@ export const createDrySender = (onSend: (req: DeliveryRequest) => void): Sender 
   },
   async close() {},
 });
+
+/** The sender a howk process delivers with: worker.dry_run logs instead of sending; otherwise HTTP under the delivery settings. */
+export const senderFrom = (config: Config, log: Pick<Logger, 'info'>): Sender =>
+  config.worker.dry_run
+    ? createDryRunSender(log)
+    : createHttpSender({
+        connectionsPerOrigin: config.delivery.max_conns_per_host,
+        snippetBytes: config.delivery.response_snippet_bytes,
+        allowedNetworks: config.delivery.allowed_networks,
+      });
