@@ -60,7 +60,9 @@ describe('API keys at the edge, mirrored from the fleet', () => {
   const read = (e: Edge, token: string) => fetch(`${e.url}/webhooks/wh_01HZZZZZZZZZZZZZZZZZZZZZZZ/status`, { headers: { authorization: `Bearer ${token}` } });
 
   it('accepts any of 1,000 keys created on the fleet, and refuses a token of none', async () => {
-    const sample = [0, 1, 499, 998, 999, ...Array.from({ length: 15 }, () => Math.floor(Math.random() * 1000))];
+    // Random keys from 20-997 only: keys 7, 8, 11 and 12 belong to the tests below, and one
+    // read of key 11 here would spend a token of the bucket the rate-limit test counts.
+    const sample = [0, 1, 499, 998, 999, ...Array.from({ length: 15 }, () => 20 + Math.floor(Math.random() * 978))];
     for (const i of sample) expect((await read(edge, tokens[i]!.token)).status, `key ${i}`).toBe(404);
     const forged = tokens[5]!.token.slice(0, -4) + 'AAAA';
     expect((await read(edge, forged)).status).toBe(401);
