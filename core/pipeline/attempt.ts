@@ -1,5 +1,5 @@
 import type { Webhook } from '../domain/webhook';
-import type { ScriptReason } from '../domain/records';
+import type { ScriptReason } from '../domain/status';
 import { errorMessage, InvalidSecretError } from '../errors/errors';
 import { LuaError, redactDeep, redactor, runDeliveryScript, type CredentialSession, type KvStore, type LuaHostServices } from '../lua';
 import { limitSample } from '../policy/adaptive-limit';

@@ -1,4 +1,4 @@
-import type { ScriptReason } from '../domain/records';
+import type { ScriptReason } from '../domain/status';
 import type { Webhook } from '../domain/webhook';
 import type { Classification } from './classify';
 
