@@ -37,7 +37,18 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     hot,
     dependencies,
     enqueue: createEdgeEnqueuer({ config, gates: env.GATE, producer: kafka, clock, log, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
-    keys: edgeKeyService({ redis, bootstrap: edge.api_keys, cacheMs: edge.key_cache, clock }),
+    keys: edgeKeyService({
+      redis,
+      bootstrap: edge.api_keys,
+      cacheMs: edge.key_cache,
+      missCacheMs: edge.key_miss_cache,
+      lookups: { rate: edge.key_lookup_rate, burst: edge.key_lookup_burst },
+      retryAfterSec: edge.retry_after,
+      clock,
+      log,
+    }),
+    // Cloudflare's own record of the client's address; per-client limits (key lookups, /incoming auth) key by it.
+    remoteAddress: (c) => c.req.header('cf-connecting-ip'),
     keyRateLimit: sharedKeyRate(env.GATE, config.api.auth.rate_limit, config.api.auth.rate_burst, edge.retry_after),
     // /incoming is core's route: the edge supplies the bundled scripts with Worker secrets, the
     // Lua engine's host (workerd loader, instruction budget, fetch) and kv over the bridge.

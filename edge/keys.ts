@@ -1,7 +1,9 @@
 import type { Redis } from '@upstash/redis/cloudflare';
 import { z } from 'zod';
 import { keys } from '../core/domain/keys';
-import { UnavailableError, errorMessage } from '../core/errors/errors';
+import { KeyCheckUnavailableError, RateLimitedError, UnavailableError, errorMessage } from '../core/errors/errors';
+import type { Logger } from '../core/ports/logger';
+import { createRateLimiter } from '../core/security/rate-limit';
 import { ApiKeyRecordSchema, KeyTable, hashToken, tokenId, type ApiKeyRecord } from '../core/security/api-keys';
 import { timingSafeEqual, utf8 } from '../core/signing/encoding';
 import type { KeyVerifier } from '../core/http/deps';
@@ -10,23 +12,48 @@ import type { DurableObjectNamespace } from './runtime';
 
 // API keys at the edge. howk-api mirrors the key table (hashes, scopes, bindings,
 // revocations) into Redis (`howk:keys`, workers/redis/key-mirror.ts); the edge reads a
-// token's record there through the bridge, once per `cacheMs` per key id (hits and misses
-// alike), so a key revoked on the fleet is refused at the edge within that time, and any
-// number of keys works. The Worker secret HOWK_EDGE_API_KEYS (the same records, as a JSON
-// array) is a bootstrap: it is consulted only for an id the mirror has no record of.
+// token's record there through the bridge and keeps it `cacheMs` (a record, revoked or not)
+// or `missCacheMs` (no record), in two bounded caches so that a flood of unknown ids never
+// pushes out the records of real keys. The mirror is the only authority once it is
+// configured, and the check fails closed: when it cannot be read, only a record read within
+// its cache time counts, and any other key gets 503 (KeyCheckUnavailableError), whatever the
+// Worker secret HOWK_EDGE_API_KEYS says (a list that cannot learn of a revocation). That
+// list serves an edge without a mirror (no Redis REST endpoint) and is ignored otherwise.
+// Lookups that would reach the bridge are limited per client (`lookups`), so a stranger
+// sending random ids is refused (429) before he can spend the bridge's shared rate.
 // Keys are created and revoked on the fleet (howk-api, `howk keys`), never at the edge.
 
-export type EdgeKeyOptions = { redis: Redis | undefined; bootstrap: string | undefined; cacheMs: number; clock: { now(): number } };
-
-type Cached = { record: ApiKeyRecord | null; at: number };
+export type EdgeKeyOptions = {
+  redis: Redis | undefined;
+  bootstrap: string | undefined;
+  cacheMs: number;
+  /** How long an id the mirror has no record of stays refused without a read (at most cacheMs). */
+  missCacheMs: number;
+  /** Reads of the mirror per client: rate per second, burst (rate 0: no limit). */
+  lookups: { rate: number; burst: number };
+  retryAfterSec: number;
+  clock: { now(): number };
+  log?: Logger;
+};
 
 const MAX_CACHED = 10_000;
 
+/** Sets an entry of a bounded cache: when it is full, the oldest entry goes first. */
+const boundedSet = <V>(map: Map<string, V>, id: string, v: V) => {
+  map.delete(id);
+  if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+  map.set(id, v);
+};
+
 export const edgeKeyService = (o: EdgeKeyOptions): KeyVerifier => {
   const boot = new KeyTable();
-  if (o.bootstrap) for (const r of z.array(ApiKeyRecordSchema).parse(JSON.parse(o.bootstrap))) boot.apply(r.id, JSON.stringify(r));
-  const cache = new Map<string, Cached>();
+  if (o.bootstrap && !o.redis) for (const r of z.array(ApiKeyRecordSchema).parse(JSON.parse(o.bootstrap))) boot.apply(r.id, JSON.stringify(r));
+  if (o.bootstrap && o.redis) o.log?.warn('HOWK_EDGE_API_KEYS is ignored: the key mirror (HOWK_EDGE_REDIS_REST_URL) is the only source of API keys at this edge');
+  const found = new Map<string, { record: ApiKeyRecord; at: number }>();
+  const missing = new Map<string, number>();
   const reading = new Map<string, Promise<ApiKeyRecord | null>>();
+  const lookups = createRateLimiter(o.lookups.rate, o.lookups.burst);
+  const missMs = Math.min(o.missCacheMs, o.cacheMs);
 
   const read = async (id: string): Promise<ApiKeyRecord | null> => {
     const raw = await o.redis!.hget<string>(keys.apiKeys(), id);
@@ -36,14 +63,18 @@ export const edgeKeyService = (o: EdgeKeyOptions): KeyVerifier => {
     return parsed.success && parsed.data.id === id ? parsed.data : null;
   };
 
-  /** The mirror's record of an id (cached), or the bootstrap's when the mirror has none. */
-  const recordOf = async (id: string): Promise<ApiKeyRecord | null> => {
+  /** The mirror's record of an id: from a cache within its time, else read (limited per client). */
+  const recordOf = async (id: string, client: string): Promise<ApiKeyRecord | null> => {
     if (!o.redis) return boot.get(id) ?? null;
     const now = o.clock.now();
-    const hit = cache.get(id);
-    if (hit && now - hit.at < o.cacheMs) return hit.record ?? boot.get(id) ?? null;
+    const hit = found.get(id);
+    if (hit && now - hit.at < o.cacheMs) return hit.record;
+    const miss = missing.get(id);
+    if (miss !== undefined && now - miss < missMs) return null;
     let p = reading.get(id);
     if (!p) {
+      const rl = lookups(client, now);
+      if (!rl.ok) throw new RateLimitedError(`too many API key lookups from this client (edge.key_lookup_rate: ${o.lookups.rate} per second)`, rl.retryAfterSec);
       p = read(id).finally(() => reading.delete(id));
       reading.set(id, p);
     }
@@ -51,24 +82,28 @@ export const edgeKeyService = (o: EdgeKeyOptions): KeyVerifier => {
     try {
       record = await p;
     } catch (e) {
-      // Without the mirror: the last record read, else the bootstrap's; a key known to
-      // neither is refused with 503 (retry), never let in.
-      const known = hit?.record ?? boot.get(id);
-      if (known) return known;
-      throw new UnavailableError(`API key table unreachable: ${errorMessage(e)}`, 1);
+      // Fail closed: neither an expired record (it may have been revoked since) nor the
+      // bootstrap list stands in for the mirror.
+      o.log?.warn('API key mirror unreachable', { error: errorMessage(e) });
+      throw new KeyCheckUnavailableError(o.retryAfterSec);
     }
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(id, { record, at: now });
-    return record ?? boot.get(id) ?? null;
+    if (record) {
+      missing.delete(id);
+      boundedSet(found, id, { record, at: now });
+    } else {
+      found.delete(id);
+      boundedSet(missing, id, now);
+    }
+    return record;
   };
 
   return {
     synced: () => true,
-    async verify(token: string) {
+    async verify(token: string, client = 'unknown') {
       const id = tokenId(token);
       // Hash even for a token of no id, so that every refusal costs the same.
       const hash = await hashToken(token);
-      const rec = id ? await recordOf(id) : null;
+      const rec = id ? await recordOf(id, client) : null;
       if (!rec || rec.revoked_at !== null) return null;
       return timingSafeEqual(utf8(hash), utf8(rec.hash)) ? rec : null;
     },

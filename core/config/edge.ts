@@ -27,6 +27,15 @@ export const edgeSection = section({
     '10s',
     'How long the edge reuses an API key record read from the Redis mirror of the key table: a revocation reaches the edge within this time (at most 30s)',
   ),
+  key_miss_cache: duration(
+    '2s',
+    'How long the edge remembers that the key mirror has no record of a key id, so that a repeated unknown id costs one bridge read (key_cache when that is shorter)',
+  ),
+  key_lookup_rate: num(
+    5,
+    "Key lookups per second one client (CF-Connecting-IP) may send to the key mirror, for key ids not in the edge's caches; over it 429 + Retry-After (0 = no limit)",
+  ),
+  key_lookup_burst: int(20, 'Key lookups one client may send to the key mirror at once after being idle', { min: 1 }),
   domain_rates: z
     .record(z.string(), DomainRate)
     .default({})
@@ -42,7 +51,10 @@ export const edgeSection = section({
   lua_max_instructions: int(20_000_000, "Lua VM instructions one transformer run may execute (workerd's clock stands still during a run, so this is its CPU limit)", {
     min: 10_000,
   }),
-  api_keys: optStr('Bootstrap API key records (JSON array, hashes only) the edge accepts when the Redis mirror of the key table has no record of the key (Worker secret)', {
-    secret: true,
-  }),
+  api_keys: optStr(
+    'API key records (JSON array, hashes only) the edge checks tokens against when it has no Redis mirror of the key table (no redis_rest_url); ignored once a mirror is configured (Worker secret)',
+    {
+      secret: true,
+    },
+  ),
 });

@@ -76,9 +76,19 @@ export class NotFoundError extends HowkError {
 /** A dependency (Kafka, Redis) cannot take the work now; the caller may retry later. */
 export class UnavailableError extends HowkError {
   readonly retryAfterSec: number;
-  constructor(message: string, retryAfterSec = 5) {
-    super('unavailable', message);
+  constructor(message: string, retryAfterSec = 5, code = 'unavailable') {
+    super(code, message);
     this.retryAfterSec = retryAfterSec;
+  }
+}
+
+/**
+ * An API key that could not be checked (the edge's key mirror unreachable, and no record of
+ * the key read within its cache time): refused with 503, never let in and never called unknown.
+ */
+export class KeyCheckUnavailableError extends UnavailableError {
+  constructor(retryAfterSec: number) {
+    super('the API key could not be checked (the key table is unreachable); nothing was accepted, retry later', retryAfterSec, 'key_check_unavailable');
   }
 }
 

@@ -71,7 +71,7 @@ export const apiDocsMarkdown = (c: Config): string => {
     '',
     "Runtimes: `howk-api` and `howk-dev` serve every route; the edge Worker (docs/EDGE.md) serves those whose runtimes include `edge`. Each operation of the OpenAPI document says which in `x-howk-runtimes`, and a server's own `/openapi.json` lists only the routes it serves (a route it lacks the dependencies of is not mounted: 404 once the key is accepted).",
     '',
-    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited or too many outstanding webhooks (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable or the instance over `api.max_inflight_requests` (`Retry-After`).',
+    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited (a key over its rate, or at the edge a client over `edge.key_lookup_rate` lookups of uncached keys) or too many outstanding webhooks (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable (at the edge, `key_check_unavailable`: the key mirror could not be read, so the key was neither accepted nor refused) or the instance over `api.max_inflight_requests` (`Retry-After`).',
     '',
     ...WAIT_AND_BACKPRESSURE,
     '',

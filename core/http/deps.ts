@@ -12,6 +12,7 @@ import type { ChangeFeed } from '../live/change-feed';
 import type { Gauges } from './routes/overview';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
+import type { ApiKeyRecord } from '../security/api-keys';
 import type { KeyService } from '../security/key-service';
 import type { KvStore, LuaHostServices } from '../lua';
 import type { ScriptStore } from '../scripts/store';
@@ -26,7 +27,10 @@ export type HeaderSize = { count: number; bytes: number };
 export type Listing = WebhookListing & Pick<DeadLetterStore, 'listDeadLetters' | 'getDeadLetter'>;
 
 /** What the auth middleware needs of the API keys. */
-export type KeyVerifier = Pick<KeyService, 'synced' | 'verify'>;
+export type KeyVerifier = Pick<KeyService, 'synced'> & {
+  /** `client`: the caller's address, for a verifier that limits its lookups per client (the edge's key mirror). */
+  verify(token: string, client?: string): Promise<ApiKeyRecord | null>;
+};
 
 /**
  * What the HTTP layer needs. The optional fields are capabilities: a route that needs one

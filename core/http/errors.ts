@@ -5,6 +5,7 @@ import {
   ForbiddenError,
   HeadersTooLargeError,
   HowkError,
+  KeyCheckUnavailableError,
   NotConfiguredError,
   NotFoundError,
   OverloadedError,
@@ -43,7 +44,9 @@ export const errorResponse = (c: Context, e: unknown, log?: Logger): Response =>
   if (e instanceof NotFoundError) return c.json({ error: { code: e.code, message: e.message } }, 404);
   if (e instanceof UnavailableError) {
     c.header('Retry-After', String(e.retryAfterSec));
-    return c.json({ error: { code: e.code, message: 'a dependency is unavailable; nothing was accepted, retry later' } }, 503);
+    // The cause stays in the logs; only the key check's own message says what failed.
+    const message = e instanceof KeyCheckUnavailableError ? e.message : 'a dependency is unavailable; nothing was accepted, retry later';
+    return c.json({ error: { code: e.code, message } }, 503);
   }
   if (e instanceof HowkError) return c.json({ error: { code: e.code, message: e.message } }, 400);
   log?.error('unhandled error', { error: e instanceof Error ? e.stack : String(e) });

@@ -146,6 +146,48 @@ describe('howk-bridge', () => {
     }
   });
 
+  it('refuses any option its grant does not name: a parked webhook is never read back through SET … NX GET', async () => {
+    const direct = new Redis(env.HOWK_REDIS_URL!);
+    const stored = JSON.stringify({ id: 'wh_parked', headers: { authorization: 'Bearer customer-secret' } });
+    try {
+      await direct.set(keys.retryData('wh_parked'), stored);
+      await direct.zadd(keys.retries(), 7, 'wh_parked');
+      const raw = async (body: unknown, path = '') => {
+        const r = await fetch(`${bridge.url}/redis${path}`, { method: 'POST', headers: { authorization: `Bearer ${BRIDGE_TOKEN}` }, body: JSON.stringify(body) });
+        return { status: r.status, text: await r.text() };
+      };
+      for (const [cmd, option] of [
+        [['set', keys.retryData('wh_parked'), 'x', 'NX', 'GET'], 'GET'],
+        [['set', keys.retryData('wh_parked'), 'x', 'nx', 'get', 'px', 1000], 'GET'],
+        [['set', keys.retryData('wh_parked'), 'x', 'NX', 'KEEPTTL'], 'KEEPTTL'],
+        [['set', keys.retryData('wh_parked'), 'x', 'NX', 'XX'], 'XX'],
+        [['zadd', keys.retries(), 'NX', 'CH', 1, 'wh_parked'], 'CH'],
+        [['zadd', keys.retries(), 'NX', 'GT', 9, 'wh_parked'], 'GT'],
+        [['zadd', keys.retries(), 'NX', 'INCR', 1, 'wh_parked'], 'INCR'],
+        [['set', 'kv:mine', '1', 'GET'], 'GET'],
+      ] as const) {
+        for (const r of [await raw(cmd), await raw([['ping'], cmd], '/pipeline')]) {
+          expect({ cmd, status: r.status }).toEqual({ cmd, status: 403 });
+          const error = (JSON.parse(r.text) as { error: string }).error;
+          expect(error).toContain(`option '${option}' of command '${String(cmd[0])}'`);
+          expect(r.text).not.toContain('customer-secret');
+        }
+      }
+      // The official client's own form of the attack, refused the same way.
+      const upstash = new UpstashRedis({ url: `${bridge.url}/redis`, token: BRIDGE_TOKEN, enableTelemetry: false, automaticDeserialization: false });
+      await expect(upstash.set(keys.retryData('wh_parked'), 'x', { nx: true, get: true })).rejects.toThrow(/option 'GET'/);
+      // Nothing changed, and what the edge sends when it parks still runs.
+      expect(await direct.get(keys.retryData('wh_parked'))).toBe(stored);
+      expect(await direct.zscore(keys.retries(), 'wh_parked')).toBe('7');
+      const p = upstash.pipeline();
+      p.set(keys.retryData('wh_new'), '{}', { nx: true, px: 60_000 });
+      p.zadd(keys.retries(), { nx: true }, { score: 3, member: 'wh_new' });
+      expect(await p.exec()).toEqual(['OK', 1]);
+    } finally {
+      direct.disconnect();
+    }
+  });
+
   it('answers 429 with Retry-After past its rate limit, per route', async () => {
     const tight = await startBridge(env, undefined, { HOWK_BRIDGE_RATE_LIMIT: '0.01', HOWK_BRIDGE_RATE_BURST: '2' });
     try {

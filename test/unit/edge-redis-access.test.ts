@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
-import { edgeRedisRefusal } from '../../core/security/edge-redis-access';
+import { EDGE_REDIS_GRANTS, edgeRedisRefusal } from '../../core/security/edge-redis-access';
 
 // What a leaked edge token can do to the fleet's Redis through howk-bridge.
 describe('the edge Redis allowlist (commands and key patterns)', () => {
@@ -42,5 +43,68 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     no('eval', 'return 1', '0');
     no('keys', '*');
     no('hget');
+  });
+
+  it('refuses every option no grant names: the parking writes never read back or rewrite an entry', () => {
+    const why = (cmd: string, ...args: string[]) => edgeRedisRefusal(cmd, args);
+    // The attack: SET … NX GET answers the stored webhook (its custom headers included).
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'GET')).toMatch(/option 'GET' of command 'set'/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'nx', 'get', 'PX', '1000')).toMatch(/'GET'/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'KEEPTTL')).toMatch(/option 'KEEPTTL' of command 'set'/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'EX', '10')).toMatch(/option 'EX'/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'XX')).toMatch(/option 'XX'/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'PXAT', '1')).toMatch(/option 'PXAT'/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'WHATEVER')).toMatch(/option 'WHATEVER' of command 'set' is unknown/);
+    expect(why('set', keys.retryData('wh_1'), 'x', 'NX', 'PX')).toMatch(/needs 1 argument/);
+    expect(why('zadd', keys.retries(), 'NX', 'CH', '1', 'wh_1')).toMatch(/option 'CH' of command 'zadd'/);
+    expect(why('zadd', keys.retries(), 'NX', 'GT', '1', 'wh_1')).toMatch(/option 'GT'/);
+    expect(why('zadd', keys.retries(), 'NX', 'LT', '1', 'wh_1')).toMatch(/option 'LT'/);
+    expect(why('zadd', keys.retries(), 'NX', 'INCR', '1', 'wh_1')).toMatch(/option 'INCR'/);
+    expect(why('zadd', keys.retries(), 'XX', 'NX', '1', 'wh_1')).toMatch(/option 'XX'/);
+    // An option word in a score's place is no score: refused, not passed on for Redis to read.
+    expect(why('zadd', keys.retries(), 'NX', 'FOO', '1', 'wh_1')).toMatch(/takes a score/);
+    expect(why('zadd', keys.retries(), 'NX', '1', 'wh_1', '2')).toMatch(/groups of 2/);
+    // The kv store takes the TTL the Lua module sets, nothing else.
+    expect(why('set', keys.kv({ kind: 'transformer', id: 't' }, 'a'), '1', 'GET')).toMatch(/option 'GET'/);
+    expect(why('set', keys.kv({ kind: 'transformer', id: 't' }, 'a'), '1', 'KEEPTTL')).toMatch(/option 'KEEPTTL'/);
+    expect(why('expire', keys.kv({ kind: 'transformer', id: 't' }, 'a'), '10', 'GT')).toMatch(/option 'GT' of command 'expire'/);
+    // Extra arguments where a command takes none, and the key table is read one id at a time.
+    expect(why('hgetall', keys.apiKeys())).toMatch(/not open to the edge/);
+    expect(why('hget', keys.apiKeys(), 'a', 'b')).toMatch(/takes no argument 'b'/);
+    expect(why('incrby', keys.kv({ kind: 'transformer', id: 't' }, 'a'), 'x')).toMatch(/takes an integer/);
+    expect(why('lrange', keys.statusHistory('wh_1'), '0')).toMatch(/needs more arguments/);
+  });
+
+  it('still allows every form the edge and its clients send', () => {
+    const kv = keys.kv({ kind: 'transformer', id: 't' }, 'a');
+    ok('set', keys.retryData('wh_1'), '{}', 'nx', 'px', '86400000');
+    ok('zadd', keys.retries(), 'nx', '1700000000000', 'wh_1', '1700000000001', 'wh_2');
+    ok('zadd', keys.retries(), 'NX', '+inf', 'wh_1');
+    ok('set', kv, 'v');
+    ok('set', kv, 'v', 'ex', '60');
+    ok('get', kv);
+    ok('mget', kv, kv);
+    ok('incrby', kv, '5');
+    ok('incr', kv);
+    ok('ttl', kv);
+    ok('expire', kv, '10');
+    ok('exists', kv, kv);
+    ok('hgetall', keys.status('wh_1'));
+    ok('ping');
+    ok('ping', 'hello');
+    ok('echo', 'hello');
+  });
+
+  it('is one table of grants, each naming its commands, keys and options', () => {
+    for (const g of EDGE_REDIS_GRANTS) {
+      expect(g.use.length).toBeGreaterThan(0);
+      for (const o of [...g.options, ...(g.requires ?? [])]) expect(o).toBe(o.toUpperCase());
+      for (const r of g.requires ?? []) expect(g.options).toContain(r);
+    }
+    // docs/EDGE.md shows the table as it is.
+    const docs = readFileSync(new URL('../../docs/EDGE.md', import.meta.url), 'utf8');
+    const code = (xs: readonly string[]) => xs.map((x) => `\`${x}\``).join(', ');
+    const rows = EDGE_REDIS_GRANTS.map((g) => `| ${g.use} | ${code(g.commands)} | ${code(g.keys) || 'none'} | ${code(g.options) || 'none'} | ${code(g.requires ?? []) || '—'} |`);
+    expect(docs).toContain(`| what | commands | keys | options it may carry | must carry |\n|---|---|---|---|---|\n${rows.join('\n')}\n\n`);
   });
 });

@@ -7,8 +7,9 @@ import type { BridgeCounters } from './counters';
 
 // The subset of the Upstash Redis REST dialect that @upstash/redis sends: POST / with one
 // command as a JSON array, POST /pipeline and POST /multi-exec with arrays of them. Only
-// allow-listed commands run, each only on the keys the edge needs (core/security/edge-redis-access.ts):
-// anything else refuses the whole request with 403, nothing of it run. With `Upstash-Encoding: base64` string replies travel
+// granted commands run, each only on the keys and with the options its grant names
+// (core/security/edge-redis-access.ts): anything else refuses the whole request with 403,
+// nothing of it run. With `Upstash-Encoding: base64` string replies travel
 // base64-encoded (the client decodes them; a bare "OK" stays as is, as Upstash does).
 
 type Arg = string | number;

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { AuthError, ForbiddenError, NotFoundError, RateLimitedError, UnavailableError } from '../../errors/errors';
 import { grants, reaches, type ApiKeyRecord } from '../../security/api-keys';
+import { clientAddress } from '../../security/auth-throttle';
 import { createRateLimiter } from '../../security/rate-limit';
 import type { Access } from '../access';
 import type { ApiDeps } from '../deps';
@@ -47,7 +48,8 @@ export const authMiddleware = (d: ApiDeps, accessOf: (method: string, path: stri
     if (!d.keys || !d.keys.synced()) throw new UnavailableError('API keys are not loaded yet', 1);
     const token = BEARER.exec(c.req.header('authorization') ?? '')?.[1];
     if (!token) throw new AuthError();
-    const key = await d.keys.verify(token);
+    // The client: a verifier that reads keys over the network limits its lookups per client.
+    const key = await d.keys.verify(token, clientAddress(d.remoteAddress?.(c), c.req.header('x-forwarded-for'), d.config.api.trust_forwarded_for));
     if (!key) throw new AuthError('invalid or revoked API key');
     const rl = d.keyRateLimit ? await d.keyRateLimit(key.id, d.clock.now()) : limit(key.id, d.clock.now());
     if (!rl.ok) throw new RateLimitedError(`API key ${key.id} is over ${auth.rate_limit} requests per second`, rl.retryAfterSec);
