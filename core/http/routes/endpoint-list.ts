@@ -28,6 +28,9 @@ const Row = EndpointViewSchema.extend({
   endpoint: z.string().describe('The URL as GET /webhooks shows it (userinfo and query values redacted)'),
   webhooks: z.number().int().describe('Webhooks to it among those scanned'),
   last_created_at: z.string().describe('When the newest of them was created'),
+  last_errors: EndpointViewSchema.shape.last_errors.describe(
+    "The endpoint's last errors, whichever config's webhook met them; for a key bound to configs, those of this config's scanned webhooks only",
+  ),
 });
 
 const LAST_ERRORS = 10;

@@ -22,7 +22,7 @@ const WaitQuery = () =>
 const waitHeaders = {
   'Howk-Wait': {
     schema: { type: 'string', enum: ['done', 'expired', 'busy', 'unsupported'] },
-    description: 'present when a wait was asked: how it ended (busy: not granted, api.sync_max_waiting requests already wait)',
+    description: 'present when a wait was asked: how it ended (busy: not granted, api.sync_max_waiting requests already wait, or api.sync_max_waiting_per_config of the config)',
   },
   'Preference-Applied': { schema: { type: 'string' }, description: 'wait=<seconds> when the request waited' },
 };
