@@ -38,10 +38,24 @@ export const ConfigSchema = z.object({
     outstanding_overrides: intMap('Per-config bounds of outstanding webhooks in place of max_outstanding_per_config (0 = no bound for that config), e.g. {"tenant-a": 50000}'),
     sync_max_wait: duration('10s', 'Longest an enqueue may wait for the first attempt (?wait=, Prefer: wait=); a longer wait is cut to this'),
     sync_max_waiting: int(1000, 'Enqueue requests waiting for a first attempt at once per api instance; past it, a request asking to wait is answered at once (Howk-Wait: busy)'),
+    sync_max_waiting_per_config: int(
+      100,
+      "One config's share of sync_max_waiting: its enqueue requests waiting at once per api instance; past it, its requests asking to wait are answered at once (Howk-Wait: busy)",
+      { min: 1 },
+    ),
     events: section({
       max_subscribers: int(100, 'Most GET /webhooks/events streams open at once on one api process (503 above)', { min: 1 }),
+      max_per_config: int(10, "One config's share of max_subscribers: its streams open at once on one api process (429 + Retry-After above)", { min: 1 }),
+      max_lifetime: duration('15m', "Longest one event stream lasts: the server then ends it and the browser's EventSource reconnects (retry: 3000)"),
       poll_interval: duration('1s', 'How often the one shared poll behind GET /webhooks/events reads the listing of each watched config'),
       heartbeat: duration('15s', 'Comment sent on an event stream when nothing changed for this long'),
+    }),
+    bulk_replay: section({
+      max_running: int(4, 'Bulk replay jobs (POST /deadletter/replay) running at once on one api process (409 too_many_jobs above)', { min: 1 }),
+      max_running_per_config: int(2, "One config's share of max_running: its jobs running at once (409 too_many_jobs above)", { min: 1 }),
+      max_kept_per_config: int(20, "Jobs of one config remembered (running or finished) for GET /deadletter/replay/:job; a new job forgets that config's oldest finished job", {
+        min: 1,
+      }),
     }),
     auth: section({
       enabled: bool(true, 'Require an API key (Authorization: Bearer) on every route but health; howk-dev defaults to false'),

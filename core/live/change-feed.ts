@@ -13,21 +13,29 @@ export type ChangeListener = { rows: (rows: WebhookStatus[]) => void; end: () =>
 
 export type ChangeFeedOptions = {
   listing: Pick<WebhookListing, 'listWebhooks'>;
-  /** Most open subscriptions; subscribe answers null beyond it. */
+  /** Most open subscriptions; subscribe answers 'full' beyond it. */
   maxSubscribers: number;
+  /** Most open subscriptions of one config (a tenant's share of maxSubscribers); subscribe answers 'share' beyond it. */
+  maxPerConfig?: number;
   intervalMs?: number;
   pageSize?: number;
   /** How often a subscriber's stream sends a comment when nothing changed (keeps proxies from closing it). */
   heartbeatMs?: number;
+  /** How long one stream lasts before the server ends it (the browser's EventSource reconnects). */
+  lifetimeMs?: number;
   /** Reports a failed poll (the loop carries on at the next tick). */
   onError?: (e: unknown) => void;
 };
 
 export type ChangeFeed = {
-  /** Listens to one config's changes; returns the unsubscribe, or null when the feed is full. */
-  subscribe(configId: string, fn: ChangeListener): (() => void) | null;
+  /**
+   * Listens to one config's changes; returns the unsubscribe, or why not: 'full' (the process's
+   * limit, or the feed closed), 'share' (the config has its share open already).
+   */
+  subscribe(configId: string, fn: ChangeListener): (() => void) | 'full' | 'share';
   subscribers(): number;
   heartbeatMs: number;
+  lifetimeMs: number;
   /** Ends every subscription and the poll loop; later subscriptions are refused. */
   close(): void;
 };
@@ -60,8 +68,9 @@ export const createChangeFeed = (o: ChangeFeedOptions): ChangeFeed => {
 
   return {
     subscribe(configId, fn) {
-      if (closed || count >= o.maxSubscribers) return null;
+      if (closed || count >= o.maxSubscribers) return 'full';
       const w = configs.get(configId) ?? { listeners: new Set(), seen: null };
+      if (w.listeners.size >= (o.maxPerConfig ?? Infinity)) return 'share';
       configs.set(configId, w);
       w.listeners.add(fn);
       count++;
@@ -81,6 +90,7 @@ export const createChangeFeed = (o: ChangeFeedOptions): ChangeFeed => {
     },
     subscribers: () => count,
     heartbeatMs: o.heartbeatMs ?? 15_000,
+    lifetimeMs: o.lifetimeMs ?? 15 * 60_000,
     close() {
       closed = true;
       if (timer !== undefined) clearTimeout(timer);

@@ -9,6 +9,8 @@ export type SyncWaitDeps = {
   listener: string;
   /** api.sync_max_waiting: requests waiting at once. */
   maxWaiting: number;
+  /** api.sync_max_waiting_per_config: one config's share of them. */
+  maxPerConfig?: number;
   log: Logger;
   meter?: DoorMeter;
 };
@@ -30,6 +32,7 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
   const meter = d.meter ?? noDoorMeter;
   const watched = new Map<string, (o: FirstOutcome) => void>();
   let waiting = 0;
+  const perConfig = new Map<string, number>();
   let sub: { close(): Promise<void> } | undefined;
   let stopped = false;
   let retry: ReturnType<typeof setTimeout> | undefined;
@@ -56,8 +59,11 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
     for (const o of outcomes) watched.get(o.webhook_id)?.(o);
   };
 
-  const reserve = (): SyncSlot | null => {
-    if (waiting >= d.maxWaiting) return null;
+  /** A wait for a request of `configId`, or null: the instance, or the config's share, is full. */
+  const reserve = (configId: string): SyncSlot | null => {
+    const mine = perConfig.get(configId) ?? 0;
+    if (waiting >= d.maxWaiting || mine >= (d.maxPerConfig ?? Infinity)) return null;
+    perConfig.set(configId, mine + 1);
     meter.waiting(++waiting);
     const ids: string[] = [];
     const got = new Map<string, FirstOutcome>();
@@ -89,6 +95,9 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
         if (released) return;
         released = true;
         for (const id of ids) watched.delete(id);
+        const left = (perConfig.get(configId) ?? 1) - 1;
+        if (left > 0) perConfig.set(configId, left);
+        else perConfig.delete(configId);
         meter.waiting(--waiting);
       },
     };

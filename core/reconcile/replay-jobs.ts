@@ -47,10 +47,10 @@ export type ReplayJobView = {
   replays: ReplayLink[];
 };
 
-/** More bulk replays running at once than the process allows. HTTP 409. */
+/** More bulk replays running at once than the process, or the config's share of it, allows. HTTP 409. */
 export class ReplayJobLimitError extends RedriveConflictError {
-  constructor(max: number) {
-    super('too_many_jobs', `${max} bulk replays are running already; stop one or wait for it to finish`);
+  constructor(max: number, configId?: string) {
+    super('too_many_jobs', `${max} bulk replays${configId ? ` of config ${configId}` : ''} are running already; stop one or wait for it to finish`);
   }
 }
 
@@ -62,8 +62,11 @@ export type ReplayJobsDeps = {
   clock: { now(): number };
   log: Logger;
   sleep?: (ms: number) => Promise<void>;
-  /** Jobs running at once (default 4) and jobs remembered in all (default 100). */
+  /** Jobs running at once (default 4), of them of one config (default 2), and jobs of one config remembered (default 20). */
   maxRunning?: number;
+  maxRunningPerConfig?: number;
+  maxKeptPerConfig?: number;
+  /** Jobs remembered in all (default 1000): past it, a finished job of the config that keeps most goes. */
   maxKept?: number;
 };
 
@@ -110,17 +113,18 @@ const collect = async (d: ReplayJobsDeps, job: Job): Promise<string[]> => {
   return ids;
 };
 
-const replayOne = async (d: ReplayJobsDeps, job: Job, id: string) => {
+/** One dead letter; true when a replay was attempted (what the rate paces: a skip or a miss costs no wait). */
+const replayOne = async (d: ReplayJobsDeps, job: Job, id: string): Promise<boolean> => {
   if (job.taken.has(id)) {
     job.skipped++;
-    return;
+    return false;
   }
   job.taken.add(id);
   if (job.spec.ids) {
     const owner = recordOf((await d.deadLetters.getDeadLetter(id)) ?? '{}').config_id;
     if (owner !== job.config_id) {
       job.not_found++;
-      return;
+      return false;
     }
   }
   try {
@@ -132,12 +136,14 @@ const replayOne = async (d: ReplayJobsDeps, job: Job, id: string) => {
       job.replays.length = Math.min(job.replays.length, KEEP_LINKS);
     }
   } catch (e) {
-    if (e instanceof NotFoundError) job.not_found++;
-    else {
-      job.failed++;
-      job.error = (e as Error).message;
+    if (e instanceof NotFoundError) {
+      job.not_found++;
+      return false;
     }
+    job.failed++;
+    job.error = (e as Error).message;
   }
+  return true;
 };
 
 const run = async (d: ReplayJobsDeps, sleep: (ms: number) => Promise<void>, job: Job) => {
@@ -147,7 +153,7 @@ const run = async (d: ReplayJobsDeps, sleep: (ms: number) => Promise<void>, job:
     for (const id of ids) {
       if (job.stop) break;
       const t0 = d.clock.now();
-      await replayOne(d, job, id);
+      if (!(await replayOne(d, job, id))) continue;
       const wait = 1000 / job.rate - (d.clock.now() - t0);
       if (wait > 0) await sleep(wait);
     }
@@ -165,7 +171,9 @@ export const createReplayJobs = (d: ReplayJobsDeps) => {
   const jobs = new Map<string, Job>();
   const sleep = d.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const maxRunning = d.maxRunning ?? 4;
-  const maxKept = d.maxKept ?? 100;
+  const maxRunningPerConfig = d.maxRunningPerConfig ?? 2;
+  const maxKeptPerConfig = d.maxKeptPerConfig ?? 20;
+  const maxKept = d.maxKept ?? 1000;
   const iso = (ms: number) => new Date(ms).toISOString();
 
   const view = (j: Job): ReplayJobView => {
@@ -173,16 +181,36 @@ export const createReplayJobs = (d: ReplayJobsDeps) => {
     return { ...v, replays: [...v.replays] };
   };
 
-  const forget = () => {
-    for (const [id, j] of jobs) {
-      if (jobs.size <= maxKept) return;
-      if (j.state !== 'running') jobs.delete(id);
+  const running = (configId?: string) => [...jobs.values()].filter((j) => j.state === 'running' && (!configId || j.config_id === configId)).length;
+
+  const forgetOldest = (configId: string, keep: number) => {
+    const own = [...jobs.values()].filter((j) => j.config_id === configId);
+    let over = own.length - keep;
+    for (const j of own) {
+      if (over <= 0) return;
+      if (j.state === 'running') continue;
+      jobs.delete(j.job_id);
+      over--;
     }
+  };
+
+  /**
+   * Forgets the config's oldest finished jobs past its share: one config's churn never evicts
+   * another's. Past the table's own bound (many configs), the config that keeps most gives one up.
+   */
+  const forget = (configId: string) => {
+    forgetOldest(configId, maxKeptPerConfig);
+    if (jobs.size <= maxKept) return;
+    const kept = new Map<string, number>();
+    for (const j of jobs.values()) if (j.state !== 'running') kept.set(j.config_id, (kept.get(j.config_id) ?? 0) + 1);
+    const [most, n] = [...kept].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
+    if (n > 0) forgetOldest(most, [...jobs.values()].filter((j) => j.config_id === most).length - 1);
   };
 
   return {
     start(spec: ReplayJobSpec): ReplayJobView {
-      if ([...jobs.values()].filter((j) => j.state === 'running').length >= maxRunning) throw new ReplayJobLimitError(maxRunning);
+      if (running() >= maxRunning) throw new ReplayJobLimitError(maxRunning);
+      if (running(spec.configId) >= maxRunningPerConfig) throw new ReplayJobLimitError(maxRunningPerConfig, spec.configId);
       const now = d.clock.now();
       const job: Job = {
         job_id: `rj_${crypto.randomUUID().replaceAll('-', '')}`,
@@ -205,7 +233,7 @@ export const createReplayJobs = (d: ReplayJobsDeps) => {
         stop: false,
       };
       jobs.set(job.job_id, job);
-      forget();
+      forget(spec.configId);
       d.log.info('bulk replay started', { job_id: job.job_id, config_id: spec.configId, ids: spec.ids?.length ?? null, reason_type: spec.reasonType ?? null });
       void run(d, sleep, job);
       return view(job);

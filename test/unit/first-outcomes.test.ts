@@ -61,7 +61,7 @@ describe('sync waits: the api side', () => {
     const bus = memoryOutcomeBus();
     const waits = createSyncWaits({ bus, listener: 'l1', maxWaiting: 5, log: silentLogger });
     await waits.start();
-    const slot = waits.reserve()!;
+    const slot = waits.reserve('c')!;
     slot.watch(['a', 'b']);
     await bus.publish('l1', [outcome('a'), outcome('b'), outcome('x')]);
     await new Promise((r) => setTimeout(r, 0));
@@ -74,7 +74,7 @@ describe('sync waits: the api side', () => {
     const bus = memoryOutcomeBus();
     const waits = createSyncWaits({ bus, listener: 'l1', maxWaiting: 5, log: silentLogger });
     await waits.start();
-    const [s1, s2] = [waits.reserve()!, waits.reserve()!];
+    const [s1, s2] = [waits.reserve('c')!, waits.reserve('c')!];
     s1.watch(['a']);
     s2.watch(['b']);
     const w1 = s1.wait(10_000);
@@ -88,14 +88,14 @@ describe('sync waits: the api side', () => {
 
   it('a client that goes away ends its wait', async () => {
     const waits = createSyncWaits({ bus: memoryOutcomeBus(), listener: 'l', maxWaiting: 1, log: silentLogger });
-    const slot = waits.reserve()!;
+    const slot = waits.reserve('c')!;
     slot.watch(['a']);
     const gone = new AbortController();
     const w = slot.wait(60_000, gone.signal);
     gone.abort();
     expect((await w).size).toBe(0);
     slot.release();
-    expect(waits.reserve()).not.toBeNull();
+    expect(waits.reserve('c')).not.toBeNull();
   });
 
   it('a channel that cannot be subscribed at start is subscribed later', async () => {
@@ -108,7 +108,7 @@ describe('sync waits: the api side', () => {
       await waits.start();
       fail = false;
       await vi.advanceTimersByTimeAsync(1000);
-      const slot = waits.reserve()!;
+      const slot = waits.reserve('c')!;
       slot.watch(['a']);
       await bus.publish('l', [outcome('a')]);
       await vi.advanceTimersByTimeAsync(0);
@@ -121,12 +121,12 @@ describe('sync waits: the api side', () => {
 
   it('past maxWaiting no slot is given; a released slot frees its place', () => {
     const waits = createSyncWaits({ bus: memoryOutcomeBus(), listener: 'l', maxWaiting: 2, log: silentLogger });
-    const a = waits.reserve()!;
-    expect(waits.reserve()).not.toBeNull();
-    expect(waits.reserve()).toBeNull();
+    const a = waits.reserve('c')!;
+    expect(waits.reserve('c')).not.toBeNull();
+    expect(waits.reserve('c')).toBeNull();
     a.release();
     a.release();
-    expect(waits.reserve()).not.toBeNull();
-    expect(waits.reserve()).toBeNull();
+    expect(waits.reserve('c')).not.toBeNull();
+    expect(waits.reserve('c')).toBeNull();
   });
 });

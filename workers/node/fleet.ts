@@ -217,13 +217,22 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
       { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
     ];
-    const sync = createSyncWaits({ bus: outcomes, listener: `api-${crypto.randomUUID()}`, maxWaiting: config.api.sync_max_waiting, log, meter: metrics.door });
+    const sync = createSyncWaits({
+      bus: outcomes,
+      listener: `api-${crypto.randomUUID()}`,
+      maxWaiting: config.api.sync_max_waiting,
+      maxPerConfig: config.api.sync_max_waiting_per_config,
+      log,
+      meter: metrics.door,
+    });
     await sync.start();
     stops.push({ name: 'first-outcome channel', run: () => sync.stop() });
     transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
     const changes = createChangeFeed({
       listing: hot,
       maxSubscribers: config.api.events.max_subscribers,
+      maxPerConfig: config.api.events.max_per_config,
+      lifetimeMs: config.api.events.max_lifetime,
       intervalMs: config.api.events.poll_interval,
       heartbeatMs: config.api.events.heartbeat,
       onError: (e) => log.warn('event stream poll failed', { error: String(e) }),

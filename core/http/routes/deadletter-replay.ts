@@ -16,7 +16,16 @@ const tables = new WeakMap<ApiDeps, ReplayJobs>();
 const jobsOf = (d: ApiDeps): ReplayJobs => {
   let t = tables.get(d);
   if (!t) {
-    t = createReplayJobs({ redrive: d.redrive!, deadLetters: d.listing!, clock: d.clock, log: d.log });
+    const limits = d.config.api.bulk_replay;
+    t = createReplayJobs({
+      redrive: d.redrive!,
+      deadLetters: d.listing!,
+      clock: d.clock,
+      log: d.log,
+      maxRunning: limits.max_running,
+      maxRunningPerConfig: limits.max_running_per_config,
+      maxKeptPerConfig: limits.max_kept_per_config,
+    });
     tables.set(d, t);
   }
   return t;

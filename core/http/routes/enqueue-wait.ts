@@ -88,18 +88,20 @@ const view = (r: EnqueueResult, o: FirstOutcome | undefined): ItemView => {
 
 /**
  * Enqueues `run` does, waiting for their first attempts when the request asked to. The wait
- * is granted only while fewer than api.sync_max_waiting requests wait (else answered at once,
- * `Howk-Wait: busy`); the webhooks are durable (produced, acknowledged) before any wait.
+ * is granted only while fewer than api.sync_max_waiting requests wait, and fewer than
+ * api.sync_max_waiting_per_config of the config's (else answered at once, `Howk-Wait: busy`);
+ * the webhooks are durable (produced, acknowledged) before any wait.
  */
 export const enqueueMaybeWaiting = async (
   c: Context,
   d: ApiDeps,
+  configId: string,
   ms: number,
   run: (opts: { awaitedBy?: string; beforeProduce?: (ids: string[]) => void }) => Promise<EnqueueResult[]>,
 ): Promise<{ items: ItemView[]; waited: boolean }> => {
   let slot: SyncSlot | null = null;
   if (ms > 0) {
-    slot = d.sync?.reserve() ?? null;
+    slot = d.sync?.reserve(configId) ?? null;
     if (!slot) {
       c.header('Howk-Wait', d.sync ? 'busy' : 'unsupported');
       if (d.sync) d.door?.refused('wait_busy');

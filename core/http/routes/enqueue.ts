@@ -22,7 +22,7 @@ const WaitQuery = () =>
 const waitHeaders = {
   'Howk-Wait': {
     schema: { type: 'string', enum: ['done', 'expired', 'busy', 'unsupported'] },
-    description: 'present when a wait was asked: how it ended (busy: not granted, api.sync_max_waiting requests already wait)',
+    description: 'present when a wait was asked: how it ended (busy: not granted, api.sync_max_waiting requests already wait, or api.sync_max_waiting_per_config of the config)',
   },
   'Preference-Applied': { schema: { type: 'string' }, description: 'wait=<seconds> when the request waited' },
 };
@@ -106,7 +106,7 @@ export const enqueueRoutes: Route[] = [
       limitBody(d.config.api.max_request_size),
       async (c) => {
         const { configId, ms, body: item } = await admitEnqueue(c, d, parseEnqueueBody);
-        const { items } = await enqueueMaybeWaiting(c, d, ms, (o) => d.enqueue(configId, [item], o));
+        const { items } = await enqueueMaybeWaiting(c, d, configId, ms, (o) => d.enqueue(configId, [item], o));
         const { endpoint: _e, ...r } = items[0]!;
         c.header('Location', `/webhooks/${r.webhook_id}/status`);
         return c.json(r, r.status === 'pending' ? 202 : 200);
@@ -135,7 +135,7 @@ export const enqueueRoutes: Route[] = [
       limitBody(d.config.api.max_request_size),
       async (c) => {
         const { configId, ms, body: parsed } = await admitEnqueue(c, d, parseBatchBody);
-        const { items, waited } = await enqueueMaybeWaiting(c, d, ms, (o) => d.enqueue(configId, parsed, o));
+        const { items, waited } = await enqueueMaybeWaiting(c, d, configId, ms, (o) => d.enqueue(configId, parsed, o));
         const accepted = items.filter((r) => r.status !== 'duplicate').length;
         const settled = waited && !items.some((r) => r.status === 'pending');
         return c.body(batchAnswer(items, accepted, waited), settled ? 200 : 202, { 'Content-Type': 'application/json' });
