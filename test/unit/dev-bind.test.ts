@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { applyDevDefaults, bindRefusal, isLoopbackHost, parseBindArgs } from '../../workers/dev/bind';
+import { loadProcessConfig, parseFlags } from '../../workers/node/config';
+
+// howk-dev's reading of where to listen (docs/SECURITY.md, "The dev server: safe where it
+// runs"): loopback unless a flag, variable or file says otherwise, and an open address with
+// API keys off only when told --insecure-open.
+
+const devConfig = (argv: string[], env: Record<string, string> = {}) => {
+  const bind = parseBindArgs(argv);
+  const { config, sources } = loadProcessConfig(parseFlags(bind.rest), env);
+  applyDevDefaults(config, sources);
+  return { config, refusal: bindRefusal(config, bind.insecureOpen) };
+};
+
+describe('howk-dev: where it listens', () => {
+  it('tells loopback addresses from the others', () => {
+    for (const h of ['127.0.0.1', '127.8.9.10', '::1', '[::1]', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST']) expect(isLoopbackHost(h), h).toBe(true);
+    for (const h of ['0.0.0.0', '::', '[::]', '192.0.2.2', '10.0.0.1', 'fd00::2', 'example.com', 'localhost.example.com', '']) expect(isLoopbackHost(h), h).toBe(false);
+  });
+
+  it('listens on 127.0.0.1 unless --host, HOWK_API_HOST or the file names another address', () => {
+    expect(devConfig([]).config.api.host).toBe('127.0.0.1');
+    expect(devConfig(['--host', '::1']).config.api.host).toBe('::1');
+    expect(devConfig([], { HOWK_API_HOST: '0.0.0.0', HOWK_API_AUTH_ENABLED: 'true' }).config.api.host).toBe('0.0.0.0');
+    // The flag wins over the variable.
+    expect(devConfig(['--host', '127.0.0.2'], { HOWK_API_HOST: '0.0.0.0' }).config.api.host).toBe('127.0.0.2');
+  });
+
+  it('refuses an address beyond loopback with keys off, unless keys are on or --insecure-open is given', () => {
+    expect(devConfig([]).refusal).toBeUndefined();
+    expect(devConfig(['--host', '::1']).refusal).toBeUndefined();
+    for (const host of ['0.0.0.0', '::', '192.0.2.2', 'example.com']) {
+      expect(devConfig(['--host', host]).refusal, host).toContain(`refusing to listen on ${host} with API keys off`);
+      expect(devConfig(['--host', host, '--insecure-open']).refusal, host).toBeUndefined();
+      expect(devConfig(['--host', host], { HOWK_API_AUTH_ENABLED: 'true' }).refusal, host).toBeUndefined();
+    }
+    expect(devConfig(['--host', '0.0.0.0']).config.api.auth.enabled).toBe(false);
+  });
+});
