@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyDevDefaults, bindRefusal, isLoopbackHost, parseBindArgs } from '../../workers/dev/bind';
 import { loadProcessConfig, parseFlags } from '../../workers/node/config';
@@ -19,12 +22,22 @@ describe('howk-dev: where it listens', () => {
     for (const h of ['0.0.0.0', '::', '[::]', '192.0.2.2', '10.0.0.1', 'fd00::2', 'example.com', 'localhost.example.com', '']) expect(isLoopbackHost(h), h).toBe(false);
   });
 
-  it('listens on 127.0.0.1 unless --host, HOWK_API_HOST or the file names another address', () => {
+  it('listens on 127.0.0.1 unless --host, HOWK_API_HOST or the config file names another address', () => {
     expect(devConfig([]).config.api.host).toBe('127.0.0.1');
     expect(devConfig(['--host', '::1']).config.api.host).toBe('::1');
     expect(devConfig([], { HOWK_API_HOST: '0.0.0.0', HOWK_API_AUTH_ENABLED: 'true' }).config.api.host).toBe('0.0.0.0');
     // The flag wins over the variable.
     expect(devConfig(['--host', '127.0.0.2'], { HOWK_API_HOST: '0.0.0.0' }).config.api.host).toBe('127.0.0.2');
+    const dir = mkdtempSync(join(tmpdir(), 'howk-dev-bind-'));
+    try {
+      const file = join(dir, 'howk.yaml');
+      writeFileSync(file, 'api:\n  host: 0.0.0.0\n');
+      const fromFile = devConfig(['--config', file]);
+      expect(fromFile.config.api.host).toBe('0.0.0.0');
+      expect(fromFile.refusal).toContain('refusing to listen on 0.0.0.0');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses an address beyond loopback with keys off, unless keys are on or --insecure-open is given', () => {
