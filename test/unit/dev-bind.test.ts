@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyDevDefaults, bindRefusal, isLoopbackHost, parseBindArgs } from '../../workers/dev/bind';
+import { createLogger } from '../../core/ports/logger';
+import { applyDevDefaults, bindRefusal, devAdminKey, isLoopbackHost, parseBindArgs } from '../../workers/dev/bind';
 import { loadProcessConfig, parseFlags } from '../../workers/node/config';
+import { startTestFleet } from '../helpers/fleet';
 
 // howk-dev's reading of where to listen (docs/SECURITY.md, "The dev server: safe where it
 // runs"): loopback unless a flag, variable or file says otherwise, and an open address with
@@ -49,5 +51,32 @@ describe('howk-dev: where it listens', () => {
       expect(devConfig(['--host', host], { HOWK_API_AUTH_ENABLED: 'true' }).refusal, host).toBeUndefined();
     }
     expect(devConfig(['--host', '0.0.0.0']).config.api.auth.enabled).toBe(false);
+  });
+});
+
+describe('howk-dev with API keys on: the admin key of the run', () => {
+  it('names the live keys made before the run (revoked ones left out), then makes a working admin key', async () => {
+    const f = await startTestFleet('memory', { roles: { api: true, worker: false, scheduler: false }, overrides: { 'api.auth.enabled': true } });
+    try {
+      const keys = f.fleet.security!.keys!;
+      await f.fleet.security!.ready;
+      const lines: string[] = [];
+      const log = createLogger('howk-dev', 'info', (l) => lines.push(l));
+      const first = await devAdminKey(keys, log);
+      expect(lines).toEqual([]);
+      const old = await keys.create({ name: 'made-earlier', scopes: ['enqueue'] });
+      const gone = await keys.create({ name: 'revoked', scopes: ['admin'] });
+      await keys.revoke(gone.id);
+      const second = await devAdminKey(keys, log);
+      expect(second).not.toBe(first);
+      const warned = lines.map((l) => JSON.parse(l) as { msg: string; count: number; newest: string[] });
+      expect(warned).toHaveLength(1);
+      expect(warned[0]!.count).toBe(2);
+      expect(warned[0]!.newest.join(' ')).toContain(`${old.id} (made-earlier, enqueue,`);
+      expect(warned[0]!.newest.join(' ')).not.toContain(gone.id);
+      expect((await fetch(`${f.baseUrl}/keys`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(200);
+    } finally {
+      await f.stop();
+    }
   });
 });
