@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image for every Howk binary; the command picks which (docs/OPERATIONS.md, "Containers"):
 #   docker build -t howk .
-#   docker run --rm -p 8080:8080 howk                             # howk-dev (embedded, no Kafka/Redis)
+#   docker run --rm -p 127.0.0.1:8080:8080 howk                   # howk-dev (embedded, no Kafka/Redis), API keys on:
+#                                                                  # its log prints an admin key for the run
 #   docker run --rm howk node bin/howk-worker.mjs                 # or howk-api, -scheduler, -reconciler, -bridge
 # The binaries run TypeScript through tsx's loader (a production dependency): nothing to
 # transpile. What needs compiling is native: better-sqlite3 (howk-dev's file store).
@@ -21,9 +22,13 @@ COPY . .
 RUN npm prune --omit=dev && npm cache clean --force
 
 FROM node:20-bookworm-slim AS runtime
+# API keys on for every binary of the image (howk-api's default already): howk-dev must listen
+# on every interface of the container, and it refuses that with keys off (docs/SECURITY.md,
+# "The dev server: safe where it runs"). A compose service may still set its own.
 ENV NODE_ENV=production \
     KAFKAJS_NO_PARTITIONER_WARNING=1 \
-    NPM_CONFIG_UPDATE_NOTIFIER=false
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    HOWK_API_AUTH_ENABLED=true
 WORKDIR /app
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --chown=root:root package.json ./
@@ -39,4 +44,4 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=5 \
   CMD ["node", "scripts/container/healthcheck.mjs"]
-CMD ["node", "bin/howk-dev.mjs", "--data", "/data"]
+CMD ["node", "bin/howk-dev.mjs", "--data", "/data", "--host", "0.0.0.0"]

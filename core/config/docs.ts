@@ -18,7 +18,7 @@ Worker vars and secrets with the same rules). Every key can be set three ways, l
 1. the default below;
 2. a YAML file passed with \`--config path.yaml\` (nested keys, e.g. \`retry:\\n  base_delay: 5s\`);
 3. the environment variable in the \`env\` column (\`HOWK_<SECTION>_<KEY>\` unless noted);
-4. command-line flags where they exist (\`--port\`, \`--dry\`).
+4. command-line flags where they exist (\`--port\`, \`--host\`, \`--dry\`).
 
 Durations accept \`250ms\`, \`10s\`, \`2m\`, \`168h\`, \`1h30m\` or a number of milliseconds. Lists are comma-separated in the environment; maps are JSON (\`{"api.stripe.com":200}\`) or \`host:n,host:n\`.
 
@@ -32,8 +32,11 @@ Notes:
   transformer names.
 - A former variable name (noted in the description) is still read. Set either name, not
   both: both set to different values is refused.
-- howk-dev has two defaults of its own, each applied only when neither the file nor the
-  environment sets the key: \`api.auth.enabled\` false and \`delivery.allowed_networks\` loopback.
+- howk-dev has three defaults of its own, each applied only when neither the file, the
+  environment nor a flag sets the key: \`api.host\` 127.0.0.1, \`api.auth.enabled\` false and
+  \`delivery.allowed_networks\` loopback. On an address other than loopback it refuses to start
+  with \`api.auth.enabled\` false unless given \`--insecure-open\` (docs/SECURITY.md, "The dev
+  server: safe where it runs").
 - \`kafka.partitions\`, \`kafka.replication_factor\` and \`kafka.retention\` are applied when a
   process creates a topic that does not exist yet; an existing topic keeps what it has.
   \`howk topics migrate\` raises partitions and sets retention and compaction of existing topics

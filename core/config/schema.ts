@@ -11,7 +11,7 @@ import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr
 export const ConfigSchema = z.object({
   api: section({
     port: int(8080, 'HTTP port of howk-api / howk-dev', { max: 65535 }),
-    host: str('0.0.0.0', 'Interface howk-api binds to'),
+    host: str('0.0.0.0', 'Interface howk-api binds to; howk-dev binds 127.0.0.1 unless this is set (or --host)'),
     read_timeout: duration('10s', 'Time allowed to receive a whole request'),
     write_timeout: duration('10s', 'Added to read_timeout: the idle limit of a connection'),
     max_request_size: int(1_048_576, 'Largest request body in bytes (413 above)', { min: 1024 }),

@@ -135,6 +135,9 @@ export class BackloggedError extends RateLimitedError {
   }
 }
 
+/** The request is valid, but the server's present state or settings forbid it (e.g. `auth_disabled`). */
+export class ConflictError extends HowkError {}
+
 /** The server lacks what the operation needs (e.g. HOWK_SECRETS_KEY for stored secrets). */
 export class NotConfiguredError extends HowkError {
   constructor(message: string) {

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import {
   AuthError,
   BackloggedError,
+  ConflictError,
   ForbiddenError,
   HeadersTooLargeError,
   HowkError,
@@ -40,6 +41,7 @@ export const errorResponse = (c: Context, e: unknown, log?: Logger): Response =>
     c.header('Retry-After', String(e.retryAfterSec));
     return c.json({ error: { code: e.code, message: e.message } }, 429);
   }
+  if (e instanceof ConflictError) return c.json({ error: { code: e.code, message: e.message } }, 409);
   if (e instanceof NotConfiguredError) return c.json({ error: { code: e.code, message: e.message } }, 501);
   if (e instanceof NotFoundError) return c.json({ error: { code: e.code, message: e.message } }, 404);
   if (e instanceof UnavailableError) {

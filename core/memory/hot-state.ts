@@ -3,6 +3,7 @@ import { HISTORY_LIMIT, TERMINAL_STATES, type AttemptRecord, type WebhookStatus 
 import { hourBucket } from '../domain/time';
 import type { Clock } from '../ports/clock';
 import { MemoryRecovery, type MemoryTables } from './recovery';
+import { expirySweeper } from './sweep';
 import { MemoryTimeline } from './timeline';
 import type { TimelineWindow } from '../domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../ports/hot-state';
@@ -159,6 +160,34 @@ export class MemoryHotState implements HotState {
 
   async timeline(now: number, window: TimelineWindow) {
     return this.timelines.read(now, window);
+  }
+
+  private sweeper: ReturnType<typeof expirySweeper> | undefined;
+
+  /** Drops expired entries, looking at no more than `budget` of them (core/memory/sweep.ts); returns how many went. */
+  sweep(budget: number): number {
+    const at = <T extends { expiresAt: number }>(e: T) => e.expiresAt;
+    this.sweeper ??= expirySweeper([
+      { map: this.idem, expiresAt: at },
+      { map: this.statuses, expiresAt: at },
+      { map: this.retries, expiresAt: at },
+      { map: this.counters, expiresAt: at },
+      { map: this.endpoints, expiresAt: at },
+      this.recovery.deadLetterTable(),
+    ]);
+    return this.sweeper(this.clock.now(), budget);
+  }
+
+  /** Entries held, expired ones not yet dropped included. */
+  sizes(): Record<'idempotency' | 'statuses' | 'retries' | 'counters' | 'endpoints' | 'dead_letters', number> {
+    return {
+      idempotency: this.idem.size,
+      statuses: this.statuses.size,
+      retries: this.retries.size,
+      counters: this.counters.size,
+      endpoints: this.endpoints.size,
+      dead_letters: this.recovery.deadLetterTable().map.size,
+    };
   }
 
   async ping(): Promise<void> {}

@@ -4,6 +4,7 @@ import type { HotTtls, RetryEntry } from '../ports/hot-state';
 import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from '../ports/recovery';
 import { compareStamps } from '../reconcile/replay';
 import { deadLetterFloor, deadLetterMember, scanPage, type Candidate } from '../reconcile/listing';
+import type { SweptMap } from './sweep';
 
 // The recovery and listing half of MemoryHotState (core/memory/hot-state.ts delegates
 // here): same semantics as workers/redis/recovery.ts, held by the test-shared contract
@@ -106,6 +107,11 @@ export class MemoryRecovery {
 
   async releaseLock(owner: string): Promise<void> {
     if (this.lock?.owner === owner) this.lock = null;
+  }
+
+  /** The dead letters, for MemoryHotState's sweep. */
+  deadLetterTable(): SweptMap<StoredDeadLetter> {
+    return { map: this.deadLetters, expiresAt: (d) => d.expiresAt };
   }
 
   private dlTtl(): number {

@@ -5,6 +5,9 @@ import { ConfigSchema } from '../../core/config/schema';
 import { checkAddress, destinationPolicy } from '../../core/security/destination';
 // @ts-expect-error: plain ESM script without types, run by the image's HEALTHCHECK
 import { DEFAULT_PORTS, probeTarget } from '../../scripts/container/healthcheck.mjs';
+import { applyDevDefaults, bindRefusal, parseBindArgs } from '../../workers/dev/bind';
+import { parseDevArgs } from '../../workers/dev/storage';
+import { loadProcessConfig, parseFlags } from '../../workers/node/config';
 import { commandOf, dependsOn, envOf, execForm, portsOf, readCompose, readDockerfile, readRepo, ROOT, type ComposeService } from '../helpers/container-files';
 
 // No Docker engine runs here: this reads docker-compose.yml and the Dockerfile the way Compose
@@ -152,6 +155,24 @@ describe('Dockerfile', () => {
     expect(user && !/^(root|0)(:|$)/.test(user), `USER ${user}`).toBe(true);
     const cmd = execForm(ops('CMD').at(-1)!.args);
     expect(Object.values(pkg.bin)).toContain(cmd[1]);
+  });
+
+  it('runs howk-dev on every interface of the container with API keys on, which howk-dev accepts', () => {
+    const cmd = execForm(ops('CMD').at(-1)!.args);
+    expect(cmd.slice(0, 2)).toEqual(['node', 'bin/howk-dev.mjs']);
+    // The image's ENV, as the process sees it; then howk-dev's own start-up reading of it.
+    const env = Object.fromEntries(ops('ENV').flatMap((i) => i.args.split(/\s+/).map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string])));
+    const start = (e: Record<string, string>) => {
+      const bind = parseBindArgs(parseDevArgs(cmd.slice(2)).rest);
+      const { config, sources } = loadProcessConfig(parseFlags(bind.rest), e);
+      applyDevDefaults(config, sources);
+      return { config, refusal: bindRefusal(config, bind.insecureOpen) };
+    };
+    const { config, refusal } = start(env);
+    expect(config.api.host, 'reachable through a published port').toBe('0.0.0.0');
+    expect(config.api.auth.enabled).toBe(true);
+    expect(refusal).toBeUndefined();
+    expect(start({ ...env, HOWK_API_AUTH_ENABLED: 'false' }).refusal, 'keys off on 0.0.0.0 is refused').toMatch(/refusing to listen on 0\.0\.0\.0/);
   });
 
   it('has a HEALTHCHECK running a script of the image', () => {

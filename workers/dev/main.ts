@@ -1,23 +1,32 @@
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
+import { startSweeping } from '../../core/memory/sweep';
 import { createLogger } from '../../core/ports/logger';
 import { systemClock } from '../../core/ports/clock';
 import { createSecretBox } from '../../core/signing/secret-box';
-import { LOOPBACK_NETWORKS } from '../../core/security/destination';
+import type { AddressInfo } from 'node:net';
 import { loadProcessConfig, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onReload, onShutdown } from '../node/lifecycle';
 import { senderFrom } from '../node/sender';
+import { applyDevDefaults, bindRefusal, describeExposure, devAdminKey, parseBindArgs } from './bind';
 import { openDevStorage, parseDevArgs } from './storage';
 
 // howk-dev: the whole pipeline in one process. The log is a SQLite file (./.howk/howk.db,
 // --data DIR) unless --memory; the hot state and guards are in memory, rebuilt from the log
 // at start (docs/RELIABILITY.md, "The embedded mode"). Deliveries are real HTTP unless --dry.
 const devArgs = parseDevArgs(process.argv.slice(2));
-const flags = parseFlags(devArgs.rest);
-// howk-dev's own defaults, for local development: no API keys, and loopback receivers are
-// reachable. Either gives way to the YAML file or HOWK_* variable that sets it.
+const bindArgs = parseBindArgs(devArgs.rest);
+const flags = parseFlags(bindArgs.rest);
+// howk-dev's own defaults, for local development: loopback only, no API keys, and loopback
+// receivers are reachable. Each gives way to the file, HOWK_* variable or flag that sets it.
 const { config, sources } = loadProcessConfig(flags);
+applyDevDefaults(config, sources);
+const refusal = bindRefusal(config, bindArgs.insecureOpen);
+if (refusal) {
+  console.error(`howk-dev: ${refusal}`);
+  process.exit(1);
+}
 const storage = (() => {
   try {
     return openDevStorage(devArgs);
@@ -27,10 +36,9 @@ const storage = (() => {
   }
 })();
 const generatedSecret = storage.secrets.signing_secret;
-if (!sources['api.auth.enabled']) config.api.auth.enabled = false;
-if (!sources['delivery.allowed_networks']) config.delivery.allowed_networks = [...LOOPBACK_NETWORKS];
 if (!config.signing.default_secret) config.signing.default_secret = generatedSecret;
 const log = createLogger('howk-dev', config.log.level);
+if (storage.tightened.length) log.warn('data folder made private: it holds payloads and headers in clear', { changed: storage.tightened });
 if (storage.persistent && !config.reconciler.enabled) {
   // The rebuild at start is how retries, parked webhooks and dead letters come back.
   log.warn('reconciler.enabled=false is ignored: howk-dev rebuilds its hot state from its log at every start');
@@ -40,6 +48,7 @@ const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config
 const sender = senderFrom(config, log);
 const logStore = storage.logStore;
 const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
+const stopSweeping = startSweeping(hot);
 const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
 if (fleet.transformers) onReload(log, fleet.transformers.reload);
 
@@ -48,18 +57,13 @@ if (fleet.transformers) onReload(log, fleet.transformers.reload);
 let adminKey: string | undefined;
 if (config.api.auth.enabled && fleet.security?.keys) {
   await fleet.security.ready;
-  adminKey = (await fleet.security.keys.create({ name: 'howk-dev', scopes: ['admin'] })).key;
+  adminKey = await devAdminKey(fleet.security.keys, log);
 }
 
 log.info('howk-dev ready', {
-  url: fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host),
-  console: `${fleet.baseUrl?.replace('127.0.0.1', config.api.host === '0.0.0.0' ? 'localhost' : config.api.host)}/console (and /lab)`,
+  ...describeExposure(config, fleet.server!.address() as AddressInfo, adminKey),
   mode: config.worker.dry_run ? 'dry-run (no HTTP)' : 'live HTTP delivery',
   storage: storage.describe,
-  allowed_networks: config.delivery.allowed_networks.length
-    ? `${config.delivery.allowed_networks.join(',')} reachable besides public addresses (howk-dev allows loopback by default; other binaries refuse it)`
-    : 'public addresses only',
-  api_auth: adminKey ? `on; admin key for this run: ${adminKey}` : 'off (howk-dev default; HOWK_API_AUTH_ENABLED=true turns it on)',
   transformers: fleet.transformers?.names().length
     ? fleet.transformers
         .names()
@@ -72,6 +76,7 @@ log.info('howk-dev ready', {
       : '(from config)',
 });
 onShutdown(log, async () => {
+  stopSweeping();
   await fleet.stop();
   await sender.close();
   await logStore.close();

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MemoryLog } from '../../core/memory/log';
 import type { Log } from '../../core/ports/log';
@@ -10,6 +10,8 @@ import { SqliteLog } from '../sqlite/log';
 // in <data>/howk.db (SQLite), and the secrets it generates for itself in <data>/secrets.json
 // so that webhooks sealed or signed before a restart still open and verify after it. The hot
 // state and guards stay in memory and are rebuilt from the log at every start.
+// The log holds every payload and header in clear, so the folder is the owner's alone: 0700,
+// its files 0600, looser modes left by an earlier version tightened at start.
 
 export const DEFAULT_DATA_DIR = '.howk';
 
@@ -43,19 +45,47 @@ const folderSecrets = (dir: string): DevSecrets => {
   return made;
 };
 
-export type DevStorage = { logStore: Log; secrets: DevSecrets; persistent: boolean; describe: string };
+export type DevStorage = { logStore: Log; secrets: DevSecrets; persistent: boolean; describe: string; tightened: string[] };
+
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+/** The files SQLite keeps beside the log; it gives -wal and -shm the mode of the database file. */
+const DB_FILES = ['howk.db', 'howk.db-wal', 'howk.db-shm', 'secrets.json'];
+
+/** Takes group and other bits off a path; says what it changed. */
+const tighten = (path: string, mode: number): string | undefined => {
+  const was = statSync(path).mode & 0o777;
+  if ((was & ~mode) === 0) return undefined;
+  try {
+    chmodSync(path, was & mode);
+  } catch (e) {
+    throw new Error(`cannot make ${path} private (mode ${mode.toString(8)}): ${e instanceof Error ? e.message : String(e)}; use a folder of your own (--data DIR)`);
+  }
+  return `${path} ${was.toString(8)} -> ${(was & mode).toString(8)}`;
+};
+
+/** The data folder 0700 and its files 0600, the database created 0600 before SQLite opens it. */
+export const privateDataDir = (dir: string): string[] => {
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  const changed = [tighten(dir, DIR_MODE)];
+  for (const f of DB_FILES) if (existsSync(join(dir, f))) changed.push(tighten(join(dir, f), FILE_MODE));
+  const db = join(dir, 'howk.db');
+  if (!existsSync(db)) closeSync(openSync(db, 'a', FILE_MODE));
+  return changed.filter((c): c is string => c !== undefined);
+};
 
 export const openDevStorage = (args: DevArgs): DevStorage => {
   if (args.memory) {
     const secrets = { signing_secret: `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(24)))}`, secrets_key: randomSecretsKey() };
-    return { logStore: new MemoryLog(), secrets, persistent: false, describe: 'in memory (--memory): nothing persists' };
+    return { logStore: new MemoryLog(), secrets, persistent: false, describe: 'in memory (--memory): nothing persists', tightened: [] };
   }
-  mkdirSync(args.data, { recursive: true });
+  const tightened = privateDataDir(args.data);
   const log = new SqliteLog({ path: join(args.data, 'howk.db'), synchronous: 'FULL' });
   return {
     logStore: log,
     secrets: folderSecrets(args.data),
     persistent: true,
     describe: `${join(args.data, 'howk.db')} (SQLite; delete the folder to start afresh)`,
+    tightened,
   };
 };

@@ -3,12 +3,12 @@ import { parseArgs } from 'node:util';
 import { loadConfigWithSources, type LoadedConfig } from '../../core/config/load';
 import type { Config } from '../../core/config/schema';
 
-export type CliFlags = { config?: string; port?: string; dry?: boolean; 'scripts-dir'?: string };
+export type CliFlags = { config?: string; port?: string; host?: string; dry?: boolean; 'scripts-dir'?: string };
 
 export const parseFlags = (argv: string[]): CliFlags =>
   parseArgs({
     args: argv,
-    options: { config: { type: 'string' }, port: { type: 'string' }, dry: { type: 'boolean' }, 'scripts-dir': { type: 'string' } },
+    options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, dry: { type: 'boolean' }, 'scripts-dir': { type: 'string' } },
     strict: true,
   }).values as CliFlags;
 
@@ -17,7 +17,11 @@ export const loadProcessConfig = (flags: CliFlags, env: Record<string, string | 
   loadConfigWithSources({
     yaml: flags.config ? readFileSync(flags.config, 'utf8') : undefined,
     env,
-    overrides: { ...(flags.port ? { 'api.port': Number(flags.port) } : {}), ...(flags.dry ? { 'worker.dry_run': true } : {}) },
+    overrides: {
+      ...(flags.port ? { 'api.port': Number(flags.port) } : {}),
+      ...(flags.host ? { 'api.host': flags.host } : {}),
+      ...(flags.dry ? { 'worker.dry_run': true } : {}),
+    },
   });
 
 /** Defaults < --config YAML < HOWK_* env < flags. */

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { NotFoundError } from '../../errors/errors';
+import { ConflictError, NotFoundError } from '../../errors/errors';
 import { EMPTY_CONFIG_IDS, keyView, SCOPES } from '../../security/api-keys';
 import type { AuthVariables } from '../middleware/auth';
 import { CONFIG_ID } from '../../domain/config-id';
@@ -34,6 +34,9 @@ export const CreatedKeySchema = KeyViewSchema.extend({ key: z.string().describe(
 
 export const KEY_ID = /^[0-9a-f]{16}$/;
 
+export const AUTH_DISABLED =
+  'API keys are off on this server (api.auth.enabled=false), so no key is made: anyone can call this route now. Turn keys on (HOWK_API_AUTH_ENABLED=true) and make keys with an admin key or `npm run keys -- create`';
+
 /** Key management; the auth middleware already required an admin key bound to no config. */
 export const keyRoutes: Route[] = [
   {
@@ -44,9 +47,15 @@ export const keyRoutes: Route[] = [
     access: 'admin',
     needs: ['keyAdmin'],
     request: { body: () => CreateKeyBody, bodyRequired: true },
-    responses: { '201': { description: 'created', schema: CreatedKeySchema } },
+    responses: {
+      '201': { description: 'created', schema: CreatedKeySchema },
+      '409': { description: 'API keys are off on this server (code auth_disabled): no key is made', schema: { $ref: '#/components/schemas/Error' } },
+    },
     handler: (d) => [
       async (c: Context<{ Variables: AuthVariables }>) => {
+        // Anyone may call this route while keys are off; a key made then would be a stranger's
+        // admin key the moment keys are turned on.
+        if (!d.config.api.auth.enabled) throw new ConflictError('auth_disabled', AUTH_DISABLED);
         const body = await readJsonBody(c, CreateKeyBody);
         const created = await d.keyAdmin!.create({ name: body.name, scopes: body.scopes, config_ids: body.config_ids ?? null });
         d.log.info('api key created', { key_id: created.id, scopes: created.scopes, by: c.get('apiKey')?.id ?? null });
