@@ -59,7 +59,8 @@ export const keys = {
    * A signed inbound request seen by a transformer (core/ports/inbound-replays.ts): '' while its
    * first copy runs, then that copy's answer; `digest` is the SHA-256 (hex) of the verifier's mark.
    */
-  inboundReplay: (transformer: string, digest: string) => `inbound_replay:${tag(transformer)}:${digest}`,
+  inboundReplay: (transformer: string, digest: string) => `${keys.inboundReplayPrefix()}${tag(transformer)}:${digest}`,
+  inboundReplayPrefix: () => 'inbound_replay:',
   /** Pub/sub channel of one api instance: the first outcomes of the webhooks it waits for (core/ports/outcome-bus.ts). */
   firstOutcomes: (listener: string) => `first_outcomes:${tag(listener)}`,
   /**

@@ -22,8 +22,8 @@ export type InboundReplays = {
   release(key: string): Promise<void>;
 };
 
-/** The claim as stored: an empty value while running, the answer's JSON after. */
-export const RUNNING = '';
+/** The claim as stored: `running` while the first copy runs, the answer's JSON (an object) after. */
+export const RUNNING = 'running';
 export const encodeAnswer = (a: InboundAnswer): string => JSON.stringify(a);
 export const claimOf = (stored: string | null): InboundClaim =>
   stored === null ? { kind: 'claimed' } : stored === RUNNING ? { kind: 'running' } : { kind: 'answered', answer: JSON.parse(stored) as InboundAnswer };

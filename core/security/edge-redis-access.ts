@@ -2,8 +2,9 @@ import { keys } from '../domain/keys';
 
 // What the edge may do to the fleet's Redis through howk-bridge: each command with the keys
 // it may touch, built from the one key builder. A leaked edge token then reads statuses,
-// stats, capacity and the key table, uses the Lua kv store, and adds parked webhooks to the
-// retry schedule (never replacing one); it cannot rewrite any other hot-state key.
+// stats, capacity and the key table, uses the Lua kv store, adds parked webhooks to the
+// retry schedule (never replacing one) and keeps /incoming replay marks; it cannot rewrite any
+// other hot-state key.
 
 /** A key pattern: an exact key, or a prefix followed by `*`. */
 export type KeyPattern = string;
@@ -41,6 +42,11 @@ export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   // A webhook parked at the edge (open circuit) joins the retry schedule; NX: never replaces one.
   { commands: ['zadd'], keys: 'first', patterns: [keys.retries()], requires: { word: 'NX', from: 1, at: true } },
   { commands: ['set'], keys: 'first', patterns: [prefix(keys.retryData(''))], requires: { word: 'NX', from: 2 } },
+  // Replay marks of signed /incoming requests: claimed with NX, answered with XX (never a new
+  // key without NX), given back with DEL. A leaked token can at worst answer or hold a copy.
+  { commands: ['set'], keys: 'first', patterns: [prefix(keys.inboundReplayPrefix())], requires: { word: 'NX', from: 2 } },
+  { commands: ['set'], keys: 'first', patterns: [prefix(keys.inboundReplayPrefix())], requires: { word: 'XX', from: 2 } },
+  { commands: ['del'], keys: 'all', patterns: [prefix(keys.inboundReplayPrefix())] },
 ];
 
 export const EDGE_REDIS_COMMANDS: readonly string[] = [...new Set(EDGE_REDIS_GRANTS.flatMap((g) => g.commands))];
