@@ -6,6 +6,7 @@ import { secretBoxFromConfig } from '../core/signing/secret-box';
 import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions } from './config';
 import { createEdgeEnqueuer } from './enqueue';
 import { edgeTransformers } from './incoming/registry';
+import { restInboundReplays } from './incoming/replays';
 import { edgeKeyService, sharedKeyRate } from './keys';
 import { edgeLuaEngine, edgeLuaHost, restKv } from './lua/engine';
 import type { DurableObjectNamespace } from './runtime';
@@ -54,7 +55,9 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     // Lua engine's host (workerd loader, instruction budget, fetch) and kv over the bridge.
     transformers: edgeTransformers(env),
     lua: edgeLuaHost(config, edgeLuaEngine(edge.lua_max_instructions)),
-    ...(redis ? { luaKv: restKv(redis) } : {}),
+    // Replay marks of signed requests in the fleet's Redis (shared with howk-api); without a
+    // Redis REST endpoint a copy runs again, as it does without kv.
+    ...(redis ? { luaKv: restKv(redis), inboundReplays: restInboundReplays(redis) } : {}),
   };
 
   return createApiApp(deps);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api';
+import { Payload } from '../payload';
 import type { DeadLetter, Row, Status } from './types';
 
 // One delivery's attempts (GET /webhooks/:id/status) and, once it is dead-lettered, its
@@ -38,7 +39,7 @@ export const Details = ({ row, apiKey }: { row: Row; apiKey: string | null }) =>
       {dead && (
         <>
           <h3>Payload</h3>
-          <pre data-testid="payload">{JSON.stringify(dead.webhook?.payload ?? null, null, 2)}</pre>
+          <Payload value={dead.webhook?.payload} />
           {dead.last_response ? (
             <>
               <h3>Last response (first 1 KB)</h3>

@@ -1,4 +1,5 @@
 import type { Status } from '../deliveries/types';
+import { Payload } from '../payload';
 import { navigate } from '../router';
 import { clock, span, type HistoryEntry } from './sentences';
 
@@ -22,8 +23,6 @@ const signing = (id: string, last: Entry | undefined): [string, string][] => {
   const names = [...SIGNED, ...Object.keys(kept).filter((k) => !SIGNED.includes(k))];
   return names.map((h) => [h, h === 'webhook-id' ? id : (kept[h] ?? UNKNOWN)]);
 };
-
-const payloadText = (p: unknown): string => (typeof p === 'string' ? p : JSON.stringify(p ?? null, null, 2));
 
 const open = (id: string) => (e: Event) => {
   e.preventDefault();
@@ -89,7 +88,7 @@ export const Request = ({ status, dead, last }: { status: FullStatus; dead: Full
     </table>
     <h3>Body</h3>
     {dead?.webhook ? (
-      <pre data-testid="payload">{payloadText(dead.webhook.payload)}</pre>
+      <Payload value={dead.webhook.payload} />
     ) : (
       <p>The body is not kept in the hot state (only in Kafka); it shows here once the webhook is dead-lettered, from its dead letter.</p>
     )}

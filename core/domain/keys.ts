@@ -55,6 +55,12 @@ export const keys = {
   endpointErrors: (endpointHash: string) => `endpoint_errors:${endpointHash}`,
   /** A Lua kv entry: `kv:t:{transformer}:<key>` or `kv:c:{config}:<key>`. */
   kv: (scope: KvScope, key: string) => `kv:${scope.kind === 'transformer' ? 't' : 'c'}:${tag(scope.id)}:${key}`,
+  /**
+   * A signed inbound request seen by a transformer (core/ports/inbound-replays.ts): '' while its
+   * first copy runs, then that copy's answer; `digest` is the SHA-256 (hex) of the verifier's mark.
+   */
+  inboundReplay: (transformer: string, digest: string) => `${keys.inboundReplayPrefix()}${tag(transformer)}:${digest}`,
+  inboundReplayPrefix: () => 'inbound_replay:',
   /** Pub/sub channel of one api instance: the first outcomes of the webhooks it waits for (core/ports/outcome-bus.ts). */
   firstOutcomes: (listener: string) => `first_outcomes:${tag(listener)}`,
   /**

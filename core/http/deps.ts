@@ -17,6 +17,7 @@ import type { KeyService } from '../security/key-service';
 import type { KvStore, LuaHostServices } from '../lua';
 import type { ScriptStore } from '../scripts/store';
 import type { TransformerRegistry } from '../transformers/registry';
+import type { InboundReplays } from '../ports/inbound-replays';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
@@ -65,6 +66,8 @@ export type ApiDeps = {
   redrive?: Redriver;
   /** POST /incoming/:name transformers (loaded by the host). */
   transformers?: TransformerRegistry;
+  /** Replay marks of signed /incoming requests, shared by the api processes; without it a copy runs again. */
+  inboundReplays?: InboundReplays;
   /** Per-config delivery scripts (/config/:id/script). */
   scripts?: ScriptStore;
   /** Store of the Lua kv module (Redis in production); without it kv calls answer nil, err. */

@@ -7,7 +7,8 @@ import { keys } from '../domain/keys';
 // (SET … GET, ZADD … CH/GT/INCR, SET … KEEPTTL) refuses the command: a check that only looks
 // for a required word would let anything else ride along. A leaked edge token then reads
 // statuses, stats, capacity and its own key record, uses the Lua kv store, and adds parked
-// webhooks to the retry schedule (never replacing one, never reading one back).
+// webhooks to the retry schedule (never replacing one, never reading one back), and keeps
+// the replay marks of signed /incoming requests (at worst it answers or holds a copy).
 
 /** A key pattern: an exact key, or a prefix followed by `*`. */
 export type KeyPattern = string;
@@ -44,6 +45,11 @@ export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   // A webhook parked at the edge (open circuit) joins the retry schedule: added, never replaced.
   { use: 'parking (open circuit)', commands: ['set'], keys: [prefix(keys.retryData(''))], options: ['NX', 'PX'], requires: ['NX'] },
   { use: 'parking (open circuit)', commands: ['zadd'], keys: [keys.retries()], options: ['NX'], requires: ['NX'] },
+  // Replay marks of signed /incoming requests: claimed with NX (GET reads the first answer in
+  // the same step), answered with XX and the claim's TTL kept, given back with DEL.
+  { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['NX', 'GET', 'PX'], requires: ['NX', 'PX'] },
+  { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['XX', 'KEEPTTL'], requires: ['XX'] },
+  { use: 'replay marks of /incoming', commands: ['del'], keys: [prefix(keys.inboundReplayPrefix())], options: [] },
 ];
 
 /**

@@ -184,8 +184,12 @@ describe('/incoming at the edge', () => {
     expect(deliveries[1]!.body.toString()).toBe(event);
     expect(deliveries[1]!.headers['x-stripe-event']).toBe('charge.succeeded');
     expect(JSON.parse(deliveries[0]!.body.toString())).toEqual({ charge: 'ch_1', amount: 1099, currency: 'eur' });
-    // The same event again: its keyed webhooks are duplicates, the unkeyed one is new.
-    const again = (await (await post('stripe-fanout', event, { 'stripe-signature': sig })).json()) as { webhooks: { id: string }[] };
+    // A copy of the request runs nothing: the first answer, marked as a replay.
+    const copy = await post('stripe-fanout', event, { 'stripe-signature': sig });
+    expect([copy.headers.get('howk-replay'), await copy.json()]).toEqual(['true', body]);
+    // Stripe's retry of the event (signed anew): its keyed webhooks are duplicates, the unkeyed one is new.
+    const resigned = stripe.webhooks.generateTestHeaderString({ payload: event, secret: stripeSigner.secrets[1], timestamp: Math.floor(Date.now() / 1000) + 1 });
+    const again = (await (await post('stripe-fanout', event, { 'stripe-signature': resigned })).json()) as { webhooks: { id: string }[] };
     expect(again.webhooks.map((w, i) => w.id === body.webhooks[i]!.id)).toEqual([true, false, true]);
   });
 
@@ -225,6 +229,24 @@ describe('/incoming at the edge', () => {
       }
       expect(await produced()).toBe(before);
     });
+  });
+
+  it('runs a signed request once: copies to the edge and to howk-api get the first answer (one Redis)', async () => {
+    const s = SIGNERS.find((x) => x.provider === 'standard')!;
+    const evt = `evt_replay_${Date.now()}`;
+    const body = JSON.stringify({ id: evt });
+    const headers = await s.sign(body, s.secrets[1], Math.floor(Date.now() / 1000));
+    const carrying = () => [...records.of(topics.pending), ...records.of(topics.slow)].filter((r) => r.value?.includes(evt)).length;
+    const first = await post('verify-standard', body, headers);
+    expect([first.status, first.headers.get('howk-replay')]).toEqual([200, null]);
+    const answer = (await first.json()) as { count: number };
+    for (const base of [edge.url, apiUrl, edge.url]) {
+      const copy = await post('verify-standard', body, headers, base);
+      expect([copy.status, copy.headers.get('howk-replay'), await copy.json()], base).toEqual([200, 'true', answer]);
+    }
+    await waitFor(() => carrying() >= 1, { what: 'the first run on Kafka' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(carrying()).toBe(1);
   });
 
   it('gives the Lua kv module Redis through the bridge (KV dedupe)', async () => {

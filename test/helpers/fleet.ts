@@ -17,6 +17,8 @@ import { createRedis } from '../../workers/redis/client';
 import { RedisGuards } from '../../workers/redis/guards';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { redisKv } from '../../workers/redis/lua-kv';
+import { redisInboundReplays } from '../../workers/redis/inbound-replays';
+import type { InboundReplays } from '../../core/ports/inbound-replays';
 import { redisOutcomeBus } from '../../workers/redis/outcome-bus';
 import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import type { KvStore } from '../../core/lua';
@@ -92,6 +94,7 @@ export const startTestFleet = async (
   let guards: Guards;
   let logStore: Log;
   let luaKv: KvStore | undefined;
+  let inboundReplays: InboundReplays | undefined;
   let outcomes: (OutcomeBus & { close(): Promise<void> }) | undefined;
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
@@ -108,6 +111,7 @@ export const startTestFleet = async (
     hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
     guards = new RedisGuards(redis);
     luaKv = redisKv(redis);
+    inboundReplays = redisInboundReplays(redis);
     outcomes = redisOutcomeBus(redis);
     logStore = new KafkaLog({
       brokers: config.kafka.brokers,
@@ -129,7 +133,7 @@ export const startTestFleet = async (
     logStore = new MemoryLog();
     guards = new MemoryGuards();
   }
-  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv, outcomes });
+  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv, inboundReplays, outcomes });
   const baseUrl = fleet.baseUrl ?? '';
   return {
     mode,

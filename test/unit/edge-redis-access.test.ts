@@ -23,6 +23,17 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     ok('del', keys.kv({ kind: 'transformer', id: 't' }, 'a'), keys.kv({ kind: 'transformer', id: 't' }, 'b'));
     ok('zadd', keys.retries(), 'NX', '1700000000000', 'wh_1');
     ok('set', keys.retryData('wh_1'), '{}', 'NX', 'PX', '1000');
+    // Replay marks of signed /incoming requests: claimed (NX), answered (XX), given back.
+    ok('set', keys.inboundReplay('t', 'ab12'), 'running', 'nx', 'get', 'px', '600000');
+    ok('set', keys.inboundReplay('t', 'ab12'), '{"status":200}', 'xx', 'keepTtl');
+    ok('del', keys.inboundReplay('t', 'ab12'));
+  });
+
+  it('refuses a replay mark written without NX or XX, and replay-mark commands on other keys', () => {
+    no('set', keys.inboundReplay('t', 'ab12'), 'running');
+    no('set', keys.inboundReplay('t', 'ab12'), 'running', 'PX', '1000');
+    no('set', keys.status('wh_1'), 'running', 'NX');
+    no('del', keys.inboundReplay('t', 'ab12'), keys.status('wh_1'));
   });
 
   it('refuses writes to fleet keys, other commands, and the schedule without NX', () => {

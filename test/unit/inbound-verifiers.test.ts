@@ -1,5 +1,5 @@
 import { sign as octokitSign } from '@octokit/webhooks-methods';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { inboundRequest, verifyInbound, type Provider } from '../../core/signing/inbound';
 
@@ -11,6 +11,11 @@ const BODY = '{"id":"evt_1","amount":1099,"note":"é ✓"}';
 const NOW_SEC = 1_760_000_000;
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data);
 
+/** What a timestamped scheme's success carries: the request's replay mark, valid as long as a copy verifies. */
+const marked = (id: string, t = NOW_SEC) => ({ ok: true, replay: { id, validUntil: (t + 300) * 1000 } });
+/** Stripe's mark: the signed content (timestamp and body), whichever v1 entries the header carries. */
+const stripeMark = (t = NOW_SEC) => marked(`stripe:${createHash('sha256').update(`${t}.${BODY}`).digest('hex')}`, t);
+
 const check = (provider: Provider, secrets: string[], headers: Record<string, string>, body = BODY, nowSec = NOW_SEC) =>
   verifyInbound({ provider, secrets, toleranceSec: 300 }, inboundRequest(new Headers(headers), new TextEncoder().encode(body), nowSec * 1000));
 
@@ -19,17 +24,17 @@ describe('stripe (Stripe-Signature: t=, v1= hex HMAC of "t.body")', () => {
   const [old, cur] = ['whsec_old_vector', 'whsec_cur_vector'];
 
   it('accepts the current and the rotated secret, and a header with one v1 per secret', async () => {
-    expect(await check('stripe', [cur, old], { 'stripe-signature': sign(cur) })).toEqual({ ok: true });
-    expect(await check('stripe', [cur, old], { 'stripe-signature': sign(old) })).toEqual({ ok: true });
+    expect(await check('stripe', [cur, old], { 'stripe-signature': sign(cur) })).toEqual(stripeMark());
+    expect(await check('stripe', [cur, old], { 'stripe-signature': sign(old) })).toEqual(stripeMark());
     const both = `t=${NOW_SEC},v1=${hmac('whsec_other', `${NOW_SEC}.${BODY}`).digest('hex')},v1=${hmac(cur, `${NOW_SEC}.${BODY}`).digest('hex')},v0=abc`;
-    expect(await check('stripe', [cur], { 'stripe-signature': both })).toEqual({ ok: true });
+    expect(await check('stripe', [cur], { 'stripe-signature': both })).toEqual(stripeMark());
   });
 
   it('refuses a tampered body, a timestamp outside the tolerance (past or future), a malformed header', async () => {
     expect(await check('stripe', [cur], { 'stripe-signature': sign(cur) }, BODY.replace('1099', '1098'))).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(await check('stripe', [cur], { 'stripe-signature': sign(cur, NOW_SEC - 301) })).toMatchObject({ ok: false, reason: 'stale_timestamp' });
     expect(await check('stripe', [cur], { 'stripe-signature': sign(cur, NOW_SEC + 301) })).toMatchObject({ ok: false, reason: 'stale_timestamp' });
-    expect(await check('stripe', [cur], { 'stripe-signature': sign(cur, NOW_SEC - 299) })).toEqual({ ok: true });
+    expect(await check('stripe', [cur], { 'stripe-signature': sign(cur, NOW_SEC - 299) })).toEqual(stripeMark(NOW_SEC - 299));
     expect(await check('stripe', [cur], { 'stripe-signature': `t=${NOW_SEC}` })).toMatchObject({ ok: false, reason: 'malformed_header' });
     expect(await check('stripe', [cur], { 'stripe-signature': `t=${NOW_SEC},v1=zz` })).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
@@ -74,9 +79,9 @@ describe.each(['webhook', 'svix'] as const)('%s-* (Standard Webhooks: v1,base64 
   });
 
   it('accepts a signature by either configured secret, and a sender signing with two', async () => {
-    expect(await check(provider, [secret(1), secret(2)], headers([2]))).toEqual({ ok: true });
-    expect(await check(provider, [secret(1), secret(2)], headers([1]))).toEqual({ ok: true });
-    expect(await check(provider, [secret(2)], headers([9, 2]))).toEqual({ ok: true });
+    expect(await check(provider, [secret(1), secret(2)], headers([2]))).toEqual(marked(`${prefix}:msg_1`));
+    expect(await check(provider, [secret(1), secret(2)], headers([1]))).toEqual(marked(`${prefix}:msg_1`));
+    expect(await check(provider, [secret(2)], headers([9, 2]))).toEqual(marked(`${prefix}:msg_1`));
   });
 
   it('refuses a tampered body or id, a stale timestamp, a header without v1', async () => {

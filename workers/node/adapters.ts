@@ -5,6 +5,7 @@ import { secretBoxFromConfig } from '../../core/signing/secret-box';
 import { KafkaLog } from '../kafka/log';
 import { createRedis } from '../redis/client';
 import { redisKv } from '../redis/lua-kv';
+import { redisInboundReplays } from '../redis/inbound-replays';
 import { createKeyMirror } from '../redis/key-mirror';
 import { RedisGuards } from '../redis/guards';
 import { RedisHotState } from '../redis/hot-state';
@@ -29,7 +30,13 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
 export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => void) => {
   const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout, ...(onError ? { onError: () => onError('connection') } : {}) });
   const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl });
-  return Object.assign(hot, { guards: new RedisGuards(redis), luaKv: redisKv(redis), outcomes: redisOutcomeBus(redis), keyMirror: createKeyMirror(redis) });
+  return Object.assign(hot, {
+    guards: new RedisGuards(redis),
+    luaKv: redisKv(redis),
+    inboundReplays: redisInboundReplays(redis),
+    outcomes: redisOutcomeBus(redis),
+    keyMirror: createKeyMirror(redis),
+  });
 };
 
 export const secretBoxFrom = (c: Config) => secretBoxFromConfig(c.signing);

@@ -38,6 +38,8 @@ import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import { createSyncWaits } from '../../core/pipeline/sync-wait';
 import { createChangeFeed } from '../../core/live/change-feed';
 import { createFleetGauges } from './gauges';
+import { memoryInboundReplays } from '../../core/memory/inbound-replays';
+import type { InboundReplays } from '../../core/ports/inbound-replays';
 import type { KeyMirror } from '../redis/key-mirror';
 
 export type FleetParts = {
@@ -58,6 +60,8 @@ export type FleetParts = {
   scriptDirs?: string[];
   /** Store of the Lua kv module; in memory (one process) when not given. */
   luaKv?: KvStore;
+  /** Replay marks of signed /incoming requests (Redis across api processes); in memory (one process) when not given. */
+  inboundReplays?: InboundReplays;
   /** Prometheus metrics of the process; made here when not given. */
   metrics?: NodeMetrics;
   /** How waiting enqueues learn first outcomes (Redis pub/sub across processes); in memory (one process) when not given. */
@@ -255,6 +259,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       scripts: scripts?.store,
       luaKv,
       lua,
+      inboundReplays: p.inboundReplays ?? memoryInboundReplays(() => clock.now()),
       remoteAddress: (c) => getConnInfo(c).remote.address,
       headerSize: nodeHeaderSize,
       metrics: metrics.exposition,

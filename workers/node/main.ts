@@ -28,6 +28,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     log,
     guards: hot.guards,
     luaKv: hot.luaKv,
+    inboundReplays: hot.inboundReplays,
     outcomes: hot.outcomes,
     ...(role === 'api' ? { keyMirror: hot.keyMirror } : {}),
     secretBox: await secretBoxFrom(config),

@@ -5,13 +5,15 @@ import { redactEndpoint } from '../../pipeline/redact';
 import { clientAddress, createAuthThrottle } from '../../security/auth-throttle';
 import { LuaError, LuaSyntaxError, redactDeep, redactor, runTransformer } from '../../lua';
 import { transformerItems } from '../../transformers/items';
-import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type TransformerAuth } from '../../transformers/registry';
+import { checkBasicAuth, configIdFor, TRANSFORMER_NAME, type AuthOutcome, type TransformerAuth, type TransformerScript } from '../../transformers/registry';
+import { DEFAULT_TOLERANCE_SEC } from '../../signing/inbound';
 import { authOf, checkSignature } from '../../transformers/guard';
 import type { ApiDeps } from '../deps';
 import { checkConfigId } from '../../domain/config-id';
 import { enqueueItemSchema } from '../../domain/enqueue';
 import type { Route, RouteHandler } from '../route';
 import { limitBody } from './body-limit';
+import { onceOnly, REPLAY_HEADER } from './incoming-once';
 
 const IncomingResult = z.object({ webhooks: z.array(z.object({ id: z.string(), endpoint: z.string() })), count: z.number().int() });
 
@@ -73,12 +75,19 @@ const incomingHandler = (d: ApiDeps): RouteHandler[] => {
     if (!script) throw new NotFoundError(`transformer ${name}`);
     const raw = new Uint8Array(await c.req.arrayBuffer());
     // The signature is checked on the bytes as received, before anything parses them.
-    const signed = await checkSignature(script, d.transformers!.secret, c.req.raw.headers, raw, d.clock.now());
+    const now = d.clock.now();
+    const signed = await checkSignature(script, d.transformers!.secret, c.req.raw.headers, raw, now);
+    const verify = script.settings.verify;
     if (!signed.ok) {
-      const provider = script.settings.verify!.provider;
+      const provider = verify!.provider;
       d.log.warn('inbound signature refused; nothing run', { transformer: name, provider, reason: signed.reason });
       return c.json({ error: { code: 'unauthorized', reason: signed.reason, message: `${provider} signature verification failed: ${signed.detail}` } }, 401);
     }
+    const once = { store: d.inboundReplays, log: d.log, transformer: name, provider: verify?.provider ?? 'none', mark: signed.replay, now };
+    return onceOnly(c, { ...once, toleranceSec: verify?.tolerance ?? DEFAULT_TOLERANCE_SEC }, () => transform(c, name, script, raw));
+  };
+  /** The script's run and the enqueue of what it posted. */
+  const transform = async (c: Context, name: string, script: TransformerScript, raw: Uint8Array): Promise<Response> => {
     const body = new TextDecoder().decode(raw);
     const headers: Record<string, string> = {};
     const authKind = authOf(script, d.transformers!.secret).kind;
@@ -163,7 +172,14 @@ export const incomingRoutes: Route[] = [
     summary:
       'Run a transformer on the raw body; every howk.post of the run is enqueued, all or nothing (422/400 with the Lua error and its reason_type otherwise). Basic auth when the script has a passwd file',
     request: { params: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }), body: () => ({ description: 'any body; the script reads it raw' }) },
-    responses: { '200': { description: 'enqueued', schema: IncomingResult } },
+    responses: {
+      '200': {
+        description: `enqueued; a copy of a signed request (Stripe, Standard Webhooks, Svix) within its signature window gets the first run's answer again, with ${REPLAY_HEADER}: true, and nothing runs`,
+        schema: IncomingResult,
+        headers: { [REPLAY_HEADER]: { schema: { type: 'string', enum: ['true'] } } },
+      },
+      '409': { description: 'replay_in_progress: a copy of this signed request is still running; retry for its answer', schema: { $ref: '#/components/schemas/Error' } },
+    },
     handler: (d) => incomingHandler(d),
   },
 ];

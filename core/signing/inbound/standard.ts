@@ -1,6 +1,6 @@
 import { fromBase64, utf8 } from '../encoding';
 import { anySignatureMatches, base64Bytes, checkTimestamp, concat } from './mac';
-import { fail, OK, type Verifier } from './types';
+import { fail, type Verifier } from './types';
 
 // Standard Webhooks (and Svix, the same scheme under svix-* names): HMAC-SHA256 of
 // "<id>.<timestamp>.<body>" keyed by the base64 part of a whsec_ secret (a secret without
@@ -30,7 +30,10 @@ const standardWith =
       }
     };
     const ok = await anySignatureMatches(secrets, keyOf, concat(utf8(`${id}.${ts}.`), req.body), v1);
-    return ok ? OK : fail('bad_signature', 'no v1 signature matches');
+    if (!ok) return fail('bad_signature', 'no v1 signature matches');
+    // The message id is signed and stays the same across the sender's own retries (the spec's
+    // idempotency key): a retry within the window is answered like a copy, which is what it is.
+    return { ok: true, replay: { id: `${prefix}:${id}`, validUntil: (Number(ts) + toleranceSec) * 1000 } };
   };
 
 export const verifyStandard = standardWith('webhook');

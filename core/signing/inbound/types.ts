@@ -22,7 +22,12 @@ export type InboundRequest = {
 };
 
 export type VerifyFailure = 'no_secret' | 'missing_header' | 'malformed_header' | 'stale_timestamp' | 'bad_signature';
-export type VerifyResult = { ok: true } | { ok: false; reason: VerifyFailure; detail: string };
+/**
+ * What names one signed request for replay protection (schemes that sign a timestamp): a copy
+ * carrying the same `id` is the same request, and a copy verifies until `validUntil` (ms).
+ */
+export type ReplayMark = { id: string; validUntil: number };
+export type VerifyResult = { ok: true; replay?: ReplayMark } | { ok: false; reason: VerifyFailure; detail: string };
 
 export type Verifier = (req: InboundRequest, secrets: readonly string[], toleranceSec: number) => Promise<VerifyResult>;
 
