@@ -4,6 +4,7 @@ import { createLogger } from '../../core/ports/logger';
 import { systemClock } from '../../core/ports/clock';
 import { createSecretBox } from '../../core/signing/secret-box';
 import { LOOPBACK_NETWORKS } from '../../core/security/destination';
+import { devAllowedHosts } from '../../core/http/middleware/browsers';
 import { loadProcessConfig, parseFlags } from '../node/config';
 import { startFleet } from '../node/fleet';
 import { onReload, onShutdown } from '../node/lifecycle';
@@ -29,6 +30,7 @@ const storage = (() => {
 const generatedSecret = storage.secrets.signing_secret;
 if (!sources['api.auth.enabled']) config.api.auth.enabled = false;
 if (!sources['delivery.allowed_networks']) config.delivery.allowed_networks = [...LOOPBACK_NETWORKS];
+if (!sources['api.allowed_hosts']) config.api.allowed_hosts = devAllowedHosts(config.api.host);
 if (!config.signing.default_secret) config.signing.default_secret = generatedSecret;
 const log = createLogger('howk-dev', config.log.level);
 if (storage.persistent && !config.reconciler.enabled) {

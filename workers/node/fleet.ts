@@ -2,7 +2,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config/schema';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Server } from 'node:http';
 import { nodeHeaderSize } from './header-size';
+import { lingerOnEarlyAnswers } from './linger';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
@@ -270,6 +272,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
+    lingerOnEarlyAnswers(server as Server);
     const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };
     http.requestTimeout = config.api.read_timeout;
     http.headersTimeout = Math.min(config.api.read_timeout, 60_000);
