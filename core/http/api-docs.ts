@@ -71,7 +71,7 @@ export const apiDocsMarkdown = (c: Config): string => {
     '',
     "Runtimes: `howk-api` and `howk-dev` serve every route; the edge Worker (docs/EDGE.md) serves those whose runtimes include `edge`. Each operation of the OpenAPI document says which in `x-howk-runtimes`, and a server's own `/openapi.json` lists only the routes it serves (a route it lacks the dependencies of is not mounted: 404 once the key is accepted).",
     '',
-    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed, 404, 413 body over a limit, 429 rate limited or too many outstanding webhooks (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable or the instance over `api.max_inflight_requests` (`Retry-After`).',
+    'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed (`forbidden`) or a state-changing request a browser sent from another site (`cross_origin_refused`: `Sec-Fetch-Site` cross-site or same-site, or an `Origin` not of this server nor in `api.allowed_origins`), 404, 413 body over a limit, 415 a JSON body not sent as `application/json` (`unsupported_media_type`), 421 a `Host` not in `api.allowed_hosts` (`host_not_allowed`), 429 rate limited or too many outstanding webhooks (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable or the instance over `api.max_inflight_requests` (`Retry-After`).',
     '',
     ...WAIT_AND_BACKPRESSURE,
     '',
