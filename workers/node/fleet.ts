@@ -2,7 +2,6 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config/schema';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Server } from 'node:http';
 import { nodeHeaderSize } from './header-size';
 import { lingerOnEarlyAnswers } from './linger';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
@@ -272,7 +271,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
-    lingerOnEarlyAnswers(server as Server);
+    lingerOnEarlyAnswers(server);
     const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };
     http.requestTimeout = config.api.read_timeout;
     http.headersTimeout = Math.min(config.api.read_timeout, 60_000);

@@ -1,3 +1,4 @@
+import type { ServerType } from '@hono/node-server';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -31,8 +32,9 @@ const linger = (socket: Socket, req: IncomingMessage, b: LingerBounds): void => 
 };
 
 /** Every request of `server` whose answer ends before its body was read gets a lingering close. */
-export const lingerOnEarlyAnswers = (server: Server, b: LingerBounds = LINGER): void => {
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+export const lingerOnEarlyAnswers = (server: ServerType, b: LingerBounds = LINGER): void => {
+  // HTTP/1.1 only (howk-api and howk-dev serve no HTTP/2).
+  (server as Server).on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'GET' || req.method === 'HEAD') return;
     // 'prefinish' comes before Node's own 'finish' handler, which would destroy the socket.
     res.once('prefinish', () => {
