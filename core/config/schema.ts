@@ -29,7 +29,7 @@ export const ConfigSchema = z.object({
     ),
     allowed_hosts: list(
       [],
-      'Host header values this server answers (host or host:port, e.g. api.example.com,localhost); others get 421 host_not_allowed, which stops DNS rebinding. Empty = any; howk-dev bound to a loopback address defaults to localhost,127.0.0.1,[::1] (any port)',
+      'Host header values this server answers (host or host:port, e.g. api.example.com,localhost); others get 421 host_not_allowed, which stops DNS rebinding. An IP address as Host always passes. Empty = any; howk-dev bound to a loopback address defaults to localhost,127.0.0.1,[::1] (any port)',
     ),
     allowed_origins: list(
       [],

@@ -32,7 +32,7 @@ describe('cross-site requests (api on its Node server)', () => {
     });
     pinned = await startTestFleet('memory', {
       roles: { api: true, worker: false, scheduler: false },
-      overrides: { 'api.allowed_hosts': ['localhost', '127.0.0.1:1', 'api.example.com'] },
+      overrides: { 'api.allowed_hosts': ['localhost', 'admin.example.com:8443', 'api.example.com'] },
     });
   });
   afterAll(async () => {
@@ -113,15 +113,31 @@ describe('cross-site requests (api on its Node server)', () => {
     expect((await fetch(`${f.baseUrl}/stats`, { headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
   });
 
-  it('api.allowed_hosts: another Host (a DNS-rebound name) is a 421 on every route; listed names pass, on any port unless one is given', async () => {
+  it('api.allowed_hosts: another Host (a DNS-rebound name) is a 421 on every route; listed names pass, on any port unless one is given; addresses pass', async () => {
     const port = new URL(pinned.baseUrl).port;
-    for (const host of [`rebind.attacker.example:${port}`, `127.0.0.1:${port}`, `api.example.com.evil:${port}`]) {
+    for (const host of [
+      `rebind.attacker.example:${port}`,
+      `localhost.attacker.example:${port}`,
+      `api.example.com.evil:${port}`,
+      '127.0.0.1.nip.io',
+      'admin.example.com:9000',
+      'admin.example.com',
+    ]) {
       const r = await raw(pinned.baseUrl, '/stats', host);
       expect(r.status, host).toBe(421);
       expect(r.json.error.code).toBe('host_not_allowed');
     }
     expect((await raw(pinned.baseUrl, '/webhooks/h/enqueue', 'rebind.attacker.example', 'POST')).status).toBe(421);
-    for (const host of [`localhost:${port}`, 'LOCALHOST', 'api.example.com', `api.example.com.:${port}`, '127.0.0.1:1']) {
+    for (const host of [
+      `localhost:${port}`,
+      'LOCALHOST',
+      'api.example.com',
+      `api.example.com.:${port}`,
+      'admin.example.com:8443',
+      `127.0.0.1:${port}`,
+      `10.1.2.3:${port}`,
+      `[::1]:${port}`,
+    ]) {
       expect((await raw(pinned.baseUrl, '/stats', host)).status, host).toBe(200);
     }
     // Empty (the default): any Host.

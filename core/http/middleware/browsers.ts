@@ -31,9 +31,14 @@ const splitHost = (value: string): { name: string; port: string | undefined } =>
 /** The request's Host (the URL's where a client sent none: then no browser sent it). */
 const hostOf = (c: Context): string => c.req.header('host') ?? new URL(c.req.url).host;
 
+/** An IPv4 or bracketed IPv6 address: a Host no DNS answer chose (the URL named the address). */
+const isAddress = (name: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || /^\[[0-9a-f:.]+\]$/.test(name);
+
 /**
  * api.allowed_hosts: a request whose Host is not listed is refused (421) whatever its route.
- * An entry without a port matches the name on any port. Empty: any Host.
+ * An entry without a port matches the name on any port. Empty: any Host. A Host that is an
+ * IP address always passes: rebinding needs a DNS name, and probes and health checks
+ * (127.0.0.1, a pod's address) send addresses.
  */
 export const hostAllowList = (allowed: readonly string[]): MiddlewareHandler => {
   if (allowed.length === 0) return (_c, next) => next();
@@ -41,7 +46,7 @@ export const hostAllowList = (allowed: readonly string[]): MiddlewareHandler => 
   return async (c, next) => {
     const host = hostOf(c);
     const { name, port } = splitHost(host);
-    if (!entries.some((e) => e.name === name && (e.port === undefined || e.port === port))) {
+    if (!isAddress(name) && !entries.some((e) => e.name === name && (e.port === undefined || e.port === port))) {
       throw new HostNotAllowedError(`this server does not answer for Host ${JSON.stringify(host)} (api.allowed_hosts: ${allowed.join(', ')})`);
     }
     return next();
