@@ -1,4 +1,6 @@
 import { request } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 
@@ -28,7 +30,10 @@ describe('cross-site requests (api on its Node server)', () => {
   beforeAll(async () => {
     f = await startTestFleet('memory', {
       roles: { api: true, worker: false, scheduler: false },
-      overrides: { 'api.allowed_origins': ['https://console.example.com'] },
+      overrides: {
+        'api.allowed_origins': ['https://console.example.com'],
+        'transformer.script_dirs': [join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'transformers')],
+      },
     });
     pinned = await startTestFleet('memory', {
       roles: { api: true, worker: false, scheduler: false },
@@ -111,6 +116,20 @@ describe('cross-site requests (api on its Node server)', () => {
     }
     expect(pending()).toBe(before + 5);
     expect((await fetch(`${f.baseUrl}/stats`, { headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
+  });
+
+  it('/incoming/:name: a provider (no Origin) posts any type; a browser page of another site is refused and nothing is enqueued', async () => {
+    const before = pending();
+    const order = JSON.stringify({ status: 'paid', id: 1 });
+    const browsers: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }];
+    for (const headers of browsers) {
+      const r = await send('/incoming/filter', order, { 'content-type': 'text/plain', ...headers });
+      expect(r.status, JSON.stringify(headers)).toBe(403);
+    }
+    expect(pending()).toBe(before);
+    const provider = await send('/incoming/filter', order, { 'content-type': 'text/plain' });
+    expect(provider.status).toBe(200);
+    expect(pending()).toBe(before + 1);
   });
 
   it('api.allowed_hosts: another Host (a DNS-rebound name) is a 421 on every route; listed names pass, on any port unless one is given; addresses pass', async () => {
