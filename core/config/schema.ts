@@ -27,6 +27,14 @@ export const ConfigSchema = z.object({
       false,
       'Take the client address of per-client limits (/incoming auth) from the last X-Forwarded-For entry; only behind a proxy that appends it, as anyone can send the header',
     ),
+    allowed_hosts: list(
+      [],
+      'Host header values this server answers (host or host:port, e.g. api.example.com,localhost); others get 421 host_not_allowed, which stops DNS rebinding. An IP address as Host always passes. Empty = any; howk-dev bound to a loopback address defaults to localhost,127.0.0.1,[::1] (any port)',
+    ),
+    allowed_origins: list(
+      [],
+      "Browser origins (https://console.example.com) allowed to POST/PUT/DELETE besides the server's own; any other origin, or a Sec-Fetch-Site of cross-site or same-site, gets 403 cross_origin_refused",
+    ),
     max_inflight_requests: int(
       10_000,
       'Requests an api instance handles at once (health, readiness and metrics excepted); past it, 503 + Retry-After and nothing is recorded (0 = no limit)',

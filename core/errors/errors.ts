@@ -138,6 +138,27 @@ export class BackloggedError extends RateLimitedError {
 /** The request is valid, but the server's present state or settings forbid it (e.g. `auth_disabled`). */
 export class ConflictError extends HowkError {}
 
+/** A body in a media type the route does not read (a JSON route given text/plain, a form...); nothing was done. */
+export class UnsupportedMediaTypeError extends HowkError {
+  constructor(message: string) {
+    super('unsupported_media_type', message);
+  }
+}
+
+/** A state-changing request a browser sent from another site (Origin, Sec-Fetch-Site); nothing was done. */
+export class CrossOriginError extends HowkError {
+  constructor(message: string) {
+    super('cross_origin_refused', message);
+  }
+}
+
+/** A Host this server does not answer for (api.allowed_hosts): a DNS-rebound name, say. */
+export class HostNotAllowedError extends HowkError {
+  constructor(message: string) {
+    super('host_not_allowed', message);
+  }
+}
+
 /** The server lacks what the operation needs (e.g. HOWK_SECRETS_KEY for stored secrets). */
 export class NotConfiguredError extends HowkError {
   constructor(message: string) {

@@ -3,9 +3,11 @@ import { accessMatcher } from './access';
 import type { ApiDeps } from './deps';
 import { errorResponse } from './errors';
 import { authMiddleware } from './middleware/auth';
+import { apiAnswerHeaders, crossOriginGuard, hostAllowList } from './middleware/browsers';
 import { inflightLimit } from './middleware/inflight';
 import { headerLimits } from './middleware/limits';
-import { hasCapabilities, routeKey, type Route, type RouteHandler } from './route';
+import { requireJson } from './middleware/media';
+import { hasCapabilities, readsJson, routeKey, type Route, type RouteHandler } from './route';
 import { ROUTES } from './route-table';
 import { countEnqueues, countsEnqueues } from './middleware/enqueue-metrics';
 
@@ -29,13 +31,16 @@ export const createApiApp = (d: ApiDeps, o: AppOptions = {}) => {
   app.onError((e, c) => errorResponse(c, e, d.log));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
   const routes = mountedRoutes(d, o);
-  // The in-flight bound, header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.
-  app.use('*', inflightLimit(d), headerLimits(d), authMiddleware(d, accessMatcher(ROUTES)));
+  // Headers of every answer; the Host and a browser's origin, whatever the route; the in-flight
+  // bound, header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.
+  const { allowed_hosts, allowed_origins } = d.config.api;
+  app.use('*', apiAnswerHeaders, hostAllowList(allowed_hosts), crossOriginGuard(allowed_origins), inflightLimit(d), headerLimits(d), authMiddleware(d, accessMatcher(ROUTES)));
   for (const r of routes) {
     const own = o.implementations?.[routeKey(r)];
     const handlers = own ? own(d) : r.handler(d, { routes });
     const counted = d.events && countsEnqueues(r) ? [countEnqueues(d.events)] : [];
-    app.on(r.method.toUpperCase(), r.path, ...([...counted, ...handlers] as [MiddlewareHandler]));
+    const media = readsJson(r) ? [requireJson(r.request?.bodyRequired ?? false)] : [];
+    app.on(r.method.toUpperCase(), r.path, ...([...counted, ...media, ...handlers] as [MiddlewareHandler]));
   }
   return app;
 };

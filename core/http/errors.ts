@@ -3,8 +3,10 @@ import {
   AuthError,
   BackloggedError,
   ConflictError,
+  CrossOriginError,
   ForbiddenError,
   HeadersTooLargeError,
+  HostNotAllowedError,
   HowkError,
   KeyCheckUnavailableError,
   NotConfiguredError,
@@ -13,6 +15,7 @@ import {
   RateLimitedError,
   TooLargeError,
   UnavailableError,
+  UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors/errors';
 import type { Logger } from '../ports/logger';
@@ -28,6 +31,9 @@ export const errorResponse = (c: Context, e: unknown, log?: Logger): Response =>
     c.header('WWW-Authenticate', 'Bearer realm="howk"');
     return c.json({ error: { code: e.code, message: e.message } }, 401);
   }
+  if (e instanceof UnsupportedMediaTypeError) return c.json({ error: { code: e.code, message: e.message } }, 415);
+  if (e instanceof CrossOriginError) return c.json({ error: { code: e.code, message: e.message } }, 403);
+  if (e instanceof HostNotAllowedError) return c.json({ error: { code: e.code, message: e.message } }, 421);
   if (e instanceof ForbiddenError) return c.json({ error: { code: e.code, message: e.message } }, 403);
   if (e instanceof BackloggedError) {
     c.header('Retry-After', String(e.retryAfterSec));

@@ -1,15 +1,14 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { TooLargeError, ValidationError } from '../errors/errors';
+import { ValidationError } from '../errors/errors';
+import { readLimited } from './routes/body-limit';
 
 /** Small JSON bodies of the admin routes: at most 64 KB, parsed and checked against a schema. */
 export const MAX_ADMIN_BODY = 65_536;
 
+/** The body read with the one body limit (routes/body-limit.ts): never more than MAX_ADMIN_BODY bytes held. */
 export const readJsonBody = async <T extends z.ZodType>(c: Context, schema: T, opts: { optional?: boolean } = {}): Promise<z.infer<T>> => {
-  const declared = Number(c.req.header('content-length') ?? 0);
-  if (declared > MAX_ADMIN_BODY) throw new TooLargeError('request body', MAX_ADMIN_BODY);
-  const text = await c.req.text();
-  if (text.length > MAX_ADMIN_BODY) throw new TooLargeError('request body', MAX_ADMIN_BODY);
+  const text = new TextDecoder().decode(await readLimited(c, MAX_ADMIN_BODY));
   let value: unknown = {};
   if (text.trim() !== '' || !opts.optional) {
     try {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config/schema';
-import { isZod, openApiPath, toJsonSchema, type ConfigFrom, type Json, type ResponseDoc, type Route } from './route';
+import { isZod, openApiPath, readsJson, toJsonSchema, type ConfigFrom, type Json, type ResponseDoc, type Route } from './route';
 import { runtimesOf } from './runtimes';
 
 // OpenAPI 3.1 from the route table (core/http/route-table.ts): the same zod schemas that
@@ -21,7 +21,15 @@ const ErrorBody = z.object({
 const errors = {
   default: {
     description:
-      'Error: 400 invalid input (names the field), 401 no or bad key, 403 scope or config not allowed, 404, 413/431 over a limit, 429 rate limited (Retry-After), 501 not configured, 503 dependency unavailable (Retry-After)',
+      'Error: 400 invalid input (names the field), 401 no or bad key, 403 scope or config not allowed, or (cross_origin_refused) a state-changing request a browser sent from another site, 404, 413/431 over a limit, 421 a Host not in api.allowed_hosts (host_not_allowed), 429 rate limited (Retry-After), 501 not configured, 503 dependency unavailable (Retry-After)',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
+};
+
+/** Of every route that reads a JSON body (core/http/middleware/media.ts). */
+const unsupportedMedia = {
+  '415': {
+    description: 'the body was not sent as application/json (unsupported_media_type); nothing was done',
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   },
 };
@@ -81,7 +89,7 @@ export const buildOpenApi = (c: Config, routes: readonly Route[]): Json => {
       ...(body
         ? { requestBody: { required: r.request?.bodyRequired ?? false, content: { 'application/json': { schema: isZod(body) ? toJsonSchema(body, 'input') : body } } } }
         : {}),
-      responses: { ...Object.fromEntries(Object.entries(r.responses).map(([code, doc]) => [code, response(doc)])), ...errors },
+      responses: { ...Object.fromEntries(Object.entries(r.responses).map(([code, doc]) => [code, response(doc)])), ...(readsJson(r) ? unsupportedMedia : {}), ...errors },
       ...(r.access === 'open' ? {} : { 'x-howk-config': configText(r.config) }),
       'x-howk-runtimes': runtimesOf(r),
     };

@@ -55,6 +55,12 @@ export type Route = {
     /** A zod schema (input side), or JSON Schema where the zod schema's refinements need spelling out. */
     body?: (c: Config) => z.ZodType | Json;
     bodyRequired?: boolean;
+    /**
+     * json (the default of a route with a body): the body must be sent as application/json
+     * (415 otherwise, core/http/middleware/media.ts); any: the handler takes the bytes as they
+     * come (/incoming: a provider's raw body; a script PUT: raw Lua).
+     */
+    media?: 'json' | 'any';
   };
   responses: Record<string, ResponseDoc>;
   /** Built once per app: middlewares then the handler. */
@@ -66,6 +72,9 @@ export const routeKey = (r: Pick<Route, 'method' | 'path'>): string => `${r.meth
 
 /** `/webhooks/{id}/status`. */
 export const openApiPath = (path: string): string => path.replace(/:(\w+)/g, '{$1}');
+
+/** Whether a route reads a JSON body only: its requests must say application/json. */
+export const readsJson = (r: Route): boolean => r.request?.body !== undefined && r.request.media !== 'any';
 
 export const isZod = (s: unknown): s is z.ZodType => s instanceof z.ZodType;
 

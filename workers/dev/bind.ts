@@ -1,3 +1,4 @@
+import { devAllowedHosts } from '../../core/http/middleware/browsers';
 import type { AddressInfo } from 'node:net';
 import type { ConfigSource } from '../../core/config/load';
 import type { Config } from '../../core/config/schema';
@@ -30,6 +31,8 @@ export const applyDevDefaults = (config: Config, sources: Record<string, ConfigS
   if (!sources['api.host']) config.api.host = DEV_HOST;
   if (!sources['api.auth.enabled']) config.api.auth.enabled = false;
   if (!sources['delivery.allowed_networks']) config.delivery.allowed_networks = [...LOOPBACK_NETWORKS];
+  // After the host is known: on loopback, only loopback names (no DNS-rebound Host).
+  if (!sources['api.allowed_hosts']) config.api.allowed_hosts = devAllowedHosts(config.api.host);
 };
 
 const unbracket = (host: string): string => host.trim().replace(/^\[(.*)\]$/, '$1');

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config/schema';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { nodeHeaderSize } from './header-size';
+import { lingerOnEarlyAnswers } from './linger';
 import { createApiApp, type DependencyCheck } from '../../core/http/app';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
@@ -284,6 +285,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
     });
     // Slow clients cannot hold sockets forever: the whole request within read_timeout.
+    lingerOnEarlyAnswers(server);
     const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };
     http.requestTimeout = config.api.read_timeout;
     http.headersTimeout = Math.min(config.api.read_timeout, 60_000);

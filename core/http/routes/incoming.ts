@@ -171,7 +171,7 @@ export const incomingRoutes: Route[] = [
     needs: ['transformers'],
     summary:
       'Run a transformer on the raw body; every howk.post of the run is enqueued, all or nothing (422/400 with the Lua error and its reason_type otherwise). Basic auth when the script has a passwd file',
-    request: { params: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }), body: () => ({ description: 'any body; the script reads it raw' }) },
+    request: { params: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }), body: () => ({ description: 'any body; the script reads it raw' }), media: 'any' },
     responses: {
       '200': {
         description: `enqueued; a copy of a signed request (Stripe, Standard Webhooks, Svix) within its signature window gets the first run's answer again, with ${REPLAY_HEADER}: true, and nothing runs`,

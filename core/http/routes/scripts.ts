@@ -81,7 +81,8 @@ export const scriptRoutes: Route[] = [
     path: '/config/:config/script',
     summary:
       "Set the config's delivery script (Lua; syntax checked: 400 with the line; 413 over lua.max_script_bytes). Used by configs under this namespace (a:b:c falls back to a:b, then a) only with apply_to_children (JSON field or ?apply_to_children=true). An empty script is a 400 (remove one with DELETE)",
-    request: { ...script.request, body: () => ScriptPutBody, bodyRequired: true },
+    // Raw Lua in any type, or JSON: a PUT is never a CORS "simple" request, so the type keeps no browser out.
+    request: { ...script.request, body: () => ScriptPutBody, bodyRequired: true, media: 'any' },
     responses: { '200': { description: 'stored', schema: ScriptPutResult } },
     handler: (d) => [
       limit(d),
