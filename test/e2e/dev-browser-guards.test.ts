@@ -132,7 +132,9 @@ describe('howk-dev on loopback: browsers, rebinding and request bodies (process)
 
   it('a 200 MiB chunked admin body is answered 413 after at most 1 MiB sent, and the server holds none of it', async () => {
     const before = rssMb(p.child.pid!);
-    const r = await streamUntilAnswer(port, '/keys', 200 * 1024 * 1024, p.child.pid!);
+    // Bulk replay: an admin JSON route howk-dev serves with API keys off (POST /keys refuses
+    // before reading while they are off).
+    const r = await streamUntilAnswer(port, '/deadletter/replay?config_id=csrf', 200 * 1024 * 1024, p.child.pid!);
     expect(r.status).toBe(413);
     expect(r.code).toBe('too_large');
     expect(r.sentAtAnswer).toBeLessThanOrEqual(1024 * 1024);
