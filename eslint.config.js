@@ -1,8 +1,51 @@
+import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 
 // The layering rules (docs/ARCHITECTURE.md, Layout): core/ is runtime-agnostic, edge/ and
-// workers/ never import each other.
+// workers/ never import each other, and core/'s folders stand in layers.
 const nodeOnly = ['node:*', 'kafkajs', 'ioredis', 'undici', 'cloudflare:*', '@hono/node-server', 'prom-client'];
+const coreBase = [
+  { group: nodeOnly, message: 'core/ uses Web APIs only: it runs in Node and in workerd alike (docs/ARCHITECTURE.md, Layout).' },
+  { group: ['**/edge/**', '**/workers/**'], message: 'core/ imports nothing from edge/ or workers/.' },
+];
+
+// core/'s layers, lowest first: the only core/ folders each of these may import besides its
+// own. domain's config, security and signing are known violations, to be removed next
+// (docs/ARCHITECTURE.md, Layout). Any other folder may import any, except core/http (the top)
+// and core/memory (in-memory adapters, wired by hosts and tests), which no other folder imports.
+const CORE_MAY_IMPORT = {
+  errors: [],
+  domain: ['errors', 'config', 'security', 'signing'],
+  policy: ['errors', 'domain'],
+  ports: ['errors', 'domain', 'policy'],
+};
+const CORE_TOPS = {
+  http: 'core/http is the top of core/: no other core/ folder imports it (docs/ARCHITECTURE.md, Layout).',
+  memory: 'core/memory holds in-memory adapters for hosts and tests to wire: no other core/ folder imports it (docs/ARCHITECTURE.md, Layout).',
+};
+const coreFolders = readdirSync(new URL('./core', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+const layerPatterns = (folder, up) => {
+  const to = (names) => ({ regex: `^(\\.\\./){${up}}(${names.join('|')})(/|$)` });
+  const may = CORE_MAY_IMPORT[folder];
+  if (may) {
+    const denied = coreFolders.filter((f) => f !== folder && !may.includes(f));
+    const allowed = may.length ? `only ${may.map((f) => `core/${f}`).join(', ')}` : 'nothing';
+    return [{ ...to(denied), message: `core/${folder} imports ${allowed} from the rest of core/ (docs/ARCHITECTURE.md, Layout).` }];
+  }
+  return Object.entries(CORE_TOPS)
+    .filter(([top]) => top !== folder)
+    .map(([top, message]) => ({ ...to([top]), message }));
+};
+// One block per depth, up to three folders deep (core/http/routes/x.ts is two), so that
+// `../x` always reads as the folder it names from there.
+const coreLayers = coreFolders.flatMap((folder) =>
+  [1, 2, 3].map((up) => ({
+    files: [`core/${folder}/${'*/'.repeat(up - 1)}*.ts`],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...coreBase, ...layerPatterns(folder, up)] }] },
+  })),
+);
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.wrangler/**', '.tmp/**'] },
@@ -41,18 +84,13 @@ export default tseslint.config(
   {
     files: ['core/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: nodeOnly, message: 'core/ uses Web APIs only: it runs in Node and in workerd alike (docs/ARCHITECTURE.md, Layout).' },
-            { group: ['**/edge/**', '**/workers/**'], message: 'core/ imports nothing from edge/ or workers/.' },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: coreBase }],
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
     },
   },
+  // After the block above: each layer block repeats coreBase, since a later block's options
+  // replace an earlier one's for the same rule.
+  ...coreLayers,
   {
     // The console renders API data as text nodes only (docs/CONSOLE.md) and runs in a browser.
     files: ['console/**/*.{ts,tsx}'],

@@ -24,7 +24,8 @@ const step = (name, fn) => {
 };
 
 let failed = 0;
-failed ||= step('lint (eslint: core/ stays runtime-agnostic)', () => run(bin('eslint'), ['.']));
+failed ||= step('lint (eslint: core/ stays runtime-agnostic, core/ layers)', () => run(bin('eslint'), ['.']));
+failed ||= step('import cycles (dependency-cruiser; `npm run lint:cycles`)', () => run(bin('depcruise'), ['--config', '.dependency-cruiser.mjs', '--output-type', 'err', '.']));
 failed ||= step('format (prettier --check; `npm run format` fixes)', () => run(bin('prettier'), ['--check', '--log-level', 'warn', '**/*.{ts,tsx,js,mjs,cjs,json}']));
 failed ||= step('typecheck (tsc --noEmit)', () => run(bin('tsc'), ['--noEmit', '-p', '.']));
 failed ||= step('typecheck core (no Node types)', () => run(bin('tsc'), ['--noEmit', '-p', 'core/tsconfig.json']));

@@ -2,7 +2,7 @@ import type { RefObject } from 'preact';
 import { useState } from 'preact/hooks';
 import { ErrorAlert } from '../alert';
 import { apiSend, errorText } from '../actions';
-import type { KeyRow } from './page';
+import type { KeyRow } from './types';
 
 // Creating a key: name, scopes, configs. The secret is shown once, here, with a copy button;
 // creating another key or leaving the page forgets it.

@@ -4,11 +4,10 @@ import { ApiError, apiGet } from '../api';
 import { apiSend, errorText, time, useRights, type PageProps } from '../actions';
 import { useShortcuts } from '../keys';
 import { CreateKey } from './create';
+import type { KeyRow } from './types';
 
 // API keys (admin scope, bound to no config): GET /keys, POST /keys (the secret shown once),
 // DELETE /keys/:id after a confirmation on the row.
-
-export type KeyRow = { id: string; name: string; scopes: string[]; config_ids: string[] | null; created_at: string; revoked_at: string | null };
 
 export const ApiKeys = ({ apiKey, onUnauthorized }: PageProps) => {
   const [keys, setKeys] = useState<KeyRow[] | null>(null);

@@ -1,4 +1,4 @@
-import { STAT_NAMES, type StatName } from '../ports/hot-state';
+import { STAT_NAMES, type StatName } from './stats';
 
 // Per-minute and per-quarter-hour outcome counters (GET /stats/timeline, the console's
 // Overview). Written beside the hourly stats by HotWriter.apply; each bucket lives a little

@@ -9,7 +9,7 @@ import type { DeadLetterStore, OutstandingCounter, StatsReader, StatusReader, Ti
 import type { DoorMeter } from '../metrics/door';
 import type { SyncWaits } from '../pipeline/sync-wait';
 import type { ChangeFeed } from '../live/change-feed';
-import type { Gauges } from './routes/overview';
+import type { Gauges } from '../ports/gauges';
 import type { LogProducer } from '../ports/log';
 import type { ConfigSecrets } from '../security/config-secrets';
 import type { ApiKeyRecord } from '../security/api-keys';

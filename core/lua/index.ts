@@ -5,7 +5,8 @@ export { runTransformer, type TransformerInput, type TransformerOptions, type Tr
 export { LuaError, LuaMemoryError, LuaRuntimeError, LuaSyntaxError, LuaTimeoutError, type LuaErrorCode } from './errors';
 export { defaultWasmLoader, type LuaWasmLoader } from './wasm-api';
 export { DEFAULT_LIMITS, type FetchLike, type HttpPolicy, type KvStore, type LuaLimits, type LuaLogLevel, type LuaLogSink, type LuaServices } from './types';
-export { namespaceChain, type LuaHostServices } from './types';
+export { namespaceChain } from './types';
+export type { LuaHostServices } from './host-services';
 export {
   checkScope,
   credentialKeysFromEnv,

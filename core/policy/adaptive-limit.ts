@@ -1,4 +1,4 @@
-import type { DeliveryResponse } from '../ports/sender';
+import type { DeliveryResponse } from '../domain/delivery-response';
 import type { CircuitOutcome } from './circuit';
 
 // Adaptive concurrency limit of one endpoint (or one host), in the spirit of TCP Vegas and

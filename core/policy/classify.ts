@@ -1,4 +1,4 @@
-import type { ClientFailure } from '../ports/sender';
+import type { ClientFailure } from '../domain/delivery-response';
 import type { CircuitOutcome } from './circuit';
 
 // Outcome classification of one HTTP attempt. Pure.

@@ -1,4 +1,4 @@
-import type { ConcurrencyView, GuardParams } from '../ports/guards';
+import type { ConcurrencyView, GuardParams } from './guard-types';
 import { allowed, percentiles, slowness, type LimitState } from './adaptive-limit';
 
 /** What GET /endpoints/:hash shows of an endpoint's adaptive limit (both guard adapters). */

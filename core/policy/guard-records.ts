@@ -1,4 +1,4 @@
-import type { CircuitTransition, PauseScope } from '../ports/guards';
+import type { CircuitTransition, PauseScope } from './guard-types';
 import { iso } from '../domain/time';
 
 // The records of howk.guards (compacted, key = the scope): a pause while it lasts and an open

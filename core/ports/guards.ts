@@ -1,5 +1,6 @@
-import type { LimitParams, LimitSample } from '../policy/adaptive-limit';
-import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circuit';
+import type { LimitSample } from '../policy/adaptive-limit';
+import type { CircuitOutcome, CircuitState } from '../policy/circuit';
+import type { CircuitTransition, ConcurrencyView, GuardParams, PauseScope } from '../policy/guard-types';
 
 // Admission control in front of every delivery attempt (docs/ARCHITECTURE.md, Protection):
 // pause, circuit breaker, rate limit, per-domain and per-endpoint in-flight limits, decided
@@ -10,26 +11,7 @@ import type { CircuitOutcome, CircuitParams, CircuitState } from '../policy/circ
 // comes (a worker killed with -9), on its own `inflightLeaseMs` after the admission. The
 // worker renews the leases of its deliveries that run longer (`renew`).
 
-export type GuardParams = {
-  circuit: CircuitParams & { enabled: boolean };
-  /** An endpoint's share of the fast lane, under its adaptive limit (0 = no endpoint limit, no measurement). */
-  maxInflightPerEndpoint: number;
-  /** Ceiling of a host's adaptive limit (0 = no domain limit). */
-  maxInflightPerDomain: (host: string) => number;
-  /** The adaptive limits (core/policy/adaptive-limit.ts); `ceiling` is the endpoint's, a host's is its domain limit. */
-  limits: LimitParams;
-  /** How long an in-flight lease lasts unless its worker renews it (concurrency.inflight_ttl). */
-  inflightLeaseMs: number;
-  rate: number;
-  burst: number;
-  circuitTtlMs: number;
-  /**
-   * Admit nothing (every request waits) while the hot state has no canary: Redis was lost and
-   * is not rebuilt yet, so its pauses and circuits are not there to be read. Only where a
-   * reconciler sets the canary (reconciler.enabled).
-   */
-  requireCanary?: boolean;
-};
+export type { CircuitTransition, ConcurrencyView, GuardParams, PauseScope } from '../policy/guard-types';
 
 export type AdmitRequest = {
   endpointHash: string;
@@ -79,18 +61,6 @@ export type Completion = {
 /** A delivery still running whose leases (those `counted`) its worker keeps alive. */
 export type InflightLease = { id: string; endpointHash: string; host: string; counted: { endpoint: boolean; domain: boolean } };
 
-export type ConcurrencyView = {
-  /** The endpoint's adaptive limit (what the slow lane paces by) and its fast-lane share of it. */
-  limit: number;
-  fast_lane_limit: number;
-  latency_ms: { estimate: number | null; min: number | null; p50: number | null; p90: number | null; samples: number };
-  inflight: number;
-  /** Webhooks told to wait at the limit within the last 2 s (in any worker). */
-  queued: number;
-  slow: boolean;
-  slow_reason: 'latency' | 'timeouts' | null;
-};
-
 export type EndpointView = {
   endpoint_hash: string;
   circuit: { state: CircuitState; failures: number; open_until: number | null; successes: number; opened_count: number };
@@ -101,14 +71,6 @@ export type EndpointView = {
   last_errors: { at: string; error: string }[];
   concurrency: ConcurrencyView;
 };
-
-export type PauseScope = { kind: 'endpoint' | 'config'; id: string };
-
-/**
- * A completion that moved a circuit: opened (failures, or a failed probe) or closed (the
- * probes succeeded). What howk.guards records, so that a rebuild brings the circuit back.
- */
-export type CircuitTransition = { endpointHash: string; state: 'OPEN' | 'CLOSED'; at: number; openUntil: number; openedCount: number };
 
 /** An open circuit as a rebuild restores it (from its last transition on howk.guards), for what is left of its TTL. */
 export type CircuitRestore = { endpointHash: string; openUntil: number; openedCount: number; ttlMs: number };

@@ -1,3 +1,4 @@
+import type { StatName } from '../domain/stats';
 import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../domain/status';
 import type { Timeline, TimelineWindow } from '../domain/timeline';
 import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from './recovery';
@@ -5,8 +6,7 @@ import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery 
 // Rebuildable hot state (Redis in production, memory in howk-dev). Operations are shaped
 // per batch: one call is one round trip.
 
-export type StatName = 'enqueued' | 'delivered' | 'failed' | 'exhausted' | 'dead_lettered' | 'retried';
-export const STAT_NAMES: readonly StatName[] = ['enqueued', 'delivered', 'failed', 'exhausted', 'dead_lettered', 'retried'];
+export { STAT_NAMES, type StatName } from '../domain/stats';
 
 /** The fields a held-back webhook changes; the rest of its status stays as the last attempt left it. */
 export type StatusPatch = Partial<WebhookStatus> & Pick<WebhookStatus, 'webhook_id' | 'updated_at_ns'>;

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import type { Api } from './api-client';
 import { CliError, err, out, printJson, table } from './io';
-import { walkDeadLetters, type DeadRow, type DlqFilters } from './dlq';
+import { walkDeadLetters, type DeadRow, type DlqFilters } from './dlq-walk';
 
 // Bulk replay of dead letters (docs/OPERATIONS.md, CLI). Resumable without replaying twice:
 // - each replay carries the idempotency key `howk-replay:<run id>:<dead webhook id>`, so asking

@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config/schema';
-import type { Gauges } from '../../core/http/routes/overview';
+import type { Gauges } from '../../core/ports/gauges';
 import type { GuardGauges, Guards } from '../../core/ports/guards';
 import type { RetrySchedule } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';

@@ -1,6 +1,5 @@
 import { PolledConsumer } from '../../core/log/polled-consumer';
-import type { BatchHandler, ConsumerOptions } from '../../core/ports/log';
-import type { SqliteLog } from './log';
+import type { BatchHandler, ConsumedRecord, ConsumerOptions } from '../../core/ports/log';
 
 // A consumer group member of the embedded log, pipelined like the memory and Kafka
 // consumers (core/ports/log.ts, core/log/batch-tracker.ts): a partition's next batch starts
@@ -13,9 +12,18 @@ const MAX_BATCH = 500;
 
 export type ConsumerGroup = { id: string; members: SqliteConsumer[] };
 
+/** What a consumer uses of its log (SqliteLog, which makes the consumers and so imports this file). */
+export type ConsumerLog = {
+  topic(name: string): { partitions: number; next: number[] };
+  read(topic: string, partition: number, from: number, to: number, limit: number): ConsumedRecord[];
+  committed(groupId: string, topic: string, partition: number): number | undefined;
+  commit(groupId: string, topic: string, partition: number, next: number): void;
+  waitForAppend(ms: number, register?: (done: () => void) => void): Promise<void>;
+};
+
 export class SqliteConsumer extends PolledConsumer {
   constructor(
-    private readonly log: SqliteLog,
+    private readonly log: ConsumerLog,
     private readonly group: ConsumerGroup,
     opts: ConsumerOptions,
   ) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { STAT_NAMES } from '../../ports/hot-state';
 import { TIMELINE_WINDOWS, type TimelineWindow } from '../../domain/timeline';
 import { ValidationError } from '../../errors/errors';
+import type { Gauges } from '../../ports/gauges';
 import type { Route } from '../route';
 
 // GET /stats/timeline and GET /stats/gauges: what the console's Overview draws (docs/CONSOLE.md,
@@ -22,8 +23,7 @@ export const GaugesSchema = z.object({
   slow_lane: gauge('Webhooks waiting in the slow lane'),
   consumer_lag: gauge('Records the workers have yet to read'),
   open_circuits: gauge('Endpoints whose circuit is open'),
-});
-export type Gauges = z.infer<typeof GaugesSchema>;
+}) satisfies z.ZodType<Gauges>;
 
 const TimelineQuery = () => z.object({ window: z.enum(['1h', '24h']).optional().describe('1h: 60 one-minute buckets (default); 24h: 96 quarter-hour buckets') });
 
