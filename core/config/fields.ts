@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 // Leaf builders. Each leaf records its kind in zod metadata so that the env loader
 // knows how to read a HOWK_* string and the docs generator can print the default.
-export type LeafKind = 'int' | 'number' | 'string' | 'bool' | 'duration' | 'list' | 'map' | 'enum';
+export type LeafKind = 'int' | 'int|auto' | 'number' | 'string' | 'bool' | 'duration' | 'list' | 'map' | 'enum';
 export type LeafMeta = {
   kind: LeafKind;
   description: string;
@@ -56,6 +56,21 @@ export const int = (def: number, description: string, opts: { min?: number; max?
     { kind: 'int', description, env: opts.env },
   );
 
+/** `auto` (the default: decided at run time, e.g. from the broker count) or an integer of at least `min`. */
+export const intOrAuto = (description: string, opts: { min?: number } = {}) =>
+  meta(
+    z
+      .union([
+        z.literal('auto'),
+        z.coerce
+          .number()
+          .int()
+          .min(opts.min ?? 0),
+      ])
+      .default('auto'),
+    { kind: 'int|auto', description },
+  );
+
 export const num = (def: number, description: string, opts: { min?: number; max?: number } = {}) =>
   meta(
     z.coerce
@@ -105,6 +120,15 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T,
   meta(z.enum(values).default(def as never), { kind: 'enum', description });
 
 export const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).prefault({} as never);
+
+/** A section whose leaves must also agree with each other: `check` names each disagreement. */
+export const checkedSection = <T extends z.ZodRawShape>(shape: T, check: (v: z.infer<z.ZodObject<T>>) => { path: string; message: string }[]) =>
+  z
+    .object(shape)
+    .superRefine((v, ctx) => {
+      for (const p of check(v)) ctx.addIssue({ code: 'custom', path: [p.path], message: p.message });
+    })
+    .prefault({} as never);
 
 /** name → list of strings (JSON in the environment: {"wh":["api.example.com"]}). */
 export const listMap = (description: string) => meta(z.record(z.string(), z.array(z.string())).default({}), { kind: 'map', description });

@@ -6,6 +6,8 @@ import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, Partiti
 import { settleWithin } from '../../core/domain/deadline';
 import { createLogger, type Logger } from '../../core/ports/logger';
 import { createKafka, LazyAdmin } from './client';
+import { replicationProblem, resolveReplication } from '../../core/pipeline/topics';
+import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
@@ -31,6 +33,12 @@ export type KafkaLogOptions = {
    * the consumer waits for room under its maxUnresolved bound.
    */
   partitionsConsumedConcurrently?: number;
+  /**
+   * Idempotent produce (default true: kafka.idempotent_producer): kafkajs asks the brokers for a
+   * producer id and numbers each partition's batches, so a produce it retries after a lost
+   * answer or a leader change is written once and in order.
+   */
+  idempotent?: boolean;
   /** Where the consumers report commits that failed and rewinds. */
   log?: Logger;
   /** Told of each failed operation (produce, commit, consumer_crash): the error counters. */
@@ -73,20 +81,24 @@ export class KafkaLog implements Log {
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !existing.has(s.name));
     if (!missing.length) return;
+    // `auto` replication follows the brokers that answer now (core/pipeline/topics.ts).
+    const brokers = (await admin.describeCluster()).brokers.length;
+    const resolved = missing.map((s) => resolveReplication(s, brokers));
+    for (const r of resolved) {
+      const problem = replicationProblem(r, brokers);
+      if (problem) throw new UnavailableError(`cannot create topic ${r.name}: ${problem}`);
+    }
     // kafkajs' own wait for leaders gives up on the first "does not host this topic-partition"
     // a broker can answer right after creating a topic (seen on a busy machine): that answer
     // only means "not visible yet", and the loop below waits for the leaders.
     await admin
       .createTopics({
         waitForLeaders: true,
-        topics: missing.map((s) => ({
+        topics: resolved.map((s) => ({
           topic: s.name,
           numPartitions: s.partitions,
-          replicationFactor: s.replicationFactor ?? 1,
-          configEntries: [
-            ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
-            ...(s.retentionMs && !s.compacted ? [{ name: 'retention.ms', value: String(s.retentionMs) }] : []),
-          ],
+          replicationFactor: s.replicationFactor,
+          configEntries: Object.entries(wantedConfigs(s)).map(([name, value]) => ({ name, value: value! })),
         })),
       })
       .catch((e: unknown) => {
@@ -122,14 +134,26 @@ export class KafkaLog implements Log {
     return (await groupLag(admin, groupId, topics)).map(({ topic, partition, lag }) => ({ topic, partition, lag }));
   }
 
-  producer(opts: ProducerOptions = {}): LogProducer {
+  /** A kafkajs producer: Howk's partitioning, no topic auto-creation, idempotent unless turned off. */
+  private kafkaProducer(): Producer {
     // kafkajs's default partitioning (murmur2 of the key), hashed without its BigInt Long
     // type (workers/kafka/partitioner.ts); named, kafkajs has no default-partitioner warning to print.
-    const p = this.kafka.producer({
+    // Idempotence asks acks=all (sent in any case) and one request in flight per connection, so
+    // that a retried batch cannot land behind a later one; a LogProducer sends one request at a
+    // time anyway (its queue). Retries stay bounded: a caller gets its answer within
+    // produce_timeout, and a record the caller sends again is a new write.
+    const idempotent = this.opts.idempotent ?? true;
+    return this.kafka.producer({
       createPartitioner: FastDefaultPartitioner,
       allowAutoTopicCreation: false,
+      idempotent,
+      ...(idempotent ? { maxInFlightRequests: 1 } : {}),
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     });
+  }
+
+  producer(opts: ProducerOptions = {}): LogProducer {
+    const p = this.kafkaProducer();
     this.producers.push(p);
     let connected: Promise<void> | undefined;
     const connect = () =>
