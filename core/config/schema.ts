@@ -89,8 +89,8 @@ export const ConfigSchema = z.object({
         { min: 1 },
       ),
       idempotent_producer: bool(
-        true,
-        'Produce idempotently (a producer id and a sequence number per partition): a produce retried after a lost answer or a leader change is written once and in order, not twice or reordered',
+        false,
+        'Produce idempotently (a producer id and sequence numbers per partition, so that a retry is written once). Off: with kafkajs 2.2.4 it needs a retry inside each send, and those retries lose the records of a broker that dies mid-send (docs/RELIABILITY.md, "Replicated Kafka")',
       ),
       retention: duration('168h', 'Retention of the non-compacted topics'),
       per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),

@@ -1,4 +1,4 @@
-import { CompressionTypes, type Kafka, type Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { useFastRecordEncoding } from './produce-encoding';
 import { useFastRecordDecoding } from './fetch-decoding';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
@@ -11,6 +11,7 @@ import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
+import { ProducerSlot, sendRetried } from './producer-slot';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -34,7 +35,7 @@ export type KafkaLogOptions = {
    */
   partitionsConsumedConcurrently?: number;
   /**
-   * Idempotent produce (default true: kafka.idempotent_producer): kafkajs asks the brokers for a
+   * Idempotent produce (kafka.idempotent_producer; off unless given): kafkajs asks the brokers for a
    * producer id and numbers each partition's batches, so a produce it retries after a lost
    * answer or a leader change is written once and in order.
    */
@@ -61,7 +62,7 @@ const MAX_MERGED_BYTES = 512 * 1024;
 
 export class KafkaLog implements Log {
   private readonly kafka: Kafka;
-  private readonly producers: Producer[] = [];
+  private readonly producers = new Set<Producer>();
   private readonly consumers: KafkaConsumer[] = [];
   private readonly adminClient: LazyAdmin;
   readonly admin;
@@ -134,7 +135,7 @@ export class KafkaLog implements Log {
     return (await groupLag(admin, groupId, topics)).map(({ topic, partition, lag }) => ({ topic, partition, lag }));
   }
 
-  /** A kafkajs producer: Howk's partitioning, no topic auto-creation, idempotent unless turned off. */
+  /** A kafkajs producer: Howk's partitioning, no topic auto-creation, idempotent when asked. */
   private kafkaProducer(): Producer {
     // kafkajs's default partitioning (murmur2 of the key), hashed without its BigInt Long
     // type (workers/kafka/partitioner.ts); named, kafkajs has no default-partitioner warning to print.
@@ -142,25 +143,23 @@ export class KafkaLog implements Log {
     // that a retried batch cannot land behind a later one; a LogProducer sends one request at a
     // time anyway (its queue). Retries stay bounded: a caller gets its answer within
     // produce_timeout, and a record the caller sends again is a new write.
-    const idempotent = this.opts.idempotent ?? true;
+    const idempotent = this.opts.idempotent ?? false;
     return this.kafka.producer({
       createPartitioner: FastDefaultPartitioner,
       allowAutoTopicCreation: false,
       idempotent,
       ...(idempotent ? { maxInFlightRequests: 1 } : {}),
-      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+      // kafkajs retries a produce inside one sendBatch, but sends again only to brokers that
+      // have not answered it yet: the partitions of a broker that died move to one that
+      // already answered for others, and their records are never sent while the send resolves.
+      // So kafkajs does not retry (idempotence needs one retry, and keeps that flaw); sendNow
+      // below retries whole sends, each sent afresh to the leaders of the moment.
+      retry: idempotent ? { retries: 1, initialRetryTime: 100, maxRetryTime: 1000 } : { retries: 0 },
     });
   }
 
   producer(opts: ProducerOptions = {}): LogProducer {
-    const p = this.kafkaProducer();
-    this.producers.push(p);
-    let connected: Promise<void> | undefined;
-    const connect = () =>
-      (connected ??= p.connect().catch((e) => {
-        connected = undefined;
-        throw e;
-      }));
+    const slot = new ProducerSlot(() => this.kafkaProducer(), this.opts.idempotent ?? false, this.producers);
     const timeoutMs = this.opts.produceTimeoutMs;
     const sendNow = (records: LogRecord[]): Promise<void> => {
       const byTopic = new Map<string, { key: string | null; value: string | null; headers?: Record<string, string> }[]>();
@@ -169,17 +168,22 @@ export class KafkaLog implements Log {
         if (!list) byTopic.set(r.topic, (list = []));
         list.push({ key: r.key, value: r.value, headers: r.headers });
       }
+      let used: Producer | undefined;
+      const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
       return withTimeout(
-        connect().then(() =>
-          p.sendBatch({
-            acks: -1,
-            compression: CompressionTypes.None,
-            topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-          }),
-        ),
+        slot.get().then((p) => {
+          used = p;
+          return sendRetried(p, topicMessages);
+        }),
         timeoutMs,
         'kafka produce',
-      ).then(() => undefined);
+      ).then(
+        () => undefined,
+        (e: unknown) => {
+          slot.failed(used);
+          throw e;
+        },
+      );
     };
 
     // Sends that arrive while a produce is in flight wait for it, then leave together in one
@@ -260,7 +264,7 @@ export class KafkaLog implements Log {
       close: async () => {
         // Sends already accepted leave before the connection closes.
         if (busy || queue.length) await new Promise<void>((r) => idle.push(r));
-        await p.disconnect();
+        await slot.disconnect();
       },
     };
   }
@@ -287,6 +291,6 @@ export class KafkaLog implements Log {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...this.producers.map((p) => p.disconnect()), this.adminClient.disconnect()]);
+    await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...[...this.producers].map((p) => p.disconnect()), this.adminClient.disconnect()]);
   }
 }
