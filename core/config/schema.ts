@@ -90,7 +90,7 @@ export const ConfigSchema = z.object({
       ),
       idempotent_producer: bool(
         false,
-        'Produce idempotently (a producer id and sequence numbers per partition, so that a retry is written once). Off: with kafkajs 2.2.4 it needs a retry inside each send, and those retries lose the records of a broker that dies mid-send (docs/RELIABILITY.md, "Replicated Kafka")',
+        'Produce idempotently (a producer id and sequence numbers per partition, so that a produce kafkajs retries is written once). Off by default: kafkajs 2.2.4 hands the sequence numbers of a failed request back, and Howk replaces the producer after each failed send to stay clear of it (docs/RELIABILITY.md, "Replicated Kafka")',
       ),
       retention: duration('168h', 'Retention of the non-compacted topics'),
       per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),

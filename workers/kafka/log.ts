@@ -11,7 +11,8 @@ import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
-import { ProducerSlot, sendRetried } from './producer-slot';
+import { ProducerSlot } from './producer-slot';
+import { LeaderGroups, sendByLeader } from './leader-groups';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -149,17 +150,14 @@ export class KafkaLog implements Log {
       allowAutoTopicCreation: false,
       idempotent,
       ...(idempotent ? { maxInFlightRequests: 1 } : {}),
-      // kafkajs retries a produce inside one sendBatch, but sends again only to brokers that
-      // have not answered it yet: the partitions of a broker that died move to one that
-      // already answered for others, and their records are never sent while the send resolves.
-      // So kafkajs does not retry (idempotence needs one retry, and keeps that flaw); sendNow
-      // below retries whole sends, each sent afresh to the leaders of the moment.
-      retry: idempotent ? { retries: 1, initialRetryTime: 100, maxRetryTime: 1000 } : { retries: 0 },
+      // Retries inside one send are safe once sends are split by leader (workers/kafka/leader-groups.ts).
+      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     });
   }
 
   producer(opts: ProducerOptions = {}): LogProducer {
     const slot = new ProducerSlot(() => this.kafkaProducer(), this.opts.idempotent ?? false, this.producers);
+    const leaders = new LeaderGroups(() => this.adminClient.get());
     const timeoutMs = this.opts.produceTimeoutMs;
     const sendNow = (records: LogRecord[]): Promise<void> => {
       const byTopic = new Map<string, { key: string | null; value: string | null; headers?: Record<string, string> }[]>();
@@ -173,7 +171,7 @@ export class KafkaLog implements Log {
       return withTimeout(
         slot.get().then((p) => {
           used = p;
-          return sendRetried(p, topicMessages);
+          return sendByLeader(p, leaders, topicMessages);
         }),
         timeoutMs,
         'kafka produce',

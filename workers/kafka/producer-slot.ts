@@ -1,4 +1,4 @@
-import { CompressionTypes, type Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 
 // The kafkajs producer behind one LogProducer, connected at its first send.
 //
@@ -49,18 +49,3 @@ export class ProducerSlot {
     return this.current.disconnect();
   }
 }
-
-export type TopicMessages = { topic: string; messages: { key: string | null; value: string | null; headers?: Record<string, string> }[] }[];
-
-/** Sends again (up to 2 more times, 100 then 200 ms apart) when kafkajs gave up on a retriable error: see KafkaLog.kafkaProducer. */
-export const sendRetried = async (p: Producer, topicMessages: TopicMessages): Promise<void> => {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await p.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages });
-      return;
-    } catch (e) {
-      if (attempt >= 2 || (e as { name?: string }).name !== 'KafkaJSNumberOfRetriesExceeded') throw e;
-      await new Promise((r) => setTimeout(r, 100 << attempt));
-    }
-  }
-};
