@@ -10,7 +10,8 @@ import { FastDefaultPartitioner } from './partitioner';
 // leader without an answer and sends to it. The partition is chosen here, as kafkajs would
 // (the same partitioner), and given explicitly.
 
-export type OutRecord = { key: string | null; value: string | null; headers?: Record<string, string> };
+/** A record as sent; `partition` is set here (the objects are the send's own, built per send). */
+export type OutRecord = { key: string | null; value: string | null; headers?: Record<string, string>; partition?: number };
 export type TopicMessages = { topic: string; messages: OutRecord[] }[];
 
 /** How long the partition leaders read for one topic are used before they are read again. */
@@ -38,20 +39,20 @@ export class LeaderGroups {
 
   /** The records split by the broker leading their partition, each with its partition set; unsplit when the leaders cannot be read. */
   async split(topicMessages: TopicMessages): Promise<TopicMessages[]> {
-    const byLeader = new Map<number, Map<string, (OutRecord & { partition: number })[]>>();
+    const byLeader = new Map<number, Map<string, OutRecord[]>>();
     try {
       for (const { topic, messages } of topicMessages) {
         const parts = await this.partitionsOf(topic);
         if (!parts.length) return [topicMessages];
         const leaderOf = new Map(parts.map((p) => [p.partitionId, p.leader]));
         for (const m of messages) {
-          const partition = this.partitioner({ topic, partitionMetadata: parts, message: m });
+          const partition = (m.partition = this.partitioner({ topic, partitionMetadata: parts, message: m }));
           const leader = leaderOf.get(partition) ?? -1;
           let topics = byLeader.get(leader);
           if (!topics) byLeader.set(leader, (topics = new Map()));
           let list = topics.get(topic);
           if (!list) topics.set(topic, (list = []));
-          list.push({ ...m, partition });
+          list.push(m);
         }
       }
     } catch {
