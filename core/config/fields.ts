@@ -121,15 +121,6 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T,
 
 export const section = <T extends z.ZodRawShape>(shape: T) => z.object(shape).prefault({} as never);
 
-/** A section whose leaves must also agree with each other: `check` names each disagreement. */
-export const checkedSection = <T extends z.ZodRawShape>(shape: T, check: (v: z.infer<z.ZodObject<T>>) => { path: string; message: string }[]) =>
-  z
-    .object(shape)
-    .superRefine((v, ctx) => {
-      for (const p of check(v)) ctx.addIssue({ code: 'custom', path: [p.path], message: p.message });
-    })
-    .prefault({} as never);
-
 /** name → list of strings (JSON in the environment: {"wh":["api.example.com"]}). */
 export const listMap = (description: string) => meta(z.record(z.string(), z.array(z.string())).default({}), { kind: 'map', description });
 

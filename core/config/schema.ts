@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { bridgeSection } from './bridge';
 import { edgeSection } from './edge';
-import { bool, checkedSection, duration, int, intList, intOrAuto, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
+import { checkReplication, replicationKnobs } from './kafka-replication';
+import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
  * The one configuration schema, defaults included. Every leaf is settable
  * from YAML (`--config`) and from `HOWK_<SECTION>_<KEY>` (or the env name given).
  * docs/CONFIG.md is generated from this file (`npm run docs:config`).
  */
-export const ConfigSchema = z.object({
+const ConfigShape = z.object({
   api: section({
     port: int(8080, 'HTTP port of howk-api / howk-dev', { max: 65535 }),
     host: str('0.0.0.0', 'Interface howk-api binds to'),
@@ -63,71 +64,53 @@ export const ConfigSchema = z.object({
       rate_burst: int(2000, 'Requests a key may make at once before rate_limit applies', { min: 1 }),
     }),
   }),
-  kafka: checkedSection(
-    {
-      brokers: list(['localhost:9092'], 'Kafka bootstrap brokers (comma-separated in env)'),
-      client_id: str('howk', 'Kafka client id prefix'),
-      topics: section({
-        pending: str('howk.pending', 'Fast-lane topic'),
-        slow: str('howk.slow', 'Slow-lane (penalty box) topic'),
-        results: str('howk.results', 'One record per delivery attempt'),
-        deadletter: str('howk.deadletter', 'Terminal failures'),
-        state: str('howk.state', 'Compacted recoverable state'),
-        scripts: str('howk.scripts', 'Compacted Lua scripts'),
-        keys: str('howk.keys', 'Compacted API key records (hashes only); every api instance replays it'),
-        config_secrets: str('howk.config-secrets', 'Compacted per-config signing secrets (AES-GCM sealed); every api and worker replays it'),
-        guards: str('howk.guards', 'Compacted pauses (per endpoint and config) and open circuits, keyed by scope; a Redis rebuild replays it'),
-      }),
-      consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
-      partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),
-      replication_factor: intOrAuto(
-        'Replication factor of the topics Howk creates (at start-up and by `howk topics migrate`, which also raises it on existing topics); auto: 3 when three or more brokers answer, else the broker count',
-        { min: 1 },
-      ),
-      min_insync_replicas: intOrAuto(
-        'min.insync.replicas set on every Howk topic: replicas that must have a write before it is acknowledged (the producer asks acks=all); auto: 2 when the replication factor is 3 or more, else 1. At most the replication factor',
-        { min: 1 },
-      ),
-      idempotent_producer: bool(
-        false,
-        'Produce idempotently (a producer id and sequence numbers per partition, so that a produce kafkajs retries is written once). Off by default: kafkajs 2.2.4 hands the sequence numbers of a failed request back, and Howk replaces the producer after each failed send to stay clear of it (docs/RELIABILITY.md, "Replicated Kafka")',
-      ),
-      retention: duration('168h', 'Retention of the non-compacted topics'),
-      per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),
-      produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
-      max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
-      max_wait: duration(
-        '250ms',
-        'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling; a lane resumed after a pause is fetched again within it)',
-      ),
-      fetch_min_bytes: int(
-        1,
-        'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency',
-        { min: 1 },
-      ),
-      commit_interval: duration('20ms', 'Offsets of the batches that resolve within this long are committed in one request (a crash redelivers at most this much more)'),
-      max_unresolved: int(
-        2000,
-        'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve',
-        { min: 1 },
-      ),
-      max_batches_in_flight: int(
-        4,
-        'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks.',
-        { min: 0 },
-      ),
-      session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
-      rebalance_timeout: duration(
-        '10s',
-        'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
-      ),
-    },
-    (k) =>
-      // A topic whose min.insync.replicas exceeds its replicas refuses every acks=all write.
-      typeof k.replication_factor === 'number' && typeof k.min_insync_replicas === 'number' && k.min_insync_replicas > k.replication_factor
-        ? [{ path: 'min_insync_replicas', message: `is ${k.min_insync_replicas}, above kafka.replication_factor (${k.replication_factor}): every write would be refused` }]
-        : [],
-  ),
+  kafka: section({
+    brokers: list(['localhost:9092'], 'Kafka bootstrap brokers (comma-separated in env)'),
+    client_id: str('howk', 'Kafka client id prefix'),
+    topics: section({
+      pending: str('howk.pending', 'Fast-lane topic'),
+      slow: str('howk.slow', 'Slow-lane (penalty box) topic'),
+      results: str('howk.results', 'One record per delivery attempt'),
+      deadletter: str('howk.deadletter', 'Terminal failures'),
+      state: str('howk.state', 'Compacted recoverable state'),
+      scripts: str('howk.scripts', 'Compacted Lua scripts'),
+      keys: str('howk.keys', 'Compacted API key records (hashes only); every api instance replays it'),
+      config_secrets: str('howk.config-secrets', 'Compacted per-config signing secrets (AES-GCM sealed); every api and worker replays it'),
+      guards: str('howk.guards', 'Compacted pauses (per endpoint and config) and open circuits, keyed by scope; a Redis rebuild replays it'),
+    }),
+    consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
+    partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),
+    ...replicationKnobs,
+    retention: duration('168h', 'Retention of the non-compacted topics'),
+    per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),
+    produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
+    max_batch_bytes: int(1_048_576, 'Most bytes fetched per partition per poll', { min: 1024 }),
+    max_wait: duration(
+      '250ms',
+      'Longest broker wait for a fetch that has no record yet (a fetch returns as soon as one record is there, so this only paces idle polling; a lane resumed after a pause is fetched again within it)',
+    ),
+    fetch_min_bytes: int(
+      1,
+      'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency',
+      { min: 1 },
+    ),
+    commit_interval: duration('20ms', 'Offsets of the batches that resolve within this long are committed in one request (a crash redelivers at most this much more)'),
+    max_unresolved: int(
+      2000,
+      'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve',
+      { min: 1 },
+    ),
+    max_batches_in_flight: int(
+      4,
+      'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks.',
+      { min: 0 },
+    ),
+    session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
+    rebalance_timeout: duration(
+      '10s',
+      'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
+    ),
+  }),
   redis: section({
     addr: str('localhost:6379', 'Redis host:port'),
     url: optStr('Redis URL (redis://...), overrides addr/password/db', { env: 'HOWK_REDIS_URL' }),
@@ -301,5 +284,8 @@ export const ConfigSchema = z.object({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),
   }),
 });
+
+/** The schema, with the checks that span sections or leaves (a zod refinement keeps it an object: .shape still walks). */
+export const ConfigSchema = ConfigShape.superRefine(checkReplication);
 
 export type Config = z.infer<typeof ConfigSchema>;
