@@ -34,6 +34,18 @@ export default defineConfig({
         },
       },
       {
+        // Howk on three Kafka brokers of its own (scripts/infra/kafka-cluster.sh, started and
+        // stopped by the test): replicated topics, the Log contract, a broker killed mid-produce,
+        // `howk doctor` and `howk topics migrate` (docs/TESTING.md, "Scaled set-up").
+        test: {
+          name: 'replicated',
+          include: ['test/replicated/**/*.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 240_000,
+          fileParallelism: false,
+        },
+      },
+      {
         // Chaos (test/chaos, docs/RELIABILITY.md): on a Kafka broker and a Redis of its own
         // that it stops, kills and flushes. The ci profile runs in `npm test`; `npm run
         // test:chaos` sets HOWK_CHAOS_PROFILE=full (full sizes, each scenario 3x).

@@ -13,7 +13,7 @@ const extra = process.argv.slice(2);
 // The chaos suite runs last, in its short CI profile (smaller counts, each scenario once, on a
 // Kafka and Redis of its own); `npm run test:chaos` runs the full sizes three times
 // (docs/RELIABILITY.md "Chaos suite").
-const PROJECTS = ['unit', 'integration', 'browser', 'edge', 'chaos'];
+const PROJECTS = ['unit', 'integration', 'browser', 'edge', 'replicated', 'chaos'];
 const PROJECT_ENV = { chaos: { HOWK_CHAOS_PROFILE: 'ci', HOWK_CHAOS_REPEAT: '1' } };
 
 const step = (name, fn) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 // Leaf builders. Each leaf records its kind in zod metadata so that the env loader
 // knows how to read a HOWK_* string and the docs generator can print the default.
-export type LeafKind = 'int' | 'number' | 'string' | 'bool' | 'duration' | 'list' | 'map' | 'enum';
+export type LeafKind = 'int' | 'int|auto' | 'number' | 'string' | 'bool' | 'duration' | 'list' | 'map' | 'enum';
 export type LeafMeta = {
   kind: LeafKind;
   description: string;
@@ -54,6 +54,21 @@ export const int = (def: number, description: string, opts: { min?: number; max?
       .max(opts.max ?? Number.MAX_SAFE_INTEGER)
       .default(def),
     { kind: 'int', description, env: opts.env },
+  );
+
+/** `auto` (the default: decided at run time, e.g. from the broker count) or an integer of at least `min`. */
+export const intOrAuto = (description: string, opts: { min?: number } = {}) =>
+  meta(
+    z
+      .union([
+        z.literal('auto'),
+        z.coerce
+          .number()
+          .int()
+          .min(opts.min ?? 0),
+      ])
+      .default('auto'),
+    { kind: 'int|auto', description },
   );
 
 export const num = (def: number, description: string, opts: { min?: number; max?: number } = {}) =>

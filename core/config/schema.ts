@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { bridgeSection } from './bridge';
 import { edgeSection } from './edge';
+import { checkReplication, replicationKnobs } from './kafka-replication';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
@@ -8,7 +9,7 @@ import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr
  * from YAML (`--config`) and from `HOWK_<SECTION>_<KEY>` (or the env name given).
  * docs/CONFIG.md is generated from this file (`npm run docs:config`).
  */
-export const ConfigSchema = z.object({
+const ConfigShape = z.object({
   api: section({
     port: int(8080, 'HTTP port of howk-api / howk-dev', { max: 65535 }),
     host: str('0.0.0.0', 'Interface howk-api binds to; howk-dev binds 127.0.0.1 unless this is set (or --host)'),
@@ -87,7 +88,7 @@ export const ConfigSchema = z.object({
     }),
     consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
     partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),
-    replication_factor: int(1, 'Replication factor of topics created at start-up', { min: 1 }),
+    ...replicationKnobs,
     retention: duration('168h', 'Retention of the non-compacted topics'),
     per_key_parallelism: int(1, 'Webhooks of one config_id in flight at once per worker (1 = strict order)', { min: 1, max: 1000 }),
     produce_timeout: duration('5s', 'Longest wait for a produce acknowledgement before answering 503'),
@@ -291,5 +292,8 @@ export const ConfigSchema = z.object({
     level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),
   }),
 });
+
+/** The schema, with the checks that span sections or leaves (a zod refinement keeps it an object: .shape still walks). */
+export const ConfigSchema = ConfigShape.superRefine(checkReplication);
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -107,7 +107,19 @@ export type LogConsumer = {
   stop(): Promise<void>;
 };
 
-export type TopicSpec = { name: string; partitions: number; replicationFactor?: number; compacted?: boolean; retentionMs?: number };
+/**
+ * A topic as Howk wants it. `auto` replication is decided against the brokers that answer
+ * (core/pipeline/topics.ts resolveReplication); left out, a topic gets one replica and the
+ * broker's min.insync.replicas.
+ */
+export type TopicSpec = {
+  name: string;
+  partitions: number;
+  replicationFactor?: number | 'auto';
+  minInsyncReplicas?: number | 'auto';
+  compacted?: boolean;
+  retentionMs?: number;
+};
 
 /** How far a consumer group is behind on one partition: records after its committed offset. */
 export type PartitionLag = { topic: string; partition: number; lag: number };

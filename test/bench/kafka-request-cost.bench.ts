@@ -7,6 +7,8 @@
 //   KAFKA_PORT=19156 KAFKA_CONTROLLER_PORT=19157 scripts/infra/kafka.sh start
 //   KAFKA_BROKERS=127.0.0.1:19156 npx tsx test/bench/kafka-request-cost.bench.ts
 //   KAFKA_PORT=19156 scripts/infra/kafka.sh stop
+//
+// BENCH_KCOST_IDEMPOTENT=1 produces with kafkajs's idempotent producer (kafka.idempotent_producer).
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaLog } from '../../workers/kafka/log';
 import { cpuTicksOf, CLK_TCK, pidListening, sleep } from './busy-harness';
@@ -16,7 +18,8 @@ if (!brokers.length || !brokers.every((b) => /^(127\.0\.0\.1|localhost):\d+$/.te
 const brokerPid = pidListening(Number(brokers[0]!.split(':')[1]));
 const N = Math.max(50, Number(process.env.BENCH_KCOST_N ?? 400));
 const id = `kcost-${Date.now().toString(36)}`;
-const log = new KafkaLog({ brokers, clientId: id, produceTimeoutMs: 10_000, maxWaitMs: 1, maxBytesPerPartition: 1 << 20 });
+const idempotent = process.env.BENCH_KCOST_IDEMPOTENT === '1';
+const log = new KafkaLog({ brokers, clientId: id, produceTimeoutMs: 10_000, maxWaitMs: 1, maxBytesPerPartition: 1 << 20, idempotent });
 const topics = [`${id}.r`, `${id}.s`, `${id}.e`];
 
 const measure = async (what: string, f: () => Promise<number>) => {

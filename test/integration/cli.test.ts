@@ -243,7 +243,7 @@ describe('howk CLI', () => {
       const dry = json(await howk(['--json', 'topics', 'migrate', '--dry-run'], own));
       expect(dry.steps).toContainEqual({ kind: 'partitions', topic: topics.pending, from: 2, to: 3 });
       expect(dry.steps).toContainEqual({ kind: 'config', topic: topics.pending, name: 'retention.ms', from: '60000', to: '7200000' });
-      expect(dry.steps).toContainEqual({ kind: 'create', topic: topics.guards, partitions: 1 });
+      expect(dry.steps).toContainEqual({ kind: 'create', topic: topics.guards, partitions: 1, replicationFactor: 1 });
       expect(await partitions()).toBe(2);
       expect((await howk(['doctor'], own)).code).toBe(1);
 

@@ -45,6 +45,8 @@ describe('every leaf has a HOWK_* env name that works, and is documented', () =>
     switch (l.meta.kind) {
       case 'int':
         return [String((def as number) + 1), (def as number) + 1];
+      case 'int|auto':
+        return def === 'auto' ? ['2', 2] : ['auto', 'auto'];
       case 'number':
         return (def as number) === 0 ? ['2.5', 2.5] : [String((def as number) / 2), (def as number) / 2];
       case 'string':

@@ -6,7 +6,9 @@ import { topicSpecs } from '../../core/pipeline/topics';
 import { redisUrlOf } from '../node/config';
 import { createRedis } from '../redis/client';
 import { groupLag } from '../kafka/group-lag';
-import { connectAdmin, describeTopics } from './kafka-admin';
+import { connectAdmin, describeTopics, knownBrokers } from './kafka-admin';
+import { inSyncCheck, replicationCheck } from './doctor-replication';
+import { resolveReplication } from '../../core/pipeline/topics';
 
 // The checks of `howk doctor`: each says ok, warn or fail, why, and what to do about it.
 
@@ -19,8 +21,8 @@ const safeUrl = (u: string) => u.replace(/\/\/[^@/]*@/, '//***@');
 export const SKEW_WARN_MS = 500;
 export const SKEW_FAIL_MS = 5000;
 
-const topicChecks = (config: Config, actual: Map<string, TopicState>): Check[] => {
-  const specs = topicSpecs(config);
+const topicChecks = (config: Config, actual: Map<string, TopicState>, brokers: number): Check[] => {
+  const specs = topicSpecs(config).map((s) => resolveReplication(s, brokers));
   const plan = topicPlan(specs, actual);
   return specs.map((s) => {
     const a = actual.get(s.name);
@@ -31,13 +33,24 @@ const topicChecks = (config: Config, actual: Map<string, TopicState>): Check[] =
     if (!a) return { check, status: 'warn', detail: `missing (the config asks ${want})`, fix: 'start the fleet (the binaries create their topics) or run `howk topics migrate`' };
     const steps = plan.steps.filter((x) => x.topic === s.name);
     const warns = plan.warnings.filter((x) => x.topic === s.name).map((w) => w.message);
-    const data = { partitions: a.partitions, 'cleanup.policy': a.cleanupPolicy, 'retention.ms': a.retentionMs };
+    const data = {
+      partitions: a.partitions,
+      replicas: a.replicationFactor,
+      'cleanup.policy': a.cleanupPolicy,
+      'retention.ms': a.retentionMs,
+      'min.insync.replicas': a.minInsyncReplicas,
+    };
     if (!steps.length) return { check, status: warns.length ? 'warn' : 'ok', detail: warns.length ? warns.join('; ') : want, data };
     const bad = steps.map((x) =>
-      x.kind === 'partitions' ? `${x.from} partition(s), the config asks ${x.to}` : x.kind === 'config' ? `${x.name}=${x.from ?? '(unset)'}, the config asks ${x.to}` : '',
+      x.kind === 'partitions' || x.kind === 'replicas'
+        ? `${x.from} ${x.kind === 'partitions' ? 'partition' : 'replica'}(s), the config asks ${x.to}`
+        : x.kind === 'config'
+          ? `${x.name}=${x.from ?? '(unset)'}, the config asks ${x.to}`
+          : '',
     );
-    // Fewer partitions cap the parallelism; a wrong cleanup.policy loses compacted state or grows forever.
-    const fails = steps.some((x) => x.kind === 'partitions' || (x.kind === 'config' && x.name === 'cleanup.policy'));
+    // Fewer partitions cap the parallelism; a wrong cleanup.policy loses compacted state or grows
+    // forever; fewer replicas or a lower min.insync.replicas lose acknowledged writes with a broker.
+    const fails = steps.some((x) => x.kind === 'partitions' || x.kind === 'replicas' || (x.kind === 'config' && x.name !== 'retention.ms'));
     return {
       check,
       status: fails ? 'fail' : 'warn',
@@ -87,20 +100,21 @@ export const kafkaChecks = async (config: Config, o: { maxLag: number }): Promis
     const out: Check[] = [
       { check: 'kafka', status: 'ok', detail: `reachable: ${cluster.brokers.length} broker(s), controller ${cluster.controller}, cluster ${cluster.clusterId}`, data: cluster },
     ];
-    if (config.kafka.replication_factor > cluster.brokers.length) {
-      out.push({
-        check: 'kafka replication',
-        status: 'fail',
-        detail: `kafka.replication_factor is ${config.kafka.replication_factor} but only ${cluster.brokers.length} broker(s) answer`,
-        fix: 'lower kafka.replication_factor or add brokers',
-      });
-    }
     const specs = topicSpecs(config);
     const actual = await describeTopics(
       admin,
       specs.map((s) => s.name),
     );
-    out.push(...topicChecks(config, actual));
+    const known = await knownBrokers(admin, actual);
+    out.push(
+      replicationCheck(
+        config,
+        known,
+        cluster.brokers.map((b) => b.nodeId).sort((a, b) => a - b),
+      ),
+    );
+    out.push(...topicChecks(config, actual, known.length));
+    if (actual.size) out.push(inSyncCheck(actual));
     out.push(await lagCheck(admin, config, o.maxLag, actual).catch((e): Check => ({ check: 'consumer lag', status: 'warn', detail: `could not read: ${msg(e)}` })));
     return out;
   } catch (e) {

@@ -1,4 +1,4 @@
-import { CompressionTypes, type Kafka, type Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { useFastRecordEncoding } from './produce-encoding';
 import { useFastRecordDecoding } from './fetch-decoding';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
@@ -6,9 +6,13 @@ import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, Partiti
 import { settleWithin } from '../../core/domain/deadline';
 import { createLogger, type Logger } from '../../core/ports/logger';
 import { createKafka, LazyAdmin } from './client';
+import { replicationProblem, resolveReplication } from '../../core/pipeline/topics';
+import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
+import { ProducerSlot } from './producer-slot';
+import { LeaderGroups, sendByLeader } from './leader-groups';
 
 export type KafkaLogOptions = {
   brokers: string[];
@@ -31,6 +35,12 @@ export type KafkaLogOptions = {
    * the consumer waits for room under its maxUnresolved bound.
    */
   partitionsConsumedConcurrently?: number;
+  /**
+   * Idempotent produce (kafka.idempotent_producer; off unless given): kafkajs asks the brokers for a
+   * producer id and numbers each partition's batches, so a produce it retries after a lost
+   * answer or a leader change is written once and in order.
+   */
+  idempotent?: boolean;
   /** Where the consumers report commits that failed and rewinds. */
   log?: Logger;
   /** Told of each failed operation (produce, commit, consumer_crash): the error counters. */
@@ -53,7 +63,7 @@ const MAX_MERGED_BYTES = 512 * 1024;
 
 export class KafkaLog implements Log {
   private readonly kafka: Kafka;
-  private readonly producers: Producer[] = [];
+  private readonly producers = new Set<Producer>();
   private readonly consumers: KafkaConsumer[] = [];
   private readonly adminClient: LazyAdmin;
   readonly admin;
@@ -73,20 +83,24 @@ export class KafkaLog implements Log {
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !existing.has(s.name));
     if (!missing.length) return;
+    // `auto` replication follows the brokers that answer now (core/pipeline/topics.ts).
+    const brokers = (await admin.describeCluster()).brokers.length;
+    const resolved = missing.map((s) => resolveReplication(s, brokers));
+    for (const r of resolved) {
+      const problem = replicationProblem(r, brokers);
+      if (problem) throw new UnavailableError(`cannot create topic ${r.name}: ${problem}`);
+    }
     // kafkajs' own wait for leaders gives up on the first "does not host this topic-partition"
     // a broker can answer right after creating a topic (seen on a busy machine): that answer
     // only means "not visible yet", and the loop below waits for the leaders.
     await admin
       .createTopics({
         waitForLeaders: true,
-        topics: missing.map((s) => ({
+        topics: resolved.map((s) => ({
           topic: s.name,
           numPartitions: s.partitions,
-          replicationFactor: s.replicationFactor ?? 1,
-          configEntries: [
-            ...(s.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
-            ...(s.retentionMs && !s.compacted ? [{ name: 'retention.ms', value: String(s.retentionMs) }] : []),
-          ],
+          replicationFactor: s.replicationFactor,
+          configEntries: Object.entries(wantedConfigs(s)).map(([name, value]) => ({ name, value: value! })),
         })),
       })
       .catch((e: unknown) => {
@@ -122,21 +136,28 @@ export class KafkaLog implements Log {
     return (await groupLag(admin, groupId, topics)).map(({ topic, partition, lag }) => ({ topic, partition, lag }));
   }
 
-  producer(opts: ProducerOptions = {}): LogProducer {
+  /** A kafkajs producer: Howk's partitioning, no topic auto-creation, idempotent when asked. */
+  private kafkaProducer(): Producer {
     // kafkajs's default partitioning (murmur2 of the key), hashed without its BigInt Long
     // type (workers/kafka/partitioner.ts); named, kafkajs has no default-partitioner warning to print.
-    const p = this.kafka.producer({
+    // Idempotence asks acks=all (sent in any case) and one request in flight per connection, so
+    // that a retried batch cannot land behind a later one; a LogProducer sends one request at a
+    // time anyway (its queue). Retries stay bounded: a caller gets its answer within
+    // produce_timeout, and a record the caller sends again is a new write.
+    const idempotent = this.opts.idempotent ?? false;
+    return this.kafka.producer({
       createPartitioner: FastDefaultPartitioner,
       allowAutoTopicCreation: false,
+      idempotent,
+      ...(idempotent ? { maxInFlightRequests: 1 } : {}),
+      // Retries inside one send are safe once sends are split by leader (workers/kafka/leader-groups.ts).
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     });
-    this.producers.push(p);
-    let connected: Promise<void> | undefined;
-    const connect = () =>
-      (connected ??= p.connect().catch((e) => {
-        connected = undefined;
-        throw e;
-      }));
+  }
+
+  producer(opts: ProducerOptions = {}): LogProducer {
+    const slot = new ProducerSlot(() => this.kafkaProducer(), this.opts.idempotent ?? false, this.producers);
+    const leaders = new LeaderGroups(() => this.adminClient.get());
     const timeoutMs = this.opts.produceTimeoutMs;
     const sendNow = (records: LogRecord[]): Promise<void> => {
       const byTopic = new Map<string, { key: string | null; value: string | null; headers?: Record<string, string> }[]>();
@@ -145,17 +166,22 @@ export class KafkaLog implements Log {
         if (!list) byTopic.set(r.topic, (list = []));
         list.push({ key: r.key, value: r.value, headers: r.headers });
       }
+      let used: Producer | undefined;
+      const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
       return withTimeout(
-        connect().then(() =>
-          p.sendBatch({
-            acks: -1,
-            compression: CompressionTypes.None,
-            topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-          }),
-        ),
+        slot.get().then((p) => {
+          used = p;
+          return sendByLeader(p, leaders, topicMessages);
+        }),
         timeoutMs,
         'kafka produce',
-      ).then(() => undefined);
+      ).then(
+        () => undefined,
+        (e: unknown) => {
+          slot.failed(used);
+          throw e;
+        },
+      );
     };
 
     // Sends that arrive while a produce is in flight wait for it, then leave together in one
@@ -236,7 +262,7 @@ export class KafkaLog implements Log {
       close: async () => {
         // Sends already accepted leave before the connection closes.
         if (busy || queue.length) await new Promise<void>((r) => idle.push(r));
-        await p.disconnect();
+        await slot.disconnect();
       },
     };
   }
@@ -263,6 +289,6 @@ export class KafkaLog implements Log {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...this.producers.map((p) => p.disconnect()), this.adminClient.disconnect()]);
+    await Promise.allSettled([...this.consumers.map((c) => c.stop()), ...[...this.producers].map((p) => p.disconnect()), this.adminClient.disconnect()]);
   }
 }

@@ -21,6 +21,7 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
     maxBytesPerPartition: c.kafka.max_batch_bytes,
     sessionTimeoutMs: c.kafka.session_timeout,
     rebalanceTimeoutMs: c.kafka.rebalance_timeout,
+    idempotent: c.kafka.idempotent_producer,
     partitionsConsumedConcurrently,
     log: createLogger(`${c.kafka.client_id}-${clientSuffix}`, c.log.level),
     onError,
