@@ -9,10 +9,11 @@ import { groupLag } from '../kafka/group-lag';
 import { connectAdmin, describeTopics, knownBrokers } from './kafka-admin';
 import { inSyncCheck, replicationCheck } from './doctor-replication';
 import { resolveReplication } from '../../core/pipeline/topics';
+import type { Check } from './doctor-check';
 
 // The checks of `howk doctor`: each says ok, warn or fail, why, and what to do about it.
 
-export type Check = { check: string; status: 'ok' | 'warn' | 'fail'; detail: string; fix?: string; data?: unknown };
+export type { Check };
 
 const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const safeUrl = (u: string) => u.replace(/\/\/[^@/]*@/, '//***@');

@@ -1,6 +1,6 @@
 import type { Config } from '../../core/config/schema';
 import { replicationProblem, resolveReplication, topicSpecs } from '../../core/pipeline/topics';
-import type { Check } from './doctor-checks';
+import type { Check } from './doctor-check';
 import type { TopicHealth } from './kafka-admin';
 
 // The replication checks of `howk doctor`: what the config asks of the cluster, and whether
