@@ -1,4 +1,7 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { Kafka, logLevel } from 'kafkajs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../core/config/load';
 import { keys } from '../../core/domain/keys';
@@ -78,6 +81,23 @@ export const chaosReceiver = async () => {
 
 export type ChaosFleet = Awaited<ReturnType<typeof chaosFleet>>;
 
+/** Waits until the consumer group is stable with `n` members. */
+const workersJoined = async (group: string, n: number) => {
+  const admin = new Kafka({ clientId: 'chaos-group-check', brokers: [chaosInfra.brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await waitFor(
+      async () => {
+        const [g] = (await admin.describeGroups([group])).groups;
+        return g?.state === 'Stable' && g.members.length === n;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, what: `${n} workers in ${group}` },
+    );
+  } finally {
+    await admin.disconnect();
+  }
+};
+
 /** howk-api, workers and schedulers as processes on the chaos Kafka + Redis; topics of their own. */
 export const chaosFleet = async (name: string, counts: { workers: number; schedulers: number }, extra: Record<string, string> = {}) => {
   const prefix = uniq(`chaos-${name}`);
@@ -118,6 +138,10 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
   for (let i = 0; i < counts.workers; i++) spawn('worker');
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 120_000, what: `howk-api ready\n${api.output()}` });
+  // Every worker in the group before traffic starts: on a busy machine a worker can take 10 s
+  // to start, and one joining in the middle of a scenario's outage moves partitions (a
+  // rebalance) that the scenario does not mean to test (the kill -9 one rebalances by design).
+  await workersJoined(`${prefix}-workers`, counts.workers);
   return {
     prefix,
     env,
@@ -131,6 +155,11 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
       await p.exited;
     },
     output: () => [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n'),
+    /** Every process's output (its last 100-200 KB) as files in `dir`, to read after a run (HOWK_CHAOS_LOGS). */
+    dump: (dir: string) => {
+      mkdirSync(dir, { recursive: true });
+      [api, ...procs].forEach((p, i) => writeFileSync(join(dir, `${i}-${p.role}.log`), p.output()));
+    },
     stop: async () => {
       await Promise.all(
         [api, ...procs].map(async (p) => {

@@ -8,6 +8,7 @@ import { redisKv } from '../redis/lua-kv';
 import { createKeyMirror } from '../redis/key-mirror';
 import { RedisGuards } from '../redis/guards';
 import { RedisHotState } from '../redis/hot-state';
+import { redisEndedLookup } from '../redis/ended-lookup';
 import { redisOutcomeBus } from '../redis/outcome-bus';
 
 export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number, onError?: (op: string) => void) =>
@@ -29,7 +30,13 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
 export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => void) => {
   const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout, ...(onError ? { onError: () => onError('connection') } : {}) });
   const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl });
-  return Object.assign(hot, { guards: new RedisGuards(redis), luaKv: redisKv(redis), outcomes: redisOutcomeBus(redis), keyMirror: createKeyMirror(redis) });
+  return Object.assign(hot, {
+    guards: new RedisGuards(redis),
+    luaKv: redisKv(redis),
+    outcomes: redisOutcomeBus(redis),
+    keyMirror: createKeyMirror(redis),
+    ended: redisEndedLookup(redis),
+  });
 };
 
 export const secretBoxFrom = (c: Config) => secretBoxFromConfig(c.signing);

@@ -29,6 +29,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     guards: hot.guards,
     luaKv: hot.luaKv,
     outcomes: hot.outcomes,
+    ended: hot.ended,
     ...(role === 'api' ? { keyMirror: hot.keyMirror } : {}),
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },
