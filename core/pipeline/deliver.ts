@@ -226,7 +226,15 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     if (timedOut && handoff.size() < max_handoff) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();
-      const rest = hooks.filter((w) => !finished.has(w));
+      const rest: Webhook[] = [];
+      for (const w of hooks) {
+        if (finished.has(w)) continue;
+        // A pass this worker made already is not leased: the lease would replace the retry its
+        // outcome scheduled (one schedule entry per webhook), and the copy, known, writes
+        // nothing that would bring it back. Its lane skips it; the batch waits for its outcome.
+        if (!recent.has(w)) rest.push(w);
+        else if (known.check(w)) finished.add(w);
+      }
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
       // The lease is in Redis; a snapshot of it on howk.state lets a rebuild restore it too.
       // Snapshot first (see below: a flush must never take what howk.state has not got yet).

@@ -46,7 +46,11 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     check(w: Webhook): Step | undefined | Promise<Step | undefined> {
       const mine = d.recent.known(w);
       if (mine !== undefined) {
-        if (mine !== true) waits.push(mine);
+        if (mine !== true) {
+          // Handled here too: a copy checked again after its batch resolved is awaited by nobody.
+          mine.catch(() => {});
+          waits.push(mine);
+        }
         return known(w);
       }
       return stored ? fromStore(w, stored) : undefined;

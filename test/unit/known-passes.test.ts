@@ -151,6 +151,34 @@ describe('a record consumed again whose attempt is known', () => {
   });
 });
 
+describe('a known pass in a batch with stragglers', () => {
+  it('is not handed off under a lease: the retry its first pass scheduled stays scheduled (a lease would replace it and the copy would ack it away)', async () => {
+    const cfg = configOf({ 'delivery.straggler_after': 50, 'delivery.batch_time_limit': 50, 'kafka.per_key_parallelism': 1 });
+    const hot = new MemoryHotState(TTLS, systemClock);
+    const sent: string[] = [];
+    const sender: Sender = {
+      send: async (req): Promise<DeliveryResponse> => {
+        const id = req.headers['webhook-id']!;
+        sent.push(id);
+        // The slow one makes its lane a straggler; wh_k1 fails (a retry is scheduled).
+        if (id === 'wh_slow') await new Promise((r) => setTimeout(r, 300));
+        return { kind: 'response', status: id === 'wh_k1' ? 503 : 200, retryAfter: null, bodySnippet: '', durationMs: 1 };
+      },
+      close: async () => {},
+    };
+    const deliver = createDeliverer({ config: cfg, hot, producer: new MemoryLog(1).producer(), clock: systemClock, log: silentLogger, sender });
+    await deliver(batchOf(['wh_k1']));
+    const scheduled = async () => (await hot.claimDueRetries(Date.now() + 3_600_000, 10, 1)).map((e) => [e.id, JSON.parse(e.data).attempt]);
+    // Claimed with a 1 ms lease: the entries stay, due again at once.
+    expect(await scheduled()).toEqual([['wh_k1', 1]]);
+    await new Promise((r) => setTimeout(r, 5));
+    await deliver(batchOf(['wh_slow', 'wh_k1']));
+    await deliver.drain();
+    expect(sent).toEqual(['wh_k1', 'wh_slow']);
+    expect(await scheduled()).toEqual([['wh_k1', 1]]);
+  });
+});
+
 describe('RecentOutcomes', () => {
   const w = (id: string, attempt = 0) => hook(id, { attempt });
 
@@ -168,6 +196,14 @@ describe('RecentOutcomes', () => {
     r.settle([w('a', 0)]);
     expect(r.known(w('a', 0))).toBe(true);
     expect(r.known(w('a', 1))).toBeUndefined();
+  });
+
+  it('a copy waiting on a pass evicted before its outcome was written learns so (it sends the pass again rather than wait for ever)', async () => {
+    const r = createRecentOutcomes(1);
+    r.made(w('a'));
+    const waiting = r.known(w('a')) as Promise<void>;
+    r.made(w('b'));
+    await expect(waiting).rejects.toThrow('forgotten');
   });
 
   it('forgets a pass whose outcome will not be written, and the copy waiting on it learns so', async () => {
