@@ -303,6 +303,18 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
     if (outcome && outcome !== OUTCOME[kind]) wrong++;
   }
   const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
+  if (process.env.HOWK_CHAOS_TRACE) {
+    // How long after its first 2xx each duplicate came: a lease ran out (30 s), a rebalance (seconds).
+    const gaps: Record<string, number> = { '<1s': 0, '1-5s': 0, '5-20s': 0, '20-40s': 0, '>40s': 0 };
+    for (const e of rx.byId.values()) {
+      const oks = (e.log ?? []).filter((l) => l.endsWith(':200')).map((l) => Number(l.split(':')[0]));
+      for (let i = 1; i < oks.length; i++) {
+        const g = oks[i]! - oks[0]!;
+        gaps[g < 1000 ? '<1s' : g < 5000 ? '1-5s' : g < 20_000 ? '5-20s' : g < 40_000 ? '20-40s' : '>40s']!++;
+      }
+    }
+    console.log('duplicates by delay after the first 2xx', JSON.stringify(gaps));
+  }
   if (process.env.HOWK_CHAOS_TRACE)
     console.log(
       'duplicate sample',
