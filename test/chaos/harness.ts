@@ -141,7 +141,13 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
   // Every worker in the group before traffic starts: on a busy machine a worker can take 10 s
   // to start, and one joining in the middle of a scenario's outage moves partitions (a
   // rebalance) that the scenario does not mean to test (the kill -9 one rebalances by design).
-  await workersJoined(`${prefix}-workers`, counts.workers);
+  try {
+    await workersJoined(`${prefix}-workers`, counts.workers);
+  } catch (e) {
+    const output = [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n');
+    await Promise.all([api, ...procs].map((p) => stopProc(p)));
+    throw new Error(`${(e as Error).message}\n${output}`);
+  }
   return {
     prefix,
     env,
