@@ -1,16 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { Kafka, logLevel } from 'kafkajs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../core/config/load';
-import { keys } from '../../core/domain/keys';
-import { createRedis } from '../../workers/redis/client';
 import { KafkaLog } from '../../workers/kafka/log';
 import { uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
-import { chaosInfra } from './infra';
+import { chaosInfra, workersJoined } from './infra';
+import { diagnose, traceDuplicates } from './trace';
 
 // The pieces every chaos scenario is made of: a receiver that records every delivery, the
 // binaries as processes on the chaos servers, a client that enqueues (retrying a refused
@@ -80,23 +78,6 @@ export const chaosReceiver = async () => {
 };
 
 export type ChaosFleet = Awaited<ReturnType<typeof chaosFleet>>;
-
-/** Waits until the consumer group is stable with `n` members. */
-const workersJoined = async (group: string, n: number) => {
-  const admin = new Kafka({ clientId: 'chaos-group-check', brokers: [chaosInfra.brokers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    await waitFor(
-      async () => {
-        const [g] = (await admin.describeGroups([group])).groups;
-        return g?.state === 'Stable' && g.members.length === n;
-      },
-      { timeoutMs: 120_000, intervalMs: 250, what: `${n} workers in ${group}` },
-    );
-  } finally {
-    await admin.disconnect();
-  }
-};
 
 /** howk-api, workers and schedulers as processes on the chaos Kafka + Redis; topics of their own. */
 export const chaosFleet = async (name: string, counts: { workers: number; schedulers: number }, extra: Record<string, string> = {}) => {
@@ -260,32 +241,6 @@ export type Figures = {
   notes: Record<string, unknown>;
 };
 
-/** What the fleet knows of webhooks that never arrived (for the report of a failed run). */
-const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, Kind][]) => {
-  const redis = createRedis(`${chaosInfra.redisUrl}/0`, {});
-  try {
-    return await Promise.all(
-      ids.slice(0, 10).map(async ([id, kind]) => {
-        const status = (await fetch(`${fleet.baseUrl}/webhooks/${id}/status`)
-          .then((r) => r.json())
-          .catch(() => null)) as { state?: string; attempts?: number; held?: string } | null;
-        const due = await redis.zscore(keys.retries(), id).catch(() => null);
-        return {
-          id,
-          kind,
-          requests: rx.byId.get(id)?.requests ?? 0,
-          state: status?.state ?? null,
-          attempts: status?.attempts ?? null,
-          held: status?.held ?? null,
-          scheduled_in_ms: due === null ? null : Number(due) - Date.now(),
-        };
-      }),
-    );
-  } finally {
-    redis.disconnect();
-  }
-};
-
 /** Waits until every accepted webhook is delivered or dead-lettered (or the time is up), then counts. */
 export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<string, string> }, timeoutMs: number, fleet?: ChaosFleet) => {
   await client.done;
@@ -309,28 +264,7 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
     if (outcome && outcome !== OUTCOME[kind]) wrong++;
   }
   const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
-  if (process.env.HOWK_CHAOS_TRACE) {
-    // How long after its first 2xx each duplicate came: a lease ran out (30 s), a rebalance (seconds).
-    const gaps: Record<string, number> = { '<1s': 0, '1-5s': 0, '5-20s': 0, '20-40s': 0, '>40s': 0 };
-    for (const e of rx.byId.values()) {
-      const oks = (e.log ?? []).filter((l) => l.endsWith(':200')).map((l) => Number(l.split(':')[0]));
-      for (let i = 1; i < oks.length; i++) {
-        const g = oks[i]! - oks[0]!;
-        gaps[g < 1000 ? '<1s' : g < 5000 ? '1-5s' : g < 20_000 ? '5-20s' : g < 40_000 ? '20-40s' : '>40s']!++;
-      }
-    }
-    console.log('duplicates by delay after the first 2xx', JSON.stringify(gaps));
-  }
-  if (process.env.HOWK_CHAOS_TRACE)
-    console.log(
-      'duplicate sample',
-      JSON.stringify(
-        [...rx.byId]
-          .filter(([, e]) => e.ok > 1)
-          .slice(0, 12)
-          .map(([id, e]) => [id, client.accepted.get(id), e.log]),
-      ),
-    );
+  if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
   return {
     sent: client.accepted.size,
     delivered,
