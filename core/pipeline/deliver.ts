@@ -75,15 +75,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
 
   const recent = d.recent ?? createRecentOutcomes(config.delivery.recent_outcomes);
   const attemptedOf = (steps: readonly Step[]) => steps.flatMap((s) => (s.kind === 'attempted' ? [s.o.webhook] : []));
-  const handoff = createHandoff({
-    hot: d.hot,
-    producer: d.producer,
-    log: d.log,
-    stages: d.stages,
-    clock: d.clock,
-    outcomes: d.outcomes,
-    durable: (steps) => recent.settle(attemptedOf(steps)),
-  });
+  const durable = (steps: readonly Step[]) => recent.settle(attemptedOf(steps));
+  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock, outcomes: d.outcomes, durable });
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
