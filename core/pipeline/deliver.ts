@@ -225,8 +225,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         // A pass this worker made already is not leased: the lease would replace the retry its
         // outcome scheduled (one schedule entry per webhook), and the copy, known, writes
         // nothing that would bring it back. Its lane skips it; the batch waits for its outcome.
-        if (!recent.has(w)) rest.push(w);
-        else if (known.check(w)) finished.add(w);
+        if (known.pin(w)) finished.add(w);
+        else rest.push(w);
       }
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
       // The lease is in Redis; a snapshot of it on howk.state lets a rebuild restore it too.

@@ -31,6 +31,9 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
         })
       : undefined;
   const waits: Promise<void>[] = [];
+  // Found known when the batch's stragglers were leased: known for the rest of the batch,
+  // even if the memory forgets them before their lane reaches them (the batch commits on it).
+  const pinned = new Set<Webhook>();
   let skipped = 0;
   const known = (w: Webhook): Step => {
     skipped++;
@@ -44,6 +47,7 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
   return {
     /** A 'known' step for `w`, or undefined when it is to be attempted (a promise only while the lookup is out). */
     check(w: Webhook): Step | undefined | Promise<Step | undefined> {
+      if (pinned.has(w)) return { kind: 'known', webhook: w, at: d.clock.now() };
       const mine = d.recent.known(w);
       if (mine !== undefined) {
         if (mine !== true) {
@@ -54,6 +58,12 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
         return known(w);
       }
       return stored ? fromStore(w, stored) : undefined;
+    },
+    /** True when this worker made `w`'s pass: it then stays known for the batch, and the batch awaits its outcome. */
+    pin(w: Webhook): boolean {
+      if (!d.recent.has(w) || !this.check(w)) return false;
+      pinned.add(w);
+      return true;
     },
     /** Resolves once the outcome of every pass found here is durable; rejects when one will not be written. */
     durable: (): Promise<unknown> => (waits.length ? Promise.all(waits) : Promise.resolve()),
