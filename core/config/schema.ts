@@ -143,6 +143,11 @@ const ConfigShape = z.object({
     batch_time_limit: duration('2s', 'A batch whose lanes all keep making progress may run this long before its unfinished deliveries are handed off too'),
     handoff_lease: duration('30s', 'Lease of a delivery finishing in the background (renewed while it runs): if the worker dies, the scheduler re-enqueues it after this'),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),
+    recent_outcomes: int(
+      20_000,
+      'Attempts a worker remembers (webhook id and attempt): a record consumed again (a rewound partition, a consumer restarted after a broker outage, a retry enqueued twice) whose attempt is remembered is not sent again (0: off)',
+      { min: 0 },
+    ),
     allowed_networks: list([], 'CIDR ranges deliveries may reach although they are not public (SSRF guard), e.g. 10.1.0.0/16,::1/128; howk-dev defaults to loopback'),
   }),
   retry: section({

@@ -17,7 +17,8 @@ type Entry = { first: bigint; next: bigint; count: number; done: boolean; live: 
 
 /** A resolved batch a commit covers: its record count and when its handler resolved (ms). */
 export type CommittedBatch = { count: number; resolvedAt: number };
-type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint };
+/** `doubtUntil`: records below it may have been consumed before, by another owner (see take). */
+type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint; doubtUntil: bigint };
 
 export type TrackerHooks = {
   /** Every batch up to `offset` (exclusive) has resolved: the partition may commit it. `batches`: the ones this commit newly covers. */
@@ -97,12 +98,16 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /**
      * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
      * synchronously, so that handlers start in the order batches are taken. `run` is given the
-     * batch's release (see ConsumedBatch.release).
+     * batch's release (see ConsumedBatch.release) and whether the batch may have been consumed
+     * before by another owner (ConsumedBatch.maybeSeen).
      */
-    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void) => Promise<void>): void {
+    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void, maybeSeen: boolean) => Promise<void>): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
-      if (!s) parts.set(k, (s = { topic, partition, queue: [], position: first }));
+      // A partition this consumer was just given (a new assignment, a restart after a crash):
+      // its last owner may have handled records past the committed offset without committing
+      // them, at most as many as it had in flight (its maxUnresolved, taken to equal ours).
+      if (!s) parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: first + BigInt(maxUnresolved) }));
       const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
       s.position = next;
@@ -119,7 +124,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const state = s;
       let p: Promise<void>;
       try {
-        p = run(release);
+        p = run(release, first < state.doubtUntil);
       } catch (err) {
         p = Promise.reject(err);
       }

@@ -28,7 +28,9 @@ export type Step =
   | { kind: 'parked'; webhook: Webhook; until: number; reason: 'circuit_open' | 'rate_limited'; at: number }
   | { kind: 'diverted'; webhook: Webhook; at: number }
   | { kind: 'returned'; webhook: Webhook; at: number }
-  | { kind: 'held'; webhook: Webhook; at: number };
+  | { kind: 'held'; webhook: Webhook; at: number }
+  /** Made already (consumed again): nothing is sent or written (core/pipeline/known-passes.ts). */
+  | { kind: 'known'; webhook: Webhook; at: number };
 
 export type AttemptDeps = AdmissionDeps & {
   sender: Sender;

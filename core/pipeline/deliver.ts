@@ -1,22 +1,23 @@
 import type { Config } from '../config/schema';
-import { iso, nowNs } from '../domain/time';
+import { nowNs } from '../domain/time';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
-import type { HotState, RetryEntry, StatName, StatusPatch, StatusWrite } from '../ports/hot-state';
+import type { EndedLookup, HotState } from '../ports/hot-state';
 import type { ConsumedBatch, LogProducer, LogRecord } from '../ports/log';
 import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
 import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from '../ports/logger';
-import { attemptRecords, deadLetterValue, heldEntry, invalidRecordValue, snapshotValue } from './outcome-records';
-import type { AttemptRecord } from '../domain/status';
+import { invalidRecordValue, snapshotValue } from './outcome-records';
 import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
 import { notifyFirstOutcomes } from './first-outcomes';
-import { outcomeClass } from '../metrics/events';
 import { TRACEPARENT } from '../ports/tracing';
+import { createRecentOutcomes, type RecentOutcomes } from './recent-outcomes';
+import { knownPasses, type KnownPasses } from './known-passes';
+import { collector } from './outcome-collect';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -26,6 +27,10 @@ export type DeliverDeps = AttemptDeps & {
   log: Logger;
   /** Where the first outcomes of awaited webhooks go (enqueue ?wait=). */
   outcomes?: OutcomeBus;
+  /** Ended statuses, read for the webhooks of a batch that may have been consumed before (ConsumedBatch.maybeSeen). */
+  ended?: EndedLookup;
+  /** The attempts this worker made recently (shared by its lanes); one of delivery.recent_outcomes entries when not given. */
+  recent?: RecentOutcomes;
 };
 
 /**
@@ -52,7 +57,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
 
   /** Retries an outcome write until it is durable (Kafka or Redis briefly away), unless stopping. */
   const durably = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
-    for (let wait = 200; ; wait = Math.min(wait * 2, 3000)) {
+    // Capped at 1 s: once the log or Redis is back, the outcomes land before the group has
+    // settled and a new owner of the partition looks them up (known-passes.ts).
+    for (let wait = 200; ; wait = Math.min(wait * 2, 1000)) {
       try {
         await fn();
         return;
@@ -64,79 +71,12 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }
   };
 
-  const collect = (steps: Step[], records: LogRecord[]) => {
-    const statuses: StatusWrite[] = [];
-    const retries: RetryEntry[] = [];
-    // Terminal outcomes: a retry still scheduled for them (a stale copy) is removed.
-    const ended: string[] = [];
-    const counts: Partial<Record<StatName, number>> = {};
-    const count = (n: StatName) => (counts[n] = (counts[n] ?? 0) + 1);
-    const hold = (w: Webhook, at: number, fields: Omit<StatusPatch, 'webhook_id' | 'updated_at_ns'>, attempt?: AttemptRecord): StatusPatch => {
-      const patch: StatusPatch = { webhook_id: w.id, updated_at_ns: nowNs(at), ...fields };
-      statuses.push({ status: patch, patch: true, ...(attempt ? { attempt } : {}) });
-      return patch;
-    };
-    for (const s of steps) {
-      if (s.kind === 'attempted') {
-        const { o } = s;
-        const w = o.webhook;
-        const ns = nowNs(o.at);
-        const { result, status, attempt } = attemptRecords(o, ns);
-        if (d.events) {
-          d.events.attempt(outcomeClass(o.response), o.response.durationMs);
-          d.events.decided(o.decision);
-        }
-        records.push({ topic: topics.results, key: w.id, value: result });
-        statuses.push({ status, attempt });
-        if (o.decision.kind !== 'delivered') count('failed');
-        // Any terminal outcome ends the webhook on howk.state: a webhook parked or paused at
-        // attempt 0 has a snapshot too, and without a tombstone a rebuild would resurrect it.
-        // Even a first attempt never held in this pass writes it: the record may be consumed
-        // again (a batch left uncommitted) after an earlier pass wrote a snapshot of it, and
-        // `ended` then removes the stale retry that would have brought the tombstone
-        // (docs/ARCHITECTURE.md, State topic).
-        if (o.decision.kind === 'delivered') {
-          count('delivered');
-          ended.push(w.id);
-          records.push({ topic: topics.state, key: w.id, value: null });
-        } else if (o.decision.kind === 'retry') {
-          count('retried');
-          const data = encodeWebhook(o.decision.next);
-          retries.push({ id: w.id, dueAt: o.decision.dueAt, data });
-          records.push({ topic: topics.state, key: w.id, value: snapshotValue(o.decision.next, status, o.decision.dueAt, data) });
-        } else {
-          count('dead_lettered');
-          ended.push(w.id);
-          if (o.decision.reason_type === 'exhausted') count('exhausted');
-          records.push({ topic: topics.deadletter, key: w.id, value: deadLetterValue(o, o.decision.reason_type, o.decision.reason) });
-          records.push({ topic: topics.state, key: w.id, value: null });
-          d.log.info('webhook dead-lettered', { webhook_id: w.id, config_id: w.config_id, reason_type: o.decision.reason_type, attempts: status.attempts });
-        }
-      } else if (s.kind === 'parked') {
-        // Held back without spending an attempt: back in the retry schedule at `until`.
-        const w = s.webhook;
-        const data = encodeWebhook(w);
-        retries.push({ id: w.id, dueAt: s.until, data });
-        // The history says why no attempt was spent, and until when (the console's Inspector).
-        const entry = heldEntry(w, s.at, s.reason, s.until);
-        const patch = hold(w, s.at, { state: w.attempt + w.deferrals > 0 ? 'retrying' : 'pending', held: s.reason, next_retry_at: iso(s.until) }, entry);
-        records.push({ topic: topics.state, key: w.id, value: snapshotValue(w, patch, s.until, data) });
-      } else if (s.kind === 'diverted') {
-        records.push({ topic: topics.slow, key: s.webhook.config_id, value: encodeWebhook(s.webhook) });
-        hold(s.webhook, s.at, { held: 'slow_lane' });
-      } else if (s.kind === 'returned') {
-        records.push({ topic: topics.pending, key: s.webhook.config_id, value: encodeWebhook(s.webhook) });
-        hold(s.webhook, s.at, { held: null });
-      } else {
-        // Held by a pause (a Redis queue); the snapshot lets a rebuild put it back.
-        const patch = hold(s.webhook, s.at, { held: 'paused', next_retry_at: null });
-        records.push({ topic: topics.state, key: s.webhook.id, value: snapshotValue(s.webhook, patch, s.at) });
-      }
-    }
-    return { statuses, retries, ended, counts };
-  };
+  const collect = collector(d, topics);
 
-  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock, outcomes: d.outcomes });
+  const recent = d.recent ?? createRecentOutcomes(config.delivery.recent_outcomes);
+  const attemptedOf = (steps: readonly Step[]) => steps.flatMap((s) => (s.kind === 'attempted' ? [s.o.webhook] : []));
+  const durable = (steps: readonly Step[]) => recent.settle(attemptedOf(steps));
+  const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock, outcomes: d.outcomes, durable });
   // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
   // webhooks of that key queue behind them, so per-key order holds across batches.
   const tails = new Map<string, Promise<void>>();
@@ -147,7 +87,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const moved = new Map<string, number>();
 
   /** Runs the batch's lanes (one per config). `progress` holds when each lane not yet done started. */
-  const runLanes = (hooks: Webhook[], progress: Map<string, number>, onStep: (w: Webhook, s: Step) => void): Promise<void> => {
+  const runLanes = (hooks: Webhook[], progress: Map<string, number>, known: KnownPasses, onStep: (w: Webhook, s: Step) => void): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
     for (const w of hooks) {
       const g = groups.get(w.config_id);
@@ -165,9 +105,13 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         const worker = async () => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
+            let seen = known.check(w);
+            if (seen instanceof Promise) seen = await seen;
+            if (seen)
+              attempter.discard(w); // what was asked ahead for it is given back
             // Slow lane: each endpoint at its own pace (limit / latency).
-            if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            onStep(w, await attempter.attempt(w, lane, items[next], start));
+            else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
+            onStep(w, seen ?? (await attempter.attempt(w, lane, items[next], start)));
             moved.set(key, d.clock.now());
           }
         };
@@ -251,8 +195,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // No await before this: each config's lane must be registered in `tails` at the call, so
     // that the lanes of a batch started next (while this one runs) queue behind these.
     // test/unit/deliver-overlap.test.ts
-    const all = runLanes(hooks, progress, (w, s) => {
+    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log }, hooks, batch.maybeSeen === true);
+    const all = runLanes(hooks, progress, known, (w, s) => {
       finished.add(w);
+      if (s.kind === 'attempted') recent.made(w);
       const lease = leased.get(w);
       if (lease) leases.remove(lease);
       if (lease) handoff.add(flushable([s], [lease]));
@@ -273,7 +219,15 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     if (timedOut && handoff.size() < max_handoff) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();
-      const rest = hooks.filter((w) => !finished.has(w));
+      const rest: Webhook[] = [];
+      for (const w of hooks) {
+        if (finished.has(w)) continue;
+        // A pass this worker made already is not leased: the lease would replace the retry its
+        // outcome scheduled (one schedule entry per webhook), and the copy, known, writes
+        // nothing that would bring it back. Its lane skips it; the batch waits for its outcome.
+        if (known.pin(w)) finished.add(w);
+        else rest.push(w);
+      }
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
       // The lease is in Redis; a snapshot of it on howk.state lets a rebuild restore it too.
       // Snapshot first (see below: a flush must never take what howk.state has not got yet).
@@ -293,11 +247,16 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       await all;
     }
     // A stop cut some lanes short: leave the batch uncommitted so that it comes again.
-    if (hooks.some((w) => !finished.has(w) && !leased.has(w))) throw new Error('worker stopping: batch left uncommitted');
+    if (hooks.some((w) => !finished.has(w) && !leased.has(w))) {
+      const e = new Error('worker stopping: batch left uncommitted');
+      recent.settle(attemptedOf(steps), e);
+      throw e;
+    }
+    if (known.skipped()) d.log.info('webhooks consumed again were not sent again: their pass was made', { webhooks: known.skipped(), of: hooks.length });
     // Its deliveries are done or handed off: what is left is writing their outcomes, which
     // needs no more of the worker, so the consumer may fetch again.
     batch.release?.();
-    await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle()]);
+    await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle(), known.durable()]);
   };
 
   /** Makes the outcomes of some of a batch's steps durable (plus `records`, e.g. dead letters of undecodable records). */
@@ -315,8 +274,14 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // Kafka first, then Redis: a retry in Redis whose snapshot is not yet on howk.state would be
     // lost to a FLUSHALL landing in between (the rebuild reads howk.state only up to where it
     // was when it started). test/unit/reconcile-flush-race.test.ts
-    await durably('outcome produce', () => d.producer.send(out));
-    await durably('retry scheduling', apply);
+    try {
+      await durably('outcome produce', () => d.producer.send(out));
+      await durably('retry scheduling', apply);
+    } catch (e) {
+      recent.settle(attemptedOf(part), e);
+      throw e;
+    }
+    recent.settle(attemptedOf(part));
     durableStages(d.stages, part, d.clock.now());
     notifyFirstOutcomes(d.outcomes, part, d.log);
   };

@@ -46,6 +46,8 @@ export const createHandoff = (d: {
   stages?: StageRecorder;
   clock?: Clock;
   outcomes?: OutcomeBus;
+  /** Told once these steps' outcomes are durable. */
+  durable?: (steps: readonly Step[]) => void;
 }) => {
   let pending: Flushable[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -68,6 +70,7 @@ export const createHandoff = (d: {
     // the outcome was durable would leave a window in which a crash loses it.
     await d.producer.send(records);
     await d.hot.apply(hot);
+    d.durable?.(items.flatMap((i) => i.steps ?? []));
     notifyFirstOutcomes(
       d.outcomes,
       items.flatMap((i) => i.steps ?? []),

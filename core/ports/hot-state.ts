@@ -72,6 +72,16 @@ export type StatusReader = {
   getStatus(id: string): Promise<WebhookStatusView | null>;
 };
 
+/**
+ * The worker, for records it may have consumed before (a partition it was just given: its last
+ * owner may have delivered them): which of these webhooks have a stored status that ended
+ * (delivered, failed, exhausted), with that status's attempt count (attempts + deferrals).
+ * Webhooks with no such status are left out.
+ */
+export type EndedLookup = {
+  endedAttempts(ids: readonly string[]): Promise<Map<string, number>>;
+};
+
 /** GET /webhooks. Listing indexes follow every status write (apply and restore). */
 export type WebhookListing = {
   listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>>;

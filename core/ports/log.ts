@@ -31,6 +31,12 @@ export type ConsumedBatch = {
    * the consumer may fetch again. Not called: it counts until the handler settles.
    */
   release?: () => void;
+  /**
+   * The records may have been handled before by another consumer: the first records of a
+   * partition this consumer was just given (an assignment, a restart), up to maxUnresolved of
+   * them. The worker then looks up which of them have ended (core/pipeline/known-passes.ts).
+   */
+  maybeSeen?: boolean;
 };
 
 export type LogProducer = {

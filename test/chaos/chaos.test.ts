@@ -11,6 +11,15 @@ import { flushScenario, kafkaScenario, killScenario, redisScenario, SIZES } from
 
 const results: Figures[] = [];
 
+// Duplicates allowed (2xx answers beyond the first), as a share of the webhooks sent: a
+// webhook consumed again whose attempt is known is not sent again (docs/RELIABILITY.md, *Not
+// sending again what was delivered*). kill -9 keeps a wider bound: a killed worker's
+// deliveries whose outcome it had not yet written are sent again by design (the window of
+// a duplicate), and the number of kills landing in that window varies from run to run.
+const SHARE = { ci: 0.02, full: 0.005 }[profile];
+const KILL_SHARE = { ci: 0.15, full: 0.05 }[profile];
+const fewDuplicates = (f: Figures, share = SHARE) => expect(f.duplicates, `duplicates of ${f.sent} sent`).toBeLessThanOrEqual(Math.floor(f.sent * share));
+
 beforeAll(async () => {
   await chaosInfra.start();
 }, 180_000);
@@ -35,12 +44,14 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       expect(f.notes.mid_retry_at_flush).toBeGreaterThan(0);
       // Dead letters stay queryable after the loss: the API lists every one Kafka holds.
       expect(f.notes.dead_letters_listed_after).toBe(f.notes.dead_letters_on_topic);
+      fewDuplicates(f);
     });
 
     it(`2. kill -9 of workers and schedulers every 3 s (${SIZES.kill} webhooks) #${run}`, async () => {
       const f = record(await killScenario(run));
       expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
       expect(f.notes.kills).toBeGreaterThan(2);
+      fewDuplicates(f, KILL_SHARE);
     });
 
     it(`3. Kafka broker stopped for 10 s (${SIZES.kafka} webhooks) #${run}`, async () => {
@@ -48,6 +59,7 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
       expect(f.notes.probe_during_outage).toMatch(/^503 Retry-After \d+$/);
       expect(f.notes.refusals_without_503_retry_after).toBe(0);
+      fewDuplicates(f);
     });
 
     it(`4. Redis stopped for 10 s (${SIZES.redis} webhooks) #${run}`, async () => {
@@ -57,6 +69,7 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       expect(f.notes.enqueue_during_outage).toBe('202,202');
       expect(f.notes.ready_during_outage).toBe(503);
       expect(f.notes.requests_sent_during_outage).toBe(0);
+      fewDuplicates(f);
     });
   }
 });

@@ -1,13 +1,14 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../core/config/load';
-import { keys } from '../../core/domain/keys';
-import { createRedis } from '../../workers/redis/client';
 import { KafkaLog } from '../../workers/kafka/log';
 import { uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
-import { chaosInfra } from './infra';
+import { chaosInfra, workersJoined } from './infra';
+import { diagnose, traceDuplicates } from './trace';
 
 // The pieces every chaos scenario is made of: a receiver that records every delivery, the
 // binaries as processes on the chaos servers, a client that enqueues (retrying a refused
@@ -118,6 +119,16 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
   for (let i = 0; i < counts.workers; i++) spawn('worker');
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 120_000, what: `howk-api ready\n${api.output()}` });
+  // Every worker in the group before traffic starts: on a busy machine a worker can take 10 s
+  // to start, and one joining in the middle of a scenario's outage moves partitions (a
+  // rebalance) that the scenario does not mean to test (the kill -9 one rebalances by design).
+  try {
+    await workersJoined(`${prefix}-workers`, counts.workers);
+  } catch (e) {
+    const output = [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n');
+    await Promise.all([api, ...procs].map((p) => stopProc(p)));
+    throw new Error(`${(e as Error).message}\n${output}`);
+  }
   return {
     prefix,
     env,
@@ -131,6 +142,11 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
       await p.exited;
     },
     output: () => [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n'),
+    /** Every process's output (its last 100-200 KB) as files in `dir`, to read after a run (HOWK_CHAOS_LOGS). */
+    dump: (dir: string) => {
+      mkdirSync(dir, { recursive: true });
+      [api, ...procs].forEach((p, i) => writeFileSync(join(dir, `${i}-${p.role}.log`), p.output()));
+    },
     stop: async () => {
       await Promise.all(
         [api, ...procs].map(async (p) => {
@@ -225,32 +241,6 @@ export type Figures = {
   notes: Record<string, unknown>;
 };
 
-/** What the fleet knows of webhooks that never arrived (for the report of a failed run). */
-const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, Kind][]) => {
-  const redis = createRedis(`${chaosInfra.redisUrl}/0`, {});
-  try {
-    return await Promise.all(
-      ids.slice(0, 10).map(async ([id, kind]) => {
-        const status = (await fetch(`${fleet.baseUrl}/webhooks/${id}/status`)
-          .then((r) => r.json())
-          .catch(() => null)) as { state?: string; attempts?: number; held?: string } | null;
-        const due = await redis.zscore(keys.retries(), id).catch(() => null);
-        return {
-          id,
-          kind,
-          requests: rx.byId.get(id)?.requests ?? 0,
-          state: status?.state ?? null,
-          attempts: status?.attempts ?? null,
-          held: status?.held ?? null,
-          scheduled_in_ms: due === null ? null : Number(due) - Date.now(),
-        };
-      }),
-    );
-  } finally {
-    redis.disconnect();
-  }
-};
-
 /** Waits until every accepted webhook is delivered or dead-lettered (or the time is up), then counts. */
 export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<string, string> }, timeoutMs: number, fleet?: ChaosFleet) => {
   await client.done;
@@ -274,16 +264,7 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
     if (outcome && outcome !== OUTCOME[kind]) wrong++;
   }
   const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
-  if (process.env.HOWK_CHAOS_TRACE)
-    console.log(
-      'duplicate sample',
-      JSON.stringify(
-        [...rx.byId]
-          .filter(([, e]) => e.ok > 1)
-          .slice(0, 12)
-          .map(([id, e]) => [id, client.accepted.get(id), e.log]),
-      ),
-    );
+  if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
   return {
     sent: client.accepted.size,
     delivered,

@@ -3,6 +3,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { waitFor } from '../helpers/env';
 
 // The chaos suite's own Kafka broker and Redis server, which it stops, kills and flushes:
 // never the shared test servers. Ports start 100 above the shared ones (19092 → 19192,
@@ -94,4 +96,21 @@ export const chaosInfra = {
     rmSync(s.lock, { recursive: true, force: true });
     slot = undefined;
   },
+};
+
+/** Waits until the consumer group is stable with `n` members. */
+export const workersJoined = async (group: string, n: number) => {
+  const admin = new Kafka({ clientId: 'chaos-group-check', brokers: [chaosInfra.brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await waitFor(
+      async () => {
+        const [g] = (await admin.describeGroups([group])).groups;
+        return g?.state === 'Stable' && g.members.length === n;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, what: `${n} workers in ${group}` },
+    );
+  } finally {
+    await admin.disconnect();
+  }
 };

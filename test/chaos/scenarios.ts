@@ -39,6 +39,8 @@ const withParts = async (
     throw new Error(`${(e as Error).message}\n${fleet.output()}`);
   } finally {
     await fleet.stop();
+    // HOWK_CHAOS_LOGS=1: info-level logs of every process, kept in .tmp/chaos-logs/<scenario>-<run>/.
+    if (process.env.HOWK_CHAOS_LOGS) fleet.dump(`.tmp/chaos-logs/${name}-${run}`);
     await dl.stop();
     await rx.close();
   }

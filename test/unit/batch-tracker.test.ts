@@ -22,6 +22,19 @@ const setup = (max = 100) => {
 };
 
 describe('batch tracker', () => {
+  it("marks the first maxUnresolved records of a partition it was just given as maybe seen (its last owner's uncommitted window), not those after, and again after the partition was lost and given back", async () => {
+    const seen: boolean[] = [];
+    const t = createBatchTracker(10, { commit: () => {}, rewind: () => {} });
+    const take = (first: number, next: number) => t.take('t', 0, BigInt(first), BigInt(next), next - first, (_release, maybeSeen) => (seen.push(maybeSeen), Promise.resolve()));
+    take(100, 105);
+    take(105, 110);
+    take(110, 115);
+    await flush();
+    t.reassign(() => false);
+    take(115, 120);
+    expect(seen).toEqual([true, true, false, true]);
+  });
+
   it('commits a partition only past a prefix of resolved batches, partitions independently', async () => {
     const { commits, batches, take } = setup();
     take(0, 0, 5);

@@ -9,6 +9,7 @@ import { redisInboundReplays } from '../redis/inbound-replays';
 import { createKeyMirror } from '../redis/key-mirror';
 import { RedisGuards } from '../redis/guards';
 import { RedisHotState } from '../redis/hot-state';
+import { redisEndedLookup } from '../redis/ended-lookup';
 import { redisOutcomeBus } from '../redis/outcome-bus';
 
 export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumedConcurrently?: number, onError?: (op: string) => void) =>
@@ -37,6 +38,7 @@ export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => v
     inboundReplays: redisInboundReplays(redis),
     outcomes: redisOutcomeBus(redis),
     keyMirror: createKeyMirror(redis),
+    ended: redisEndedLookup(redis),
   });
 };
 

@@ -14,7 +14,7 @@ import { topicSpecs } from '../../core/pipeline/topics';
 import { startWorker } from '../../core/pipeline/worker';
 import { systemClock, type Clock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
-import type { HotState } from '../../core/ports/hot-state';
+import type { EndedLookup, HotState } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';
 import type { Sender } from '../../core/ports/sender';
 import { startSecurityState, type SecurityState } from '../../core/security/runtime';
@@ -69,6 +69,8 @@ export type FleetParts = {
   outcomes?: OutcomeBus;
   /** Where the api mirrors the API-key table for the edge (Redis); none in howk-dev. */
   keyMirror?: KeyMirror;
+  /** Ended statuses the worker reads for records a partition's last owner may have delivered (Redis); none in howk-dev. */
+  ended?: EndedLookup;
 };
 
 export type Fleet = {
@@ -196,6 +198,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       outcomes,
       events,
       tracing,
+      ended: p.ended,
     });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });

@@ -30,6 +30,7 @@ export const runRole = async (role: Role, configure: (c: Config) => void = () =>
     luaKv: hot.luaKv,
     inboundReplays: hot.inboundReplays,
     outcomes: hot.outcomes,
+    ended: hot.ended,
     ...(role === 'api' ? { keyMirror: hot.keyMirror } : {}),
     secretBox: await secretBoxFrom(config),
     roles: { api: role === 'api', worker: role === 'worker', scheduler: role === 'scheduler' },

@@ -75,7 +75,7 @@ export class SqliteConsumer extends PolledConsumer {
         }
         took = true;
         const next = BigInt(records[records.length - 1]!.offset) + 1n;
-        this.tracker.take(topic, partition, from, next, records.length, (release) => handler({ topic, partition, records, release }));
+        this.tracker.take(topic, partition, from, next, records.length, (release, maybeSeen) => handler({ topic, partition, records, release, maybeSeen }));
       }
     }
     return took;

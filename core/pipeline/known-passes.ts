@@ -1,0 +1,74 @@
+import type { Webhook } from '../domain/webhook';
+import { errorMessage } from '../errors/errors';
+import type { Clock } from '../ports/clock';
+import type { EndedLookup } from '../ports/hot-state';
+import type { Logger } from '../ports/logger';
+import type { Step } from './attempt';
+import type { RecentOutcomes } from './recent-outcomes';
+
+export type KnownDeps = { recent: RecentOutcomes; ended?: EndedLookup; clock: Clock; log: Logger };
+
+/**
+ * The webhooks of one batch whose pass needs no attempt because it was made already, and
+ * whose outcome is therefore written (or being written) by the pass that made it
+ * (docs/RELIABILITY.md, *Duplicates*):
+ * - made by this worker (RecentOutcomes): a rewound partition, a consumer restarted after a
+ *   crash or a broker outage, a retry re-enqueued twice. Its batch commits only once that
+ *   outcome is durable (`durable`).
+ * - ended in the status store (delivered, failed, exhausted at this pass or later), looked up
+ *   only for a batch that may have been consumed before by another owner (`maybeSeen`: the
+ *   first records of a partition this consumer was just given): a worker killed after
+ *   writing its outcomes and before its commit. A status is written after the outcome's
+ *   Kafka records, so an ended one is durable. The lookup is one round trip for the batch,
+ *   started at once; a failed lookup knows nothing (the webhooks are attempted).
+ */
+export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean) => {
+  const stored =
+    maybeSeen && d.ended && hooks.length
+      ? d.ended.endedAttempts(hooks.map((w) => w.id)).catch((e: unknown) => {
+          d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
+          return new Map<string, number>();
+        })
+      : undefined;
+  const waits: Promise<void>[] = [];
+  // Found known when the batch's stragglers were leased: known for the rest of the batch,
+  // even if the memory forgets them before their lane reaches them (the batch commits on it).
+  const pinned = new Set<Webhook>();
+  let skipped = 0;
+  const known = (w: Webhook): Step => {
+    skipped++;
+    return { kind: 'known', webhook: w, at: d.clock.now() };
+  };
+  const fromStore = async (w: Webhook, lookup: Promise<Map<string, number>>): Promise<Step | undefined> => {
+    const attempts = (await lookup).get(w.id);
+    // attempts counts every pass made (attempt + deferrals + 1): past this one, it was made.
+    return attempts !== undefined && attempts > w.attempt + w.deferrals ? known(w) : undefined;
+  };
+  return {
+    /** A 'known' step for `w`, or undefined when it is to be attempted (a promise only while the lookup is out). */
+    check(w: Webhook): Step | undefined | Promise<Step | undefined> {
+      if (pinned.has(w)) return { kind: 'known', webhook: w, at: d.clock.now() };
+      const mine = d.recent.known(w);
+      if (mine !== undefined) {
+        if (mine !== true) {
+          // Handled here too: a copy checked again after its batch resolved is awaited by nobody.
+          mine.catch(() => {});
+          waits.push(mine);
+        }
+        return known(w);
+      }
+      return stored ? fromStore(w, stored) : undefined;
+    },
+    /** True when this worker made `w`'s pass: it then stays known for the batch, and the batch awaits its outcome. */
+    pin(w: Webhook): boolean {
+      if (!d.recent.has(w) || !this.check(w)) return false;
+      pinned.add(w);
+      return true;
+    },
+    /** Resolves once the outcome of every pass found here is durable; rejects when one will not be written. */
+    durable: (): Promise<unknown> => (waits.length ? Promise.all(waits) : Promise.resolve()),
+    skipped: () => skipped,
+  };
+};
+
+export type KnownPasses = ReturnType<typeof knownPasses>;
