@@ -1,3 +1,4 @@
+import { readUpTo } from '../domain/bounded-read';
 import type { FetchLike, HttpPolicy } from './types';
 
 // The http module's transport: an injected fetch, a host allowlist checked on the
@@ -43,26 +44,9 @@ export const readCapped = async (res: Response, cap: number): Promise<Uint8Array
     throw new Error(`response body exceeds ${cap} bytes`);
   }
   if (!res.body) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > cap) {
-      await reader.cancel();
-      throw new Error(`response body exceeds ${cap} bytes`);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
+  const bytes = await readUpTo(res.body, cap);
+  if (!bytes) throw new Error(`response body exceeds ${cap} bytes`);
+  return bytes;
 };
 
 export const httpRequest = async (fetchFn: FetchLike, policy: HttpPolicy, req: HttpRequest, runSignal: AbortSignal): Promise<HttpResponse> => {

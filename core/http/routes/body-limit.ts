@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
+import { readUpTo } from '../../domain/bounded-read';
 import { TooLargeError } from '../../errors/errors';
 
 // The one body limit of every route that reads a body (enqueue, /incoming, scripts, and the
@@ -16,7 +17,7 @@ const declaredLength = (c: Context): number | undefined => {
  * The body, at most `max` bytes, else a TooLargeError naming `limit` (the configured request
  * limit unless given). The stream is cancelled at the first chunk past `max`; what the client
  * still sends is the host's to discard (on Node, @hono/node-server drains it, bounded, after
- * the answer: workers/node/fleet.ts).
+ * the answer: workers/node/linger.ts).
  */
 export const readLimited = async (c: Context, max: number, limit = max): Promise<Uint8Array> => {
   const declared = declaredLength(c);
@@ -27,26 +28,9 @@ export const readLimited = async (c: Context, max: number, limit = max): Promise
   }
   const body = c.req.raw.body;
   if (!body) return new Uint8Array(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new TooLargeError('request body', limit);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const ch of chunks) {
-    out.set(ch, at);
-    at += ch.byteLength;
-  }
-  return out;
+  const bytes = await readUpTo(body, max);
+  if (!bytes) throw new TooLargeError('request body', limit);
+  return bytes;
 };
 
 /** A 413 over `maxSize` bytes, reported as `limit`, before the route's handler reads the body. */
