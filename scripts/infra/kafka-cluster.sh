@@ -32,8 +32,8 @@ log() { echo "[kafka-cluster.sh] $*" >&2; }
 die() { echo "[kafka-cluster.sh] ERROR: $*" >&2; exit 1; }
 # shellcheck source=proc.sh
 source "$here/proc.sh"
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# shellcheck source=kafka-common.sh
+source "$here/kafka-common.sh"
 port_of() { echo $((BASE + $1 - 1)); }
 ctl_port_of() { echo $((BASE + 10 + $1 - 1)); }
 node_dir() { echo "$DIR/node-$1"; }
@@ -104,33 +104,13 @@ num.replica.fetchers=1
 num.recovery.threads.per.data.dir=1
 background.threads=2
 EOF
-  sed "s#howk-kafka#howk-kafka-$n#" >"$d/log4j2.properties" <<'EOF'
-status = warn
-name = howk-kafka
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = ${sys:kafka.logs.dir}/server.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = FILE
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-logger.statechange.name = state.change.logger
-logger.statechange.level = WARN
-logger.request.name = kafka.request.logger
-logger.request.level = WARN
-EOF
+  write_log4j2 "$d"
 }
 
 cluster_id() {
   local f="$DIR/cluster.id" id
   if [[ ! -f "$f" ]]; then
-    # Kafka Uuid: 16 random bytes, base64url without padding; no leading '-' (CLI parsing).
-    while :; do
-      id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
-      [[ "$id" != -* ]] && break
-    done
+    id="$(random_cluster_id)"
     echo "$id" >"$f"
   fi
   cat "$f"

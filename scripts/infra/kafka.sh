@@ -59,8 +59,8 @@ need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH"; }
 
 # shellcheck source=proc.sh
 source "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# shellcheck source=kafka-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/kafka-common.sh"
 
 # ---------------------------------------------------------------- fetch ----
 write_pom() {
@@ -226,37 +226,7 @@ num.io.threads=4
 num.recovery.threads.per.data.dir=1
 background.threads=4
 EOF
-  cat >"$DATA_DIR/log4j2.properties" <<'EOF'
-status = warn
-name = howk-kafka
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = ${sys:kafka.logs.dir}/server.log
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRefs = file
-rootLogger.appenderRef.file.ref = FILE
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-logger.statechange.name = state.change.logger
-logger.statechange.level = WARN
-logger.request.name = kafka.request.logger
-logger.request.level = WARN
-logger.cleaner.name = kafka.log.LogCleaner
-logger.cleaner.level = WARN
-EOF
-}
-
-random_cluster_id() {
-  # Kafka Uuid: 16 random bytes, base64url without padding (22 chars).
-  # Avoid a leading '-' (CLI parsing) like Uuid.randomUuid() does.
-  local id
-  while :; do
-    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
-    [[ "$id" != -* ]] && { echo "$id"; return; }
-  done
+  write_log4j2 "$DATA_DIR"
 }
 
 format_storage() {
