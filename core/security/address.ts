@@ -162,3 +162,14 @@ export const classifyIp = (ip: Ip): AddressCategory => {
   // Only 2000::/3 is global unicast; everything else is unassigned or special.
   return (ip.bytes[0]! & 0xe0) === 0x20 ? 'public' : 'reserved';
 };
+
+/** `[::1]` → `::1`: an address as a URL or a Host header writes it, without its brackets. */
+export const unbracketHost = (host: string): string => host.trim().replace(/^\[(.*)\]$/, '$1');
+
+/** True when only this machine can connect to an address (127.0.0.0/8, ::1, localhost). */
+export const isLoopbackHost = (host: string): boolean => {
+  const h = unbracketHost(host).toLowerCase();
+  if (h === 'localhost') return true;
+  const ip = parseIp(h);
+  return ip !== null && classifyIp(ip) === 'loopback';
+};

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/ports/logger';
-import { applyDevDefaults, bindRefusal, devAdminKey, isLoopbackHost, parseBindArgs } from '../../workers/dev/bind';
+import { isLoopbackHost } from '../../core/security/address';
+import { applyDevDefaults, bindRefusal, devAdminKey, parseBindArgs } from '../../workers/dev/bind';
 import { loadProcessConfig, parseFlags } from '../../workers/node/config';
 import { startTestFleet } from '../helpers/fleet';
 

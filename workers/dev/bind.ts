@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ConfigSource } from '../../core/config/load';
 import type { Config } from '../../core/config/schema';
 import type { Logger } from '../../core/ports/logger';
-import { classifyIp, parseIp } from '../../core/security/address';
+import { classifyIp, isLoopbackHost, parseIp, unbracketHost } from '../../core/security/address';
 import { checkAddress, destinationPolicy, LOOPBACK_NETWORKS } from '../../core/security/destination';
 import type { KeyService } from '../../core/security/key-service';
 
@@ -35,18 +35,8 @@ export const applyDevDefaults = (config: Config, sources: Record<string, ConfigS
   if (!sources['api.allowed_hosts']) config.api.allowed_hosts = devAllowedHosts(config.api.host);
 };
 
-const unbracket = (host: string): string => host.trim().replace(/^\[(.*)\]$/, '$1');
-
-/** True when only this machine can connect to an address (127.0.0.0/8, ::1, localhost). */
-export const isLoopbackHost = (host: string): boolean => {
-  const h = unbracket(host).toLowerCase();
-  if (h === 'localhost') return true;
-  const ip = parseIp(h);
-  return ip !== null && classifyIp(ip) === 'loopback';
-};
-
 const isWildcard = (host: string): boolean => {
-  const ip = parseIp(unbracket(host));
+  const ip = parseIp(unbracketHost(host));
   return ip !== null && classifyIp(ip) === 'unspecified';
 };
 

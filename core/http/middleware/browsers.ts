@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { CrossOriginError, HostNotAllowedError } from '../../errors/errors';
+import { isLoopbackHost } from '../../security/address';
 
 // What a web page the operator visits can make their browser do to a Howk API: send
 // "simple" cross-site requests (no preflight) with any body, and, through DNS rebinding
@@ -11,14 +12,8 @@ import { CrossOriginError, HostNotAllowedError } from '../../errors/errors';
 /** The names howk-dev answers to when it listens on a loopback address. */
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'] as const;
 
-/** Whether a bind address takes connections from this machine only. */
-export const isLoopbackBind = (host: string): boolean => {
-  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-};
-
 /** howk-dev's api.allowed_hosts when none is configured: the loopback names if it listens on loopback, else any. */
-export const devAllowedHosts = (bind: string): string[] => (isLoopbackBind(bind) ? [...LOOPBACK_HOSTS] : []);
+export const devAllowedHosts = (bind: string): string[] => (isLoopbackHost(bind) ? [...LOOPBACK_HOSTS] : []);
 
 /** `Example.COM.:8080` → {name: 'example.com', port: '8080'}; `[::1]` keeps its brackets. */
 const splitHost = (value: string): { name: string; port: string | undefined } => {
