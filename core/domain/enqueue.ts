@@ -72,6 +72,8 @@ const itemSchemaFor = (l: EnqueueLimits) => {
   return s;
 };
 
+export type RawBody = { content_type: string; body_base64: string };
+
 /** One webhook to enqueue: from a request body, or posted by a transformer (howk.post). */
 export type EnqueueItem = {
   endpoint: string;
@@ -81,6 +83,8 @@ export type EnqueueItem = {
   idempotency_key?: string;
   signing_secret?: string;
   max_attempts?: number;
+  /** A non-JSON body: its bytes (base64) and Content-Type, delivered and signed as they are; `payload` is then `null`. */
+  raw?: RawBody;
   /** Set by transformers only (never read from a request body): `${VAR}` templates resolved at send time. */
   delivery_headers?: Record<string, string>;
   delivery_query_params?: Record<string, string>;

@@ -53,8 +53,10 @@ export type HotTtls = {
 /** Enqueue and redrive: one webhook per idempotency key. */
 export type IdempotencyStore = {
   /**
-   * Claims idempotency keys; for each item the id that owns the key: the given id when
-   * this call claimed it, or the earlier webhook's id.
+   * Claims idempotency keys; for each item the value that holds the key: the given
+   * `webhookId` when this call claimed it, or the earlier claim's. Enqueue claims with
+   * `<webhook id> <request fingerprint>` (core/pipeline/idempotency.ts), which the store
+   * keeps as an opaque value.
    */
   claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]>;
   /** Gives keys back (enqueue failed after claiming), only where they still hold our id. */
