@@ -62,6 +62,7 @@ const webhookOf = (config: Config, configId: string, item: EnqueueItem, id: stri
   endpoint_hash: hash,
   payload: item.payload,
   headers: item.headers,
+  ...(item.raw ? { body_base64: item.raw.body_base64, content_type: item.raw.content_type } : {}),
   ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
   ...(sealed ? { signing_secret: sealed } : {}),
   ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
