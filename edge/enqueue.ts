@@ -3,7 +3,7 @@ import { encodeWebhook, type Webhook } from '../core/domain/webhook';
 import { HowkError, UnavailableError, errorMessage } from '../core/errors/errors';
 import type { EnqueueItem } from '../core/domain/enqueue';
 import { webhookBuilder, type EnqueueResult, type Enqueuer } from '../core/pipeline/enqueue';
-import { claimKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from '../core/pipeline/idempotency';
+import { claimKeyed, commitKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from '../core/pipeline/idempotency';
 import type { IdempotencyStore } from '../core/ports/hot-state';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';
@@ -40,13 +40,18 @@ const claimIn = async (d: EdgeEnqueueDeps, configId: string, items: EnqueueItem[
   const keyed: KeyedHook[] = await Promise.all(
     hooks.flatMap((w, i) => (w.idempotency_key ? [requestFingerprint(items[i]!).then((fingerprint) => ({ id: w.id, key: w.idempotency_key!, fingerprint }))] : [])),
   );
-  const deps = { store: d.idempotency, configId, ttlMs: d.config.ttl.idempotency_ttl, log: d.log };
+  const deps = { store: d.idempotency, configId, ttlMs: d.config.ttl.idempotency_ttl, log: d.log, clock: d.clock };
   const owners = await claimKeyed(deps, keyed);
   return (
     owners && {
       owners,
       release: (ids: Set<string>) =>
         releaseKeyed(
+          deps,
+          keyed.filter((k) => ids.has(k.id)),
+        ),
+      commit: (ids: Set<string>) =>
+        commitKeyed(
           deps,
           keyed.filter((k) => ids.has(k.id)),
         ),
@@ -152,6 +157,7 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
     // holds from such a time answers its webhook, and the Redis claim made for nothing goes back.
     const other = new Set(fresh.filter((w, i) => admitted[i]!.webhook_id !== w.id).map((w) => w.id));
     if (claimed && other.size) await claimed.release(other);
+    await claimed?.commit(new Set(fresh.filter((w) => !other.has(w.id)).map((w) => w.id)));
     const byId = new Map(fresh.map((w, i) => [w.id, admitted[i]!]));
     return hooks.map((w) => {
       const r = byId.get(w.id);

@@ -4,7 +4,7 @@ import { iso, nowNs } from '../domain/time';
 import type { Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
-import { claimKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from './idempotency';
+import { claimKeyed, commitKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from './idempotency';
 import type { EnqueueItem } from '../domain/enqueue';
 import type { PipelineEvents } from '../metrics/events';
 import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
@@ -177,7 +177,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     const now = d.clock.now();
     const hooks = await buildAll(configId, items, now);
     const keyed = await keyedOf(items, hooks);
-    const claims = { store: d.hot, configId, ttlMs: config.ttl.idempotency_ttl, log: d.log };
+    const claims = { store: d.hot, configId, ttlMs: config.ttl.idempotency_ttl, log: d.log, clock: d.clock };
     // Same key twice in one request: the first wins; a different request under a held key is refused whole.
     const owners = (await claimKeyed(claims, keyed)) ?? new Map<string, string>();
     const results: EnqueueResult[] = [];
@@ -204,6 +204,11 @@ export const createEnqueuer = (d: EnqueueDeps) => {
         );
         throw e;
       }
+      const ids = new Set(fresh.map((w) => w.id));
+      await commitKeyed(
+        claims,
+        keyed.filter((k) => ids.has(k.id)),
+      );
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
       d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.

@@ -61,6 +61,12 @@ export type IdempotencyStore = {
   claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]>;
   /** Gives keys back (enqueue failed after claiming), only where they still hold our id. */
   releaseIdempotency(items: IdempotencyClaim[]): Promise<void>;
+  /**
+   * Replaces a claim's value `from` (made while its webhook was produced) with `webhookId`,
+   * living `ttlMs` from now. Only this claim's request holds `from`: a store may write over
+   * the key without comparing (Redis: SET XX), as long as the key still exists.
+   */
+  commitIdempotency(items: (IdempotencyClaim & { from: string })[], ttlMs: number): Promise<void>;
 };
 
 /** Every writer of outcomes (enqueue, delivery, handoff, redrive). */

@@ -54,8 +54,10 @@ export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['XX', 'KEEPTTL'], requires: ['XX'] },
   { use: 'replay marks of /incoming', commands: ['del'], keys: [prefix(keys.inboundReplayPrefix())], options: [] },
   // Idempotency claims, shared with howk-api: claimed with NX (GET answers the holder in the
-  // same step) and a TTL, read, and given back by the request that claimed them.
+  // same step) and a short TTL, made final with XX and the idempotency window once Kafka has
+  // the webhook, read, and given back by the request that claimed them.
   { use: 'idempotency claims', commands: ['set'], keys: [IDEMPOTENCY], options: ['NX', 'GET', 'PX'], requires: ['NX', 'PX'] },
+  { use: 'idempotency claims', commands: ['set'], keys: [IDEMPOTENCY], options: ['XX', 'PX'], requires: ['XX', 'PX'] },
   { use: 'idempotency claims', commands: ['get', 'del'], keys: [IDEMPOTENCY], options: [] },
 ];
 

@@ -22,6 +22,12 @@ export const restIdempotency = (redis: Redis): IdempotencyStore => ({
     const replies = await p.exec<(string | null)[]>();
     return items.map((item, i) => replies[2 * i] ?? replies[2 * i + 1] ?? item.webhookId);
   },
+  async commitIdempotency(items: (IdempotencyClaim & { from: string })[], ttlMs: number): Promise<void> {
+    if (!items.length) return;
+    const p = redis.pipeline();
+    for (const { configId, key, webhookId } of items) p.set(keys.idempotency(configId, key), webhookId, { xx: true, px: Math.max(1, Math.ceil(ttlMs)) });
+    await p.exec();
+  },
   async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
     if (!items.length) return;
     const names = items.map(({ configId, key }) => keys.idempotency(configId, key));
