@@ -29,6 +29,7 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     ok('del', keys.inboundReplay('t', 'ab12'));
     // Idempotency claims, shared with howk-api: claimed (NX GET, with a TTL), read, given back.
     ok('set', keys.idempotency('c', 'k'), 'wh_1 ab', 'NX', 'GET', 'PX', '86400000');
+    ok('set', keys.idempotency('c', 'k'), 'wh_1 ab', 'XX', 'PX', '86400000');
     ok('get', keys.legacyIdempotency('c', 'k'));
     ok('del', keys.idempotency('c', 'k'));
   });
@@ -52,7 +53,9 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     // Idempotency claims are shared with howk-api: claimed with NX and a TTL, never overwritten.
     no('set', keys.idempotency('c', 'k'), 'wh_1');
     no('set', keys.idempotency('c', 'k'), 'wh_1', 'PX', '1000');
-    no('set', keys.idempotency('c', 'k'), 'wh_1', 'XX', 'PX', '1000');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'XX');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'XX', 'KEEPTTL');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'NX', 'XX', 'PX', '1000');
     no('del', keys.idempotency('c', 'k'), keys.status('wh_1'));
     no('zadd', keys.retries(), '1', 'wh_1');
     no('zadd', keys.retries(), '1', 'NX');
