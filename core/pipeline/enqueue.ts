@@ -192,24 +192,18 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       const spans = d.tracing ? startSpans(d.tracing, fresh) : undefined;
       if (opts.awaitedBy) for (const w of fresh) w.awaited_by = opts.awaitedBy;
       opts.beforeProduce?.(fresh.map((w) => w.id));
+      const ids = new Set(fresh.map((w) => w.id));
+      const mine = keyed.filter((k) => ids.has(k.id));
       try {
         await d.producer.send(recordsOf(fresh));
         if (spans) for (const s of spans) s.end();
       } catch (e) {
         if (spans) for (const s of spans) s.end({}, errorMessage(e));
-        const ids = new Set(fresh.map((w) => w.id));
-        await releaseKeyed(
-          claims,
-          keyed.filter((k) => ids.has(k.id)),
-        );
+        await releaseKeyed(claims, mine);
         throw e;
       }
-      const ids = new Set(fresh.map((w) => w.id));
-      await commitKeyed(
-        claims,
-        keyed.filter((k) => ids.has(k.id)),
-      );
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
+      await commitKeyed(claims, mine);
       d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
       await writePending({
