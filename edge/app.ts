@@ -11,6 +11,7 @@ import { edgeKeyService, sharedKeyRate } from './keys';
 import { edgeLuaEngine, edgeLuaHost, restKv } from './lua/engine';
 import type { DurableObjectNamespace } from './runtime';
 import { createRestProducer } from './upstash/kafka';
+import { restIdempotency } from './upstash/idempotency';
 import { edgeHotState } from './upstash/redis';
 
 export type EdgeEnv = Record<string, unknown> & { GATE: DurableObjectNamespace };
@@ -37,7 +38,16 @@ export const createEdgeApp = async (env: EdgeEnv) => {
     log,
     hot,
     dependencies,
-    enqueue: createEdgeEnqueuer({ config, gates: env.GATE, producer: kafka, clock, log, secretBox: await secretBoxFromConfig(config.signing), retryAfterSec: edge.retry_after }),
+    enqueue: createEdgeEnqueuer({
+      config,
+      gates: env.GATE,
+      producer: kafka,
+      clock,
+      log,
+      secretBox: await secretBoxFromConfig(config.signing),
+      retryAfterSec: edge.retry_after,
+      ...(redis ? { idempotency: restIdempotency(redis) } : {}),
+    }),
     keys: edgeKeyService({
       redis,
       bootstrap: edge.api_keys,

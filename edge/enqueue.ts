@@ -1,8 +1,10 @@
 import type { Config } from '../core/config/schema';
-import { encodeWebhook } from '../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../core/domain/webhook';
 import { HowkError, UnavailableError, errorMessage } from '../core/errors/errors';
 import type { EnqueueItem } from '../core/domain/enqueue';
 import { webhookBuilder, type EnqueueResult, type Enqueuer } from '../core/pipeline/enqueue';
+import { claimKeyed, commitKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from '../core/pipeline/idempotency';
+import type { IdempotencyStore } from '../core/ports/hot-state';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';
 import type { Logger } from '../core/ports/logger';
@@ -11,8 +13,11 @@ import type { DurableObjectNamespace } from './runtime';
 import type { RestProducer, RestRecord } from './upstash/kafka';
 
 // The edge's enqueue: the same Webhook records as core/pipeline/enqueue.ts builds, handed to
-// the DomainGate of each destination host, which dedupes, admits and produces them. The
-// core enqueue routes call this exactly as they call howk-api's enqueuer.
+// the DomainGate of each destination host, which admits and produces them. Idempotency keys
+// are claimed in the fleet's Redis first, as howk-api claims them (core/pipeline/idempotency.ts),
+// so one key makes one webhook through any door; when Redis is not configured or fails, each
+// gate dedupes its host's keys alone. The core enqueue routes call this exactly as they call
+// howk-api's enqueuer.
 
 export type EdgeEnqueueDeps = {
   config: Config;
@@ -23,9 +28,36 @@ export type EdgeEnqueueDeps = {
   log: Logger;
   secretBox?: SecretBox;
   retryAfterSec: number;
+  /** The fleet's idempotency claims (shared with howk-api); without it each host's gate dedupes alone. */
+  idempotency?: IdempotencyStore;
 };
 
 export const hostOf = (endpoint: string): string => new URL(endpoint).hostname.toLowerCase();
+
+/** Claims in the fleet's Redis, shared with howk-api; undefined: none made (no Redis, or it failed), the gates dedupe. */
+const claimIn = async (d: EdgeEnqueueDeps, configId: string, items: EnqueueItem[], hooks: Webhook[]) => {
+  if (!d.idempotency || !hooks.some((w) => w.idempotency_key)) return undefined;
+  const keyed: KeyedHook[] = await Promise.all(
+    hooks.flatMap((w, i) => (w.idempotency_key ? [requestFingerprint(items[i]!).then((fingerprint) => ({ id: w.id, key: w.idempotency_key!, fingerprint }))] : [])),
+  );
+  const deps = { store: d.idempotency, configId, ttlMs: d.config.ttl.idempotency_ttl, log: d.log, clock: d.clock };
+  const owners = await claimKeyed(deps, keyed);
+  return (
+    owners && {
+      owners,
+      release: (ids: Set<string>) =>
+        releaseKeyed(
+          deps,
+          keyed.filter((k) => ids.has(k.id)),
+        ),
+      commit: (ids: Set<string>) =>
+        commitKeyed(
+          deps,
+          keyed.filter((k) => ids.has(k.id)),
+        ),
+    }
+  );
+};
 
 export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
   const build = webhookBuilder(d.config, d.secretBox);
@@ -85,9 +117,8 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
     return replies.map((r) => r.results);
   };
 
-  return async (configId: string, items: EnqueueItem[]): Promise<EnqueueResult[]> => {
-    const now = d.clock.now();
-    const hooks = await Promise.all(items.map((it) => build(configId, it, now)));
+  /** The gates' outcomes of the fresh hooks. */
+  const admit = async (configId: string, hooks: Webhook[]): Promise<AdmitResult[]> => {
     const byHost = new Map<string, number[]>();
     hooks.forEach((w, i) => {
       const host = hostOf(w.endpoint);
@@ -105,13 +136,32 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
       })),
     }));
     const outcomes = reqs.length === 1 ? [(await gate<AdmitReply>(reqs[0]!.host, '/admit', reqs[0])).results] : await acrossHosts(configId, reqs);
-    const results: EnqueueResult[] = new Array(hooks.length);
-    groups.forEach(([, idx], g) =>
-      outcomes[g]!.forEach((r, j) => {
-        const i = idx[j]!;
-        results[i] = { webhook_id: r.webhook_id, status: r.status, endpoint: hooks[i]!.endpoint };
-      }),
-    );
-    return results;
+    const out: AdmitResult[] = new Array(hooks.length);
+    groups.forEach(([, idx], g) => outcomes[g]!.forEach((r, j) => (out[idx[j]!] = r)));
+    return out;
+  };
+
+  return async (configId: string, items: EnqueueItem[]): Promise<EnqueueResult[]> => {
+    const now = d.clock.now();
+    const hooks = await Promise.all(items.map((it) => build(configId, it, now)));
+    const claimed = await claimIn(d, configId, items, hooks);
+    const fresh = claimed ? hooks.filter((w) => (claimed.owners.get(w.id) ?? w.id) === w.id) : hooks;
+    let admitted: AdmitResult[] = [];
+    try {
+      if (fresh.length) admitted = await admit(configId, fresh);
+    } catch (e) {
+      await claimed?.release(new Set(fresh.map((w) => w.id)));
+      throw e;
+    }
+    // The gates keep their host's keys too (the fallback when Redis fails): a key a gate still
+    // holds from such a time answers its webhook, and the Redis claim made for nothing goes back.
+    const other = new Set(fresh.filter((w, i) => admitted[i]!.webhook_id !== w.id).map((w) => w.id));
+    if (claimed && other.size) await claimed.release(other);
+    await claimed?.commit(new Set(fresh.filter((w) => !other.has(w.id)).map((w) => w.id)));
+    const byId = new Map(fresh.map((w, i) => [w.id, admitted[i]!]));
+    return hooks.map((w) => {
+      const r = byId.get(w.id);
+      return r ? { webhook_id: r.webhook_id, status: r.status, endpoint: w.endpoint } : { webhook_id: claimed!.owners.get(w.id)!, status: 'duplicate', endpoint: w.endpoint };
+    });
   };
 };

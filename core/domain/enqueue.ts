@@ -27,13 +27,28 @@ const isHttpUrl = (u: string): boolean => {
 const knownHttpUrl = memoize(10_000, isHttpUrl);
 const endpointOk = (u: string, l: EnqueueLimits): boolean => u.length <= l.max_endpoint_length && knownHttpUrl(u);
 
+const MAX_CONTENT_TYPE = 256;
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** type/subtype and parameters (RFC 9110 8.3.1), nothing a header value cannot carry. */
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"))*$`);
+/** Standard base64 (RFC 4648 section 4) with its padding: what a client's encoder writes. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 export const enqueueItemSchema = (l: EnqueueLimits) =>
   z.object({
     endpoint: z
       .string({ error: 'endpoint is required and must be a string' })
       .max(l.max_endpoint_length, `endpoint is longer than ${l.max_endpoint_length} characters`)
       .refine(isHttpUrl, 'endpoint must be an absolute http(s) URL'),
-    payload: z.unknown().refine((v) => v !== undefined, 'payload is required'),
+    // Required unless body_base64 is given (checked with the item: see rawBodyOf).
+    payload: z.unknown().optional(),
+    body_base64: z.string().optional().describe('a non-JSON body: its bytes in standard base64, delivered and signed exactly; with content_type, instead of payload'),
+    content_type: z
+      .string()
+      .max(MAX_CONTENT_TYPE, `content_type is longer than ${MAX_CONTENT_TYPE} characters`)
+      .regex(MEDIA_TYPE, 'content_type must be a media type such as text/csv or application/xml; charset=utf-8')
+      .optional()
+      .describe('the Content-Type the body_base64 bytes are delivered with'),
     headers: z
       .record(z.string().regex(HEADER_NAME, 'header names must be HTTP tokens (RFC 9110)'), z.string({ error: 'header values must be strings' }))
       .superRefine((h, ctx) => {
@@ -72,6 +87,8 @@ const itemSchemaFor = (l: EnqueueLimits) => {
   return s;
 };
 
+export type RawBody = { content_type: string; body_base64: string };
+
 /** One webhook to enqueue: from a request body, or posted by a transformer (howk.post). */
 export type EnqueueItem = {
   endpoint: string;
@@ -81,6 +98,8 @@ export type EnqueueItem = {
   idempotency_key?: string;
   signing_secret?: string;
   max_attempts?: number;
+  /** A non-JSON body: its bytes (base64) and Content-Type, delivered and signed as they are; `payload` is then `null`. */
+  raw?: RawBody;
   /** Set by transformers only (never read from a request body): `${VAR}` templates resolved at send time. */
   delivery_headers?: Record<string, string>;
   delivery_query_params?: Record<string, string>;
@@ -101,7 +120,23 @@ const isEmptyObject = (v: unknown): boolean => {
 };
 
 /** An item's fields once checked, the payload aside (its text is cut from the body). */
-type Checked = Omit<EnqueueItem, 'payload' | 'headers'> & { headers?: Record<string, string> };
+type Checked = Omit<EnqueueItem, 'payload' | 'headers' | 'raw'> & { headers?: Record<string, string>; body_base64?: string; content_type?: string };
+
+/**
+ * The item's body, JSON or raw: `payload`, or `body_base64` with `content_type`, never both.
+ * Undefined for a JSON payload; the issue that makes the pair invalid otherwise.
+ */
+const rawBodyOf = (v: Record<string, unknown>, d: Checked): RawBody | undefined | Issue => {
+  const raw = d.body_base64 !== undefined;
+  if (raw && v.payload !== undefined) return { path: 'body_base64', message: 'give payload (JSON) or body_base64 (any other body), not both' };
+  if (!raw && d.content_type !== undefined) return { path: 'content_type', message: 'content_type goes with body_base64; a payload is always application/json' };
+  if (!raw) return v.payload === undefined ? { path: 'payload', message: 'payload is required (or body_base64 with content_type for a non-JSON body)' } : undefined;
+  if (!BASE64.test(d.body_base64!)) return { path: 'body_base64', message: 'body_base64 must be standard base64 (A-Z a-z 0-9 + /, padded with =)' };
+  if (d.content_type === undefined) return { path: 'content_type', message: 'content_type is required with body_base64 (e.g. text/csv)' };
+  return { content_type: d.content_type, body_base64: d.body_base64! };
+};
+
+const isIssue = (x: unknown): x is Issue => typeof x === 'object' && x !== null && 'message' in x;
 
 const FAST_KEYS = new Set(['endpoint', 'payload', 'headers', 'idempotency_key', 'max_attempts']);
 
@@ -128,9 +163,12 @@ const toItem = (text: string, payload: Span | undefined, value: Record<string, u
     if (!res.success) throw ValidationError.fromZod(res.error, { at: prefix });
     d = res.data;
   }
+  const raw = rawBodyOf(value, d);
+  if (isIssue(raw)) throw ValidationError.fromIssues([{ path: prefix ? `${prefix}.${raw.path}` : raw.path, message: raw.message }]);
   return {
     endpoint: d.endpoint,
-    payload: slice(text, payload!),
+    payload: raw ? 'null' : slice(text, payload!),
+    ...(raw ? { raw } : {}),
     headers: d.headers ?? {},
     idempotency_key: d.idempotency_key,
     signing_secret: d.signing_secret,

@@ -13,6 +13,9 @@ export const WebhookSchema = z.object({
   endpoint_hash: z.string(),
   payload: z.string(),
   headers: z.record(z.string(), z.string()).default({}),
+  /** A non-JSON body (payload is then `null`): its bytes in base64, delivered and signed exactly, with content_type. */
+  body_base64: z.string().optional(),
+  content_type: z.string().optional(),
   idempotency_key: z.string().optional(),
   /** Encrypted envelope (core/signing/secret-box), never plaintext. */
   signing_secret: z.string().optional(),
@@ -53,6 +56,8 @@ const FIELDS: [key: keyof Webhook, kind: Kind, required: boolean][] = [
   ['endpoint_hash', 'text', true],
   ['payload', 'text', true],
   ['headers', 'map', false],
+  ['body_base64', 'text', false],
+  ['content_type', 'text', false],
   ['idempotency_key', 'text', false],
   ['signing_secret', 'text', false],
   ['attempt', 'count', true],

@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema';
+import { IDEMPOTENCY_AND_RAW_BODIES } from './api-docs-enqueue';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './route-table';
 
@@ -74,6 +75,8 @@ export const apiDocsMarkdown = (c: Config): string => {
     'Errors are `{"error": {"code", "message", "field"?, "issues"?, "limit"?}}`: 400 invalid input (naming the field), 401 missing or unknown key, 403 scope or config not allowed (`forbidden`) or a state-changing request a browser sent from another site (`cross_origin_refused`: `Sec-Fetch-Site` cross-site or same-site, or an `Origin` not of this server nor in `api.allowed_origins`), 404, 409 the server\'s state forbids it (`auth_disabled`: `POST /keys` while API keys are off), 413 body over a limit, 415 a JSON body not sent as `application/json` (`unsupported_media_type`), 421 a `Host` not in `api.allowed_hosts` (`host_not_allowed`), 429 rate limited (a key over its rate, or at the edge a client over `edge.key_lookup_rate` lookups of uncached keys) or too many outstanding webhooks (`Retry-After`), 431 request headers over a limit, 501 not configured on this server, 503 dependency unavailable (at the edge, `key_check_unavailable`: the key mirror could not be read, so the key was neither accepted nor refused) or the instance over `api.max_inflight_requests` (`Retry-After`).',
     '',
     ...WAIT_AND_BACKPRESSURE,
+    '',
+    ...IDEMPOTENCY_AND_RAW_BODIES,
     '',
     '## Routes',
     '',

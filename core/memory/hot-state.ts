@@ -58,6 +58,13 @@ export class MemoryHotState implements HotState {
     }
   }
 
+  async commitIdempotency(items: (IdempotencyClaim & { from: string })[], ttlMs: number): Promise<void> {
+    for (const { configId, key: k, webhookId, from } of items) {
+      const key = keys.idempotency(configId, k);
+      if (this.live(this.idem, key) === from) this.idem.set(key, { value: webhookId, expiresAt: this.clock.now() + ttlMs });
+    }
+  }
+
   async apply(batch: HotBatch): Promise<void> {
     const now = this.clock.now();
     for (const w of batch.statuses ?? []) {

@@ -12,6 +12,7 @@ import type { DeliveryResponse, Sender } from '../ports/sender';
 import { findHeaderIssue } from '../security/headers';
 import type { Hmac } from '../signing/hmac';
 import { signHeaders } from '../signing/outbound';
+import { fromBase64 } from '../signing/encoding';
 import { resolveDelivery } from '../transformers/secret-templates';
 import type { SecretBox } from '../signing/secret-box';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
@@ -73,8 +74,10 @@ export const createAttempter = (d: AttemptDeps) => {
     return own instanceof Promise ? own.then(ownOr) : ownOr(own);
   };
 
-  type Prepared = { body: string; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean; credentials?: CredentialSession };
-  const unscripted = (w: Webhook): Prepared => ({ body: w.payload, headers: w.headers, retryOn: config.retry.retry_on_status, scripted: false });
+  type Prepared = { body: string | Uint8Array; headers: Record<string, string>; retryOn: readonly number[]; scripted: boolean; credentials?: CredentialSession };
+  /** What is sent: the JSON payload's text, or a raw body's bytes. */
+  const bodyOf = (w: Webhook): string | Uint8Array => (w.body_base64 !== undefined ? fromBase64(w.body_base64) : w.payload);
+  const unscripted = (w: Webhook): Prepared => ({ body: bodyOf(w), headers: w.headers, retryOn: config.retry.retry_on_status, scripted: false });
 
   /**
    * Runs the config's delivery script on the ORIGINAL payload and headers of the webhook (a
@@ -113,7 +116,8 @@ export const createAttempter = (d: AttemptDeps) => {
         { engine: d.lua?.engine, limits: { timeoutMs: config.lua.timeout, memoryLimitMb: config.lua.memory_limit_mb }, services: { kv: d.luaKv, ...host, log } },
       );
       const retryOn = r.retry_on_status ? [...new Set([...config.retry.retry_on_status, ...r.retry_on_status])] : config.retry.retry_on_status;
-      return { body: r.body, headers: r.headers, retryOn, scripted: true, credentials };
+      // A raw body is not the script's to rewrite (it sees payload null): its headers and statuses apply.
+      return { body: w.body_base64 !== undefined ? bodyOf(w) : r.body, headers: r.headers, retryOn, scripted: true, credentials };
     } catch (e) {
       if (e instanceof LuaError) return { failed: e.code, message: redact()(e.message) };
       return { failed: 'script_runtime_error', message: redact()(errorMessage(e)) };
@@ -145,9 +149,11 @@ export const createAttempter = (d: AttemptDeps) => {
       let sig = signHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets, scheme: config.signing.scheme, hmac: d.hmac });
       if (sig instanceof Promise) sig = await sig;
       // A script may set its own content-type; without a script the webhook's headers cannot.
+      // A raw body's type is its own, whatever a script says.
       const headers: Record<string, string> = p.scripted
         ? { 'content-type': 'application/json', ...p.headers, ...target.headers, 'user-agent': config.delivery.user_agent, ...sig }
         : { ...p.headers, ...target.headers, 'content-type': 'application/json', 'user-agent': config.delivery.user_agent, ...sig };
+      if (w.content_type !== undefined) headers['content-type'] = w.content_type;
       // Not covered by the signature (id, timestamp and body are), so it cannot break one.
       if (traceparent) headers[TRACEPARENT] = traceparent;
       // Records enqueued before headers were checked, or anything else that slipped through.

@@ -11,6 +11,8 @@ export const ENQUEUED_FIELDS = [
   'endpoint_hash',
   'payload',
   'headers',
+  'body_base64',
+  'content_type',
   'idempotency_key',
   'signing_secret',
   'delivery_headers',
@@ -46,6 +48,7 @@ export const enqueuedRecords = () => {
     if (w.config_id !== configId) configJson = JSON.stringify((configId = w.config_id));
     if (w.endpoint !== endpoint) endpointJson = JSON.stringify((endpoint = w.endpoint));
     let s = `{"id":${JSON.stringify(w.id)},"config_id":${configJson},"endpoint":${endpointJson},"endpoint_hash":${JSON.stringify(w.endpoint_hash)},"headers":${isEmpty(w.headers) ? '{}' : JSON.stringify(w.headers)}`;
+    if (w.body_base64 !== undefined) s += `,"body_base64":${JSON.stringify(w.body_base64)},"content_type":${JSON.stringify(w.content_type)}`;
     if (w.idempotency_key !== undefined) s += `,"idempotency_key":${JSON.stringify(w.idempotency_key)}`;
     if (w.signing_secret !== undefined) s += `,"signing_secret":${JSON.stringify(w.signing_secret)}`;
     if (w.delivery_headers !== undefined) s += `,"delivery_headers":${JSON.stringify(w.delivery_headers)}`;

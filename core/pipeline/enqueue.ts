@@ -4,6 +4,7 @@ import { iso, nowNs } from '../domain/time';
 import type { Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
+import { claimKeyed, commitKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from './idempotency';
 import type { EnqueueItem } from '../domain/enqueue';
 import type { PipelineEvents } from '../metrics/events';
 import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
@@ -61,6 +62,7 @@ const webhookOf = (config: Config, configId: string, item: EnqueueItem, id: stri
   endpoint_hash: hash,
   payload: item.payload,
   headers: item.headers,
+  ...(item.raw ? { body_base64: item.raw.body_base64, content_type: item.raw.content_type } : {}),
   ...(item.idempotency_key ? { idempotency_key: item.idempotency_key } : {}),
   ...(sealed ? { signing_secret: sealed } : {}),
   ...(item.delivery_headers ? { delivery_headers: item.delivery_headers } : {}),
@@ -162,35 +164,26 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     });
   };
 
-  const claim = async (configId: string, hooks: Webhook[]): Promise<Map<string, string>> => {
-    const claims = hooks.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
-    const owners = new Map<string, string>();
-    if (!claims.length) return owners;
-    try {
-      const got = await d.hot.claimIdempotency(claims, config.ttl.idempotency_ttl);
-      claims.forEach((c, i) => owners.set(c.webhookId, got[i]!));
-    } catch (e) {
-      // Fail open: a duplicate is better than a refused webhook.
-      d.log.warn('idempotency check skipped: hot state unavailable', { error: errorMessage(e) });
-    }
-    return owners;
+  /** The request's keyed webhooks with their fingerprints (only keyed items are hashed). */
+  const keyedOf = async (items: EnqueueItem[], hooks: Webhook[]): Promise<KeyedHook[]> => {
+    const out: Promise<KeyedHook>[] = [];
+    hooks.forEach((w, i) => {
+      if (w.idempotency_key) out.push(requestFingerprint(items[i]!).then((fingerprint) => ({ id: w.id, key: w.idempotency_key!, fingerprint })));
+    });
+    return Promise.all(out);
   };
 
   return async (configId: string, items: EnqueueItem[], opts: EnqueueOptions = {}): Promise<EnqueueResult[]> => {
     const now = d.clock.now();
     const hooks = await buildAll(configId, items, now);
-    // Two items of one batch with the same key: the first one wins.
-    const seen = new Map<string, string>();
-    const owners = await claim(configId, hooks);
+    const keyed = await keyedOf(items, hooks);
+    const claims = { store: d.hot, configId, ttlMs: config.ttl.idempotency_ttl, log: d.log, clock: d.clock };
+    // Same key twice in one request: the first wins; a different request under a held key is refused whole.
+    const owners = (await claimKeyed(claims, keyed)) ?? new Map<string, string>();
     const results: EnqueueResult[] = [];
     const fresh: Webhook[] = [];
     for (const w of hooks) {
-      let owner = owners.get(w.id) ?? w.id;
-      if (w.idempotency_key) {
-        const first = seen.get(w.idempotency_key);
-        if (first) owner = first;
-        else seen.set(w.idempotency_key, owner);
-      }
+      const owner = owners.get(w.id) ?? w.id;
       if (owner === w.id) fresh.push(w);
       results.push({ webhook_id: owner, status: owner === w.id ? 'pending' : 'duplicate', endpoint: w.endpoint });
     }
@@ -199,16 +192,18 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       const spans = d.tracing ? startSpans(d.tracing, fresh) : undefined;
       if (opts.awaitedBy) for (const w of fresh) w.awaited_by = opts.awaitedBy;
       opts.beforeProduce?.(fresh.map((w) => w.id));
+      const ids = new Set(fresh.map((w) => w.id));
+      const mine = keyed.filter((k) => ids.has(k.id));
       try {
         await d.producer.send(recordsOf(fresh));
         if (spans) for (const s of spans) s.end();
       } catch (e) {
         if (spans) for (const s of spans) s.end({}, errorMessage(e));
-        const mine = fresh.filter((w) => w.idempotency_key).map((w) => ({ configId, key: w.idempotency_key!, webhookId: w.id }));
-        if (mine.length) await d.hot.releaseIdempotency(mine).catch(() => {});
+        await releaseKeyed(claims, mine);
         throw e;
       }
       d.stages?.stage('produced', d.clock.now() - now, fresh.length);
+      await commitKeyed(claims, mine);
       d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
       await writePending({

@@ -53,12 +53,20 @@ export type HotTtls = {
 /** Enqueue and redrive: one webhook per idempotency key. */
 export type IdempotencyStore = {
   /**
-   * Claims idempotency keys; for each item the id that owns the key: the given id when
-   * this call claimed it, or the earlier webhook's id.
+   * Claims idempotency keys; for each item the value that holds the key: the given
+   * `webhookId` when this call claimed it, or the earlier claim's. Enqueue claims with
+   * `<webhook id> <request fingerprint>` (core/pipeline/idempotency.ts), which the store
+   * keeps as an opaque value.
    */
   claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]>;
   /** Gives keys back (enqueue failed after claiming), only where they still hold our id. */
   releaseIdempotency(items: IdempotencyClaim[]): Promise<void>;
+  /**
+   * Replaces a claim's value `from` (made while its webhook was produced) with `webhookId`,
+   * living `ttlMs` from now. Only this claim's request holds `from`: a store may write over
+   * the key without comparing (Redis: SET XX), as long as the key still exists.
+   */
+  commitIdempotency(items: (IdempotencyClaim & { from: string })[], ttlMs: number): Promise<void>;
 };
 
 /** Every writer of outcomes (enqueue, delivery, handoff, redrive). */

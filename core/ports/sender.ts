@@ -5,7 +5,8 @@ import type { DeliveryResponse } from '../domain/delivery-response';
 export type DeliveryRequest = {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** JSON text, or a raw body's bytes */
+  body: string | Uint8Array;
   timeoutMs: number;
 };
 

@@ -6,6 +6,7 @@ import { iso, nowNs } from '../domain/time';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
 import { HowkError, NotFoundError } from '../errors/errors';
 import { pendingStatus } from '../pipeline/enqueue';
+import { ownerOf } from '../pipeline/idempotency';
 import type { Logger } from '../ports/logger';
 import type { Clock } from '../ports/clock';
 import type { DeadLetterStore, HotWriter, IdempotencyStore, StatusReader } from '../ports/hot-state';
@@ -135,8 +136,10 @@ export const createRedriver = (d: RedriveDeps) => {
     const now = d.clock.now();
     const fresh = webhookId(now);
     if (o.idempotency_key) {
-      const [owner] = await d.hot.claimIdempotency([{ configId: dead.config_id, key: o.idempotency_key, webhookId: fresh }], d.config.ttl.idempotency_ttl).catch(() => [fresh]);
-      if (owner !== fresh) return { webhook_id: owner!, status: 'duplicate', replay_of: id, dropped_headers: [] };
+      const [held] = await d.hot.claimIdempotency([{ configId: dead.config_id, key: o.idempotency_key, webhookId: fresh }], d.config.ttl.idempotency_ttl).catch(() => [fresh]);
+      // A key an enqueue claimed holds its fingerprint too (core/pipeline/idempotency.ts).
+      const owner = ownerOf(held!).id;
+      if (owner !== fresh) return { webhook_id: owner, status: 'duplicate', replay_of: id, dropped_headers: [] };
     }
     const { headers, dropped } = resendHeaders(dead.headers, o.headers);
     const sealed = await seal(o.signing_secret);

@@ -31,6 +31,9 @@ const kv = prefix('kv:');
 /** The keys the edge's capacity reads touch (DomainGate). */
 export const CAPACITY_PATTERNS: readonly KeyPattern[] = [prefix(keys.domainLimit('')), prefix(keys.endpointLimit('')), prefix(keys.circuit(''))];
 
+/** Idempotency claims: `idempotency:{config}:<key>`, and the shape before the tag (only read). */
+const IDEMPOTENCY = prefix(keys.legacyIdempotency('', '').slice(0, -1));
+
 export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   { use: 'health', commands: ['ping', 'echo'], keys: [], options: [] },
   { use: 'status reads', commands: ['hget', 'hmget', 'hgetall'], keys: [prefix(keys.status(''))], options: [] },
@@ -50,6 +53,12 @@ export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['NX', 'GET', 'PX'], requires: ['NX', 'PX'] },
   { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['XX', 'KEEPTTL'], requires: ['XX'] },
   { use: 'replay marks of /incoming', commands: ['del'], keys: [prefix(keys.inboundReplayPrefix())], options: [] },
+  // Idempotency claims, shared with howk-api: claimed with NX (GET answers the holder in the
+  // same step) and a short TTL, made final with XX and the idempotency window once Kafka has
+  // the webhook, read, and given back by the request that claimed them.
+  { use: 'idempotency claims', commands: ['set'], keys: [IDEMPOTENCY], options: ['NX', 'GET', 'PX'], requires: ['NX', 'PX'] },
+  { use: 'idempotency claims', commands: ['set'], keys: [IDEMPOTENCY], options: ['XX', 'PX'], requires: ['XX', 'PX'] },
+  { use: 'idempotency claims', commands: ['get', 'del'], keys: [IDEMPOTENCY], options: [] },
 ];
 
 /**

@@ -6,7 +6,7 @@ import { utf8 } from './encoding';
  * crypto.subtle.sign is a thread-pool job per call and costs several times the HMAC of a
  * small body, which showed in the worker's CPU profile.
  */
-export type Hmac = (keyBytes: Uint8Array, data: string) => Uint8Array | Promise<Uint8Array>;
+export type Hmac = (keyBytes: Uint8Array, data: string | Uint8Array) => Uint8Array | Promise<Uint8Array>;
 
 // Imported keys are cached: importKey costs more than the HMAC of a small body.
 const cache = new Map<string, Promise<CryptoKey>>();

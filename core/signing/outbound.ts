@@ -24,8 +24,18 @@ const keyOf = memoize(1000, secretKeyBytes);
 const isSync = (m: Uint8Array | Promise<Uint8Array>): m is Uint8Array => m instanceof Uint8Array;
 const all = async (macs: (Uint8Array | Promise<Uint8Array>)[]): Promise<Uint8Array[]> => (macs.every(isSync) ? macs : Promise.all(macs));
 
-const standardMacs = (secrets: readonly string[], id: string, timestamp: number, body: string, hmac: Hmac) => {
-  const content = `${id}.${timestamp}.${body}`;
+/** `<prefix><body>`: text as it is, bytes (a raw body) after the prefix's UTF-8. */
+const signed = (prefix: string, body: string | Uint8Array): string | Uint8Array => {
+  if (typeof body === 'string') return prefix + body;
+  const head = utf8(prefix);
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
+};
+
+const standardMacs = (secrets: readonly string[], id: string, timestamp: number, body: string | Uint8Array, hmac: Hmac) => {
+  const content = signed(`${id}.${timestamp}.`, body);
   return secrets.map((s) => hmac(keyOf(s), content));
 };
 const standardValue = (macs: Uint8Array[]): string => {
@@ -36,14 +46,22 @@ const standardValue = (macs: Uint8Array[]): string => {
 const howkValue = (timestamp: number, mac: Uint8Array): string => `t=${timestamp},v1=${toHex(mac)}`;
 
 /** `webhook-signature` value: one `v1,<base64>` per valid secret, space-separated (rotation). */
-export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> =>
+export const standardSignature = async (secrets: readonly string[], id: string, timestamp: number, body: string | Uint8Array, hmac: Hmac = hmacSha256): Promise<string> =>
   standardValue(await all(standardMacs(secrets, id, timestamp, body, hmac)));
 
 /** HOWK's `X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<unix>.<body>")>`. */
-export const howkSignature = async (secret: string, timestamp: number, body: string, hmac: Hmac = hmacSha256): Promise<string> =>
-  howkValue(timestamp, await hmac(keyOf(secret), `${timestamp}.${body}`));
+export const howkSignature = async (secret: string, timestamp: number, body: string | Uint8Array, hmac: Hmac = hmacSha256): Promise<string> =>
+  howkValue(timestamp, await hmac(keyOf(secret), signed(`${timestamp}.`, body)));
 
-export type SignInput = { id: string; attempt: number; timestamp: number; body: string; secrets: readonly string[]; scheme: SigningScheme; hmac?: Hmac };
+export type SignInput = {
+  id: string;
+  attempt: number;
+  timestamp: number;
+  /** a raw body's bytes, signed as they are */ body: string | Uint8Array;
+  secrets: readonly string[];
+  scheme: SigningScheme;
+  hmac?: Hmac;
+};
 
 /**
  * The Howk headers of one outbound attempt (`attempt` is 0-based; the header is 1-based). With
@@ -62,7 +80,7 @@ export const signHeaders = (i: SignInput): Record<string, string> | Promise<Reco
   if (i.secrets.length === 0) return h;
   const hmac = i.hmac ?? hmacSha256;
   const macs = i.scheme !== 'howk' ? standardMacs(i.secrets, i.id, i.timestamp, i.body, hmac) : undefined;
-  const howk = i.scheme !== 'standard' ? hmac(keyOf(i.secrets[0]!), `${ts}.${i.body}`) : undefined;
+  const howk = i.scheme !== 'standard' ? hmac(keyOf(i.secrets[0]!), signed(`${ts}.`, i.body)) : undefined;
   if ((macs === undefined || macs.every(isSync)) && (howk === undefined || isSync(howk)))
     return withSignatures(h, i.timestamp, macs as Uint8Array[] | undefined, howk as Uint8Array | undefined);
   return Promise.all([macs && Promise.all(macs), howk]).then(([m, k]) => withSignatures(h, i.timestamp, m, k));

@@ -33,6 +33,7 @@ const hot = {
   apply: async (b: HotBatch) => void (statuses += b.statuses?.length ?? 0),
   claimIdempotency: async () => [],
   releaseIdempotency: async () => {},
+  commitIdempotency: async () => {},
   getStatus: async () => null,
   stats: async () => ({}),
 };

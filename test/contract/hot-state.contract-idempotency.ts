@@ -72,4 +72,16 @@ export const idempotencyContract = (name: string, make: MakeHotState<Idempotency
       await elapse(clock, 450);
       expect(await state.claimIdempotency([{ configId: 'cfg', key: 't', webhookId: 'wh_3' }], 300)).toEqual(['wh_3']);
     });
+
+    it('makes a claim in flight final: its new value, living the new ttl; a key it does not hold (given back, expired) stays free', async () => {
+      const { state, clock } = ctx.h();
+      const inFlight = { configId: 'cfg', key: 'c', webhookId: '~wh_1 f1' };
+      expect(await state.claimIdempotency([inFlight], 300)).toEqual(['~wh_1 f1']);
+      await state.commitIdempotency([{ ...inFlight, from: '~wh_1 f1', webhookId: 'wh_1 f1' }], 5_000);
+      await elapse(clock, 450);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'c', webhookId: 'wh_2' }], 300)).toEqual(['wh_1 f1']);
+      // Nothing is created for a key no longer held.
+      await state.commitIdempotency([{ configId: 'cfg', key: 'gone', from: '~wh_3 f3', webhookId: 'wh_3 f3' }], 5_000);
+      expect(await state.claimIdempotency([{ configId: 'cfg', key: 'gone', webhookId: 'wh_4' }], TTL)).toEqual(['wh_4']);
+    });
   });

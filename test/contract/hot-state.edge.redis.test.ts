@@ -2,8 +2,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import type { HotWriter } from '../../core/ports/hot-state';
+import type { HotWriter, IdempotencyStore } from '../../core/ports/hot-state';
 import { silentLogger } from '../../core/ports/logger';
+import { restIdempotency } from '../../edge/upstash/idempotency';
 import { createEdgeRedis, edgeHotState, type EdgeHotReads } from '../../edge/upstash/redis';
 import { createBridgeApp } from '../../workers/bridge/app';
 import { bridgeSettings } from '../../workers/bridge/config';
@@ -15,11 +16,12 @@ import type { Redis } from 'ioredis';
 import { flushOwnDb, useRedisDb } from '../helpers/redis-db';
 import { DEFAULT_TTLS, type MakeHotState } from './hot-state.fixtures';
 import { connectionContract } from './hot-state.contract';
+import { idempotencyContract } from './hot-state.contract-idempotency';
 import { statsContract } from './hot-state.contract-stats';
 import { statusContract } from './hot-state.contract-status';
 
 // The edge's hot state (edge/upstash/redis.ts) implements only the roles its routes read,
-// StatusReader and StatsReader (and ping), over the Upstash REST dialect: held here to the
+// StatusReader and StatsReader (and ping), and its enqueue's IdempotencyStore, over the Upstash REST dialect: held here to the
 // same suites as the Node adapters. RedisHotState writes; howk-bridge (in this process)
 // serves the dialect over the same Redis db; the edge adapter reads through it.
 const url = process.env.REDIS_URL;
@@ -61,3 +63,11 @@ const make: MakeHotState<HotWriter & EdgeHotReads> = async (opts) => {
 statusContract('edge (REST reads)', make);
 statsContract('edge (REST reads)', make);
 connectionContract('edge (REST reads)', make);
+
+// Idempotency claims at the edge (edge/upstash/idempotency.ts): the same contract as howk-api's
+// store, through the bridge's grants, on the keys howk-api uses.
+const makeClaims: MakeHotState<IdempotencyStore> = async () => {
+  await flushOwnDb(bridgeRedis, db());
+  return { state: restIdempotency(createEdgeRedis({ url: restUrl, token: TOKEN, timeoutMs: 5000 })), clock: { now: () => Date.now() }, cleanup: async () => {} };
+};
+idempotencyContract('edge (REST claims)', makeClaims);

@@ -118,7 +118,7 @@ describe('howk-bridge', () => {
         ['zadd', keys.retries(), 1, 'wh_scheduled'],
         ['zadd', keys.retries(), 1, 'nx'],
         ['set', keys.retryData('wh_scheduled'), 'nx'],
-        ['get', keys.idempotency('c', 'k')],
+        ['set', keys.idempotency('c', 'k'), 'x'],
       ]) {
         const r = await raw(cmd);
         expect({ cmd, status: r.status }).toEqual({ cmd, status: 403 });

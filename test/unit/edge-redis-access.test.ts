@@ -27,6 +27,11 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     ok('set', keys.inboundReplay('t', 'ab12'), 'running', 'nx', 'get', 'px', '600000');
     ok('set', keys.inboundReplay('t', 'ab12'), '{"status":200}', 'xx', 'keepTtl');
     ok('del', keys.inboundReplay('t', 'ab12'));
+    // Idempotency claims, shared with howk-api: claimed (NX GET, with a TTL), read, given back.
+    ok('set', keys.idempotency('c', 'k'), 'wh_1 ab', 'NX', 'GET', 'PX', '86400000');
+    ok('set', keys.idempotency('c', 'k'), 'wh_1 ab', 'XX', 'PX', '86400000');
+    ok('get', keys.legacyIdempotency('c', 'k'));
+    ok('del', keys.idempotency('c', 'k'));
   });
 
   it('refuses a replay mark written without NX or XX, and replay-mark commands on other keys', () => {
@@ -45,7 +50,13 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     no('hget', keys.endpointErrors('abc'), 'x');
     no('llen', keys.statusHistory('wh_1'));
     no('lrange', keys.status('wh_1'), '0', '-1');
-    no('get', keys.idempotency('c', 'k'));
+    // Idempotency claims are shared with howk-api: claimed with NX and a TTL, never overwritten.
+    no('set', keys.idempotency('c', 'k'), 'wh_1');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'PX', '1000');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'XX');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'XX', 'KEEPTTL');
+    no('set', keys.idempotency('c', 'k'), 'wh_1', 'NX', 'XX', 'PX', '1000');
+    no('del', keys.idempotency('c', 'k'), keys.status('wh_1'));
     no('zadd', keys.retries(), '1', 'wh_1');
     no('zadd', keys.retries(), '1', 'NX');
     no('set', keys.retryData('wh_1'), 'NX');

@@ -6,14 +6,13 @@ import { hourBucket } from '../../core/domain/time';
 import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timelineStarts, type Timeline, type TimelineWindow } from '../../core/domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
+import { commitIdempotency } from './idempotency';
 import { RedisRecovery } from './recovery';
 import { RespArgs } from './resp';
 import { batchScript, scriptCommand } from './script-call';
 import { BATCH_SCRIPTS, scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 
-// HotState on Redis (keys: core/domain/keys.ts, docs/ARCHITECTURE.md, Redis keys). Every
-// method is one round trip: a pipeline or a single command/script. Semantics match core/memory/hot-state.ts; the shared contract
-// test (test/contract/hot-state.contract.ts) holds both to them.
+// HotState on Redis (keys: core/domain/keys.ts), one round trip per method, held to core/memory/hot-state.ts's semantics by test/contract/hot-state.contract.ts.
 
 const HOUR_MS = 3_600_000;
 /** Most statuses one merged apply carries (one batch alone may carry more). */
@@ -55,6 +54,7 @@ export class RedisHotState implements HotState {
     return items.map((item, i) => (prev[i] as string | null) ?? item.webhookId);
   }
 
+  commitIdempotency = (items: (IdempotencyClaim & { from: string })[], ttlMs: number) => commitIdempotency(this.redis, items, ttlMs);
   async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
     if (!items.length) return;
     const p = scriptedPipeline(this.redis);

@@ -61,6 +61,10 @@ export const checkOutstanding = async (d: ApiDeps, configId: string): Promise<vo
 export const admitEnqueue = async <T>(c: Context, d: ApiDeps, parse: (text: string, api: ApiDeps['config']['api']) => T): Promise<{ configId: string; ms: number; body: T }> => {
   const configId = c.req.param('config')!;
   checkConfigId(configId);
+  // A runtime without waits (the edge) refuses the query, which asks for one explicitly; a
+  // Prefer: wait stays a preference (RFC 7240), answered at once with Howk-Wait: unsupported.
+  if (!d.sync && c.req.query('wait') !== undefined)
+    throw new ValidationError('wait is not supported here: this runtime answers once Kafka acknowledged the webhook; poll GET /webhooks/:id/status for its outcome', 'wait');
   const ms = requestedWait(c, d.config.api.sync_max_wait);
   const body = parse(await c.req.text(), d.config.api);
   await checkOutstanding(d, configId);

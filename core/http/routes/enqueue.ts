@@ -17,7 +17,9 @@ const WaitQuery = () =>
     wait: z
       .string()
       .optional()
-      .describe('Hold the answer until the first attempt of each webhook (or this long): 5s, 500ms or 5 (seconds); cut to api.sync_max_wait. Also Prefer: wait=5'),
+      .describe(
+        'Hold the answer until the first attempt of each webhook (or this long): 5s, 500ms or 5 (seconds); cut to api.sync_max_wait. Also Prefer: wait=5. A runtime without waits (the edge) refuses the query with 400 naming wait, and answers Prefer: wait at once (Howk-Wait: unsupported)',
+      ),
   });
 const waitHeaders = {
   'Howk-Wait': {
@@ -27,8 +29,15 @@ const waitHeaders = {
   'Preference-Applied': { schema: { type: 'string' }, description: 'wait=<seconds> when the request waited' },
 };
 const refusals = {
+  '409': {
+    description:
+      'idempotency_key_conflict: the idempotency_key was first used for another request (endpoint, headers, body or content_type differ); the error names the first webhook. Nothing enqueued',
+  },
   '429': { description: 'the config has api.max_outstanding_per_config webhooks outstanding (Retry-After); nothing enqueued' },
-  '503': { description: 'over api.max_inflight_requests, or Kafka unavailable (Retry-After); nothing enqueued' },
+  '503': {
+    description:
+      'over api.max_inflight_requests, Kafka unavailable, or another request with the same idempotency_key in flight past 3 s or failed while this one waited (Retry-After); nothing enqueued',
+  },
 };
 
 /**
@@ -72,7 +81,16 @@ export const enqueueBody = (c: Config): Json => {
     ...item.properties.signing_secret,
     description: 'whsec_<standard base64 of at least 16 bytes> (Standard Webhooks), or 8-512 characters used as they are',
   };
-  item.properties.payload = { description: 'any JSON value; its bytes are delivered exactly as sent' };
+  item.properties.payload = { description: 'any JSON value; its bytes are delivered exactly as sent (application/json). Required unless body_base64 is given' };
+  item.properties.body_base64 = {
+    ...item.properties.body_base64,
+    pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
+    description: 'a non-JSON body (CSV, XML, a form...): its bytes in standard padded base64, delivered and signed exactly as decoded; needs content_type, excludes payload',
+  };
+  item.properties.content_type = {
+    ...item.properties.content_type,
+    description: 'the Content-Type of body_base64 (type/subtype and parameters, e.g. text/csv; charset=utf-8); only with body_base64',
+  };
   return item;
 };
 
