@@ -11,6 +11,7 @@ import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
+import { SortedRoundRobinAssigner } from './assigner';
 import { ProducerSlot } from './producer-slot';
 import { LeaderGroups, sendByLeader } from './leader-groups';
 
@@ -271,6 +272,8 @@ export class KafkaLog implements Log {
     const c = new KafkaConsumer(
       this.kafka.consumer({
         groupId: opts.groupId,
+        // The same members keep the same partitions across a broker restart (workers/kafka/assigner.ts).
+        partitionAssigners: [SortedRoundRobinAssigner],
         sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
         rebalanceTimeout: this.opts.rebalanceTimeoutMs ?? 10_000,
