@@ -13,14 +13,27 @@ import { createRequire } from 'node:module';
 // (a stop that reached the broker): a known member rejoining lets the rebalance complete as
 // soon as the members that are alive have joined. An id the broker no longer knows is answered
 // UNKNOWN_MEMBER_ID, on which kafkajs clears it and joins as a new member, as before.
+//
+// The rejoin of the group's leader starts a rebalance (the broker's rule), which the members
+// that rejoined before it learn of at their next heartbeat: kafkajs heartbeats every
+// session_timeout / 10 (3 s), and meanwhile the leader's partitions wait (a first delivery 3.9 s
+// after the broker was back in a chaos run). So for one rebalance timeout after rejoining under
+// its old id, a consumer heartbeats at most QUICK_BEAT_MS apart (once per fetch when idle).
 
 type GroupProto = {
   joinAndSync: (this: Group) => Promise<void>;
   leave: (this: Group) => Promise<void>;
+  heartbeat: (this: Group, o: { interval: number }) => Promise<void>;
   __howkMemberId?: true;
 };
-/** What the fix reads of a kafkajs ConsumerGroup: its member id and its consumer's event emitter (one per consumer, kept across restarts). */
-type Group = { memberId: string | null; instrumentationEmitter?: object };
+/**
+ * What the fix reads of a kafkajs ConsumerGroup: its member id, rebalance timeout and its
+ * consumer's event emitter (one per consumer, kept across restarts); and what it adds.
+ */
+type Group = { memberId: string | null; rebalanceTimeout?: number; instrumentationEmitter?: object; __howkQuickBeatsUntil?: number };
+
+/** Longest time between heartbeats right after a rejoin under a kept member id. */
+export const QUICK_BEAT_MS = 500;
 
 const require = createRequire(import.meta.url);
 
@@ -43,17 +56,22 @@ export const keepMemberIdAcrossRestarts = (): boolean => {
     return false;
   }
   if (proto.__howkMemberId) return true;
-  const joinAndSync = proto.joinAndSync;
-  const leave = proto.leave;
-  if (typeof joinAndSync !== 'function' || typeof leave !== 'function') return false;
+  const { joinAndSync, leave, heartbeat } = proto;
+  if (typeof joinAndSync !== 'function' || typeof leave !== 'function' || typeof heartbeat !== 'function') return false;
   proto.joinAndSync = async function (this: Group) {
     const key = this.instrumentationEmitter;
-    if (!this.memberId && key) this.memberId = kept.get(key) ?? null;
+    const restored = !this.memberId && key ? kept.get(key) : undefined;
+    if (restored) this.memberId = restored;
     try {
       await joinAndSync.call(this);
+      if (restored) this.__howkQuickBeatsUntil = Date.now() + (this.rebalanceTimeout ?? 10_000);
     } finally {
       remember(this);
     }
+  };
+  proto.heartbeat = function (this: Group, { interval }: { interval: number }) {
+    const quick = (this.__howkQuickBeatsUntil ?? 0) > Date.now();
+    return heartbeat.call(this, { interval: quick ? Math.min(interval, QUICK_BEAT_MS) : interval });
   };
   proto.leave = async function (this: Group) {
     await leave.call(this);
