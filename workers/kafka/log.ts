@@ -26,8 +26,8 @@ export type KafkaLogOptions = {
   sessionTimeoutMs?: number;
   /**
    * How long the group coordinator waits for known members to rejoin. A consumer that kafkajs
-   * restarts (as it does when the broker stays away past its retries) joins as a new member;
-   * after the broker's restart the old member is waited for this long, so the default is short.
+   * restarts keeps its member id (workers/kafka/member-id.ts); a member that is really gone (a
+   * process restarted during a broker outage) is waited for this long, so the default is short.
    */
   rebalanceTimeoutMs?: number;
   /**
