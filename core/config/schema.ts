@@ -116,7 +116,7 @@ const ConfigShape = z.object({
     session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
     rebalance_timeout: duration(
       '10s',
-      'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
+      'How long a consumer group waits for its members to rejoin a rebalance before the partitions are handed out without them. A consumer that kafkajs restarts during a broker outage rejoins under its member id and is not waited for; a worker process that restarted meanwhile is a new member, and its old one is waited for this long (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
     ),
   }),
   redis: section({

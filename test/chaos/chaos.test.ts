@@ -60,6 +60,8 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       expect(f.notes.probe_during_outage).toMatch(/^503 Retry-After \d+$/);
       expect(f.notes.refusals_without_503_retry_after).toBe(0);
       fewDuplicates(f);
+      // With the fetch hold on (docs/RELIABILITY.md, *Kafka down: the first delivery after the broker's return*).
+      expect(f.recover_ms, 'first delivery after the broker was ready, ms').toBeLessThanOrEqual(5000);
     });
 
     it(`4. Redis stopped for 10 s (${SIZES.redis} webhooks) #${run}`, async () => {

@@ -3,6 +3,7 @@ import { createRedis } from '../../workers/redis/client';
 import { waitFor } from '../helpers/env';
 import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startClient, type ChaosFleet, type Client, type Figures, type Receiver } from './harness';
 import { chaosInfra } from './infra';
+import { enqueueWhenBack, groupAnswers } from './kafka-return';
 
 // The four chaos scenarios (docs/RELIABILITY.md "Chaos suite"). Each returns its figures;
 // chaos.test.ts asserts.
@@ -172,17 +173,25 @@ export const kafkaScenario = (run: number) =>
       await probe.body?.cancel();
       await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
       const upAt = Date.now();
+      const probeAccepted = enqueueWhenBack(fleet, rx, client, upAt + 120_000);
       await chaosInfra.startKafka();
       const readyAt = Date.now();
+      const coordinatorAt = await groupAnswers(`${fleet.prefix}-workers`, readyAt + 60_000);
+      const acceptedAt = await probeAccepted;
       const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
       const during = client.refusals.filter((r) => r.at >= stoppedAt && r.at < readyAt);
+      const firstOk = rx.firstOkAfter(readyAt) ?? Date.now();
       return {
         ...f,
-        recover_ms: (rx.firstOkAfter(readyAt) ?? Date.now()) - readyAt,
+        recover_ms: firstOk - readyAt,
         notes: {
           ...(unresolved ? { unresolved } : {}),
+          broker_ready_at: new Date(readyAt).toISOString(),
           broker_down_ms: upAt - downAt,
           broker_restart_ms: readyAt - upAt,
+          group_described_after_ready_ms: coordinatorAt === undefined ? null : coordinatorAt - readyAt,
+          enqueue_accepted_after_ready_ms: acceptedAt === undefined ? null : acceptedAt - readyAt,
+          longest_gap_after_first_delivery_ms: rx.longestStall(firstOk + 1),
           probe_during_outage: `${probeStatus} Retry-After ${retryAfter}`,
           refused_during_outage: during.length,
           refusals_without_503_retry_after: during.filter((r) => r.status !== 503 || !r.retryAfter).length,
@@ -191,6 +200,8 @@ export const kafkaScenario = (run: number) =>
       };
     },
     run,
+    // The fetch hold on (it is the default; named so that the scenario keeps testing it).
+    { HOWK_KAFKA_MAX_BATCHES_IN_FLIGHT: '4' },
   );
 
 /** 4. Redis stopped for 10 s; it comes back empty. */

@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, IHeaders } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, EachBatchPayload, IHeaders } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
@@ -92,26 +92,24 @@ export class KafkaConsumer implements LogConsumer {
   }
 
   private listening = false;
+  /** Restarts in a row after crashes kafkajs does not restart (reset by a join). */
+  private restarts = 0;
 
   async run(handler: BatchHandler): Promise<void> {
     if (!this.listening) {
       this.listening = true;
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
-      this.c.on(this.c.events.CRASH, () => {
+      this.c.on(this.c.events.CRASH, (e) => {
         this.onError?.('consumer_crash');
         this.assigned.clear();
         this.tracker.reassign(() => false);
+        if (!e.payload.restart) this.restartLater(handler, errorMessage(e.payload.error));
       });
     }
     try {
       await this.c.connect();
       await this.c.subscribe({ topics: this.opts.topics, fromBeginning: this.opts.fromBeginning ?? true });
-      await this.c.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: this.concurrency,
-        eachBatch: (p) => this.take(p, handler),
-      });
+      await this.c.run(this.runConfig(handler));
     } catch (e) {
       // Left disconnected, so that run may be called again (the worker retries its start).
       await this.c.disconnect().catch(() => {});
@@ -119,7 +117,29 @@ export class KafkaConsumer implements LogConsumer {
     }
   }
 
+  private runConfig(handler: BatchHandler): ConsumerRunConfig {
+    return { autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: this.concurrency, eachBatch: (p) => this.take(p, handler) };
+  }
+
+  /**
+   * kafkajs restarts a crashed consumer only after an error it deems retriable, and leaves it
+   * stopped otherwise: "Failed to find group coordinator" while the broker shuts down left a
+   * worker without its fast lane for good, its partitions handed to the other worker only after
+   * the rebalance timeout (chaos Kafka-down scenario). It is started again here, with backoff.
+   */
+  private restartLater(handler: BatchHandler, error: string): void {
+    if (this.stopping) return;
+    const wait = Math.min(300 * 2 ** this.restarts++, 5000);
+    this.log.warn('consumer stopped by kafkajs after an error; starting it again', { error, in_ms: wait });
+    setTimeout(() => {
+      if (this.stopping) return;
+      // A start that fails crashes again (the event above): kafkajs or this restarts it.
+      this.c.run(this.runConfig(handler)).catch((e: unknown) => this.restartLater(handler, errorMessage(e)));
+    }, wait);
+  }
+
   private onJoin(assignment: Record<string, number[]>): void {
+    this.restarts = 0;
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
     const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));

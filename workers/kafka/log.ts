@@ -11,6 +11,7 @@ import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
+import { SortedRoundRobinAssigner } from './assigner';
 import { ProducerSlot } from './producer-slot';
 import { LeaderGroups, sendByLeader } from './leader-groups';
 
@@ -25,8 +26,8 @@ export type KafkaLogOptions = {
   sessionTimeoutMs?: number;
   /**
    * How long the group coordinator waits for known members to rejoin. A consumer that kafkajs
-   * restarts (as it does when the broker stays away past its retries) joins as a new member;
-   * after the broker's restart the old member is waited for this long, so the default is short.
+   * restarts keeps its member id (workers/kafka/member-id.ts); a member that is really gone (a
+   * process restarted during a broker outage) is waited for this long, so the default is short.
    */
   rebalanceTimeoutMs?: number;
   /**
@@ -271,6 +272,8 @@ export class KafkaLog implements Log {
     const c = new KafkaConsumer(
       this.kafka.consumer({
         groupId: opts.groupId,
+        // The same members keep the same partitions across a broker restart (workers/kafka/assigner.ts).
+        partitionAssigners: [SortedRoundRobinAssigner],
         sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
         rebalanceTimeout: this.opts.rebalanceTimeoutMs ?? 10_000,
