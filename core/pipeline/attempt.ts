@@ -14,6 +14,7 @@ import type { Hmac } from '../signing/hmac';
 import { signHeaders } from '../signing/outbound';
 import { resolveDelivery } from '../transformers/secret-templates';
 import type { SecretBox } from '../signing/secret-box';
+import { splitSecrets } from '../signing/secret-format';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
 import { semaphore } from './limiter';
 import type { Attempted } from './outcome-records';
@@ -67,7 +68,7 @@ export const createAttempter = (d: AttemptDeps) => {
   const defaults: readonly string[] = Object.freeze(config.signing.default_secret ? [config.signing.default_secret] : []);
   const ownOr = (own: readonly string[]) => (own.length ? own : defaults);
   const secretsOf = (w: Webhook): readonly string[] | Promise<readonly string[]> => {
-    if (w.signing_secret && d.secretBox) return d.secretBox.open(w.signing_secret).then((s) => [s]);
+    if (w.signing_secret && d.secretBox) return d.secretBox.open(w.signing_secret).then(splitSecrets);
     const own = d.configSecrets?.(w.config_id, d.clock.now());
     if (own === undefined) return defaults;
     return own instanceof Promise ? own.then(ownOr) : ownOr(own);

@@ -22,6 +22,8 @@ import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
+import { startAppState } from '../../core/apps/runtime';
+import { createMessages } from '../../core/apps/messages';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
@@ -154,6 +156,21 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
         })
       : undefined;
 
+  // Applications, endpoints, event types and messages of the Svix API (api): howk.applications and howk.messages replayed into memory.
+  const apps = roles.api
+    ? startAppState({
+        config,
+        logStore,
+        log,
+        clock,
+        box: p.secretBox,
+        instance: Object.entries(roles)
+          .filter(([, on]) => on)
+          .map(([r]) => r)
+          .join('+'),
+      })
+    : undefined;
+
   // Pauses, resumes and circuit transitions go to howk.guards too, so a rebuild restores them.
   const journal = p.guards && (roles.api || roles.worker) ? logStore.producer() : undefined;
   // The worker's admissions feed the per-endpoint metrics (circuit state, adaptive limits).
@@ -273,6 +290,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       events,
       changes,
       overview: { timeline: (now, w) => hot.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
+      apps: apps && { store: apps.store, messages: createMessages({ config, store: apps.store, enqueue: (id, items) => enqueue(id, items), producer: apps.producer, clock }) },
     });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
@@ -306,8 +324,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   // After the api and the worker (stopped above), which record on it.
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
-  if (security || lua || scripts)
-    stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), p.keyMirror?.stop()])) });
+  if (security || lua || scripts || apps)
+    stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), apps?.stop(), p.keyMirror?.stop()])) });
   let metricsUrl: string | undefined;
   if (config.metrics.port > 0) {
     const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host, [
