@@ -22,7 +22,7 @@ import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
-import { startAppState } from '../../core/apps/runtime';
+import { startAppState, type AppState } from '../../core/apps/runtime';
 import { createMessages } from '../../core/apps/messages';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
@@ -83,6 +83,7 @@ export type Fleet = {
   stop: () => Promise<void>;
   /** API keys and config secrets of this process */ security?: SecurityState;
   /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry;
+  /** Applications, endpoints and messages of the Svix API (api) */ apps?: AppState;
 };
 
 /** The metrics of a process running `roles`: the api records the 'produced' stage, the worker every later one. */
@@ -344,6 +345,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     metricsUrl,
     security,
     transformers,
+    apps,
     stop: async () => {
       for (const s of stops) {
         const t0 = Date.now();
