@@ -13,5 +13,8 @@ export const listensTo = (e: Pick<EndpointRecord, 'disabled' | 'filter_types' | 
 };
 
 /** The endpoints a message reaches, in the order given. */
-export const matchingEndpoints = <E extends Pick<EndpointRecord, 'disabled' | 'filter_types' | 'channels'>>(endpoints: readonly E[], eventType: string, channels: readonly string[] | null): E[] =>
-  endpoints.filter((e) => listensTo(e, eventType, channels));
+export const matchingEndpoints = <E extends Pick<EndpointRecord, 'disabled' | 'filter_types' | 'channels'>>(
+  endpoints: readonly E[],
+  eventType: string,
+  channels: readonly string[] | null,
+): E[] => endpoints.filter((e) => listensTo(e, eventType, channels));

@@ -91,7 +91,14 @@ const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
     async updateApp(idOrUid: string, input: AppIn): Promise<AppRecord> {
       const old = app(idOrUid);
       uidFree(input.uid, old, input.uid ? d.table.app(input.uid) : undefined, 'application');
-      const r: AppRecord = { ...old, uid: input.uid ?? null, name: input.name, metadata: input.metadata ?? {}, throttle_rate: input.throttleRate ?? input.rateLimit ?? null, updated_at: stamp() };
+      const r: AppRecord = {
+        ...old,
+        uid: input.uid ?? null,
+        name: input.name,
+        metadata: input.metadata ?? {},
+        throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
+        updated_at: stamp(),
+      };
       await write([r]);
       return r;
     },
@@ -110,7 +117,8 @@ const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, ui
     async createEndpoint(appIdOrUid: string, input: EndpointIn): Promise<EndpointRecord> {
       const a = app(appIdOrUid);
       uidFree(input.uid, undefined, input.uid ? d.table.endpoint(a.id, input.uid) : undefined, 'endpoint');
-      if (d.table.endpointCount(a.id) >= svix.max_endpoints_per_app) throw limitReached(`at most ${svix.max_endpoints_per_app} endpoints per application (svix.max_endpoints_per_app)`);
+      if (d.table.endpointCount(a.id) >= svix.max_endpoints_per_app)
+        throw limitReached(`at most ${svix.max_endpoints_per_app} endpoints per application (svix.max_endpoints_per_app)`);
       const now = d.clock.now();
       const at = new Date(now).toISOString();
       const r: EndpointRecord = {
@@ -177,7 +185,9 @@ const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, ui
       const e = endpoint(appIdOrUid, idOrUid);
       const now = d.clock.now();
       const until = new Date(now + d.config.signing.rotation_overlap).toISOString();
-      const kept = validEntries({ config_id: e.id, secrets: e.secrets, updated_at: e.updated_at }, now).map((s) => (s.expires_at === null || s.expires_at > until ? { ...s, expires_at: until } : s));
+      const kept = validEntries({ config_id: e.id, secrets: e.secrets, updated_at: e.updated_at }, now).map((s) =>
+        s.expires_at === null || s.expires_at > until ? { ...s, expires_at: until } : s,
+      );
       await write([{ ...e, secrets: [await sealed(key ?? generateSigningSecret(), now), ...kept], updated_at: new Date(now).toISOString() }]);
     },
   };

@@ -54,7 +54,8 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     const t = (n: string) => `${tag}.${n}`;
     const filters: (string[] | undefined)[] = [[t('invoice.paid')], [t('invoice.paid'), t('user.created')], undefined, [t('user.created')], [t('invoice.failed')]];
     const eps = [];
-    for (const [i, filterTypes] of filters.entries()) eps.push(await svix.endpoint.create(app.id, { url: rx.url(`/${tag}/e${i}`), filterTypes, uid: `e${i}`, description: `endpoint ${i}` }));
+    for (const [i, filterTypes] of filters.entries())
+      eps.push(await svix.endpoint.create(app.id, { url: rx.url(`/${tag}/e${i}`), filterTypes, uid: `e${i}`, description: `endpoint ${i}` }));
     expect(eps.map((e) => e.id)).toEqual(expect.arrayContaining([expect.stringMatching(/^ep_/)]));
     const list = await svix.endpoint.list(app.id, { limit: 2 });
     expect(list.data).toHaveLength(2);
@@ -166,7 +167,10 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     for (const [what, body, field] of cases) {
       const e = await failure(svix.endpoint.create(app.id, body as any));
       expect(e.code, what).toBe(422);
-      expect(e.body.detail.some((d: any) => d.loc.join('.').includes(field)), `${what}: ${JSON.stringify(e.body)}`).toBe(true);
+      expect(
+        e.body.detail.some((d: any) => d.loc.join('.').includes(field)),
+        `${what}: ${JSON.stringify(e.body)}`,
+      ).toBe(true);
     }
     // The client drops fields it does not know: a raw request sends one (a typo of filterTypes).
     const raw = await fetch(`${f.baseUrl}/api/v1/app/${app.id}/endpoint`, {

@@ -326,7 +326,10 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
   if (security || lua || scripts || apps)
-    stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), apps?.stop(), p.keyMirror?.stop()])) });
+    stops.push({
+      name: 'replicas and lua services',
+      run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), apps?.stop(), p.keyMirror?.stop()])),
+    });
   let metricsUrl: string | undefined;
   if (config.metrics.port > 0) {
     const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host, [

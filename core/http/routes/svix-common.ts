@@ -58,7 +58,16 @@ export const messageOut = (m: MessageRecord, withContent = true) => ({
 });
 
 const stamp = z.string().describe('RFC 3339');
-export const AppOutSchema = z.object({ id: z.string(), uid: z.string().nullable(), name: z.string(), metadata: z.record(z.string(), z.string()), throttleRate: z.number().nullable(), rateLimit: z.number().nullable(), createdAt: stamp, updatedAt: stamp });
+export const AppOutSchema = z.object({
+  id: z.string(),
+  uid: z.string().nullable(),
+  name: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  throttleRate: z.number().nullable(),
+  rateLimit: z.number().nullable(),
+  createdAt: stamp,
+  updatedAt: stamp,
+});
 export const EndpointOutSchema = z.object({
   id: z.string(),
   uid: z.string().nullable(),
@@ -74,10 +83,30 @@ export const EndpointOutSchema = z.object({
   createdAt: stamp,
   updatedAt: stamp,
 });
-export const EventTypeOutSchema = z.object({ name: z.string(), description: z.string(), archived: z.boolean(), deprecated: z.boolean(), groupName: z.string().nullable(), schemas: z.unknown(), createdAt: stamp, updatedAt: stamp });
-export const MessageOutSchema = z.object({ id: z.string(), eventType: z.string(), eventId: z.string().nullable(), channels: z.array(z.string()).nullable(), payload: z.unknown(), timestamp: stamp });
+export const EventTypeOutSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  archived: z.boolean(),
+  deprecated: z.boolean(),
+  groupName: z.string().nullable(),
+  schemas: z.unknown(),
+  createdAt: stamp,
+  updatedAt: stamp,
+});
+export const MessageOutSchema = z.object({
+  id: z.string(),
+  eventType: z.string(),
+  eventId: z.string().nullable(),
+  channels: z.array(z.string()).nullable(),
+  payload: z.unknown(),
+  timestamp: stamp,
+});
 export const listOf = (item: z.ZodType) => z.object({ data: z.array(item), iterator: z.string().nullable(), prevIterator: z.string().nullable(), done: z.boolean() });
-export const SvixError = z.object({ code: z.string(), detail: z.unknown().describe('a message; for 422, [{loc, msg, type}]'), error: z.object({ code: z.string(), message: z.string() }) });
+export const SvixError = z.object({
+  code: z.string(),
+  detail: z.unknown().describe('a message; for 422, [{loc, msg, type}]'),
+  error: z.object({ code: z.string(), message: z.string() }),
+});
 
 export const ListQuery = () =>
   z.object({

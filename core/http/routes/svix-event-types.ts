@@ -41,7 +41,11 @@ export const svixEventTypeRoutes: Route[] = [
     summary: 'Create an event type (a key that reaches every config)',
     access: 'admin',
     request: { body: eventTypeIn, bodyRequired: true },
-    responses: { '201': { description: 'created', schema: EventTypeOutSchema }, '409': { description: 'the name exists, or svix.max_event_types reached', schema: SvixError }, ...errors },
+    responses: {
+      '201': { description: 'created', schema: EventTypeOutSchema },
+      '409': { description: 'the name exists, or svix.max_event_types reached', schema: SvixError },
+      ...errors,
+    },
     handler: (d) => [
       async (c) => {
         const { value } = await readSvixBody(c, eventTypeIn(d.config), SMALL_BODY);
