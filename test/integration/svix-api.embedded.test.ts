@@ -19,7 +19,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // official client works the same, the limits hold, and applications, endpoints (their secrets
 // too) and messages are read back from the log after a restart.
 
-const config = testConfig('memory', { 'svix.max_endpoints_per_app': 3, 'svix.max_applications': 2, 'svix.max_event_types': 2 });
+const config = testConfig('memory', { 'svix.max_endpoints_per_app': 3, 'svix.max_applications': 2, 'svix.max_event_types': 2, 'api.max_outstanding_per_config': 5 });
 
 describe('Svix API on the embedded storage (howk-dev)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'howk-svix-'));
@@ -47,7 +47,7 @@ describe('Svix API on the embedded storage (howk-dev)', () => {
   const client = () => new Svix('any', { serverUrl: run.fleet.baseUrl! });
 
   beforeAll(async () => {
-    rx = await startReceiver();
+    rx = await startReceiver((r) => ({ status: r.path.startsWith('/down') ? 503 : 200 }));
     run = await start();
   });
   afterAll(async () => {
@@ -93,5 +93,19 @@ describe('Svix API on the embedded storage (howk-dev)', () => {
     expect((await svix.message.create(app.id, { eventType: 'a.b', payload: { hello: 'dev' }, eventId: 'dev-1' })).id).toBe(msg.id);
     await new Promise((res) => setTimeout(res, 300));
     expect(rx.received).toHaveLength(1);
+  });
+
+  it("a message counts towards its application's outstanding bound: past it, 429 and nothing sent", async () => {
+    const svix = client();
+    const second = (await svix.application.list()).data.find((a) => a.name === 'Second')!;
+    await svix.application.delete(second.id);
+    expect(((await svix.application.get(second.id).catch((e) => e)) as ApiException<any>).code).toBe(404);
+    const app = await svix.application.create({ name: 'Busy' });
+    for (const i of [1, 2, 3]) await svix.endpoint.create(app.id, { url: rx.url(`/down/${i}`) });
+    await svix.message.create(app.id, { eventType: 'x', payload: { n: 1 } });
+    await svix.message.create(app.id, { eventType: 'x', payload: { n: 2 } });
+    const refused = (await svix.message.create(app.id, { eventType: 'x', payload: { n: 3 } }).catch((e) => e)) as ApiException<any>;
+    expect(refused.code).toBe(429);
+    expect((await svix.message.list(app.id)).data).toHaveLength(2);
   });
 });

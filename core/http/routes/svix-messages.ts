@@ -6,6 +6,7 @@ import { NotFoundError } from '../../errors/errors';
 import type { ApiDeps } from '../deps';
 import type { Route } from '../route';
 import { limitBody } from './body-limit';
+import { checkOutstanding } from './enqueue-wait';
 import { appConfig, AppParam, ListQuery, listOf, MessageOutSchema, messageOut, page, readSvixBody, store, SvixError } from './svix-common';
 import { attemptsOf, AttemptOutSchema } from './svix-attempts';
 
@@ -37,6 +38,7 @@ export const svixMessageRoutes: Route[] = [
     responses: {
       '202': { description: 'accepted (durably in Kafka); the same eventId again answers the first message', schema: MessageOutSchema },
       '413': { description: 'over api.max_request_size' },
+      '429': { description: "the application's config has api.max_outstanding_per_config webhooks outstanding (Retry-After); nothing sent" },
       '422': { description: 'invalid body; detail names each field', schema: SvixError },
       '503': { description: 'Kafka unavailable; nothing was sent' },
       ...errors,
@@ -45,7 +47,10 @@ export const svixMessageRoutes: Route[] = [
       limitBody(d.config.api.max_request_size),
       async (c) => {
         const { value, text } = await readSvixBody(c, messageIn(d.config), d.config.api.max_request_size);
-        const { message: m, created } = await d.apps!.messages.create(c.req.param('app')!, value, slice(text, memberSpan(text, 0, 'payload')!));
+        const app = store(d).app(c.req.param('app')!);
+        // The application's webhooks count towards its config's bound like any enqueue's.
+        await checkOutstanding(d, app.id);
+        const { message: m, created } = await d.apps!.messages.create(app.id, value, slice(text, memberSpan(text, 0, 'payload')!));
         if (created) d.log.debug('message sent', { app_id: m.app_id, msg_id: m.id, endpoints: m.deliveries.length });
         return c.json(messageOut(m, withContent(c)), 202);
       },
