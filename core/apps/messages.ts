@@ -5,6 +5,7 @@ import type { EnqueueResult } from '../pipeline/enqueue';
 import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
 import { matchingEndpoints } from './filter';
+import { messageWebhookKey } from './gate';
 import { encodeRecord, messageKey, type MessageRecord } from './records';
 import type { MessageIn } from './schemas';
 import type { AppStore } from './store';
@@ -51,7 +52,7 @@ export const createMessages = (d: MessageDeps) => {
           endpoint: e.url,
           payload,
           headers: e.headers,
-          idempotency_key: `svix:${id}:${e.id}`,
+          idempotency_key: messageWebhookKey(id, e.id),
           signing_secret: secretsText(await d.store.signingSecrets(e)),
         })),
       );

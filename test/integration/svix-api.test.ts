@@ -32,7 +32,7 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     await Promise.all([f.fleet.security!.ready, f.fleet.apps!.ready]);
     admin = (await f.fleet.security!.keys!.create({ scopes: ['admin'] })).key;
     svix = new Svix(admin, { serverUrl: f.baseUrl });
-    rx = await startReceiver();
+    rx = await startReceiver((r) => ({ status: r.path.startsWith('/down/') ? 503 : 200 }));
   });
   afterAll(async () => {
     await f?.stop();
@@ -116,6 +116,33 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     expect(r!.headers['x-tenant']).toBe('acme');
     expect(at(`/${tag}/off`)).toHaveLength(0);
     expect((await svix.endpoint.get(app.id, off.id)).disabled).toBe(true);
+  });
+
+  it('disabling an endpoint dead-letters its queued webhooks as endpoint_disabled; re-enabled, it gets new messages', async () => {
+    const tag = uniq('off');
+    const app = await svix.application.create({ name: 'Off' });
+    const url = rx.url(`/down/${tag}`);
+    const ep = await svix.endpoint.create(app.id, { url });
+    const msg = await svix.message.create(app.id, { eventType: 'x', payload: { n: 1 } });
+    await waitFor(() => at(`/down/${tag}`).length >= 1, { what: 'the first attempt (503)' });
+    await svix.endpoint.update(app.id, ep.id, { url, disabled: true });
+    const webhookId = f.fleet.apps!.store.table.message(app.id, msg.id)!.deliveries[0]!.webhook_id;
+    const auth = { headers: { authorization: `Bearer ${admin}` } };
+    const status = await waitFor(
+      async () => {
+        const s = (await (await fetch(`${f.baseUrl}/webhooks/${webhookId}/status`, auth)).json()) as any;
+        return s.state === 'failed' ? s : undefined;
+      },
+      { what: 'the dead letter' },
+    );
+    expect(status.dead_reason).toBe('endpoint_disabled');
+    const sent = at(`/down/${tag}`).length;
+    const dead = (await (await fetch(`${f.baseUrl}/deadletter?config_id=${app.id}`, auth)).json()) as any;
+    expect(dead.items.map((x: any) => [x.webhook_id, x.reason_type])).toEqual([[webhookId, 'endpoint_disabled']]);
+    await svix.endpoint.update(app.id, ep.id, { url, disabled: false });
+    await svix.message.create(app.id, { eventType: 'x', payload: { n: 2 } });
+    await waitFor(() => at(`/down/${tag}`).some((r) => r.body.toString() === '{"n":2}'), { what: 'the message after re-enabling' });
+    expect(at(`/down/${tag}`).filter((r) => r.body.toString() === '{"n":1}')).toHaveLength(sent);
   });
 
   it('as an attacker: no key 401; a key bound to application A cannot read or write application B', async () => {

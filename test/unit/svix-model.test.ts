@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listensTo, matchingEndpoints } from '../../core/apps/filter';
+import { disabledEndpointGate, messageWebhookKey } from '../../core/apps/gate';
 import { decodeMessage, decodeModel, encodeRecord, endpointKey, keyOf, type AppRecord, type EndpointRecord, type MessageRecord } from '../../core/apps/records';
 import { AppTable } from '../../core/apps/table';
 import { splitSecrets } from '../../core/signing/secret-format';
@@ -118,6 +119,27 @@ describe('the replica table', () => {
     for (const id of ['m1', 'm2', 'm3']) put(t, msg('app_1', id));
     expect(t.messagesOf('app_1').map((m) => m.id)).toEqual(['m2', 'm3']);
     expect(t.message('app_1', 'm1')).toBeUndefined();
+  });
+});
+
+describe('the worker gate of disabled endpoints', () => {
+  const t = new AppTable(10);
+  t.apply('app/app_1', encodeRecord(app('app_1')));
+  const gate = disabledEndpointGate(t);
+  const hook = (epId: string, created: string, key = messageWebhookKey('msg_1', epId)) => ({ config_id: 'app_1', idempotency_key: key, created_at: created });
+
+  it('a webhook queued before its endpoint was disabled dead-letters', () => {
+    t.apply('ep/app_1/ep_off', encodeRecord(ep('app_1', 'ep_off', { disabled: true, updated_at: '2026-01-02T00:00:00.000Z' })));
+    expect(gate(hook('ep_off', '2026-01-01T12:00:00.000Z'))).toMatch(/ep_off .* disabled/);
+  });
+
+  it('goes: a disabling older than the webhook (this replica lags the api), an enabled or deleted endpoint, a webhook no message made', () => {
+    expect(gate(hook('ep_off', '2026-01-03T00:00:00.000Z'))).toBeUndefined();
+    t.apply('ep/app_1/ep_on', encodeRecord(ep('app_1', 'ep_on', { updated_at: '2026-01-02T00:00:00.000Z' })));
+    expect(gate(hook('ep_on', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
+    expect(gate(hook('ep_gone', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
+    expect(gate(hook('ep_off', '2026-01-01T00:00:00.000Z', 'my-own-key'))).toBeUndefined();
+    expect(gate({ config_id: 'app_1', created_at: '2026-01-01T00:00:00.000Z' })).toBeUndefined();
   });
 });
 

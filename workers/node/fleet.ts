@@ -24,6 +24,7 @@ import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
 import { startAppState, type AppState } from '../../core/apps/runtime';
 import { createMessages } from '../../core/apps/messages';
+import { disabledEndpointGate } from '../../core/apps/gate';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
@@ -157,20 +158,23 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
         })
       : undefined;
 
-  // Applications, endpoints, event types and messages of the Svix API (api): howk.applications and howk.messages replayed into memory.
-  const apps = roles.api
-    ? startAppState({
-        config,
-        logStore,
-        log,
-        clock,
-        box: p.secretBox,
-        instance: Object.entries(roles)
-          .filter(([, on]) => on)
-          .map(([r]) => r)
-          .join('+'),
-      })
-    : undefined;
+  // Applications, endpoints, event types and messages of the Svix API (api; the worker reads
+  // the model only, to dead-letter webhooks of disabled endpoints): replayed into memory.
+  const apps =
+    roles.api || roles.worker
+      ? startAppState({
+          messages: roles.api,
+          config,
+          logStore,
+          log,
+          clock,
+          box: p.secretBox,
+          instance: Object.entries(roles)
+            .filter(([, on]) => on)
+            .map(([r]) => r)
+            .join('+'),
+        })
+      : undefined;
 
   // Pauses, resumes and circuit transitions go to howk.guards too, so a rebuild restores them.
   const journal = p.guards && (roles.api || roles.worker) ? logStore.producer() : undefined;
@@ -192,8 +196,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     // Signing with a config's secret needs the secrets loaded before the first delivery.
     await security!.ready;
     const configSecrets = security!.configSecrets!;
-    // Likewise the delivery scripts.
+    // Likewise the delivery scripts, and the Svix API's endpoints.
     await scripts!.ready;
+    await apps!.ready;
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer({ lingerMs: config.worker.outcome_linger }), hot, config.kafka.topics.deadletter);
@@ -210,6 +215,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       configSecrets: (id, at) => configSecrets.secretsFor(id, at),
       guards,
       deliveryScript: (id) => scriptStore.scriptFor(id),
+      endpointDisabled: disabledEndpointGate(apps!.store.table),
       luaKv,
       lua,
       stages,
