@@ -54,6 +54,7 @@ export const createMessages = (d: MessageDeps) => {
           headers: e.headers,
           idempotency_key: messageWebhookKey(id, e.id),
           signing_secret: secretsText(await d.store.signingSecrets(e)),
+          ...(e.max_attempts ? { max_attempts: e.max_attempts } : {}),
         })),
       );
       const results = items.length ? await d.enqueue(app.id, items) : [];

@@ -31,6 +31,8 @@ export const EndpointRecordSchema = z.object({
   /** null: every message, whatever its channels. */
   channels: z.array(z.string()).nullable(),
   throttle_rate: z.number().int().nullable(),
+  /** Attempts of each webhook a message makes for it (Howk's own field); null or absent: retry.max_attempts. */
+  max_attempts: z.number().int().nullable().optional(),
   headers: z.record(z.string(), z.string()),
   metadata: z.record(z.string(), z.string()),
   version: z.number().int(),

@@ -59,6 +59,8 @@ const endpointFields = (c: Config) => {
     rateLimit: rate,
     metadata: metadata.optional(),
     version: z.number().int().min(1).nullable().optional(),
+    /** Howk's own: attempts of each webhook a message makes for this endpoint (null: retry.max_attempts). */
+    maxAttempts: z.number().int().min(1).max(1000).nullable().optional(),
   };
 };
 

@@ -145,6 +145,33 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     expect(at(`/down/${tag}`).filter((r) => r.body.toString() === '{"n":1}')).toHaveLength(sent);
   });
 
+  it("an endpoint's maxAttempts bounds its webhooks' attempts; its attempts are listed by endpoint", async () => {
+    const tag = uniq('max');
+    const app = await svix.application.create({ name: 'Max' });
+    const url = rx.url(`/down/${tag}`);
+    // maxAttempts is Howk's own field: the official client does not send it, so a raw request does.
+    const res = await fetch(`${f.baseUrl}/api/v1/app/${app.id}/endpoint`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url, maxAttempts: 2 }),
+    });
+    expect(res.status).toBe(201);
+    const ep = (await res.json()) as any;
+    expect(ep.maxAttempts).toBe(2);
+    const msg = await svix.message.create(app.id, { eventType: 'x', payload: { n: 1 } });
+    const webhookId = f.fleet.apps!.store.table.message(app.id, msg.id)!.deliveries[0]!.webhook_id;
+    const auth = { headers: { authorization: `Bearer ${admin}` } };
+    await waitFor(async () => ((await (await fetch(`${f.baseUrl}/webhooks/${webhookId}/status`, auth)).json()) as any).state === 'exhausted', {
+      what: 'exhausted after 2 attempts',
+    });
+    expect(at(`/down/${tag}`)).toHaveLength(2);
+    const attempts = await svix.messageAttempt.listByEndpoint(app.id, ep.id);
+    expect(attempts.data.map((a) => [a.msgId, a.responseStatusCode, a.status])).toEqual([
+      [msg.id, 503, 2],
+      [msg.id, 503, 2],
+    ]);
+  });
+
   it('as an attacker: no key 401; a key bound to application A cannot read or write application B', async () => {
     const a = await svix.application.create({ name: 'A', uid: uniq('a') });
     const b = await svix.application.create({ name: 'B', uid: uniq('b') });
@@ -167,6 +194,13 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
       ['delete endpoint', () => mallory.endpoint.delete(b.id, bEp.id)],
       ['send message', () => mallory.message.create(b.id, { eventType: 'x', payload: {} })],
       ['get message', () => mallory.message.get(b.id, bMsg.id)],
+      ['list messages', () => mallory.message.list(b.id)],
+      ['attempts by message', () => mallory.messageAttempt.listByMsg(b.id, bMsg.id)],
+      ['attempts by endpoint', () => mallory.messageAttempt.listByEndpoint(b.id, bEp.id)],
+      ['get headers', () => mallory.endpoint.getHeaders(b.id, bEp.id)],
+      ['set headers', () => mallory.endpoint.updateHeaders(b.id, bEp.id, { headers: { 'x-evil': '1' } })],
+      ['update endpoint', () => mallory.endpoint.update(b.id, bEp.id, { url: rx.url('/evil') })],
+      ['update app', () => mallory.application.update(b.id, { name: 'pwned' })],
       ['delete app', () => mallory.application.delete(b.id)],
     ] as const) {
       const e = await failure((call as () => Promise<unknown>)());
@@ -178,7 +212,9 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     const reader = new Svix((await f.fleet.security!.keys!.create({ scopes: ['read'] })).key, { serverUrl: f.baseUrl });
     expect((await failure(reader.endpoint.getSecret(b.id, bEp.id))).code).toBe(403);
     // B is untouched.
-    expect((await svix.endpoint.list(b.id)).data.map((e) => e.id)).toEqual([bEp.id]);
+    expect((await svix.endpoint.list(b.id)).data.map((e) => [e.id, e.url])).toEqual([[bEp.id, rx.url('/b')]]);
+    expect((await svix.endpoint.getHeaders(b.id, bEp.id)).headers).toEqual({});
+    expect((await svix.application.get(b.id)).name).toBe('B');
   });
 
   it('bad input: 422 naming the field, 409 on a taken uid, nothing stored', async () => {

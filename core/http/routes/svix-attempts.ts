@@ -20,9 +20,11 @@ export const AttemptOutSchema = z.object({
 });
 export type AttemptOut = z.infer<typeof AttemptOutSchema>;
 
-export const attemptsOf = async (d: ApiDeps, m: MessageRecord): Promise<AttemptOut[]> => {
+/** The attempts of a message, of its delivery to one endpoint when `endpointId` is given. */
+export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: string): Promise<AttemptOut[]> => {
   const out: AttemptOut[] = [];
   for (const del of m.deliveries) {
+    if (endpointId !== undefined && del.endpoint_id !== endpointId) continue;
     const s = await d.hot.getStatus(del.webhook_id);
     if (!s) continue;
     for (const a of s.history) {

@@ -19,6 +19,8 @@ const errors = {
 const ofApp = { tag: 'svix', needs: ['apps'], config: appConfig, request: { params: AppParam } } as const;
 const MsgParams = AppParam.extend({ msg: z.string() });
 const withContent = (c: Context) => c.req.query('with_content') !== 'false';
+/** Messages whose statuses one listing of an endpoint's attempts reads, at most (each is a hot-state read). */
+const MAX_SCANNED = 250;
 
 const message = (d: ApiDeps, c: Context) => {
   const app = store(d).app(c.req.param('app')!);
@@ -94,6 +96,32 @@ export const svixMessageRoutes: Route[] = [
       async (c) => {
         const p = page(c, await attemptsOf(d, message(d, c)), (a) => a.id);
         return c.json(p);
+      },
+    ],
+  },
+  {
+    ...ofApp,
+    method: 'get',
+    path: '/api/v1/app/:app/attempt/endpoint/:endpoint',
+    summary: "The delivery attempts to an endpoint, over the application's kept messages (newest message first)",
+    access: 'read',
+    request: { params: AppParam.extend({ endpoint: z.string() }), query: ListQuery },
+    responses: { '200': { description: 'one page', schema: listOf(AttemptOutSchema) }, ...errors },
+    handler: (d) => [
+      async (c) => {
+        const e = store(d).endpoint(c.req.param('app')!, c.req.param('endpoint')!);
+        const messages = store(d)
+          .table.messagesOf(e.app_id)
+          .filter((m) => m.deliveries.some((x) => x.endpoint_id === e.id));
+        const all = (
+          await Promise.all(
+            messages
+              .reverse()
+              .slice(0, MAX_SCANNED)
+              .map((m) => attemptsOf(d, m, e.id)),
+          )
+        ).flat();
+        return c.json(page(c, all, (a) => a.id));
       },
     ],
   },
