@@ -19,7 +19,14 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 // official client works the same, the limits hold, and applications, endpoints (their secrets
 // too) and messages are read back from the log after a restart.
 
-const config = testConfig('memory', { 'svix.max_endpoints_per_app': 3, 'svix.max_applications': 2, 'svix.max_event_types': 2, 'api.max_outstanding_per_config': 5 });
+const config = testConfig('memory', {
+  'svix.max_endpoints_per_app': 3,
+  'svix.max_applications': 2,
+  'svix.max_event_types': 2,
+  'api.max_outstanding_per_config': 5,
+  'svix.max_filter_types': 2,
+  'api.max_request_size': 4096,
+});
 
 describe('Svix API on the embedded storage (howk-dev)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'howk-svix-'));
@@ -107,5 +114,20 @@ describe('Svix API on the embedded storage (howk-dev)', () => {
     const refused = (await svix.message.create(app.id, { eventType: 'x', payload: { n: 3 } }).catch((e) => e)) as ApiException<any>;
     expect(refused.code).toBe(429);
     expect((await svix.message.list(app.id)).data).toHaveLength(2);
+  });
+
+  it('bounded input: filterTypes and channels past svix.max_filter_types answer 422, a message over api.max_request_size 413; nothing stored', async () => {
+    const svix = client();
+    const before = (await svix.endpoint.list('dev-app')).data.length;
+    const many = (await svix.endpoint.create('dev-app', { url: rx.url('/x'), filterTypes: ['a', 'b', 'c'] }).catch((e) => e)) as ApiException<any>;
+    expect(many.code).toBe(422);
+    expect(many.body.detail[0].loc).toEqual(['body', 'filterTypes']);
+    const channels = (await svix.message.create('dev-app', { eventType: 'a.b', payload: {}, channels: ['a', 'b', 'c'] }).catch((e) => e)) as ApiException<any>;
+    expect(channels.code).toBe(422);
+    expect(channels.body.detail[0].loc).toEqual(['body', 'channels']);
+    const big = (await svix.message.create('dev-app', { eventType: 'a.b', payload: { blob: 'x'.repeat(5000) } }).catch((e) => e)) as ApiException<any>;
+    expect(big.code).toBe(413);
+    expect((await svix.endpoint.list('dev-app')).data).toHaveLength(before);
+    expect((await svix.message.list('dev-app')).data).toHaveLength(1);
   });
 });
