@@ -225,9 +225,37 @@ const eventTypeOps = ({ d, svix, stamp, needSync, write }: Ctx) => {
   return eventTypeStore;
 };
 
+/** Runs the calls of the functions it wraps one after another: a check (a free uid, a limit, the record read) and its write are never split by another change. */
+const serializer = () => {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    (...a: A): Promise<R> => {
+      const run = tail.then(() => fn(...a));
+      tail = run.catch(() => undefined);
+      return run;
+    };
+};
+
 export const createAppStore = (d: AppStoreDeps) => {
   const ctx = context(d);
-  return { ...appOps(ctx), ...endpointOps(ctx), ...eventTypeOps(ctx), table: d.table, synced: d.synced, box: d.box };
+  const ops = { ...appOps(ctx), ...endpointOps(ctx), ...eventTypeOps(ctx) };
+  const one = serializer();
+  return {
+    ...ops,
+    createApp: one(ops.createApp),
+    updateApp: one(ops.updateApp),
+    deleteApp: one(ops.deleteApp),
+    createEndpoint: one(ops.createEndpoint),
+    updateEndpoint: one(ops.updateEndpoint),
+    deleteEndpoint: one(ops.deleteEndpoint),
+    setHeaders: one(ops.setHeaders),
+    rotateSecret: one(ops.rotateSecret),
+    createEventType: one(ops.createEventType),
+    updateEventType: one(ops.updateEventType),
+    table: d.table,
+    synced: d.synced,
+    box: d.box,
+  };
 };
 
 const eventTypeBody = (i: EventTypeUpdate) => ({

@@ -104,10 +104,10 @@ export const MessageOutSchema = z.object({
   timestamp: stamp,
 });
 export const listOf = (item: z.ZodType) => z.object({ data: z.array(item), iterator: z.string().nullable(), prevIterator: z.string().nullable(), done: z.boolean() });
-export const SvixError = z.object({
+export const SvixError = z.looseObject({
   code: z.string(),
   detail: z.unknown().describe('a message; for 422, [{loc, msg, type}]'),
-  error: z.object({ code: z.string(), message: z.string() }),
+  error: z.looseObject({ code: z.string(), message: z.string() }).describe("Howk's own error, as on every route"),
 });
 
 export const ListQuery = () =>

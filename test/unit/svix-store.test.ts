@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigSchema } from '../../core/config/schema';
+import { createAppStore } from '../../core/apps/store';
+import { AppTable } from '../../core/apps/table';
+import { ConflictError, NotConfiguredError } from '../../core/errors/errors';
+import type { LogRecord } from '../../core/ports/log';
+import { createSecretBox } from '../../core/signing/secret-box';
+
+// The store of the Svix model on one instance: what it writes to howk.applications (sealed
+// secrets only), and concurrent changes that must not both pass a check meant for one.
+
+const config = ConfigSchema.parse({ svix: { max_endpoints_per_app: 1 } });
+const setup = async (withBox = true) => {
+  const sent: LogRecord[] = [];
+  const producer = {
+    // A produce takes a while: concurrent requests overlap as they do against Kafka.
+    send: async (records: LogRecord[]) => {
+      await new Promise((r) => setTimeout(r, 5));
+      sent.push(...records);
+    },
+    close: async () => {},
+  };
+  const box = withBox ? await createSecretBox('k1', { k1: Buffer.alloc(32, 3).toString('base64') }) : undefined;
+  const store = createAppStore({ config, table: new AppTable(10), producer, box, clock: { now: () => Date.now() }, synced: () => true });
+  return { store, sent };
+};
+
+describe('the Svix model store', () => {
+  it('two concurrent creates with one uid: one is stored, the other is 409', async () => {
+    const { store } = await setup();
+    const results = await Promise.allSettled([store.createApp({ name: 'a', uid: 'same' }), store.createApp({ name: 'b', uid: 'same' })]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(ConflictError);
+    expect(store.listApps()).toHaveLength(1);
+  });
+
+  it('concurrent endpoint creates stop at svix.max_endpoints_per_app', async () => {
+    const { store } = await setup();
+    const app = await store.createApp({ name: 'a' });
+    const results = await Promise.allSettled([1, 2, 3].map((i) => store.createEndpoint(app.id, { url: `https://example.com/${i}` })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(store.listEndpoints(app.id)).toHaveLength(1);
+  });
+
+  it('an endpoint secret reaches the topic sealed only, and opens back to what was given', async () => {
+    const { store, sent } = await setup();
+    const app = await store.createApp({ name: 'a' });
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const e = await store.createEndpoint(app.id, { url: 'https://example.com/h', secret });
+    expect(JSON.stringify(sent)).not.toContain(secret.slice(6));
+    expect(JSON.stringify(sent)).toContain('enc:v1:k1:');
+    expect(await store.currentSecret(app.id, e.id)).toBe(secret);
+    await store.rotateSecret(app.id, e.id);
+    const both = await store.signingSecrets(store.endpoint(app.id, e.id));
+    expect(both).toHaveLength(2);
+    expect(both[1]).toBe(secret);
+  });
+
+  it('without HOWK_SECRETS_KEY an endpoint is refused (501), nothing written', async () => {
+    const { store, sent } = await setup(false);
+    const app = await store.createApp({ name: 'a' });
+    const before = sent.length;
+    await expect(store.createEndpoint(app.id, { url: 'https://example.com/h' })).rejects.toBeInstanceOf(NotConfiguredError);
+    expect(sent).toHaveLength(before);
+  });
+});
