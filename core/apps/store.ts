@@ -66,27 +66,34 @@ const context = (d: AppStoreDeps) => {
 type Ctx = ReturnType<typeof context>;
 
 const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
+  const createApp = async (input: AppIn): Promise<AppRecord> => {
+    needSync();
+    uidFree(input.uid, undefined, input.uid ? d.table.app(input.uid) : undefined, 'application');
+    if (d.table.appCount() >= svix.max_applications) throw limitReached(`at most ${svix.max_applications} applications (svix.max_applications)`);
+    const at = stamp();
+    const r: AppRecord = {
+      kind: 'app',
+      id: `app_${ulid(d.clock.now())}`,
+      uid: input.uid ?? null,
+      name: input.name,
+      metadata: input.metadata ?? {},
+      throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
+      created_at: at,
+      updated_at: at,
+    };
+    await write([r]);
+    return r;
+  };
   return {
     app,
     resolveApp: (idOrUid: string): string | null => d.table.app(idOrUid)?.id ?? null,
     listApps: (): AppRecord[] => (needSync(), d.table.listApps()),
-    async createApp(input: AppIn): Promise<AppRecord> {
+    createApp,
+    /** The application of `input.uid` when there is one (Svix's `get_if_exists`), else a new one. */
+    async getOrCreateApp(input: AppIn): Promise<{ app: AppRecord; created: boolean }> {
       needSync();
-      uidFree(input.uid, undefined, input.uid ? d.table.app(input.uid) : undefined, 'application');
-      if (d.table.appCount() >= svix.max_applications) throw limitReached(`at most ${svix.max_applications} applications (svix.max_applications)`);
-      const at = stamp();
-      const r: AppRecord = {
-        kind: 'app',
-        id: `app_${ulid(d.clock.now())}`,
-        uid: input.uid ?? null,
-        name: input.name,
-        metadata: input.metadata ?? {},
-        throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
-        created_at: at,
-        updated_at: at,
-      };
-      await write([r]);
-      return r;
+      const found = input.uid ? d.table.appByUid(input.uid) : undefined;
+      return found ? { app: found, created: false } : { app: await createApp(input), created: true };
     },
     async updateApp(idOrUid: string, input: AppIn): Promise<AppRecord> {
       const old = app(idOrUid);
@@ -243,6 +250,7 @@ export const createAppStore = (d: AppStoreDeps) => {
   return {
     ...ops,
     createApp: one(ops.createApp),
+    getOrCreateApp: one(ops.getOrCreateApp),
     updateApp: one(ops.updateApp),
     deleteApp: one(ops.deleteApp),
     createEndpoint: one(ops.createEndpoint),

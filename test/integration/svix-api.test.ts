@@ -46,6 +46,7 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     const app = await svix.application.create({ name: 'Acme', uid: tag });
     expect(app.id).toMatch(/^app_/);
     expect((await svix.application.get(tag)).id).toBe(app.id);
+    expect((await svix.application.getOrCreate({ name: 'ignored', uid: tag })).id).toBe(app.id);
     for (const name of ['invoice.paid', 'invoice.failed', 'user.created']) {
       await svix.eventType.create({ name: `${tag}.${name}`, description: name }).catch((e) => {
         if (!(e instanceof ApiException && e.code === 409)) throw e;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { appIn } from '../../apps/schemas';
 import { reaches } from '../../security/api-keys';
 import type { Route } from '../route';
@@ -36,13 +37,22 @@ export const svixAppRoutes: Route[] = [
     ...base,
     method: 'post',
     path: '/api/v1/app',
-    summary: 'Create an application (a Howk config of its own); an unbound key only',
+    summary: 'Create an application (a Howk config of its own); with get_if_exists=true, the one of that uid if there is one; an unbound key only',
     access: 'admin',
-    request: { body: appIn, bodyRequired: true },
-    responses: { '201': { description: 'created', schema: AppOutSchema }, '409': { description: 'uid taken, or svix.max_applications reached', schema: SvixError }, ...errors },
+    request: { query: () => z.object({ get_if_exists: z.enum(['true', 'false']).optional() }), body: appIn, bodyRequired: true },
+    responses: {
+      '201': { description: 'created', schema: AppOutSchema },
+      '200': { description: 'get_if_exists=true: the application of that uid, unchanged', schema: AppOutSchema },
+      '409': { description: 'uid taken, or svix.max_applications reached', schema: SvixError },
+      ...errors,
+    },
     handler: (d) => [
       async (c) => {
         const { value } = await readSvixBody(c, appIn(d.config), SMALL_BODY);
+        if (c.req.query('get_if_exists') === 'true') {
+          const { app, created } = await store(d).getOrCreateApp(value);
+          return c.json(appOut(app), created ? 201 : 200);
+        }
         const a = await store(d).createApp(value);
         d.log.info('application created', { app_id: a.id, by: c.get('apiKey')?.id ?? null });
         return c.json(appOut(a), 201);
