@@ -30,7 +30,11 @@ export const mountedRoutes = (d: ApiDeps, o: AppOptions = {}): Route[] => {
 export const createApiApp = (d: ApiDeps, o: AppOptions = {}) => {
   const app = new Hono();
   app.onError((e, c) => (c.req.path.startsWith(SVIX_PREFIX) ? svixErrorResponse(c, e, d.log) : errorResponse(c, e, d.log)));
-  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+  app.notFound((c) => {
+    const error = { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` };
+    // The Svix API's clients read `code` and `detail` (core/http/svix-errors.ts).
+    return c.json(c.req.path.startsWith(SVIX_PREFIX) ? { code: error.code, detail: error.message, error } : { error }, 404);
+  });
   const routes = mountedRoutes(d, o);
   // Headers of every answer; the Host and a browser's origin, whatever the route; the in-flight
   // bound, header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.

@@ -246,6 +246,16 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     expect(await raw.json()).toMatchObject({ code: 'validation', detail: [{ loc: ['body'], msg: expect.stringContaining('filterType') }], error: { code: 'invalid_request' } });
     expect((await failure(svix.endpoint.create(app.id, { url: rx.url('/x'), uid: 'taken' }))).code).toBe(409);
     expect((await failure(svix.application.create({ name: 'dup', uid: app.uid }))).code).toBe(409);
+    const unknown = await fetch(`${f.baseUrl}/api/v1/app/${app.id}/nothing-here`, { headers: { authorization: `Bearer ${admin}` } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ code: 'not_found', detail: expect.stringContaining('no route'), error: { code: 'not_found' } });
+    const text = await fetch(`${f.baseUrl}/api/v1/app/${app.id}/endpoint`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'text/plain' },
+      body: '{}',
+    });
+    expect(text.status).toBe(415);
+    expect(((await text.json()) as any).code).toBe('unsupported_media_type');
     expect((await failure(svix.message.create(app.id, { eventType: 'x', payload: {}, deliverAt: new Date() }))).code).toBe(422);
     expect((await svix.endpoint.list(app.id)).data).toHaveLength(1);
     expect((await svix.message.list(app.id)).data).toHaveLength(0);

@@ -100,7 +100,15 @@ export const svixEndpointRoutes: Route[] = [
     summary: "The endpoint's current signing secret (whsec_...): admin scope",
     access: 'admin',
     responses: { '200': { description: 'the secret', schema: z.object({ key: z.string() }) }, ...errors },
-    handler: (d) => [async (c) => c.json({ key: await store(d).currentSecret(...ids(c)) })],
+    handler: (d) => [
+      async (c) => {
+        const [app, endpoint] = ids(c);
+        const key = await store(d).currentSecret(app, endpoint);
+        // Who read a signing secret, never the secret.
+        d.log.info('endpoint secret read', { app, endpoint, by: c.get('apiKey')?.id ?? null });
+        return c.json({ key });
+      },
+    ],
   },
   {
     ...ofEndpoint,
