@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema';
 import type { EnqueueItem } from '../domain/enqueue';
 import { ulid } from '../domain/ids';
+import { TooLargeError } from '../errors/errors';
 import type { EnqueueResult } from '../pipeline/enqueue';
 import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
@@ -47,6 +48,10 @@ export const createMessages = (d: MessageDeps) => {
       if (known) return { message: known, created: false };
       const channels = input.channels ?? null;
       const targets = matchingEndpoints(d.store.table.endpointsOf(app.id), input.eventType, channels);
+      // Each webhook carries the payload: the produce holds it once per endpoint.
+      const bytes = utf8.encode(payload).length * targets.length;
+      if (bytes > d.config.svix.max_fanout_bytes)
+        throw new TooLargeError(`a message to ${targets.length} endpoints (${bytes} bytes in all; svix.max_fanout_bytes)`, d.config.svix.max_fanout_bytes);
       const items: EnqueueItem[] = await Promise.all(
         targets.map(async (e) => ({
           endpoint: e.url,

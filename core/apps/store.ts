@@ -118,6 +118,17 @@ const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
 };
 
 const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, uidFree }: Ctx) => {
+  // Opened secrets by envelope: a message to many endpoints decrypts each once, not per message. Bounded; oldest out first.
+  const opened = new Map<string, string>();
+  const open = async (box: SecretBox, envelope: string): Promise<string> => {
+    let s = opened.get(envelope);
+    if (s === undefined) {
+      s = await box.open(envelope);
+      if (opened.size >= 20_000) opened.delete(opened.keys().next().value as string);
+      opened.set(envelope, s);
+    }
+    return s;
+  };
   const endpointStore = {
     endpoint,
     listEndpoints: (appIdOrUid: string): EndpointRecord[] => d.table.endpointsOf(app(appIdOrUid).id),
@@ -181,7 +192,7 @@ const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, ui
     /** Every secret that signs for the endpoint now, newest first (a rotated-out one until its overlap ends). */
     async signingSecrets(e: EndpointRecord): Promise<string[]> {
       const box = needBox();
-      return Promise.all(validEntries({ config_id: e.id, secrets: e.secrets, updated_at: e.updated_at }, d.clock.now()).map((s) => box.open(s.sealed)));
+      return Promise.all(validEntries({ config_id: e.id, secrets: e.secrets, updated_at: e.updated_at }, d.clock.now()).map((s) => open(box, s.sealed)));
     },
     /** The current secret, as Svix's GET .../secret shows it. */
     async currentSecret(appIdOrUid: string, idOrUid: string): Promise<string> {

@@ -26,6 +26,7 @@ const config = testConfig('memory', {
   'api.max_outstanding_per_config': 5,
   'svix.max_filter_types': 2,
   'api.max_request_size': 4096,
+  'svix.max_fanout_bytes': 3000,
 });
 
 describe('Svix API on the embedded storage (howk-dev)', () => {
@@ -116,7 +117,7 @@ describe('Svix API on the embedded storage (howk-dev)', () => {
     expect((await svix.message.list(app.id)).data).toHaveLength(2);
   });
 
-  it('bounded input: filterTypes and channels past svix.max_filter_types answer 422, a message over api.max_request_size 413; nothing stored', async () => {
+  it('bounded input: filterTypes and channels past svix.max_filter_types answer 422, a message over api.max_request_size or svix.max_fanout_bytes 413; nothing stored', async () => {
     const svix = client();
     const before = (await svix.endpoint.list('dev-app')).data.length;
     const many = (await svix.endpoint.create('dev-app', { url: rx.url('/x'), filterTypes: ['a', 'b', 'c'] }).catch((e) => e)) as ApiException<any>;
@@ -127,6 +128,10 @@ describe('Svix API on the embedded storage (howk-dev)', () => {
     expect(channels.body.detail[0].loc).toEqual(['body', 'channels']);
     const big = (await svix.message.create('dev-app', { eventType: 'a.b', payload: { blob: 'x'.repeat(5000) } }).catch((e) => e)) as ApiException<any>;
     expect(big.code).toBe(413);
+    // 1,600 bytes fit one request, but to two endpoints (a.b's filter, and the eu channel) they are 3,200 > svix.max_fanout_bytes.
+    const fanout = (await svix.message.create('dev-app', { eventType: 'a.b', channels: ['eu'], payload: { blob: 'y'.repeat(1590) } }).catch((e) => e)) as ApiException<any>;
+    expect(fanout.code).toBe(413);
+    expect(fanout.body.detail).toMatch(/2 endpoints/);
     expect((await svix.endpoint.list('dev-app')).data).toHaveLength(before);
     expect((await svix.message.list('dev-app')).data).toHaveLength(1);
   });
