@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../core/config/schema';
 import { createAppStore } from '../../core/apps/store';
 import { AppTable } from '../../core/apps/table';
-import { ConflictError, NotConfiguredError } from '../../core/errors/errors';
+import { ConflictError, NotConfiguredError, UnavailableError } from '../../core/errors/errors';
+import { createMessages } from '../../core/apps/messages';
+import type { EnqueueItem } from '../../core/domain/enqueue';
 import type { LogRecord } from '../../core/ports/log';
 import { createSecretBox } from '../../core/signing/secret-box';
 
@@ -62,5 +64,47 @@ describe('the Svix model store', () => {
     const before = sent.length;
     await expect(store.createEndpoint(app.id, { url: 'https://example.com/h' })).rejects.toBeInstanceOf(NotConfiguredError);
     expect(sent).toHaveLength(before);
+  });
+});
+
+describe('a message', () => {
+  it('becomes one enqueue of every matching endpoint (one send), each signed with its own secret; a failed send stores no message', async () => {
+    const { store, sent } = await setup();
+    const app = await store.createApp({ name: 'a' });
+    const wide = createAppStore({
+      config: ConfigSchema.parse({}),
+      table: store.table,
+      producer: { send: async (r) => void sent.push(...r), close: async () => {} },
+      box: store.box,
+      clock: { now: () => Date.now() },
+      synced: () => true,
+    });
+    const a = await wide.createEndpoint(app.id, { url: 'https://example.com/a', filterTypes: ['t'] });
+    const b = await wide.createEndpoint(app.id, { url: 'https://example.com/b' });
+    await wide.createEndpoint(app.id, { url: 'https://example.com/c', filterTypes: ['other'] });
+    const calls: EnqueueItem[][] = [];
+    let fail = false;
+    const messages = createMessages({
+      config,
+      store: wide,
+      enqueue: async (_configId, items) => {
+        calls.push(items);
+        if (fail) throw new UnavailableError('kafka down');
+        return items.map((it, i) => ({ webhook_id: `wh_${i}`, status: 'pending' as const, endpoint: it.endpoint }));
+      },
+      producer: { send: async (r) => void sent.push(...r), close: async () => {} },
+      clock: { now: () => Date.now() },
+    });
+    const { message } = await messages.create(app.id, { eventType: 't', payload: {} }, '{"x":1}');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.map((i) => i.endpoint)).toEqual(['https://example.com/a', 'https://example.com/b']);
+    expect(calls[0]!.map((i) => i.signing_secret)).toEqual([await wide.currentSecret(app.id, a.id), await wide.currentSecret(app.id, b.id)]);
+    expect(calls[0]!.every((i) => i.payload === '{"x":1}')).toBe(true);
+    expect(message.deliveries.map((x) => x.endpoint_id)).toEqual([a.id, b.id]);
+    fail = true;
+    const before = sent.length;
+    await expect(messages.create(app.id, { eventType: 't', payload: {} }, '{"x":2}')).rejects.toBeInstanceOf(UnavailableError);
+    expect(sent).toHaveLength(before);
+    expect(store.table.messagesOf(app.id)).toHaveLength(1);
   });
 });
