@@ -11,7 +11,7 @@ import { signingSecretProblem, WHSEC_PREFIX } from '../signing/secret-format';
 export const UID = /^[a-zA-Z0-9\-_.]+$/;
 const uid = z.string().min(1).max(256).regex(UID, 'must be 1-256 characters of a-z A-Z 0-9 - _ .');
 const notSupported = (what: string) => z.null({ error: `${what} is not supported by Howk (leave it out or null)` }).optional();
-const metadata = z.record(z.string(), z.string().max(1024)).refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata entries');
+const metadata = z.record(z.string().max(256), z.string().max(1024)).refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata entries');
 const rate = z.number().int().min(1).max(1_000_000).nullable().optional();
 
 const isHttpUrl = (u: string): boolean => {

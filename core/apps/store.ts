@@ -137,6 +137,7 @@ const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, ui
       uidFree(input.uid, undefined, input.uid ? d.table.endpoint(a.id, input.uid) : undefined, 'endpoint');
       if (d.table.endpointCount(a.id) >= svix.max_endpoints_per_app)
         throw limitReached(`at most ${svix.max_endpoints_per_app} endpoints per application (svix.max_endpoints_per_app)`);
+      if (d.table.totalEndpoints() >= svix.max_endpoints) throw limitReached(`at most ${svix.max_endpoints} endpoints in all (svix.max_endpoints)`);
       const now = d.clock.now();
       const at = new Date(now).toISOString();
       const r: EndpointRecord = {

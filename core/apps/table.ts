@@ -88,6 +88,13 @@ export class AppTable {
     return this.endpoints.get(appId)?.size ?? 0;
   }
 
+  /** Endpoints of every application. */
+  totalEndpoints(): number {
+    let n = 0;
+    for (const m of this.endpoints.values()) n += m.size;
+    return n;
+  }
+
   /** An endpoint of the application by its id or its uid. */
   endpoint(appId: string, idOrUid: string): EndpointRecord | undefined {
     const m = this.endpoints.get(appId);

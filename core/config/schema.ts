@@ -74,6 +74,11 @@ const ConfigShape = z.object({
   }),
   svix: section({
     max_endpoints_per_app: int(10_000, 'Most endpoints of one application (POST .../endpoint answers 409 limit_reached above)', { min: 1 }),
+    max_endpoints: int(
+      100_000,
+      'Most endpoints of all applications together: every api instance holds them all in memory, up to 64 KB each (POST .../endpoint answers 409 limit_reached above)',
+      { min: 1 },
+    ),
     max_applications: int(100_000, 'Most applications (POST /api/v1/app answers 409 limit_reached above)', { min: 1 }),
     max_event_types: int(10_000, 'Most event types (POST /api/v1/event-type answers 409 limit_reached above)', { min: 1 }),
     max_description_length: int(1024, 'Longest description of an endpoint or event type, and name of an application', { min: 16 }),

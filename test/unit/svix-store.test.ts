@@ -12,7 +12,7 @@ import { createSecretBox } from '../../core/signing/secret-box';
 // secrets only), and concurrent changes that must not both pass a check meant for one.
 
 const config = ConfigSchema.parse({ svix: { max_endpoints_per_app: 1 } });
-const setup = async (withBox = true) => {
+const setup = async (withBox = true, svix: Record<string, number> = { max_endpoints_per_app: 1 }) => {
   const sent: LogRecord[] = [];
   const producer = {
     // A produce takes a while: concurrent requests overlap as they do against Kafka.
@@ -23,7 +23,7 @@ const setup = async (withBox = true) => {
     close: async () => {},
   };
   const box = withBox ? await createSecretBox('k1', { k1: Buffer.alloc(32, 3).toString('base64') }) : undefined;
-  const store = createAppStore({ config, table: new AppTable(10), producer, box, clock: { now: () => Date.now() }, synced: () => true });
+  const store = createAppStore({ config: ConfigSchema.parse({ svix }), table: new AppTable(10), producer, box, clock: { now: () => Date.now() }, synced: () => true });
   return { store, sent };
 };
 
@@ -42,6 +42,16 @@ describe('the Svix model store', () => {
     const results = await Promise.allSettled([1, 2, 3].map((i) => store.createEndpoint(app.id, { url: `https://example.com/${i}` })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(store.listEndpoints(app.id)).toHaveLength(1);
+  });
+
+  it('svix.max_endpoints bounds the endpoints of all applications together', async () => {
+    const { store } = await setup(true, { max_endpoints: 2, max_endpoints_per_app: 10 });
+    const a = await store.createApp({ name: 'a' });
+    const b = await store.createApp({ name: 'b' });
+    await store.createEndpoint(a.id, { url: 'https://example.com/1' });
+    await store.createEndpoint(b.id, { url: 'https://example.com/2' });
+    await expect(store.createEndpoint(a.id, { url: 'https://example.com/3' })).rejects.toThrow(/svix.max_endpoints\)/);
+    expect(store.table.totalEndpoints()).toBe(2);
   });
 
   it('an endpoint secret reaches the topic sealed only, and opens back to what was given', async () => {
