@@ -210,6 +210,10 @@ describe('Svix API with the official svix client (Kafka + Redis)', () => {
     }
     expect((await failure(mallory.application.create({ name: 'mine' }))).code).toBe(403);
     expect((await failure(mallory.eventType.create({ name: uniq('et'), description: '' }))).code).toBe(403);
+    const sender = new Svix((await f.fleet.security!.keys!.create({ scopes: ['enqueue'], config_ids: [a.id] })).key, { serverUrl: f.baseUrl });
+    expect((await sender.message.create(a.id, { eventType: 'x', payload: {} })).id).toMatch(/^msg_/);
+    expect((await failure(sender.endpoint.create(a.id, { url: rx.url('/x') }))).code).toBe(403);
+    expect((await failure(sender.endpoint.list(a.id))).code).toBe(403);
     const reader = new Svix((await f.fleet.security!.keys!.create({ scopes: ['read'] })).key, { serverUrl: f.baseUrl });
     expect((await failure(reader.endpoint.getSecret(b.id, bEp.id))).code).toBe(403);
     // B is untouched.
