@@ -71,7 +71,10 @@ const run = async () => {
     HOWK_API_AUTH_RATE_LIMIT: '0',
     HOWK_SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
     ...Object.fromEntries(
-      ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets'].map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${p}.${t}`]),
+      ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'applications', 'messages'].map((t) => [
+        `HOWK_KAFKA_TOPICS_${t.toUpperCase()}`,
+        `${p}.${t}`,
+      ]),
     ),
   };
   const cli = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'workers/cli/main.ts'), 'keys', 'create', '--scopes', 'admin', '--name', 'fuzz'], {

@@ -22,6 +22,7 @@ export const REASONS = [
   'secret_missing',
   'secret_host_not_allowed',
   'credential_host_not_allowed',
+  'endpoint_disabled',
 ] as const satisfies readonly DeadReason[];
 
 type Unlisted = Exclude<DeadReason, (typeof REASONS)[number]>;

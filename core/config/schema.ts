@@ -72,6 +72,24 @@ const ConfigShape = z.object({
       rate_burst: int(2000, 'Requests a key may make at once before rate_limit applies', { min: 1 }),
     }),
   }),
+  svix: section({
+    max_endpoints_per_app: int(10_000, 'Most endpoints of one application (POST .../endpoint answers 409 limit_reached above)', { min: 1 }),
+    max_endpoints: int(
+      100_000,
+      'Most endpoints of all applications together: every api instance holds them all in memory, up to 64 KB each (POST .../endpoint answers 409 limit_reached above)',
+      { min: 1 },
+    ),
+    max_applications: int(100_000, 'Most applications (POST /api/v1/app answers 409 limit_reached above)', { min: 1 }),
+    max_event_types: int(10_000, 'Most event types (POST /api/v1/event-type answers 409 limit_reached above)', { min: 1 }),
+    max_description_length: int(1024, 'Longest description of an endpoint or event type, and name of an application', { min: 16 }),
+    max_filter_types: int(256, 'Most event types in one endpoint filter (filterTypes) and channels in one endpoint or message', { min: 1 }),
+    max_fanout_bytes: int(
+      67_108_864,
+      'Most bytes one message may become: its payload times the endpoints it reaches (a message over it answers 413, nothing sent), as every webhook carries the payload',
+      { min: 1024 },
+    ),
+    messages_kept_per_app: int(1000, 'Latest messages of each application every api instance keeps in memory for GET .../msg (older ones answer 404)', { min: 1 }),
+  }),
   kafka: section({
     brokers: list(['localhost:9092'], 'Kafka bootstrap brokers (comma-separated in env)'),
     client_id: str('howk', 'Kafka client id prefix'),
@@ -85,6 +103,8 @@ const ConfigShape = z.object({
       keys: str('howk.keys', 'Compacted API key records (hashes only); every api instance replays it'),
       config_secrets: str('howk.config-secrets', 'Compacted per-config signing secrets (AES-GCM sealed); every api and worker replays it'),
       guards: str('howk.guards', 'Compacted pauses (per endpoint and config) and open circuits, keyed by scope; a Redis rebuild replays it'),
+      applications: str('howk.applications', 'Compacted applications, endpoints (secrets AES-GCM sealed) and event types of the Svix API; every api instance replays it'),
+      messages: str('howk.messages', 'Messages of the Svix API (retention as the other non-compacted topics); every api instance keeps the latest of each application'),
     }),
     consumer_group: str('howk-workers', 'Consumer group of howk-worker'),
     partitions: int(12, 'Partitions of topics created at start-up', { min: 1 }),

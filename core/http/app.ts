@@ -2,6 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { accessMatcher } from './access';
 import type { ApiDeps } from './deps';
 import { errorResponse } from './errors';
+import { SVIX_PREFIX, svixErrorResponse } from './svix-errors';
 import { authMiddleware } from './middleware/auth';
 import { apiAnswerHeaders, crossOriginGuard, hostAllowList } from './middleware/browsers';
 import { inflightLimit } from './middleware/inflight';
@@ -28,8 +29,12 @@ export const mountedRoutes = (d: ApiDeps, o: AppOptions = {}): Route[] => {
 /** The HTTP app of howk-api, howk-dev and the edge, from the one route table (core/http/route-table.ts). */
 export const createApiApp = (d: ApiDeps, o: AppOptions = {}) => {
   const app = new Hono();
-  app.onError((e, c) => errorResponse(c, e, d.log));
-  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+  app.onError((e, c) => (c.req.path.startsWith(SVIX_PREFIX) ? svixErrorResponse(c, e, d.log) : errorResponse(c, e, d.log)));
+  app.notFound((c) => {
+    const error = { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` };
+    // The Svix API's clients read `code` and `detail` (core/http/svix-errors.ts).
+    return c.json(c.req.path.startsWith(SVIX_PREFIX) ? { code: error.code, detail: error.message, error } : { error }, 404);
+  });
   const routes = mountedRoutes(d, o);
   // Headers of every answer; the Host and a browser's origin, whatever the route; the in-flight
   // bound, header limits, then API keys: scopes and configs come from the declared routes, mounted here or not.

@@ -18,6 +18,8 @@ import type { KvStore, LuaHostServices } from '../lua';
 import type { ScriptStore } from '../scripts/store';
 import type { TransformerRegistry } from '../transformers/registry';
 import type { InboundReplays } from '../ports/inbound-replays';
+import type { AppStore } from '../apps/store';
+import type { Messages } from '../apps/messages';
 
 export type DependencyCheck = { name: string; check: () => Promise<void> };
 
@@ -96,4 +98,6 @@ export type ApiDeps = {
   overview?: TimelineReader & { gauges(): Promise<Gauges> };
   /** Enqueue requests counted by outcome (core/metrics/events.ts). */
   events?: PipelineEvents;
+  /** The Svix API (/api/v1): applications, endpoints, event types and messages (core/apps). */
+  apps?: { store: AppStore; messages: Messages };
 };

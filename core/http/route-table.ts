@@ -18,6 +18,10 @@ import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
 import { eventRoutes } from './routes/events';
 import { overviewRoutes } from './routes/overview';
+import { svixAppRoutes } from './routes/svix-apps';
+import { svixEndpointRoutes } from './routes/svix-endpoints';
+import { svixEventTypeRoutes } from './routes/svix-event-types';
+import { svixMessageRoutes } from './routes/svix-messages';
 
 /** Every HTTP route, in the order of the OpenAPI document; one file per concept under routes/. */
 export const ROUTES: readonly Route[] = [
@@ -40,4 +44,8 @@ export const ROUTES: readonly Route[] = [
   ...eventRoutes,
   ...overviewRoutes,
   ...transformerListRoutes,
+  ...svixAppRoutes,
+  ...svixEndpointRoutes,
+  ...svixEventTypeRoutes,
+  ...svixMessageRoutes,
 ];

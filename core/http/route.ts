@@ -15,7 +15,7 @@ export type Method = 'get' | 'post' | 'put' | 'delete';
  * Optional dependencies of ApiDeps a route can need. A runtime that lacks one does not mount
  * the route, and its /openapi.json leaves it out (core/http/runtimes.ts).
  */
-export type Capability = 'listing' | 'redrive' | 'guards' | 'keyAdmin' | 'configSecrets' | 'scripts' | 'transformers' | 'metrics' | 'outstanding' | 'events' | 'overview';
+export type Capability = 'listing' | 'redrive' | 'guards' | 'keyAdmin' | 'configSecrets' | 'scripts' | 'transformers' | 'metrics' | 'outstanding' | 'events' | 'overview' | 'apps';
 
 /**
  * Where the config of a request is, for a key bound to configs: a path parameter, a query
@@ -90,6 +90,7 @@ const HAS: Record<Capability, (d: ApiDeps) => boolean> = {
   outstanding: (d) => d.outstanding !== undefined,
   events: (d) => d.changes !== undefined,
   overview: (d) => d.overview !== undefined,
+  apps: (d) => d.apps !== undefined,
 };
 
 export const hasCapabilities = (d: ApiDeps, needs: readonly Capability[] = []): boolean => needs.every((n) => HAS[n](d));

@@ -15,6 +15,7 @@ import { signHeaders } from '../signing/outbound';
 import { fromBase64 } from '../signing/encoding';
 import { resolveDelivery } from '../transformers/secret-templates';
 import type { SecretBox } from '../signing/secret-box';
+import { splitSecrets } from '../signing/secret-format';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
 import { semaphore } from './limiter';
 import type { Attempted } from './outcome-records';
@@ -42,6 +43,8 @@ export type AttemptDeps = AdmissionDeps & {
   configSecrets?: (configId: string, at: number) => string[] | Promise<string[]>;
   /** The delivery script of a config (own or an ancestor's) and the config it is stored on, run before signing (docs/LUA.md). */
   deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
+  /** Why the webhook's Svix API endpoint no longer takes it (disabled since it was queued), if it does not (core/apps/gate.ts). */
+  endpointDisabled?: (w: Webhook) => string | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
   luaKv?: KvStore;
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
@@ -68,7 +71,7 @@ export const createAttempter = (d: AttemptDeps) => {
   const defaults: readonly string[] = Object.freeze(config.signing.default_secret ? [config.signing.default_secret] : []);
   const ownOr = (own: readonly string[]) => (own.length ? own : defaults);
   const secretsOf = (w: Webhook): readonly string[] | Promise<readonly string[]> => {
-    if (w.signing_secret && d.secretBox) return d.secretBox.open(w.signing_secret).then((s) => [s]);
+    if (w.signing_secret && d.secretBox) return d.secretBox.open(w.signing_secret).then(splitSecrets);
     const own = d.configSecrets?.(w.config_id, d.clock.now());
     if (own === undefined) return defaults;
     return own instanceof Promise ? own.then(ownOr) : ownOr(own);
@@ -221,22 +224,30 @@ export const createAttempter = (d: AttemptDeps) => {
 
   const deliverAdmitted = async (w: Webhook, host: string, a: Extract<Admission, { kind: 'go' }>, now: number, span?: TraceSpan): Promise<Extract<Step, { kind: 'attempted' }>> => {
     const started = d.clock.now();
-    const pending = prepare(w);
+    const off = d.endpointDisabled?.(w);
+    const pending = off === undefined ? prepare(w) : unscripted(w);
     const prepared = pending instanceof Promise ? await pending : pending;
     // A run that opened a credential may only send to that credential's hosts: the endpoint
     // was chosen at enqueue, possibly by a key that may not see the credential.
     const refused = 'failed' in prepared ? undefined : prepared.credentials?.hostRefusal(host);
     const resolved = 'failed' in prepared || refused ? undefined : resolveDelivery(w, secretAllow, secretEnv, secretHosts);
-    const p: Prepared | { failed: ScriptReason; message: string; kind?: 'secret' | 'credential' } = refused
-      ? { failed: 'credential_host_not_allowed', message: `credential ${refused.name} may not be sent to ${host}`, kind: 'credential' }
-      : resolved && !resolved.ok
-        ? { failed: resolved.reason_type, message: resolved.message, kind: 'secret' }
-        : prepared;
+    const p: Prepared | { failed: ScriptReason; message: string; kind?: 'secret' | 'credential' | 'endpoint' } = off
+      ? { failed: 'endpoint_disabled', message: off, kind: 'endpoint' }
+      : refused
+        ? { failed: 'credential_host_not_allowed', message: `credential ${refused.name} may not be sent to ${host}`, kind: 'credential' }
+        : resolved && !resolved.ok
+          ? { failed: resolved.reason_type, message: resolved.message, kind: 'secret' }
+          : prepared;
     if ('failed' in p) {
       const at = d.clock.now();
       // Nothing was sent: the endpoint's leases end without a circuit outcome.
       record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome: 'neutral', probe: a.probe, counted: a.counted, error: p.failed });
-      const what = p.kind === 'secret' ? 'secret template not resolved' : p.kind === 'credential' ? 'credential not allowed for this destination' : 'delivery script failed';
+      const what = {
+        secret: 'secret template not resolved',
+        credential: 'credential not allowed for this destination',
+        endpoint: 'endpoint disabled',
+        script: 'delivery script failed',
+      }[p.kind ?? 'script'];
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });
       return {
         kind: 'attempted',

@@ -11,7 +11,7 @@ import { redactWebhook } from './redact';
 // letter, state snapshot. Pure functions of the step; deliver.ts collects them per batch.
 
 /** The delivery script failed, or a ${VAR} template could not be resolved: nothing was sent. */
-export type ScriptFailure = { kind: 'script' | 'secret' | 'credential'; error: string; durationMs: number };
+export type ScriptFailure = { kind: 'script' | 'secret' | 'credential' | 'endpoint'; error: string; durationMs: number };
 
 export type Attempted = { webhook: Webhook; response: DeliveryResponse | ScriptFailure; at: number; decision: Decision };
 

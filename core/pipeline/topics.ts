@@ -22,6 +22,9 @@ export const topicSpecs = (c: Config): TopicSpec[] => {
     { name: t.config_secrets, partitions: 1, compacted: true },
     // Pauses and open circuits: small, replayed whole by a rebuild, in order per scope.
     { name: t.guards, partitions: 1, compacted: true },
+    // The Svix API's model, replayed whole by every api instance; its messages, whose latest each instance keeps.
+    { name: t.applications, partitions: 1, compacted: true },
+    { name: t.messages, partitions: 1, retentionMs },
   ].map((s) => ({ ...s, replicationFactor, minInsyncReplicas }));
 };
 

@@ -36,7 +36,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * A replica's topics are written rarely, and a record ends a waiting fetch at once, so a
  * long idle wait delays nothing: it only spares the 20 empty fetches a second per replica
- * (each api and worker process runs two) that kafka.max_wait's 50 ms would cost the process and the broker.
+ * (each api and worker process runs three: keys and secrets, scripts, the Svix API's model) that kafka.max_wait's 50 ms would cost the process and the broker.
  */
 export const REPLICA_IDLE_WAIT_MS = 500;
 

@@ -31,3 +31,10 @@ export const signingSecretProblem = (secret: string): string | undefined => {
   const d = decodeWhsec(secret);
   return d.ok ? undefined : d.message;
 };
+
+/**
+ * The secrets of one sealed signing secret: an endpoint of the Svix API seals all of its valid
+ * secrets (during a rotation, more than one) as one text, whsec_ secrets joined by spaces
+ * (core/apps/messages.ts). A whsec_ secret holds no space, so nothing else is ever split.
+ */
+export const splitSecrets = (opened: string): string[] => (opened.startsWith(WHSEC_PREFIX) && opened.includes(' ') ? opened.split(' ') : [opened]);

@@ -26,7 +26,7 @@ describe('console on the Kafka + Redis fleet', () => {
     await redis.quit();
     const p = uniq('con');
     const port = await freePort();
-    const topics = ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards'];
+    const topics = ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards', 'applications', 'messages'];
     const env: Record<string, string> = {
       HOWK_API_PORT: String(port),
       HOWK_API_HOST: '127.0.0.1',

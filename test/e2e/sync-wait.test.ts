@@ -39,7 +39,10 @@ describe('enqueue ?wait= across processes', () => {
       HOWK_KAFKA_BROKERS: requireEnv('KAFKA_BROKERS'),
       HOWK_REDIS_URL: redisUrlOf(db()),
       ...Object.fromEntries(
-        ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards'].map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${p}.${t}`]),
+        ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards', 'applications', 'messages'].map((t) => [
+          `HOWK_KAFKA_TOPICS_${t.toUpperCase()}`,
+          `${p}.${t}`,
+        ]),
       ),
       HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
       HOWK_API_AUTH_ENABLED: 'false',

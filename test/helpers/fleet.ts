@@ -67,6 +67,8 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
         keys: `${prefix}.keys`,
         config_secrets: `${prefix}.config-secrets`,
         guards: `${prefix}.guards`,
+        applications: `${prefix}.applications`,
+        messages: `${prefix}.messages`,
       },
       'retry.base_delay': 200,
       'retry.jitter': 0,

@@ -16,7 +16,7 @@ const compose = readCompose();
 const db = useRedisDb();
 const procs: Proc[] = [];
 const id = uniq('compose');
-const TOPICS = ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards'];
+const TOPICS = ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards', 'applications', 'messages'];
 const PORT_VARS = ['HOWK_API_PORT', 'HOWK_BRIDGE_PORT', 'HOWK_METRICS_PORT', 'ECHO_PORT'];
 const HOST_VARS = ['HOWK_API_HOST', 'HOWK_BRIDGE_HOST', 'HOWK_METRICS_HOST'];
 

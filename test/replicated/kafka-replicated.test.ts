@@ -20,7 +20,7 @@ import { cluster } from './cluster';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const prefix = `r-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-const topicNames = ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards'];
+const topicNames = ['pending', 'slow', 'results', 'deadletter', 'state', 'scripts', 'keys', 'config_secrets', 'guards', 'applications', 'messages'];
 const howkEnv: Record<string, string> = {
   HOWK_KAFKA_BROKERS: cluster.brokers.join(','),
   HOWK_KAFKA_PARTITIONS: '3',

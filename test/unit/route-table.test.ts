@@ -32,6 +32,7 @@ const full: ApiDeps = {
   events: stub,
   changes: stub,
   overview: stub,
+  apps: stub,
 };
 
 type App = ReturnType<typeof createApiApp>;

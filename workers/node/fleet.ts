@@ -22,6 +22,9 @@ import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
+import { startAppState, type AppState } from '../../core/apps/runtime';
+import { createMessages } from '../../core/apps/messages';
+import { disabledEndpointGate } from '../../core/apps/gate';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
@@ -81,6 +84,7 @@ export type Fleet = {
   stop: () => Promise<void>;
   /** API keys and config secrets of this process */ security?: SecurityState;
   /** /incoming transformers of the api (reload() on SIGHUP) */ transformers?: ReloadableRegistry;
+  /** Applications, endpoints and messages of the Svix API (api) */ apps?: AppState;
 };
 
 /** The metrics of a process running `roles`: the api records the 'produced' stage, the worker every later one. */
@@ -154,6 +158,24 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
         })
       : undefined;
 
+  // Applications, endpoints, event types and messages of the Svix API (api; the worker reads
+  // the model only, to dead-letter webhooks of disabled endpoints): replayed into memory.
+  const apps =
+    roles.api || roles.worker
+      ? startAppState({
+          messages: roles.api,
+          config,
+          logStore,
+          log,
+          clock,
+          box: p.secretBox,
+          instance: Object.entries(roles)
+            .filter(([, on]) => on)
+            .map(([r]) => r)
+            .join('+'),
+        })
+      : undefined;
+
   // Pauses, resumes and circuit transitions go to howk.guards too, so a rebuild restores them.
   const journal = p.guards && (roles.api || roles.worker) ? logStore.producer() : undefined;
   // The worker's admissions feed the per-endpoint metrics (circuit state, adaptive limits).
@@ -174,8 +196,9 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     // Signing with a config's secret needs the secrets loaded before the first delivery.
     await security!.ready;
     const configSecrets = security!.configSecrets!;
-    // Likewise the delivery scripts.
+    // Likewise the delivery scripts, and the Svix API's endpoints.
     await scripts!.ready;
+    await apps!.ready;
     const scriptStore = scripts!.store;
     // Dead letters are indexed in the hot state once Kafka has them (GET /deadletter, replay).
     const producer = indexingDeadLetters(logStore.producer({ lingerMs: config.worker.outcome_linger }), hot, config.kafka.topics.deadletter);
@@ -192,6 +215,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       configSecrets: (id, at) => configSecrets.secretsFor(id, at),
       guards,
       deliveryScript: (id) => scriptStore.scriptFor(id),
+      endpointDisabled: disabledEndpointGate(apps!.store.table),
       luaKv,
       lua,
       stages,
@@ -273,6 +297,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       events,
       changes,
       overview: { timeline: (now, w) => hot.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
+      apps: apps && { store: apps.store, messages: createMessages({ config, store: apps.store, enqueue: (id, items) => enqueue(id, items), producer: apps.producer, clock }) },
     });
     server = await new Promise<ServerType>((resolve) => {
       // Node's own header parser limit sits above api.max_request_header_bytes, so that the
@@ -306,8 +331,11 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   // After the api and the worker (stopped above), which record on it.
   if (journal) stops.push({ name: 'guards journal producer', run: () => journal.close() });
   // Independent of each other: stopped together (each replica's consumer may wait for Kafka).
-  if (security || lua || scripts)
-    stops.push({ name: 'replicas and lua services', run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), p.keyMirror?.stop()])) });
+  if (security || lua || scripts || apps)
+    stops.push({
+      name: 'replicas and lua services',
+      run: async () => void (await Promise.all([security?.stop(), lua?.close(), scripts?.stop(), apps?.stop(), p.keyMirror?.stop()])),
+    });
   let metricsUrl: string | undefined;
   if (config.metrics.port > 0) {
     const m = await serveMetrics(metrics, config.metrics.port, config.metrics.host, [
@@ -326,6 +354,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     metricsUrl,
     security,
     transformers,
+    apps,
     stop: async () => {
       for (const s of stops) {
         const t0 = Date.now();

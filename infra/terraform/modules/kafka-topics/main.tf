@@ -14,6 +14,8 @@ locals {
     keys           = { partitions = 1, compacted = true }
     config_secrets = { partitions = 1, compacted = true }
     guards         = { partitions = 1, compacted = true }
+    applications   = { partitions = 1, compacted = true }
+    messages       = { partitions = 1, compacted = false }
   }
 }
 

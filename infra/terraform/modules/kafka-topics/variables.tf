@@ -13,6 +13,8 @@ variable "topic_names" {
     keys           = string
     config_secrets = string
     guards         = string
+    applications   = string
+    messages       = string
   })
   default = {
     pending        = "howk.pending"
@@ -24,6 +26,8 @@ variable "topic_names" {
     keys           = "howk.keys"
     config_secrets = "howk.config-secrets"
     guards         = "howk.guards"
+    applications   = "howk.applications"
+    messages       = "howk.messages"
   }
 }
 

@@ -1,0 +1,26 @@
+import type { AppTable } from './table';
+
+// What the worker asks of the Svix API's model before it sends a webhook a message made:
+// has its endpoint been disabled since? The webhook names its endpoint by its idempotency key
+// (`svix:<msg id>:<endpoint id>`, core/apps/messages.ts), under its application's config.
+
+const PREFIX = 'svix:';
+
+/** The idempotency key of the webhook a message makes for one endpoint. */
+export const messageWebhookKey = (msgId: string, endpointId: string): string => `${PREFIX}${msgId}:${endpointId}`;
+
+/**
+ * Why the webhook's endpoint no longer takes it, or undefined. Only a disabling the webhook did
+ * not see counts: the endpoint's record says disabled and was written at or after the webhook
+ * was made. A record older than the webhook is this replica lagging behind the api that made it
+ * (which saw the endpoint enabled), so the webhook goes. A deleted endpoint's webhooks still go.
+ */
+export const disabledEndpointGate =
+  (table: AppTable) =>
+  (w: { config_id: string; idempotency_key?: string; created_at: string }): string | undefined => {
+    const key = w.idempotency_key;
+    if (key === undefined || !key.startsWith(PREFIX)) return undefined;
+    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
+    if (!e || !e.disabled || e.updated_at < w.created_at) return undefined;
+    return `endpoint ${e.id} of application ${e.app_id} was disabled at ${e.updated_at}`;
+  };

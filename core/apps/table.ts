@@ -1,0 +1,128 @@
+import { decodeMessage, decodeModel, type AppRecord, type EndpointRecord, type EventTypeRecord, type MessageRecord } from './records';
+
+// The in-memory replica of howk.applications and the latest messages of howk.messages: every
+// api instance applies each record as it reads it (core/security/replica.ts), so all converge.
+
+const byId = <T extends { id: string }>(m: Map<string, T> | undefined): T[] => [...(m?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+export class AppTable {
+  private readonly apps = new Map<string, AppRecord>();
+  private readonly appUids = new Map<string, string>();
+  private readonly endpoints = new Map<string, Map<string, EndpointRecord>>();
+  private readonly eventTypes = new Map<string, EventTypeRecord>();
+  private readonly messages = new Map<string, Map<string, MessageRecord>>();
+
+  constructor(private readonly messagesKept: number) {}
+
+  apply(key: string, value: string | null): void {
+    if (key.startsWith('msg/')) return this.applyMessage(key, value);
+    const [kind, a, b] = key.split('/');
+    if (value === null) {
+      if (kind === 'app' && a) this.setApp(a, undefined);
+      else if (kind === 'ep' && a && b) this.endpoints.get(a)?.delete(b);
+      else if (kind === 'et' && a) this.eventTypes.delete(key.slice(3));
+      return;
+    }
+    const r = decodeModel(key, value);
+    if (!r) return;
+    if (r.kind === 'app') this.setApp(r.id, r);
+    else if (r.kind === 'event_type') this.eventTypes.set(r.name, r);
+    else {
+      let m = this.endpoints.get(r.app_id);
+      if (!m) this.endpoints.set(r.app_id, (m = new Map()));
+      m.set(r.id, r);
+    }
+  }
+
+  private setApp(id: string, r: AppRecord | undefined): void {
+    const old = this.apps.get(id);
+    if (old?.uid && this.appUids.get(old.uid) === id) this.appUids.delete(old.uid);
+    if (!r) {
+      this.apps.delete(id);
+      this.endpoints.delete(id);
+      this.messages.delete(id);
+      return;
+    }
+    this.apps.set(id, r);
+    if (r.uid) this.appUids.set(r.uid, id);
+  }
+
+  private applyMessage(key: string, value: string | null): void {
+    if (value === null) return;
+    const r = decodeMessage(key, value);
+    if (!r) return;
+    let m = this.messages.get(r.app_id);
+    if (!m) this.messages.set(r.app_id, (m = new Map()));
+    m.delete(r.id);
+    m.set(r.id, r);
+    // The oldest first out: a Map keeps insertion order.
+    while (m.size > this.messagesKept) m.delete(m.keys().next().value as string);
+  }
+
+  /** An application by its id or its uid (Svix addresses both ways; an id wins). */
+  app(idOrUid: string): AppRecord | undefined {
+    const own = this.apps.get(idOrUid);
+    if (own) return own;
+    const id = this.appUids.get(idOrUid);
+    return id === undefined ? undefined : this.apps.get(id);
+  }
+
+  appByUid(uid: string): AppRecord | undefined {
+    const id = this.appUids.get(uid);
+    return id === undefined ? undefined : this.apps.get(id);
+  }
+
+  appCount(): number {
+    return this.apps.size;
+  }
+
+  listApps(): AppRecord[] {
+    return byId(this.apps);
+  }
+
+  endpointsOf(appId: string): EndpointRecord[] {
+    return byId(this.endpoints.get(appId));
+  }
+
+  endpointCount(appId: string): number {
+    return this.endpoints.get(appId)?.size ?? 0;
+  }
+
+  /** Endpoints of every application. */
+  totalEndpoints(): number {
+    let n = 0;
+    for (const m of this.endpoints.values()) n += m.size;
+    return n;
+  }
+
+  /** An endpoint of the application by its id or its uid. */
+  endpoint(appId: string, idOrUid: string): EndpointRecord | undefined {
+    const m = this.endpoints.get(appId);
+    if (!m) return undefined;
+    const own = m.get(idOrUid);
+    if (own) return own;
+    for (const e of m.values()) if (e.uid === idOrUid) return e;
+    return undefined;
+  }
+
+  eventType(name: string): EventTypeRecord | undefined {
+    return this.eventTypes.get(name);
+  }
+
+  eventTypeCount(): number {
+    return this.eventTypes.size;
+  }
+
+  listEventTypes(): EventTypeRecord[] {
+    return [...this.eventTypes.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  message(appId: string, id: string): MessageRecord | undefined {
+    return this.messages.get(appId)?.get(id);
+  }
+
+  /** The messages kept of an application, oldest first. */
+  messagesOf(appId: string): MessageRecord[] {
+    return [...(this.messages.get(appId)?.values() ?? [])];
+  }
+}
