@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { bridgeSection } from './bridge';
 import { edgeSection } from './edge';
 import { checkReplication, replicationKnobs } from './kafka-replication';
+import { checkRedisCluster, redisSection } from './redis';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
@@ -119,13 +120,7 @@ const ConfigShape = z.object({
       'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
     ),
   }),
-  redis: section({
-    addr: str('localhost:6379', 'Redis host:port'),
-    url: optStr('Redis URL (redis://...), overrides addr/password/db', { env: 'HOWK_REDIS_URL' }),
-    password: optStr('Redis password', { secret: true }),
-    db: int(0, 'Redis database number'),
-    command_timeout: duration('2s', 'Longest wait for a Redis reply before the operation fails'),
-  }),
+  redis: redisSection,
   delivery: section({
     timeout: duration('30s', 'Total time allowed for one delivery attempt'),
     max_conns_per_host: int(
@@ -299,6 +294,6 @@ const ConfigShape = z.object({
 });
 
 /** The schema, with the checks that span sections or leaves (a zod refinement keeps it an object: .shape still walks). */
-export const ConfigSchema = ConfigShape.superRefine(checkReplication);
+export const ConfigSchema = ConfigShape.superRefine(checkReplication).superRefine(checkRedisCluster);
 
 export type Config = z.infer<typeof ConfigSchema>;

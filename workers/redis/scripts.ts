@@ -33,10 +33,10 @@ const source = (name: string): string => {
 
 /**
  * A script whose `--#include other` lines become `local function other(KEYS, ARGV) <other's
- * body> end`: the parameters shadow the globals, so the included script runs unchanged on the
+ * body, its own includes composed alike> end`: the parameters shadow the globals, so the included script runs unchanged on the
  * keys and arguments it is given (used to run several per-webhook scripts in one call).
  */
-const composed = (name: string): string => source(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${source(inc)}\nend`);
+const composed = (name: string): string => source(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${composed(inc)}\nend`);
 
 /** A script with a fixed number of KEYS, read from its file name. */
 const fixed = (name: string): { numberOfKeys: number; lua: string } => {
@@ -60,7 +60,12 @@ export const SCRIPTS = {
   // Recovery and listing (workers/redis/recovery.ts).
   indexStatus: fixed('indexStatus'),
   restoreState: fixed('restoreState'),
+  // restoreState's two halves, apart on a Redis Cluster (the status and the schedule are two slots').
+  restoreStatus: fixed('restoreStatus'),
+  restoreRetry: fixed('restoreRetry'),
   putDeadLetter: fixed('putDeadLetter'),
+  storeDeadLetter: fixed('storeDeadLetter'),
+  indexDeadLetter: fixed('indexDeadLetter'),
   renewLock: fixed('renewLock'),
   releaseLock: fixed('releaseLock'),
   holdPaused: fixed('holdPaused'),
