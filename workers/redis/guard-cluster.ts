@@ -5,7 +5,8 @@ import { ADMIT, COMPLETE, admitArgs, completeArgs, toAdmissions, transitionsAt }
 import type { RespArgs } from './resp';
 import type { BatchScript } from './script-call';
 import { pipe, slotOf } from './slots';
-import type { ScriptedClient } from './scripts';
+import { forCluster, type ScriptedClient } from './scripts';
+import { batchScript } from './script-call';
 
 // Admission and completion on a Redis Cluster (docs/ARCHITECTURE.md, "Redis Cluster: what
 // stays atomic"). An endpoint's guard keys share its hash tag, so one admitDelivery
@@ -34,6 +35,9 @@ const perSlot = async <T extends { endpointHash: string }, R>(k: RedisKeys, item
 };
 
 type Call = (script: BatchScript, args: RespArgs, slotKey: string) => Promise<unknown>;
+
+const CLUSTER_ADMIT = batchScript(forCluster(ADMIT.lua));
+const CLUSTER_COMPLETE = batchScript(forCluster(COMPLETE.lua));
 
 /** Which requests the config pause (or the endpoint pause before it) stops, read before the calls. */
 const pausesBefore = async (redis: ScriptedClient, k: RedisKeys, reqs: AdmitRequest[], p: GuardParams): Promise<{ rebuilding: boolean; stopped: (Admission | undefined)[] }> => {
@@ -69,7 +73,7 @@ export const clusterAdmit = async (redis: ScriptedClient, k: RedisKeys, call: Ca
     k,
     open.map((i) => reqs[i]!),
     async (slotReqs, slotKey, at) => {
-      const answers = toAdmissions(await call(ADMIT, admitArgs(slotReqs, p, k, true), slotKey));
+      const answers = toAdmissions(await call(CLUSTER_ADMIT, admitArgs(slotReqs, p, k, true), slotKey));
       at.forEach((j, n) => (out[open[j]!] = answers[n]));
     },
   );
@@ -79,7 +83,7 @@ export const clusterAdmit = async (redis: ScriptedClient, k: RedisKeys, call: Ca
 export const clusterComplete = async (k: RedisKeys, call: Call, done: Completion[], p: GuardParams): Promise<CircuitTransition[]> => {
   const moved: { at: number; t: CircuitTransition }[] = [];
   await perSlot(k, done, async (slotDone, slotKey, at) => {
-    for (const m of transitionsAt(await call(COMPLETE, completeArgs(slotDone, p, k, true), slotKey), slotDone)) moved.push({ at: at[m.i]!, t: m.t });
+    for (const m of transitionsAt(await call(CLUSTER_COMPLETE, completeArgs(slotDone, p, k, true), slotKey), slotDone)) moved.push({ at: at[m.i]!, t: m.t });
   });
   return moved.sort((a, b) => a.at - b.at).map((m) => m.t);
 };

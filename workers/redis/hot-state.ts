@@ -9,7 +9,7 @@ import { call, execPipeline } from './exec';
 import { RedisRecovery, noIndexes } from './recovery';
 import { RespArgs } from './resp';
 import { batchScript, scriptCommand } from './script-call';
-import { BATCH_SCRIPTS, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
+import { BATCH_SCRIPTS, forCluster, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 import { pipe, slotOf } from './slots';
 import { NO_TARGETS, statusArgs } from './status-args';
 
@@ -21,6 +21,7 @@ const HOUR_MS = 3_600_000;
 /** Most statuses one merged apply carries (one batch alone may carry more). */
 const MAX_MERGED_STATUSES = 1000;
 const WRITE_STATUSES = batchScript(BATCH_SCRIPTS.writeStatuses);
+const CLUSTER_WRITE_STATUSES = batchScript(forCluster(BATCH_SCRIPTS.writeStatuses));
 
 /** An ioredis pipeline takes a Command as it comes (ChainableCommander's type does not show it). */
 type PipelineOf = { sendCommand(c: Command): unknown };
@@ -153,7 +154,7 @@ export class RedisHotState implements HotState {
       else bySlot.set(slot, [s]);
     }
     for (const group of bySlot.values())
-      p.sendCommand(scriptCommand(this.redis, WRITE_STATUSES, statusArgs(group, this.statusHead, floor, NO_TARGETS), this.k.status(group[0]!.status.webhook_id)));
+      p.sendCommand(scriptCommand(this.redis, CLUSTER_WRITE_STATUSES, statusArgs(group, this.statusHead, floor, NO_TARGETS), this.k.status(group[0]!.status.webhook_id)));
   }
 
   /** The arguments every call begins with that never change: the key prefixes, the TTL, the history limit. */

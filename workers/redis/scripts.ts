@@ -100,10 +100,19 @@ const commandName = <N extends ScriptName>(n: N) => `howk_${n}` as const;
 export type ScriptedClient = Redis & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => Promise<unknown> };
 export type ScriptedPipeline = ChainableCommander & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => ScriptedPipeline };
 
+/**
+ * A script as a Redis Cluster runs it: the `#!lua` line makes Redis 7 refuse any key outside
+ * the slot of the call's KEYS (without it a key of another slot that happens to live on the
+ * same node passes, and fails only once a reshard moves it). A single Redis runs the scripts
+ * as they are (Redis 6 does not know the line).
+ */
+export const forCluster = (lua: string): string => `#!lua\n${lua}`;
+
 /** Registers every script on the client (idempotent) and returns it typed with them. */
 export const withScripts = (redis: Redis): ScriptedClient => {
   for (const [name, def] of Object.entries(SCRIPTS)) {
-    if (!(commandName(name as ScriptName) in redis)) redis.defineCommand(commandName(name as ScriptName), { ...def });
+    if (!(commandName(name as ScriptName) in redis))
+      redis.defineCommand(commandName(name as ScriptName), { numberOfKeys: def.numberOfKeys, lua: redis.isCluster ? forCluster(def.lua) : def.lua });
   }
   return redis as ScriptedClient;
 };

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisGuards } from '../../workers/redis/guards';
+import { guardsContract } from '../contract/guards.contract';
+import { guardsBatchContract } from '../contract/guards.contract-batch';
+import { guardsGaugesContract } from '../contract/guards.contract-gauges';
+import { guardsPauseContract } from '../contract/guards.contract-pause';
+import { guardsRestoreContract } from '../contract/guards.contract-restore';
+import { EP, params, req, type MakeGuards } from '../contract/guards.fixtures';
+import { dropNamespace, ownLayout, redisCluster } from './redis-cluster';
+
+// The Guards contract on a real Redis Cluster (test/replicated/redis-cluster.ts): each test on
+// a key namespace of its own. The per-host limit is not kept on a cluster (its keys and an
+// endpoint's are two slots; the config refuses it: core/config/redis.ts), so its cases are not
+// run; the test below holds that a call asking for it fails rather than admitting past it.
+
+beforeAll(() => redisCluster.start(), 240_000);
+afterAll(() => redisCluster.stop(), 120_000);
+
+const make: MakeGuards = async () => {
+  const { ns, layout } = ownLayout();
+  // Two connections: the race tests really have two clients admitting.
+  const a = redisCluster.client();
+  const b = redisCluster.client();
+  return {
+    guards: new RedisGuards(a, layout),
+    peer: new RedisGuards(b, layout),
+    cleanup: async () => {
+      await dropNamespace(a, ns);
+      await Promise.all([a.quit(), b.quit()]);
+    },
+  };
+};
+
+const name = 'redis cluster';
+const caps = { hostLimits: false };
+guardsContract(name, make, caps);
+guardsPauseContract(name, make);
+guardsRestoreContract(name, make);
+guardsGaugesContract(name, make);
+guardsBatchContract(name, make, caps);
+
+describe('RedisGuards on a cluster: no per-host limit', () => {
+  it('fails an admission that asks for a host limit (its keys are another slot) instead of admitting past it', async () => {
+    const h = await make();
+    try {
+      await expect(h.guards.admit([req()], params({ maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 1 }))).rejects.toThrow(/same slot|non local key/);
+      expect((await h.guards.endpoint(EP, Date.now(), params())).inflight).toBe(0);
+    } finally {
+      await h.cleanup();
+    }
+  });
+});
