@@ -67,7 +67,11 @@ describe('api + worker + scheduler on a Redis Cluster', () => {
     const tenant = uniq('t');
     for (let b = 0; b < N / 50; b++) {
       const webhooks = Array.from({ length: 50 }, (_, i) => ({ endpoint: rx.url(`/e${(b * 50 + i) % 9}`), payload: { n: b * 50 + i } }));
-      const res = await fetch(`${api}/webhooks/${tenant}-${b % 3}/enqueue/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ webhooks }) });
+      const res = await fetch(`${api}/webhooks/${tenant}-${b % 3}/enqueue/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ webhooks }),
+      });
       expect(res.status).toBe(202);
       ((await res.json()) as { results: { webhook_id: string }[] }).results.forEach((r, i) => accepted.set(r.webhook_id, b * 50 + i));
     }
