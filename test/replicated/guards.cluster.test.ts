@@ -5,7 +5,7 @@ import { guardsBatchContract } from '../contract/guards.contract-batch';
 import { guardsGaugesContract } from '../contract/guards.contract-gauges';
 import { guardsPauseContract } from '../contract/guards.contract-pause';
 import { guardsRestoreContract } from '../contract/guards.contract-restore';
-import { EP, params, req, type MakeGuards } from '../contract/guards.fixtures';
+import { EP, EP2, params, req, type MakeGuards } from '../contract/guards.fixtures';
 import { dropNamespace, ownLayout, redisCluster } from './redis-cluster';
 
 // The Guards contract on a real Redis Cluster (test/replicated/redis-cluster.ts): each test on
@@ -38,6 +38,24 @@ guardsPauseContract(name, make);
 guardsRestoreContract(name, make);
 guardsGaugesContract(name, make);
 guardsBatchContract(name, make, caps);
+
+describe('RedisGuards on a cluster: the canary, read before the endpoint calls', () => {
+  it('with requireCanary, admits nothing (wait) and takes no lease while the canary is missing, then admits once it is back', async () => {
+    const { ns, layout } = ownLayout();
+    const redis = redisCluster.client();
+    try {
+      const guards = new RedisGuards(redis, layout);
+      const p = params({ requireCanary: true, maxInflightPerEndpoint: 5 });
+      expect(await guards.admit([req({ id: 'wh_1' }), req({ id: 'wh_2', endpointHash: EP2 })], p)).toEqual([{ kind: 'wait' }, { kind: 'wait' }]);
+      expect((await guards.endpoint(EP, Date.now(), p)).inflight).toBe(0);
+      await redis.set(layout.canary(), 'x');
+      expect(await guards.admit([req({ id: 'wh_1' }), req({ id: 'wh_2', endpointHash: EP2 })], p)).toMatchObject([{ kind: 'go' }, { kind: 'go' }]);
+    } finally {
+      await dropNamespace(redis, ns);
+      await redis.quit();
+    }
+  });
+});
 
 describe('RedisGuards on a cluster: no per-host limit', () => {
   it('fails an admission that asks for a host limit (its keys are another slot) instead of admitting past it', async () => {
