@@ -3,7 +3,8 @@ import type { ChainableCommander, Redis } from 'ioredis';
 
 // The Redis server scripts, one file each under ./commands, named `<verbNoun>-<keys>.lua`
 // (the number of KEYS it takes: the one place that count is written) or `<verbNoun>.lua` for
-// a batch script (no KEYS: every key built from the arguments); ./commands/includes holds
+// a batch script (every key built from the arguments; KEYS none, or on a Redis Cluster one key
+// naming the call's slot); ./commands/includes holds
 // pieces only ever included. Each file's header names its KEYS/ARGV/returns. The fixed-key
 // scripts are registered with defineCommand so ioredis sends EVALSHA and falls back to EVAL
 // after a NOSCRIPT (a restarted or flushed Redis), on the client and inside pipelines alike;
