@@ -13,6 +13,8 @@ type Queued = { method: string | symbol; args: unknown[] } | { command: Command 
 /** The first key of a queued command (its slot routes it), or undefined for a keyless one. */
 const keyOf = (q: Queued): string | undefined => {
   if ('command' in q) return q.command.getKeys()[0]?.toString();
+  // call('get', key, …): the command's own key positions say which argument is the key.
+  if (q.method === 'call' || q.method === 'callBuffer') return new Command(String(q.args[0]), q.args.slice(1) as string[]).getKeys()[0]?.toString();
   const first = q.args[0];
   if (Array.isArray(first)) return first[0] === undefined ? undefined : String(first[0]);
   return typeof first === 'string' || typeof first === 'number' ? String(first) : undefined;
