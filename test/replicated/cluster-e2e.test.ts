@@ -101,4 +101,14 @@ describe('api + worker + scheduler on a Redis Cluster', () => {
     expect(lost).toEqual([]);
     expect([...accepted.values()].filter((n) => n % 4 === 0).length).toBe(N / 4);
   });
+
+  it('answers an enqueue that waits for its first attempt (the outcome crosses the cluster by pub/sub)', async () => {
+    const res = await fetch(`${api}/webhooks/${uniq('w')}/enqueue?wait=10s`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoint: rx.url('/wait'), payload: { n: 1 } }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'delivered', outcome: { status_code: 200 } });
+  });
 });

@@ -5,7 +5,7 @@ import { guardsBatchContract } from '../contract/guards.contract-batch';
 import { guardsGaugesContract } from '../contract/guards.contract-gauges';
 import { guardsPauseContract } from '../contract/guards.contract-pause';
 import { guardsRestoreContract } from '../contract/guards.contract-restore';
-import { EP, EP2, params, req, type MakeGuards } from '../contract/guards.fixtures';
+import { EP, EP2, HOST, T0, completion, params, req, type MakeGuards } from '../contract/guards.fixtures';
 import { dropNamespace, ownLayout, redisCluster } from './redis-cluster';
 
 // The Guards contract on a real Redis Cluster (test/replicated/redis-cluster.ts): each test on
@@ -53,6 +53,32 @@ describe('RedisGuards on a cluster: the canary, read before the endpoint calls',
     } finally {
       await dropNamespace(redis, ns);
       await redis.quit();
+    }
+  });
+});
+
+describe('RedisGuards on a cluster: lease renewal', () => {
+  it('keeps a renewed lease counting past its first end; a completed one is not brought back', async () => {
+    const h = await make();
+    try {
+      const p = params({ maxInflightPerEndpoint: 2, inflightLeaseMs: 10_000 });
+      const counted = { endpoint: true, domain: false };
+      expect(await h.guards.admit([req({ id: 'wh_long' }), req({ id: 'wh_short', endpointHash: EP2 })], p)).toMatchObject([{ kind: 'go' }, { kind: 'go' }]);
+      await h.guards.complete([completion({ id: 'wh_short', endpointHash: EP2, outcome: 'success', now: T0 + 1000, counted })], p);
+      await h.guards.renew(
+        [
+          { id: 'wh_long', endpointHash: EP, host: HOST, counted },
+          { id: 'wh_short', endpointHash: EP2, host: HOST, counted },
+        ],
+        T0 + 8000,
+        p,
+      );
+      // wh_long now runs out at T0 + 18 s (past its first end at T0 + 10 s); wh_short stays ended.
+      expect((await h.guards.endpoint(EP, T0 + 12_000, p)).inflight).toBe(1);
+      expect((await h.guards.endpoint(EP2, T0 + 12_000, p)).inflight).toBe(0);
+      expect((await h.guards.endpoint(EP, T0 + 18_000, p)).inflight).toBe(0);
+    } finally {
+      await h.cleanup();
     }
   });
 });
