@@ -18,13 +18,12 @@ export const redisSection = section({
 
 type Checked = {
   redis: { cluster_nodes: string[] };
-  api: { max_outstanding_per_config: number; outstanding_overrides: Record<string, number> };
   concurrency: { max_inflight_per_domain: number; domain_overrides: Record<string, number> };
 };
 
 /**
- * On a cluster the per-host in-flight limit and the outstanding bound (read from the listing
- * indexes) are not kept: a configuration asking for them is refused rather than left unenforced.
+ * On a cluster the per-host in-flight limit is not kept (a host's leases and an endpoint's are
+ * two slots): a configuration asking for it is refused rather than left unenforced.
  */
 export const checkRedisCluster = (c: Checked, ctx: z.RefinementCtx): void => {
   if (!c.redis.cluster_nodes.length) return;
@@ -32,6 +31,4 @@ export const checkRedisCluster = (c: Checked, ctx: z.RefinementCtx): void => {
     ctx.addIssue({ code: 'custom', path, message: `${what} is not kept on a Redis Cluster (redis.cluster_nodes is set): unset it or use one Redis instance` });
   if (c.concurrency.max_inflight_per_domain > 0) refuse(['concurrency', 'max_inflight_per_domain'], 'the per-host in-flight limit');
   if (Object.values(c.concurrency.domain_overrides).some((n) => n > 0)) refuse(['concurrency', 'domain_overrides'], 'the per-host in-flight limit');
-  if (c.api.max_outstanding_per_config > 0) refuse(['api', 'max_outstanding_per_config'], 'the outstanding bound');
-  if (Object.values(c.api.outstanding_overrides).some((n) => n > 0)) refuse(['api', 'outstanding_overrides'], 'the outstanding bound');
 };

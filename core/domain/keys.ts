@@ -76,6 +76,8 @@ export const keys = {
   /** Webhooks of a config in one state; with state '' the prefix a Lua script completes. */
   webhookStateIndex: (configId: string, state: string) => `idx:webhooks:${tag(configId)}:state:${state}`,
   webhookEndpointIndex: (configId: string, endpointHash: string) => `idx:webhooks:${tag(configId)}:endpoint:${endpointHash}`,
+  /** On a Redis Cluster: each indexed webhook's stamp and state (hash), which orders the index moves (indexWebhook-3.lua). */
+  webhookIndexRecord: (configId: string) => `idx:webhooks:${tag(configId)}:record`,
   /** The latest dead letter of a webhook (hash: data, at, member, rix). */
   deadLetter: (webhookId: string) => `deadletter:${webhookId}`,
   /** Dead letters of a config: members `<dead_at ms, 13 digits>:<webhook id>`, lexicographic. */

@@ -78,11 +78,11 @@ describe('redis.cluster_nodes', () => {
     expect(() => parseNode('redis.internal')).toThrow(/host:port/);
   });
 
-  it('refuses the per-host limit and the outstanding bound on a cluster, naming the knob', () => {
+  it('refuses the per-host limit on a cluster, naming the knob; the outstanding bound stays', () => {
     const on = { HOWK_REDIS_CLUSTER_NODES: '127.0.0.1:7000' };
     expect(() => loadConfig({ env: { ...on, HOWK_CONCURRENCY_MAX_INFLIGHT_PER_DOMAIN: '5' } })).toThrow(/max_inflight_per_domain.*Redis Cluster/);
-    expect(() => loadConfig({ env: { ...on, HOWK_API_MAX_OUTSTANDING_PER_CONFIG: '100' } })).toThrow(ValidationError);
-    expect(() => loadConfig({ env: { ...on, HOWK_API_MAX_OUTSTANDING_PER_CONFIG: '100' } })).toThrow(/max_outstanding_per_config/);
+    expect(() => loadConfig({ env: { ...on, HOWK_CONCURRENCY_DOMAIN_OVERRIDES: '{"a.example":3}' } })).toThrow(ValidationError);
+    expect(loadConfig({ env: { ...on, HOWK_API_MAX_OUTSTANDING_PER_CONFIG: '100' } }).api.max_outstanding_per_config).toBe(100);
     // Without a cluster both stay available.
     expect(loadConfig({ env: { HOWK_CONCURRENCY_MAX_INFLIGHT_PER_DOMAIN: '5' } }).concurrency.max_inflight_per_domain).toBe(5);
   });

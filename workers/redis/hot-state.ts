@@ -6,7 +6,7 @@ import { hourBucket } from '../../core/domain/time';
 import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timelineStarts, type Timeline, type TimelineWindow } from '../../core/domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
-import { RedisRecovery, noIndexes } from './recovery';
+import { RedisRecovery, type Owners } from './recovery';
 import { RespArgs } from './resp';
 import { batchScript, scriptCommand } from './script-call';
 import { BATCH_SCRIPTS, forCluster, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
@@ -110,7 +110,7 @@ export class RedisHotState implements HotState {
     const { retry_data_ttl, stats_ttl } = this.ttls;
     const statuses = batches.flatMap((b) => b.statuses ?? []);
     // Encoded by hand (workers/redis/resp.ts: the bytes ioredis would send), first in the pipeline as before.
-    if (statuses.length) this.writeStatuses(p as unknown as PipelineOf, statuses);
+    if (statuses.length) this.writeStatuses(p as unknown as PipelineOf, statuses, this.redis.isCluster ? await this.recovery.ownersOfPatches(statuses) : undefined);
     for (const batch of batches) {
       // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
       // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
@@ -126,8 +126,8 @@ export class RedisHotState implements HotState {
     if (p.length) await execPipeline(p);
   }
 
-  /** The statuses' writeStatuses.lua call; on a cluster one per slot of their webhooks, without index targets. */
-  private writeStatuses(p: PipelineOf, statuses: StatusWrite[]): void {
+  /** The statuses' writeStatuses.lua call; on a cluster one per slot of their webhooks, without index targets, and their index calls. */
+  private writeStatuses(p: PipelineOf, statuses: StatusWrite[], owners?: Owners): void {
     const floor = this.recovery.indexFloor();
     if (!this.redis.isCluster) {
       this.statusHead ??= new RespArgs().str(this.k.status('')).str(this.k.statusHistory('')).num(this.ttls.status_ttl).num(HISTORY_LIMIT);
@@ -155,6 +155,8 @@ export class RedisHotState implements HotState {
     }
     for (const group of bySlot.values())
       p.sendCommand(scriptCommand(this.redis, CLUSTER_WRITE_STATUSES, statusArgs(group, this.statusHead, floor, NO_TARGETS), this.k.status(group[0]!.status.webhook_id)));
+    // The index entries in their config's slot, in the same round trip (each call orders itself by stamp).
+    for (const s of statuses) this.recovery.indexApart(p as unknown as ScriptedPipeline, { ...owners?.get(s.status.webhook_id), ...s.status });
   }
 
   /** The arguments every call begins with that never change: the key prefixes, the TTL, the history limit. */
@@ -196,7 +198,6 @@ export class RedisHotState implements HotState {
 
   /** The state indexes writeStatuses.lua keeps, counted from the index floor (entries older than status_ttl are as good as trimmed). */
   async countOutstanding(configId: string): Promise<number> {
-    if (!this.recovery.indexed) throw noIndexes();
     const p = pipe(this.redis);
     const floor = `(${this.recovery.indexFloor()}`;
     for (const state of OUTSTANDING_STATES) p.zlexcount(this.k.webhookStateIndex(configId, state), floor, '+');

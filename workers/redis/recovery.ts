@@ -1,7 +1,6 @@
-import { NotConfiguredError } from '../../core/errors/errors';
 import type { RedisKeys } from '../../core/domain/keys';
 import type { WebhookStatus } from '../../core/domain/status';
-import type { HotTtls } from '../../core/ports/hot-state';
+import type { HotTtls, StatusWrite } from '../../core/ports/hot-state';
 import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from '../../core/ports/recovery';
 import { deadLetterFloor, deadLetterMember, idFloor, scanPage, webhookIdOfMember, type Candidate } from '../../core/reconcile/listing';
 import { call, execPipeline } from './exec';
@@ -12,12 +11,13 @@ import { pipe } from './slots';
 // here). Listing indexes are lexicographic zsets (every score 0): webhook ids are ULIDs, and
 // dead-letter members start with their 13-digit dead_at, so member order is time order and
 // a cursor is simply the last member returned. Index entries older than their TTL are
-// trimmed whenever an index is written. On a Redis Cluster the webhook listing indexes are
-// not kept (a config's indexes and a webhook's status are two slots: docs/ARCHITECTURE.md,
-// "Redis Cluster: what stays atomic"); the dead-letter ones are, one call per slot.
+// trimmed whenever an index is written. On a Redis Cluster a config's indexes and a webhook's
+// status are two slots: the index entries follow the status writes in calls of their own
+// (indexWebhook-3.lua), the dead-letter ones after their hash (docs/ARCHITECTURE.md, "Redis
+// Cluster: what stays atomic").
 
-/** What a cluster answers for the webhook listing: the indexes it would read are not kept there. */
-export const noIndexes = () => new NotConfiguredError('listing webhooks and counting outstanding ones need the listing indexes, which Howk does not keep on a Redis Cluster');
+/** Webhooks' config and endpoint, by webhook id. */
+export type Owners = Map<string, Pick<WebhookStatus, 'config_id' | 'endpoint_hash'>>;
 
 export class RedisRecovery {
   constructor(
@@ -27,9 +27,44 @@ export class RedisRecovery {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Whether the listing indexes are kept (not on a cluster). */
-  get indexed(): boolean {
-    return !this.redis.isCluster;
+  /**
+   * On a cluster: the config and endpoint of the webhooks whose patches move their state without
+   * naming them (a held webhook's), read from their stored statuses, so that their index
+   * entries (their config's slot) can follow. One round trip, only when there are such patches.
+   */
+  async ownersOfPatches(statuses: StatusWrite[]): Promise<Owners> {
+    const owners: Owners = new Map();
+    const ids = [...new Set(statuses.filter((s) => s.patch && s.status.state && typeof s.status.config_id !== 'string').map((s) => s.status.webhook_id))];
+    if (!ids.length) return owners;
+    const p = pipe(this.redis);
+    for (const id of ids) p.hget(this.k.status(id), 'data');
+    ((await execPipeline(p)) as (string | null)[]).forEach((data, i) => {
+      const s = data ? (JSON.parse(data) as Partial<WebhookStatus>) : null;
+      if (typeof s?.config_id === 'string' && typeof s.endpoint_hash === 'string') owners.set(ids[i]!, { config_id: s.config_id, endpoint_hash: s.endpoint_hash });
+    });
+    return owners;
+  }
+
+  /**
+   * On a cluster: queues the call that brings a written status's index entries in step (its
+   * config's slot). A status that names no config, endpoint or state (a patch of a held
+   * webhook) leaves them as they are.
+   */
+  indexApart(p: ScriptedPipeline, s: Partial<WebhookStatus>): void {
+    if (typeof s.config_id !== 'string' || typeof s.endpoint_hash !== 'string' || typeof s.state !== 'string' || !s.state || typeof s.webhook_id !== 'string') return;
+    const k = this.k;
+    const c = s.config_id;
+    p.howk_indexWebhook(
+      k.webhookIndex(c),
+      k.webhookEndpointIndex(c, s.endpoint_hash),
+      k.webhookIndexRecord(c),
+      s.webhook_id,
+      s.updated_at_ns ?? '0',
+      s.state,
+      k.webhookStateIndex(c, ''),
+      this.indexFloor(),
+      this.ttls.status_ttl,
+    );
   }
 
   private deadLetterTtl(): number {
@@ -88,7 +123,9 @@ export class RedisRecovery {
     const { status_ttl, retry_data_ttl } = this.ttls;
     const p = pipe(this.redis);
     for (const { status } of items) p.howk_restoreStatus(this.k.status(status.webhook_id), JSON.stringify(status), status.updated_at_ns, status_ttl);
-    const written = (await execPipeline(p)).map((r) => r === 1);
+    // The index calls after the statuses' (replies past items.length): each orders itself by stamp.
+    for (const { status } of items) this.indexApart(p, status);
+    const written = (await execPipeline(p)).slice(0, items.length).map((r) => r === 1);
     const r = pipe(this.redis);
     items.forEach(({ status, retry }, i) => {
       if (written[i] && retry) r.howk_restoreRetry(this.k.retries(), this.k.retryData(status.webhook_id), status.webhook_id, retry.dueAt, retry.data, retry_data_ttl);
@@ -98,7 +135,6 @@ export class RedisRecovery {
   }
 
   async listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>> {
-    if (!this.indexed) throw noIndexes();
     const keys = this.k;
     // The narrowest index that holds the answer; the other filter is applied to the statuses.
     const index = q.state ? keys.webhookStateIndex(q.configId, q.state) : q.endpointHash ? keys.webhookEndpointIndex(q.configId, q.endpointHash) : keys.webhookIndex(q.configId);

@@ -64,6 +64,8 @@ export const SCRIPTS = {
   // restoreState's two halves, apart on a Redis Cluster (the status and the schedule are two slots').
   restoreStatus: fixed('restoreStatus'),
   restoreRetry: fixed('restoreRetry'),
+  // The listing indexes on a Redis Cluster, beside the status writes.
+  indexWebhook: fixed('indexWebhook'),
   putDeadLetter: fixed('putDeadLetter'),
   storeDeadLetter: fixed('storeDeadLetter'),
   indexDeadLetter: fixed('indexDeadLetter'),
