@@ -97,6 +97,12 @@ describe('api + worker + scheduler on a Redis Cluster', () => {
       },
       { timeoutMs: 60_000, what: 'every status delivered' },
     );
+    // The listing (indexes in each config's slot) agrees: every webhook of a config, delivered.
+    for (let c = 0; c < 3; c++) {
+      const ofConfig = [...accepted.keys()].filter((_, i) => Math.floor(i / 50) % 3 === c).sort();
+      const page = (await (await fetch(`${api}/webhooks?config_id=${tenant}-${c}&state=delivered&limit=500`)).json()) as { items: { webhook_id: string }[] };
+      expect(page.items.map((w) => w.webhook_id).sort()).toEqual(ofConfig);
+    }
     const lost = [...accepted.keys()].filter((id) => !delivered().has(id));
     expect(lost).toEqual([]);
     expect([...accepted.values()].filter((n) => n % 4 === 0).length).toBe(N / 4);
