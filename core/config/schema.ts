@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { bridgeSection } from './bridge';
 import { edgeSection } from './edge';
 import { checkReplication, replicationKnobs } from './kafka-replication';
+import { checkRedisCluster, redisSection } from './redis';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
@@ -139,13 +140,7 @@ const ConfigShape = z.object({
       'How long a consumer group waits for its members to rejoin a rebalance before the partitions are handed out without them. A consumer that kafkajs restarts during a broker outage rejoins under its member id and is not waited for; a worker process that restarted meanwhile is a new member, and its old one is waited for this long (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
     ),
   }),
-  redis: section({
-    addr: str('localhost:6379', 'Redis host:port'),
-    url: optStr('Redis URL (redis://...), overrides addr/password/db', { env: 'HOWK_REDIS_URL' }),
-    password: optStr('Redis password', { secret: true }),
-    db: int(0, 'Redis database number'),
-    command_timeout: duration('2s', 'Longest wait for a Redis reply before the operation fails'),
-  }),
+  redis: redisSection,
   delivery: section({
     timeout: duration('30s', 'Total time allowed for one delivery attempt'),
     max_conns_per_host: int(
@@ -319,6 +314,6 @@ const ConfigShape = z.object({
 });
 
 /** The schema, with the checks that span sections or leaves (a zod refinement keeps it an object: .shape still walks). */
-export const ConfigSchema = ConfigShape.superRefine(checkReplication);
+export const ConfigSchema = ConfigShape.superRefine(checkReplication).superRefine(checkRedisCluster);
 
 export type Config = z.infer<typeof ConfigSchema>;

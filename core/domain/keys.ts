@@ -76,6 +76,8 @@ export const keys = {
   /** Webhooks of a config in one state; with state '' the prefix a Lua script completes. */
   webhookStateIndex: (configId: string, state: string) => `idx:webhooks:${tag(configId)}:state:${state}`,
   webhookEndpointIndex: (configId: string, endpointHash: string) => `idx:webhooks:${tag(configId)}:endpoint:${endpointHash}`,
+  /** On a Redis Cluster: each indexed webhook's stamp and state (hash), which orders the index moves (indexWebhook-3.lua). */
+  webhookIndexRecord: (configId: string) => `idx:webhooks:${tag(configId)}:record`,
   /** The latest dead letter of a webhook (hash: data, at, member, rix). */
   deadLetter: (webhookId: string) => `deadletter:${webhookId}`,
   /** Dead letters of a config: members `<dead_at ms, 13 digits>:<webhook id>`, lexicographic. */
@@ -84,3 +86,59 @@ export const keys = {
   /** Never written: stands in for a pause key an admission must not check (a webhook its drain released). */
   unset: () => 'howk:unset',
 } as const;
+
+/** The key builder HotState and Guards use: `keys`, or on a Redis Cluster `clusterKeys`. */
+export type RedisKeys = { readonly [K in keyof typeof keys]: (typeof keys)[K] };
+
+/** The tag of the retry schedule's slot: the schedule and every retry's data share it. */
+const RETRIES = tag('retries');
+/** The tag of the counters: PFCOUNT and MGET over several hours need them in one slot. */
+const STATS = tag('stats');
+
+/**
+ * The keys on a Redis Cluster: every key a script call or a MULTI touches shares a hash tag,
+ * the owner of the decision (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"):
+ * an endpoint's guard keys `{<endpoint hash>}`, a host's `{<host>}`, a config's pause
+ * `{<config>}`, a webhook's status and dead letter `{<webhook id>}`, the retry schedule and
+ * its data `{retries}`, the counters `{stats}`. Keys with the config already tagged, and
+ * single keys, keep their shape. A single Redis keeps `keys` (its data stays where it is).
+ */
+export const clusterKeys: RedisKeys = {
+  ...keys,
+  status: (id) => keys.status(tag(id)),
+  statusHistory: (id) => keys.statusHistory(tag(id)),
+  retryData: (id) => `retry_data:${RETRIES}:${id}`,
+  // No claim was ever made on a cluster in the shape before the tags: the claim is its own legacy.
+  legacyIdempotency: (configId, key) => keys.idempotency(configId, key),
+  circuit: (h) => keys.circuit(tag(h)),
+  inflight: (h) => keys.inflight(tag(h)),
+  domainInflight: (host) => keys.domainInflight(tag(host)),
+  endpointLimit: (h) => keys.endpointLimit(tag(h)),
+  domainLimit: (host) => keys.domainLimit(tag(host)),
+  endpointLatency: (h) => keys.endpointLatency(tag(h)),
+  endpointQueued: (h) => keys.endpointQueued(tag(h)),
+  retries: () => `retries:${RETRIES}`,
+  stats: (name, bucket) => `stats:${STATS}:${name}:${bucket}`,
+  endpointsHll: (bucket) => `hll:endpoints:${STATS}:${bucket}`,
+  pause: (kind, id) => keys.pause(kind, tag(id)),
+  pausedQueue: (kind, id) => keys.pausedQueue(kind, tag(id)),
+  rateBucket: (h) => keys.rateBucket(tag(h)),
+  endpointErrors: (h) => keys.endpointErrors(tag(h)),
+  deadLetter: (id) => keys.deadLetter(tag(id)),
+};
+
+/** The id as the scripts that build keys from a prefix must be given it (`prefix .. id`). */
+export const slotId = (cluster: boolean, id: string): string => (cluster ? tag(id) : id);
+
+/**
+ * A layout with every key under `ns` (the hash tags stay inside, so the slots do not change):
+ * tests sharing one cluster keep their keys apart this way (a cluster has no databases).
+ */
+export const namespaced = (base: RedisKeys, ns: string): RedisKeys =>
+  Object.fromEntries(Object.entries(base).map(([name, fn]) => [name, (...a: never[]) => ns + (fn as (...x: never[]) => string)(...a)])) as unknown as RedisKeys;
+
+/**
+ * The prefix a script completes with an id (`prefix .. id`): a key built for the id '' without
+ * its empty tag (`circuit:{}` → `circuit:`); on a cluster the id then goes as its tag (slotId).
+ */
+export const scriptPrefix = (emptyKey: string): string => (emptyKey.endsWith('{}') ? emptyKey.slice(0, -2) : emptyKey);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run a REAL Redis Cluster (3 masters + 3 replicas, Debian's redis-server) on loopback.
-# Howk does not use it yet; it is part of the scaled set-up (up.sh --scaled).
+# Howk runs on it with HOWK_REDIS_CLUSTER_NODES; it is part of the scaled set-up (up.sh --scaled)
+# and the replicated tests start one of their own (test/replicated/redis-cluster.ts).
 #
 #   scripts/infra/redis-cluster.sh start   # start the six nodes, create the cluster once
 #   scripts/infra/redis-cluster.sh stop    # SHUTDOWN NOSAVE each node, remove the run dir

@@ -1,14 +1,14 @@
 import { expect, it } from 'vitest';
 import { freshLimit, recordSample } from '../../core/policy/adaptive-limit';
 import type { Admission, Completion } from '../../core/ports/guards';
-import { CB, CFG, EP, EP2, LIMITS, T0, completion, params, req, guardsSuite, type MakeGuards } from './guards.fixtures';
+import { CB, CFG, EP, EP2, LIMITS, T0, completion, params, req, guardsSuite, type GuardsCaps, type MakeGuards } from './guards.fixtures';
 
 // Many requests (completions) of one endpoint in one call: each must see what the ones before
 // it in the call did, exactly as if it came in a call of its own (the Redis scripts read each
 // key once per call and follow it in memory).
 const EP3 = 'ab'.repeat(16);
 
-export const guardsBatchContract = (name: string, make: MakeGuards): void => {
+export const guardsBatchContract = (name: string, make: MakeGuards, caps: GuardsCaps = {}): void => {
   guardsSuite(`Guards contract (one call, many requests): ${name}`, make, (h) => {
     const kinds = (as: Admission[]) => as.map((a) => (a.kind === 'park' ? `park ${a.until - T0}` : a.kind === 'paused' ? `paused ${a.scope}` : a.kind));
     const noCircuit = { ...CB, enabled: false };
@@ -53,11 +53,12 @@ export const guardsBatchContract = (name: string, make: MakeGuards): void => {
       expect((await h.guards.endpoint(EP, T0, p)).inflight).toBe(2);
     });
 
-    it('shares the host limit across the endpoints of one call', async () => {
-      const p = params({ circuit: noCircuit, maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 3 });
-      const got = await h.guards.admit([req(), req({ endpointHash: EP2 }), req(), req({ endpointHash: EP2 }), req({ endpointHash: EP2, lane: 'slow' })], p);
-      expect(kinds(got)).toEqual(['go', 'go', 'go', 'wait', 'wait']);
-    });
+    if (caps.hostLimits !== false)
+      it('shares the host limit across the endpoints of one call', async () => {
+        const p = params({ circuit: noCircuit, maxInflightPerEndpoint: 5, maxInflightPerDomain: () => 3 });
+        const got = await h.guards.admit([req(), req({ endpointHash: EP2 }), req(), req({ endpointHash: EP2 }), req({ endpointHash: EP2, lane: 'slow' })], p);
+        expect(kinds(got)).toEqual(['go', 'go', 'go', 'wait', 'wait']);
+      });
 
     it('feeds the adaptive limit the leases in force at each completion of one call, after those ended before it', async () => {
       const p = params({ circuit: noCircuit, maxInflightPerEndpoint: 50, inflightLeaseMs: 3000, limits: { ...LIMITS, initial: 6 } });

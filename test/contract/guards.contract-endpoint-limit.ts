@@ -1,11 +1,11 @@
 import { expect, it } from 'vitest';
 import { freshLimit, recordSample } from '../../core/policy/adaptive-limit';
 import type { AdmitRequest, Completion, GuardParams } from '../../core/ports/guards';
-import { CB, EP, EP2, HOST, NOT_COUNTED, T0, guardsSuite, params, type MakeGuards } from './guards.fixtures';
+import { CB, EP, EP2, HOST, NOT_COUNTED, T0, guardsSuite, params, type GuardsCaps, type MakeGuards } from './guards.fixtures';
 
 // The endpoint's in-flight limit, the fast and slow lanes, and the adaptive limit the fast
 // lane follows (core/policy/adaptive-limit.ts).
-export const endpointLimitCases = (make: MakeGuards): void => {
+export const endpointLimitCases = (make: MakeGuards, caps: GuardsCaps = {}): void => {
   guardsSuite('endpoint limit and lane rule', make, (h) => {
     const { admit1, go, complete } = h;
     const box = (max: number) => params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: max });
@@ -88,33 +88,35 @@ export const endpointLimitCases = (make: MakeGuards): void => {
       expect(await admit1({ now: T0 + 10_000 }, p)).toEqual({ kind: 'wait' });
     });
 
-    it('does the same for a host: a crashed delivery stops taking a share of the host limit when its lease runs out', async () => {
-      const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerDomain: () => 1, inflightLeaseMs: 10_000 });
-      expect(await admit1({ id: 'wh_crashed' }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
-      expect(await admit1({ endpointHash: EP2, now: T0 + 9_999 }, p)).toEqual({ kind: 'wait' });
-      expect(await admit1({ endpointHash: EP2, now: T0 + 10_000 }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
-    });
+    if (caps.hostLimits !== false)
+      it('does the same for a host: a crashed delivery stops taking a share of the host limit when its lease runs out', async () => {
+        const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerDomain: () => 1, inflightLeaseMs: 10_000 });
+        expect(await admit1({ id: 'wh_crashed' }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
+        expect(await admit1({ endpointHash: EP2, now: T0 + 9_999 }, p)).toEqual({ kind: 'wait' });
+        expect(await admit1({ endpointHash: EP2, now: T0 + 10_000 }, p)).toMatchObject({ kind: 'go', counted: { domain: true } });
+      });
 
-    it('keeps a renewed lease counting past its first end; a completed one stays ended', async () => {
-      const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: 2, maxInflightPerDomain: () => 5, inflightLeaseMs: 10_000 });
-      const both = { endpoint: true, domain: true };
-      await go({ id: 'wh_long' }, p);
-      await go({ id: 'wh_short' }, p);
-      await complete({ id: 'wh_short', outcome: 'success', now: T0 + 1000, counted: both }, p);
-      await h.guards.renew(
-        [
-          { id: 'wh_long', endpointHash: EP, host: HOST, counted: both },
-          { id: 'wh_short', endpointHash: EP, host: HOST, counted: both },
-        ],
-        T0 + 8000,
-        p,
-      );
-      // wh_long now runs out at T0 + 18 s; wh_short is not brought back.
-      expect((await h.guards.endpoint(EP, T0 + 17_999, p)).inflight).toBe(1);
-      expect(await admit1({ now: T0 + 17_999 }, p)).toMatchObject({ kind: 'go' });
-      expect(await admit1({ now: T0 + 17_999 }, p)).toEqual({ kind: 'wait' });
-      expect((await h.guards.endpoint(EP, T0 + 18_000, p)).inflight).toBe(1);
-    });
+    if (caps.hostLimits !== false)
+      it('keeps a renewed lease counting past its first end; a completed one stays ended', async () => {
+        const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: 2, maxInflightPerDomain: () => 5, inflightLeaseMs: 10_000 });
+        const both = { endpoint: true, domain: true };
+        await go({ id: 'wh_long' }, p);
+        await go({ id: 'wh_short' }, p);
+        await complete({ id: 'wh_short', outcome: 'success', now: T0 + 1000, counted: both }, p);
+        await h.guards.renew(
+          [
+            { id: 'wh_long', endpointHash: EP, host: HOST, counted: both },
+            { id: 'wh_short', endpointHash: EP, host: HOST, counted: both },
+          ],
+          T0 + 8000,
+          p,
+        );
+        // wh_long now runs out at T0 + 18 s; wh_short is not brought back.
+        expect((await h.guards.endpoint(EP, T0 + 17_999, p)).inflight).toBe(1);
+        expect(await admit1({ now: T0 + 17_999 }, p)).toMatchObject({ kind: 'go' });
+        expect(await admit1({ now: T0 + 17_999 }, p)).toEqual({ kind: 'wait' });
+        expect((await h.guards.endpoint(EP, T0 + 18_000, p)).inflight).toBe(1);
+      });
 
     it('never frees room for a completion of a delivery not in flight (no count below 0)', async () => {
       const p = box(2);

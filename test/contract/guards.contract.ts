@@ -5,7 +5,7 @@ import { endpointLimitCases } from './guards.contract-endpoint-limit';
 import { pauseAdmissionCases } from './guards.contract-pause';
 import { rateLimitCases } from './guards.contract-rate-limit';
 import { endpointViewCases } from './guards.contract-view';
-import type { MakeGuards } from './guards.fixtures';
+import type { GuardsCaps, MakeGuards } from './guards.fixtures';
 
 // The observable semantics of Guards (core/ports/guards.ts), run against every adapter:
 // memory (guards.memory.test.ts) and Redis (guards.redis.test.ts). Every request carries its
@@ -15,11 +15,11 @@ import type { MakeGuards } from './guards.fixtures';
 // The harness and builders, for the files that run the contract on an adapter.
 export * from './guards.fixtures';
 
-export const guardsContract = (name: string, make: MakeGuards): void => {
+export const guardsContract = (name: string, make: MakeGuards, caps: GuardsCaps = {}): void => {
   describe(`Guards contract: ${name}`, () => {
     circuitCases(make);
-    endpointLimitCases(make);
-    domainLimitCases(make);
+    endpointLimitCases(make, caps);
+    if (caps.hostLimits !== false) domainLimitCases(make);
     rateLimitCases(make);
     pauseAdmissionCases(make);
     endpointViewCases(make);

@@ -15,6 +15,9 @@ export type GuardsHarness = {
 
 export type MakeGuards = () => Promise<GuardsHarness>;
 
+/** What an adapter keeps: `hostLimits: false` on a Redis Cluster (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"). */
+export type GuardsCaps = { hostLimits?: boolean };
+
 export const T0 = 1_750_000_000_000;
 export const EP = 'ep'.repeat(16);
 export const EP2 = 'fe'.repeat(16);

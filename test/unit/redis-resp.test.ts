@@ -9,7 +9,7 @@ import { batchScript, scriptCallText } from '../../workers/redis/script-call';
 // arguments (through defineCommand, as the guards called their scripts before).
 const require = createRequire(import.meta.url);
 type IoScript = { Command: new (name: string, args: unknown[]) => Command };
-const Script = (require('ioredis/built/Script') as { default: new (lua: string) => IoScript }).default;
+const Script = (require('ioredis/built/Script') as { default: new (lua: string, numberOfKeys?: number) => IoScript }).default;
 
 const rng = (() => {
   let s = 0x2545f491;
@@ -38,6 +38,16 @@ describe('RESP of a batch script call', () => {
       const ours = { evalsha: scriptCallText(batchScript(lua), argsOf(values), 'evalsha'), eval: scriptCallText(batchScript(lua), argsOf(values), 'eval') };
       expect(ours).toEqual(ioredisText(lua, values));
     }
+  });
+
+  it('with a slot key, is what ioredis writes for numkeys 1 and that key (a cluster routes the call by it)', () => {
+    const lua = 'return ARGV';
+    const script = new Script(lua, 1);
+    const socket = {};
+    const values = ['a', 7, 'é'];
+    new script.Command('evalsha', [batchScript(lua).sha, 1, 'inflight:{h}', ...values]).toWritable(socket);
+    const theirs = String(new script.Command('evalsha', [batchScript(lua).sha, 1, 'inflight:{h}', ...values]).toWritable(socket));
+    expect(scriptCallText(batchScript(lua), argsOf(values), 'evalsha', 'inflight:{h}')).toBe(theirs);
   });
 
   it('counts UTF-8 bytes, not UTF-16 units, in a bulk length', () => {

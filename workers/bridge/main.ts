@@ -14,7 +14,12 @@ const config = configFromProcess(parseFlags(process.argv.slice(2)));
 const settings = bridgeSettings(config);
 const log = createLogger('howk-bridge', config.log.level);
 const producer = new KafkaRestProducer({ brokers: config.kafka.brokers, clientId: `${config.kafka.client_id}-bridge`, produceTimeoutMs: settings.produce_timeout });
-const redis = createRedis(redisUrlOf(config), { commandTimeoutMs: config.redis.command_timeout, connectionName: 'howk-bridge', onError: () => {} });
+const redis = createRedis(redisUrlOf(config), {
+  commandTimeoutMs: config.redis.command_timeout,
+  clusterNodes: config.redis.cluster_nodes,
+  connectionName: 'howk-bridge',
+  onError: () => {},
+});
 const app = createBridgeApp({ settings, producer, redis, counters: newCounters(), log });
 const server = await new Promise<ServerType>((resolve) => {
   const s = serve({ fetch: app.fetch, port: settings.port, hostname: settings.host }, () => resolve(s));

@@ -3,6 +3,9 @@ import type { Redis } from 'ioredis';
 import { ForbiddenError, ValidationError } from '../../core/errors/errors';
 import { edgeRedisRefusal } from '../../core/security/edge-redis-access';
 import { toHowkError } from '../redis/exec';
+import { withScripts } from '../redis/scripts';
+import { pipe, slotOf } from '../redis/slots';
+import { Command as IoCommand } from 'ioredis';
 import type { BridgeCounters } from './counters';
 
 // The subset of the Upstash Redis REST dialect that @upstash/redis sends: POST / with one
@@ -92,7 +95,10 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
     const cmds = await readCommands(c, true);
     counters.redisRequests++;
     counters.redisCommands += cmds.length;
-    const p = transaction ? redis.multi() : redis.pipeline();
+    // On a Redis Cluster a pipeline goes out per slot; a MULTI must keep to one (Redis refuses more).
+    if (transaction && redis.isCluster && new Set(cmds.flatMap(([name, ...args]) => new IoCommand(name, args).getKeys().map((k) => slotOf(String(k))))).size > 1)
+      throw new ValidationError('a MULTI on a Redis Cluster must keep its keys in one hash slot', 'body');
+    const p = transaction ? redis.multi() : pipe(withScripts(redis));
     for (const [name, ...args] of cmds) p.callBuffer(name, ...args);
     let replies: [Error | null, unknown][] | null;
     try {

@@ -134,7 +134,7 @@ export const kafkaChecks = async (config: Config, o: { maxLag: number }): Promis
 
 export const redisChecks = async (config: Config, now: () => number = Date.now): Promise<Check[]> => {
   const url = redisUrlOf(config);
-  const redis = createRedis(url, { maxRetriesPerRequest: 0, connectTimeoutMs: 2000, commandTimeoutMs: 2000, onError: () => {} });
+  const redis = createRedis(url, { clusterNodes: config.redis.cluster_nodes, maxRetriesPerRequest: 0, connectTimeoutMs: 2000, commandTimeoutMs: 2000, onError: () => {} });
   try {
     let info: string;
     try {

@@ -38,7 +38,7 @@ export const runRedisKeys = async (config: Config, argv: string[], io: Out): Pro
   const log = createLogger('howk-redis-keys', 'warn', (l) => io.err(l));
   const { scripts } = await loadTransformers(config.transformer.script_dirs, config.lua.max_script_bytes, log);
   const owners = { transformers: new Set([...scripts.keys(), ...list(values.transformers)]), configs: new Set(list(values.configs)) };
-  const redis = createRedis(redisUrlOf(config), { commandTimeoutMs: config.redis.command_timeout });
+  const redis = createRedis(redisUrlOf(config), { commandTimeoutMs: config.redis.command_timeout, clusterNodes: config.redis.cluster_nodes });
   try {
     const report = await migrateLegacyKv(redis, owners, { apply: values.apply ?? false, deleteOld: values['delete-old'] ?? false });
     io.out(JSON.stringify(report));

@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
-import { keys } from '../../core/domain/keys';
+import { clusterKeys, keys } from '../../core/domain/keys';
 import { TERMINAL_STATES, type WebhookStatus } from '../../core/domain/status';
 import type { EndedLookup } from '../../core/ports/hot-state';
 import { execPipeline } from './exec';
+import { pipe } from './slots';
+import { withScripts } from './scripts';
 
 /**
  * EndedLookup on the status hashes writeStatuses.lua keeps: one pipelined HGET of `data` per
@@ -12,8 +14,9 @@ export const redisEndedLookup = (redis: Redis): EndedLookup => ({
   async endedAttempts(ids) {
     const out = new Map<string, number>();
     if (!ids.length) return out;
-    const p = redis.pipeline();
-    for (const id of ids) p.hget(keys.status(id), 'data');
+    const k = redis.isCluster ? clusterKeys : keys;
+    const p = pipe(withScripts(redis));
+    for (const id of ids) p.hget(k.status(id), 'data');
     const replies = (await execPipeline(p)) as (string | null)[];
     replies.forEach((data, i) => {
       if (data === null) return;

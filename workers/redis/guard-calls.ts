@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import { keys } from '../../core/domain/keys';
+import { keys, scriptPrefix, slotId, type RedisKeys } from '../../core/domain/keys';
 import { LATENCY_SAMPLES } from '../../core/policy/adaptive-limit';
 import type { Admission, AdmitRequest, CircuitTransition, Completion, GuardParams } from '../../core/ports/guards';
 import { RespArgs } from './resp';
@@ -17,26 +17,20 @@ export const ADMIT = batchScript(BATCH_SCRIPTS.admitDelivery);
 export const COMPLETE = batchScript(BATCH_SCRIPTS.completeDelivery);
 
 // The key prefixes the scripts build their keys from, in their headers' order.
-const ADMIT_PREFIXES = [
-  keys.pause('endpoint', ''),
-  keys.pause('config', ''),
-  keys.circuit(''),
-  keys.rateBucket(''),
-  keys.domainInflight(''),
-  keys.inflight(''),
-  keys.endpointLimit(''),
-  keys.domainLimit(''),
-  keys.endpointQueued(''),
-];
-const COMPLETE_PREFIXES = [
-  keys.circuit(''),
-  keys.inflight(''),
-  keys.domainInflight(''),
-  keys.endpointErrors(''),
-  keys.endpointLimit(''),
-  keys.domainLimit(''),
-  keys.endpointLatency(''),
-];
+const admitPrefixes = (k: RedisKeys) =>
+  [
+    k.pause('endpoint', ''),
+    k.pause('config', ''),
+    k.circuit(''),
+    k.rateBucket(''),
+    k.domainInflight(''),
+    k.inflight(''),
+    k.endpointLimit(''),
+    k.domainLimit(''),
+    k.endpointQueued(''),
+  ].map(scriptPrefix);
+const completePrefixes = (k: RedisKeys) =>
+  [k.circuit(''), k.inflight(''), k.domainInflight(''), k.endpointErrors(''), k.endpointLimit(''), k.domainLimit(''), k.endpointLatency('')].map(scriptPrefix);
 const OUTCOME_FLAG: Record<Completion['outcome'], number> = { success: 0, failure: 32, neutral: 64 };
 /** completeDelivery.lua's code of a completion that moved the circuit. */
 const T_CODE = 'T'.charCodeAt(0);
@@ -53,7 +47,11 @@ class Places {
   /** A hash that came with another host too (not expected: the host is part of the endpoint) has an entry per host. */
   private readonly byHost = new Map<string, number>();
   private readonly hosts = new Map<string, number>();
-  constructor(private readonly p: GuardParams) {}
+  /** On a cluster, hashes and hosts go as hash tags: the keys the scripts build from them then sit in their slot. */
+  constructor(
+    private readonly p: GuardParams,
+    private readonly cluster = false,
+  ) {}
 
   endpoint(hash: string, host: string): number {
     let h = this.hosts.get(host);
@@ -72,9 +70,9 @@ class Places {
 
   args(w: RespArgs): void {
     w.num(this.entries.length / 2);
-    for (let i = 0; i < this.entries.length; i += 2) w.str(this.entries[i] as string).num(this.entries[i + 1] as number);
+    for (let i = 0; i < this.entries.length; i += 2) w.str(slotId(this.cluster, this.entries[i] as string)).num(this.entries[i + 1] as number);
     w.num(this.hosts.size);
-    for (const host of this.hosts.keys()) w.str(host).num(this.p.maxInflightPerDomain(host));
+    for (const host of this.hosts.keys()) w.str(slotId(this.cluster, host)).num(this.p.maxInflightPerDomain(host));
   }
 }
 
@@ -82,14 +80,18 @@ class Places {
  * The arguments every call begins with (the params and the key prefixes), encoded once per
  * GuardParams: a worker builds its params once from its config and never changes them.
  */
-const shared = new WeakMap<GuardParams, { admit: RespArgs; complete: RespArgs }>();
-const sharedArgs = (p: GuardParams) => {
-  let s = shared.get(p);
-  if (!s) shared.set(p, (s = { admit: admitShared(p), complete: completeShared(p) }));
+type Shared = { admit: RespArgs; complete: RespArgs; clusterAdmit: RespArgs };
+const shared = new WeakMap<GuardParams, Map<RedisKeys, Shared>>();
+const sharedArgs = (p: GuardParams, k: RedisKeys): Shared => {
+  let byLayout = shared.get(p);
+  if (!byLayout) shared.set(p, (byLayout = new Map()));
+  let s = byLayout.get(k);
+  if (!s) byLayout.set(k, (s = { admit: admitShared(p, k, true), complete: completeShared(p, k), clusterAdmit: admitShared(p, k, false) }));
   return s;
 };
 
-const admitShared = (p: GuardParams) => {
+/** Without `canary`, the call does not check it: on a cluster the caller reads it first (another slot). */
+const admitShared = (p: GuardParams, k: RedisKeys, canary: boolean) => {
   const w = new RespArgs()
     .num(p.circuit.enabled ? 1 : 0)
     .num(p.circuit.probe_interval)
@@ -98,12 +100,12 @@ const admitShared = (p: GuardParams) => {
     .num(p.burst)
     .num(p.maxInflightPerEndpoint)
     .num(p.inflightLeaseMs);
-  limitArgs(w, p).str(p.requireCanary ? keys.canary() : '');
-  for (const prefix of ADMIT_PREFIXES) w.str(prefix);
+  limitArgs(w, p).str(canary && p.requireCanary ? k.canary() : '');
+  for (const prefix of admitPrefixes(k)) w.str(prefix);
   return w;
 };
 
-const completeShared = (p: GuardParams) => {
+const completeShared = (p: GuardParams, k: RedisKeys) => {
   const c = p.circuit;
   const w = new RespArgs()
     .num(c.enabled ? 1 : 0)
@@ -114,7 +116,7 @@ const completeShared = (p: GuardParams) => {
     .num(c.success_threshold)
     .num(p.circuitTtlMs);
   limitArgs(w, p).num(LATENCY_SAMPLES);
-  for (const prefix of COMPLETE_PREFIXES) w.str(prefix);
+  for (const prefix of completePrefixes(k)) w.str(prefix);
   return w;
 };
 
@@ -158,10 +160,14 @@ export const toAdmissions = (reply: unknown): Admission[] => {
   return out;
 };
 
-/** admitDelivery's arguments for these requests. */
-export const admitArgs = (reqs: AdmitRequest[], p: GuardParams): RespArgs => {
-  const w = new RespArgs().append(sharedArgs(p).admit);
-  const at = new Places(p);
+/**
+ * admitDelivery's arguments for these requests. On a cluster (`cluster`) the call is one
+ * endpoint slot's: the caller has read the canary and the config pauses (other slots), and
+ * every request passes the config pause here.
+ */
+export const admitArgs = (reqs: AdmitRequest[], p: GuardParams, k: RedisKeys = keys, cluster = false): RespArgs => {
+  const w = new RespArgs().append(cluster ? sharedArgs(p, k).clusterAdmit : sharedArgs(p, k).admit);
+  const at = new Places(p, cluster);
   const configs = new Map<string, number>();
   const per = new RespArgs();
   let now: number | undefined;
@@ -169,7 +175,7 @@ export const admitArgs = (reqs: AdmitRequest[], p: GuardParams): RespArgs => {
     let config = configs.get(r.configId);
     if (config === undefined) configs.set(r.configId, (config = configs.size + 1));
     const pass = r.passPause ?? [];
-    const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (pass.includes('config') ? 8 : 0);
+    const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (cluster || pass.includes('config') ? 8 : 0);
     per.num(at.endpoint(r.endpointHash, r.host)).num(config);
     if (r.now === now) per.str('');
     else per.num(r.now);
@@ -184,9 +190,9 @@ export const admitArgs = (reqs: AdmitRequest[], p: GuardParams): RespArgs => {
 };
 
 /** completeDelivery's arguments for these completions. */
-export const completeArgs = (done: Completion[], p: GuardParams): RespArgs => {
-  const w = new RespArgs().append(sharedArgs(p).complete);
-  const at = new Places(p);
+export const completeArgs = (done: Completion[], p: GuardParams, k: RedisKeys = keys, cluster = false): RespArgs => {
+  const w = new RespArgs().append(sharedArgs(p, k).complete);
+  const at = new Places(p, cluster);
   const per = new RespArgs();
   let now: number | undefined;
   for (const d of done) {
@@ -211,24 +217,24 @@ export const completeArgs = (done: Completion[], p: GuardParams): RespArgs => {
   return w;
 };
 
-/** completeDelivery's reply: the circuit transitions of these completions. */
-export const toTransitions = (raw: unknown, done: Completion[]): CircuitTransition[] => {
+/** completeDelivery's reply: the circuit transitions of these completions, each with its completion's index. */
+export const transitionsAt = (raw: unknown, done: Completion[]): { i: number; t: CircuitTransition }[] => {
   const reply = raw as [Buffer, ...Raw[]];
   // One code per completion; a 'T' (this completion opened or closed the circuit) has its
   // triple next in the reply.
-  const moved: CircuitTransition[] = [];
+  const moved: { i: number; t: CircuitTransition }[] = [];
   const codes = reply[0];
   for (let i = 0, t = 1; i < codes.length; i++) {
     if (codes[i] !== T_CODE) continue;
     const state = text(reply[t]);
     moved.push({
-      endpointHash: done[i]!.endpointHash,
-      state: state === 'CLOSED' ? 'CLOSED' : 'OPEN',
-      at: done[i]!.now,
-      openUntil: num(reply[t + 1]),
-      openedCount: num(reply[t + 2]),
+      i,
+      t: { endpointHash: done[i]!.endpointHash, state: state === 'CLOSED' ? 'CLOSED' : 'OPEN', at: done[i]!.now, openUntil: num(reply[t + 1]), openedCount: num(reply[t + 2]) },
     });
     t += 3;
   }
   return moved;
 };
+
+/** completeDelivery's reply: the circuit transitions of these completions. */
+export const toTransitions = (raw: unknown, done: Completion[]): CircuitTransition[] => transitionsAt(raw, done).map((m) => m.t);

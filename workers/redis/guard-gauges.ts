@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
-import { keys } from '../../core/domain/keys';
+import type { RedisKeys } from '../../core/domain/keys';
 import type { GuardGauges } from '../../core/ports/guards';
 import { call, execPipeline } from './exec';
+import { pipe, scanTargets } from './slots';
+import type { ScriptedClient } from './scripts';
 
 // The console's open-circuit and in-flight gauges on Redis. No index of open circuits or busy
 // endpoints exists (admission and completion would pay for one on every delivery), so the
@@ -12,24 +14,28 @@ import { call, execPipeline } from './exec';
 export const SCAN_COUNT = 1000;
 export const MAX_SCAN_CALLS = 50;
 
-/** Every key matching `pattern`, or null when the walk did not finish within the bound. */
+/** Every key matching `pattern` (on each master of a cluster), or null when a walk did not finish within the bound. */
 const scanAll = async (redis: Redis, pattern: string): Promise<string[] | null> => {
   const found = new Set<string>();
-  let cursor = '0';
-  for (let i = 0; i < MAX_SCAN_CALLS; i++) {
-    const [next, batch] = await call(() => redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
-    for (const k of batch) found.add(k);
-    cursor = next;
-    if (cursor === '0') return [...found];
-  }
-  return null;
+  const walk = async (node: Redis): Promise<boolean> => {
+    let cursor = '0';
+    for (let i = 0; i < MAX_SCAN_CALLS; i++) {
+      const [next, batch] = await call(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
+      for (const k of batch) found.add(k);
+      cursor = next;
+      if (cursor === '0') return true;
+    }
+    return false;
+  };
+  const done = await Promise.all(scanTargets(redis).map(walk));
+  return done.every(Boolean) ? [...found] : null;
 };
 
-export const readGuardGauges = async (redis: Redis, now: number): Promise<GuardGauges | null> => {
+export const readGuardGauges = async (redis: ScriptedClient, keys: RedisKeys, now: number): Promise<GuardGauges | null> => {
   const [circuits, leases] = await Promise.all([scanAll(redis, keys.circuit('*')), scanAll(redis, keys.inflight('*'))]);
   if (!circuits || !leases) return null;
   if (!circuits.length && !leases.length) return { openCircuits: 0, inflight: 0 };
-  const p = redis.pipeline();
+  const p = pipe(redis);
   for (const k of circuits) p.hget(k, 'state');
   // Leases that ran out but were not dropped yet (no admission since) are not in flight.
   for (const k of leases) p.zcount(k, `(${now}`, '+inf');

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { keys } from '../../core/domain/keys';
+import { clusterKeys, keys, type RedisKeys } from '../../core/domain/keys';
 import { freshLimit, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
 import type {
@@ -23,59 +23,69 @@ import { concurrencyView } from '../../core/policy/concurrency-view';
 import { call, execPipeline, toHowkError } from './exec';
 import { readGuardGauges } from './guard-gauges';
 import { ADMIT, COMPLETE, admitArgs, completeArgs, toAdmissions, toTransitions } from './guard-calls';
+import { clusterAdmit, clusterComplete } from './guard-cluster';
 import type { RespArgs } from './resp';
 import { callScript, type BatchScript } from './script-call';
-import { scriptedPipeline, withScripts, type ScriptedClient } from './scripts';
+import { withScripts, type ScriptedClient } from './scripts';
+import { pipe } from './slots';
 
 // Guards on Redis: every admission (completion) a worker asks for at once goes in one
 // admitDelivery (completeDelivery) script call: one round trip and one script run. Their
-// arguments and replies: workers/redis/guard-calls.ts.
+// arguments and replies: workers/redis/guard-calls.ts. On a Redis Cluster, one call per
+// endpoint slot (workers/redis/guard-cluster.ts).
 
 export class RedisGuards implements Guards {
   private readonly redis: ScriptedClient;
-  constructor(redis: Redis) {
+  /** The key layout: clusterKeys on a cluster (each endpoint's keys in one slot). */
+  private readonly k: RedisKeys;
+  /** `layout`: another key layout than the client's (tests sharing a cluster give each theirs: keys.ts, namespaced). */
+  constructor(redis: Redis, layout?: RedisKeys) {
     this.redis = withScripts(redis);
+    this.k = layout ?? (redis.isCluster ? clusterKeys : keys);
   }
 
   async admit(reqs: AdmitRequest[], p: GuardParams): Promise<Admission[]> {
     if (!reqs.length) return [];
-    return toAdmissions(await this.run(ADMIT, admitArgs(reqs, p)));
+    if (this.redis.isCluster) return clusterAdmit(this.redis, this.k, this.run, reqs, p);
+    return toAdmissions(await this.run(ADMIT, admitArgs(reqs, p, this.k)));
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
-    return toTransitions(await this.run(COMPLETE, completeArgs(done, p)), done);
+    if (this.redis.isCluster) return clusterComplete(this.k, this.run, done, p);
+    return toTransitions(await this.run(COMPLETE, completeArgs(done, p, this.k)), done);
   }
 
   /** One script call, its failures as the rest of Howk sees them (workers/redis/exec.ts). */
-  private async run(script: BatchScript, w: RespArgs): Promise<unknown> {
+  private readonly run = async (script: BatchScript, w: RespArgs, slotKey?: string): Promise<unknown> => {
     try {
-      return await callScript(this.redis, script, w);
+      return await callScript(this.redis, script, w, slotKey);
     } catch (err) {
       throw toHowkError(err);
     }
-  }
+  };
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
     if (!leases.length) return;
     // XX: a lease that ended meanwhile (its completion got there first) is not brought back.
-    const pipe = this.redis.pipeline();
+    const q = pipe(this.redis);
     const touched = new Set<string>();
     const renewOne = (key: string, id: string) => {
-      pipe.zadd(key, 'XX', now + p.inflightLeaseMs, id);
+      q.zadd(key, 'XX', now + p.inflightLeaseMs, id);
       touched.add(key);
     };
     for (const l of leases) {
-      if (l.counted.endpoint) renewOne(keys.inflight(l.endpointHash), l.id);
-      if (l.counted.domain) renewOne(keys.domainInflight(l.host), l.id);
+      if (l.counted.endpoint) renewOne(this.k.inflight(l.endpointHash), l.id);
+      if (l.counted.domain) renewOne(this.k.domainInflight(l.host), l.id);
     }
     // No lease in a set ends later than now + lease, so its TTL can move there too.
-    for (const key of touched) pipe.pexpire(key, p.inflightLeaseMs);
-    await execPipeline(pipe);
+    for (const key of touched) q.pexpire(key, p.inflightLeaseMs);
+    await execPipeline(q);
   }
 
   async endpoint(hash: string, now: number, p: GuardParams): Promise<EndpointView> {
     const pipe = this.redis.pipeline();
+    const keys = this.k;
     pipe.hgetall(keys.circuit(hash));
     pipe.zcount(keys.inflight(hash), `(${now}`, '+inf');
     pipe.get(keys.pause('endpoint', hash));
@@ -120,54 +130,54 @@ export class RedisGuards implements Guards {
   }
 
   gauges(now: number): Promise<GuardGauges | null> {
-    return readGuardGauges(this.redis, now);
+    return readGuardGauges(this.redis, this.k, now);
   }
 
   async resetCircuit(hash: string): Promise<void> {
-    await call(() => this.redis.del(keys.circuit(hash)));
+    await call(() => this.redis.del(this.k.circuit(hash)));
   }
 
   async pause(s: PauseScope): Promise<void> {
-    await call(() => this.redis.howk_pauseScope(keys.pause(s.kind, s.id)));
+    await call(() => this.redis.howk_pauseScope(this.k.pause(s.kind, s.id)));
   }
 
   async restorePauses(scopes: PauseScope[]): Promise<number> {
     if (!scopes.length) return 0;
-    const pipe = this.redis.pipeline();
-    for (const s of scopes) pipe.set(keys.pause(s.kind, s.id), 'paused', 'NX');
-    return ((await execPipeline(pipe)) as unknown[]).filter((r) => r === 'OK').length;
+    const q = pipe(this.redis);
+    for (const s of scopes) q.set(this.k.pause(s.kind, s.id), 'paused', 'NX');
+    return ((await execPipeline(q)) as unknown[]).filter((r) => r === 'OK').length;
   }
 
   async restoreCircuits(items: CircuitRestore[]): Promise<number> {
     if (!items.length) return 0;
-    const pipe = scriptedPipeline(this.redis);
-    for (const c of items) pipe.howk_restoreCircuit(keys.circuit(c.endpointHash), c.openUntil, c.openedCount, Math.max(1, Math.ceil(c.ttlMs)));
-    return ((await execPipeline(pipe)) as unknown[]).filter((r) => Number(r) === 1).length;
+    const q = pipe(this.redis);
+    for (const c of items) q.howk_restoreCircuit(this.k.circuit(c.endpointHash), c.openUntil, c.openedCount, Math.max(1, Math.ceil(c.ttlMs)));
+    return ((await execPipeline(q)) as unknown[]).filter((r) => Number(r) === 1).length;
   }
 
   async restoreHeld(s: PauseScope, items: HeldRestore[]): Promise<number | null> {
     if (!items.length) return 0;
-    const n = Number(await call(() => this.redis.howk_restoreHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), ...items.map((i) => i.data))));
+    const n = Number(await call(() => this.redis.howk_restoreHeld(this.k.pause(s.kind, s.id), this.k.pausedQueue(s.kind, s.id), ...items.map((i) => i.data))));
     return n < 0 ? null : n;
   }
 
   async holdPaused(s: PauseScope, data: string, releasedBy: readonly string[] = []): Promise<HoldResult> {
-    const r = Number(await call(() => this.redis.howk_holdPaused(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), data, releasedBy.join(','))));
+    const r = Number(await call(() => this.redis.howk_holdPaused(this.k.pause(s.kind, s.id), this.k.pausedQueue(s.kind, s.id), data, releasedBy.join(','))));
     return r === 1 ? 'held' : r === 2 ? 'released' : 'gone';
   }
 
   async resume(s: PauseScope, drain: string, now: number, leaseMs: number): Promise<ResumeResult> {
-    return (await call(() => this.redis.howk_resumeScope(keys.pause(s.kind, s.id), drain, now, leaseMs))) as ResumeResult;
+    return (await call(() => this.redis.howk_resumeScope(this.k.pause(s.kind, s.id), drain, now, leaseMs))) as ResumeResult;
   }
 
   async peekHeld(s: PauseScope, limit: number): Promise<string[]> {
     // LRANGE 0 -1 would be the whole queue.
     if (limit <= 0) return [];
-    return call(() => this.redis.lrange(keys.pausedQueue(s.kind, s.id), 0, limit - 1));
+    return call(() => this.redis.lrange(this.k.pausedQueue(s.kind, s.id), 0, limit - 1));
   }
 
   async takeHeld(s: PauseScope, drain: string, limit: number, now: number, leaseMs: number): Promise<TakeHeldResult> {
-    const r = (await call(() => this.redis.howk_takeHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), drain, now, leaseMs, Math.max(1, limit)))) as [
+    const r = (await call(() => this.redis.howk_takeHeld(this.k.pause(s.kind, s.id), this.k.pausedQueue(s.kind, s.id), drain, now, leaseMs, Math.max(1, limit)))) as [
       string,
       string[]?,
     ];
@@ -175,6 +185,6 @@ export class RedisGuards implements Guards {
   }
 
   async dropHeld(s: PauseScope, drain: string, n: number): Promise<number> {
-    return Number(await call(() => this.redis.howk_dropHeld(keys.pause(s.kind, s.id), keys.pausedQueue(s.kind, s.id), drain, n)));
+    return Number(await call(() => this.redis.howk_dropHeld(this.k.pause(s.kind, s.id), this.k.pausedQueue(s.kind, s.id), drain, n)));
   }
 }

@@ -1,5 +1,5 @@
 import type { Command, Redis } from 'ioredis';
-import { keys } from '../../core/domain/keys';
+import { clusterKeys, keys, scriptPrefix, type RedisKeys } from '../../core/domain/keys';
 import { HISTORY_LIMIT, OUTSTANDING_STATES, type WebhookStatus, type WebhookStatusView } from '../../core/domain/status';
 import { HISTORY_FIELD, historyOf } from '../../core/domain/status-history';
 import { hourBucket } from '../../core/domain/time';
@@ -7,58 +7,54 @@ import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timel
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { commitIdempotency } from './idempotency';
-import { RedisRecovery } from './recovery';
+import { RedisRecovery, type Owners } from './recovery';
 import { RespArgs } from './resp';
 import { batchScript, scriptCommand } from './script-call';
-import { BATCH_SCRIPTS, scriptedPipeline, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
+import { BATCH_SCRIPTS, forCluster, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
+import { pipe, slotOf } from './slots';
+import { NO_TARGETS, statusArgs } from './status-args';
 
 // HotState on Redis (keys: core/domain/keys.ts), one round trip per method, held to core/memory/hot-state.ts's semantics by test/contract/hot-state.contract.ts.
 
 const HOUR_MS = 3_600_000;
 /** Most statuses one merged apply carries (one batch alone may carry more). */
 const MAX_MERGED_STATUSES = 1000;
-const retryDataPrefix = keys.retryData('');
-const STATUS_PREFIX = keys.status('');
-const HISTORY_PREFIX = keys.statusHistory('');
 const WRITE_STATUSES = batchScript(BATCH_SCRIPTS.writeStatuses);
-
-/** A status's config/endpoint pair ('' when it names none: a patch of a held webhook), as index targets group them. */
-const pairOf = (s: Partial<WebhookStatus>): string => (typeof s.config_id === 'string' && typeof s.endpoint_hash === 'string' ? `${s.config_id}\n${s.endpoint_hash}` : '');
-
-/** A status's four arguments in a block (its attempt, when the block has them, follows). */
-const statusRow = (args: RespArgs, { status, patch }: StatusWrite): RespArgs =>
-  args
-    .str(JSON.stringify(status))
-    .str(status.updated_at_ns)
-    .str(patch ? '*' : (status.state ?? ''))
-    .str(status.webhook_id);
+const CLUSTER_WRITE_STATUSES = batchScript(forCluster(BATCH_SCRIPTS.writeStatuses));
 
 /** An ioredis pipeline takes a Command as it comes (ChainableCommander's type does not show it). */
 type PipelineOf = { sendCommand(c: Command): unknown };
 
 export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
+  /** The key layout: clusterKeys on a Redis Cluster (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"). */
+  private readonly k: RedisKeys;
+  private readonly retryDataPrefix: string;
 
   constructor(
     redis: Redis,
     private readonly ttls: HotTtls,
+    /** Another key layout than the client's (tests sharing a cluster give each theirs: keys.ts, namespaced). */
+    layout?: RedisKeys,
   ) {
     this.redis = withScripts(redis);
+    this.k = layout ?? (redis.isCluster ? clusterKeys : keys);
+    this.retryDataPrefix = this.k.retryData('');
   }
 
   async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
     if (!items.length) return [];
-    const p = scriptedPipeline(this.redis);
-    for (const { configId, key, webhookId } of items) p.howk_claimIdempotency(keys.idempotency(configId, key), keys.legacyIdempotency(configId, key), webhookId, ttlMs);
+    const p = pipe(this.redis);
+    for (const { configId, key, webhookId } of items) p.howk_claimIdempotency(this.k.idempotency(configId, key), this.k.legacyIdempotency(configId, key), webhookId, ttlMs);
     const prev = await execPipeline(p);
     return items.map((item, i) => (prev[i] as string | null) ?? item.webhookId);
   }
 
-  commitIdempotency = (items: (IdempotencyClaim & { from: string })[], ttlMs: number) => commitIdempotency(this.redis, items, ttlMs);
+  commitIdempotency = (items: (IdempotencyClaim & { from: string })[], ttlMs: number) => commitIdempotency(this.redis, this.k, items, ttlMs);
   async releaseIdempotency(items: IdempotencyClaim[]): Promise<void> {
     if (!items.length) return;
-    const p = scriptedPipeline(this.redis);
-    for (const { configId, key, webhookId } of items) p.howk_releaseIdempotency(keys.idempotency(configId, key), webhookId);
+    const p = pipe(this.redis);
+    for (const { configId, key, webhookId } of items) p.howk_releaseIdempotency(this.k.idempotency(configId, key), webhookId);
     await execPipeline(p);
   }
 
@@ -109,11 +105,12 @@ export class RedisHotState implements HotState {
 
   /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries, ended and stats. */
   private async write(batches: HotBatch[]): Promise<void> {
-    const p = scriptedPipeline(this.redis);
+    const p = pipe(this.redis);
+    const keys = this.k;
     const { retry_data_ttl, stats_ttl } = this.ttls;
     const statuses = batches.flatMap((b) => b.statuses ?? []);
     // Encoded by hand (workers/redis/resp.ts: the bytes ioredis would send), first in the pipeline as before.
-    if (statuses.length) (p as unknown as PipelineOf).sendCommand(scriptCommand(this.redis, WRITE_STATUSES, this.statusArgs(statuses)));
+    if (statuses.length) this.writeStatuses(p as unknown as PipelineOf, statuses, this.redis.isCluster ? await this.recovery.ownersOfPatches(statuses) : undefined);
     for (const batch of batches) {
       // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
       // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
@@ -129,55 +126,44 @@ export class RedisHotState implements HotState {
     if (p.length) await execPipeline(p);
   }
 
-  /**
-   * writeStatuses.lua's arguments: blocks of statuses, each with its config/endpoint pair's
-   * index keys and its counts of statuses with and without an attempt, sent once. One block
-   * per pair when each webhook appears once; when one appears twice, blocks follow the order
-   * given, which its writes need (a patch merges into what came before).
-   */
-  private statusArgs(statuses: StatusWrite[]): RespArgs {
-    const ids = new Set<string>();
-    for (const { status } of statuses) ids.add(status.webhook_id);
-    const once = ids.size === statuses.length;
-    this.statusHead ??= new RespArgs().str(STATUS_PREFIX).str(HISTORY_PREFIX).num(this.ttls.status_ttl).num(HISTORY_LIMIT);
-    const args = new RespArgs()
-      .append(this.statusHead)
-      .str(this.recovery.indexFloor())
-      .num(once ? 0 : 1);
-    if (once) {
-      const blocks = new Map<string, { with: StatusWrite[]; without: StatusWrite[] }>();
-      for (const s of statuses) {
-        const pair = pairOf(s.status);
-        let block = blocks.get(pair);
-        if (!block) blocks.set(pair, (block = { with: [], without: [] }));
-        (s.attempt ? block.with : block.without).push(s);
-      }
-      for (const block of blocks.values()) this.pushBlock(args, block.with, block.without);
-    } else {
-      for (let i = 0; i < statuses.length;) {
-        const pair = pairOf(statuses[i]!.status);
-        const attempt = !!statuses[i]!.attempt;
-        let end = i + 1;
-        while (end < statuses.length && !!statuses[end]!.attempt === attempt && pairOf(statuses[end]!.status) === pair) end++;
-        const run = statuses.slice(i, end);
-        this.pushBlock(args, attempt ? run : [], attempt ? [] : run);
-        i = end;
-      }
+  /** The statuses' writeStatuses.lua call; on a cluster one per slot of their webhooks, without index targets, and their index calls. */
+  private writeStatuses(p: PipelineOf, statuses: StatusWrite[], owners?: Owners): void {
+    const floor = this.recovery.indexFloor();
+    if (!this.redis.isCluster) {
+      this.statusHead ??= new RespArgs().str(this.k.status('')).str(this.k.statusHistory('')).num(this.ttls.status_ttl).num(HISTORY_LIMIT);
+      p.sendCommand(
+        scriptCommand(
+          this.redis,
+          WRITE_STATUSES,
+          statusArgs(statuses, this.statusHead, floor, (s) => this.recovery.indexTargets(s)),
+        ),
+      );
+      return;
     }
-    return args;
+    // Prefixes ending in '{': the script closes each key with '}' (the id is its hash tag).
+    this.statusHead ??= new RespArgs()
+      .str(`${scriptPrefix(this.k.status(''))}{`)
+      .str(`${scriptPrefix(this.k.statusHistory(''))}{`)
+      .num(this.ttls.status_ttl)
+      .num(HISTORY_LIMIT);
+    const bySlot = new Map<number, StatusWrite[]>();
+    for (const s of statuses) {
+      const slot = slotOf(this.k.status(s.status.webhook_id));
+      const g = bySlot.get(slot);
+      if (g) g.push(s);
+      else bySlot.set(slot, [s]);
+    }
+    for (const group of bySlot.values())
+      p.sendCommand(scriptCommand(this.redis, CLUSTER_WRITE_STATUSES, statusArgs(group, this.statusHead, floor, NO_TARGETS), this.k.status(group[0]!.status.webhook_id)));
+    // The index entries in their config's slot, in the same round trip (each call orders itself by stamp).
+    for (const s of statuses) this.recovery.indexApart(p as unknown as ScriptedPipeline, { ...owners?.get(s.status.webhook_id), ...s.status });
   }
 
   /** The arguments every call begins with that never change: the key prefixes, the TTL, the history limit. */
   private statusHead: RespArgs | undefined;
 
-  private pushBlock(args: RespArgs, withAttempt: StatusWrite[], without: StatusWrite[]): void {
-    const { configIndex, endpointIndex, prefix } = this.recovery.indexTargets((withAttempt[0] ?? without[0])!.status);
-    args.str(configIndex).str(endpointIndex).str(prefix).num(withAttempt.length).num(without.length);
-    for (const s of withAttempt) statusRow(args, s).str(JSON.stringify(s.attempt));
-    for (const s of without) statusRow(args, s);
-  }
-
   private addStats(p: ScriptedPipeline, stats: NonNullable<HotBatch['stats']>, ttl: number): void {
+    const keys = this.k;
     const bucket = hourBucket(stats.at);
     for (const [name, n] of Object.entries(stats.counts)) {
       if (!n) continue;
@@ -204,7 +190,7 @@ export class RedisHotState implements HotState {
 
   /** The status and its history (core/domain/status-history.ts: the hash's field, and the list of workers not yet upgraded). */
   async getStatus(id: string): Promise<WebhookStatusView | null> {
-    const p = this.redis.pipeline().hmget(keys.status(id), 'data', HISTORY_FIELD).lrange(keys.statusHistory(id), 0, -1);
+    const p = pipe(this.redis).hmget(this.k.status(id), 'data', HISTORY_FIELD).lrange(this.k.statusHistory(id), 0, -1);
     const [[data, field], list] = (await execPipeline(p)) as [[string | null, string | null], string[]];
     if (data === null) return null;
     return { ...(JSON.parse(data) as WebhookStatus), history: historyOf(list, field) };
@@ -212,16 +198,16 @@ export class RedisHotState implements HotState {
 
   /** The state indexes writeStatuses.lua keeps, counted from the index floor (entries older than status_ttl are as good as trimmed). */
   async countOutstanding(configId: string): Promise<number> {
-    const p = this.redis.pipeline();
+    const p = pipe(this.redis);
     const floor = `(${this.recovery.indexFloor()}`;
-    for (const state of OUTSTANDING_STATES) p.zlexcount(keys.webhookStateIndex(configId, state), floor, '+');
+    for (const state of OUTSTANDING_STATES) p.zlexcount(this.k.webhookStateIndex(configId, state), floor, '+');
     const counts = (await execPipeline(p)) as number[];
     return counts.reduce((a, b) => a + Number(b), 0);
   }
 
   async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
     if (limit <= 0) return [];
-    const flat = (await call(() => this.redis.howk_claimRetries(keys.retries(), now, limit, now + leaseMs, retryDataPrefix))) as string[];
+    const flat = (await call(() => this.redis.howk_claimRetries(this.k.retries(), now, limit, now + leaseMs, this.retryDataPrefix))) as string[];
     const out: RetryEntry[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) out.push({ id: flat[i]!, data: flat[i + 1]!, dueAt: Number(flat[i + 2]) });
     return out;
@@ -230,17 +216,17 @@ export class RedisHotState implements HotState {
   async renewLeases(items: { id: string; from: number; to: number }[]): Promise<number> {
     if (!items.length) return 0;
     const args = items.flatMap((i) => [i.id, i.from, i.to]);
-    return Number(await call(() => this.redis.howk_renewLeases(keys.retries(), ...args)));
+    return Number(await call(() => this.redis.howk_renewLeases(this.k.retries(), ...args)));
   }
 
   async ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void> {
     if (!items.length) return;
     const args = items.flatMap(({ id, leaseDueAt }) => [id, leaseDueAt]);
-    await call(() => this.redis.howk_ackRetries(keys.retries(), retryDataPrefix, ...args));
+    await call(() => this.redis.howk_ackRetries(this.k.retries(), this.retryDataPrefix, ...args));
   }
 
   async retryCount(): Promise<number> {
-    return call(() => this.redis.zcard(keys.retries()));
+    return call(() => this.redis.zcard(this.k.retries()));
   }
 
   async stats(now: number, hours: number): Promise<StatsWindow> {
@@ -248,9 +234,9 @@ export class RedisHotState implements HotState {
     out.unique_endpoints = 0;
     if (hours <= 0) return out;
     const buckets = Array.from({ length: hours }, (_, h) => hourBucket(now - h * HOUR_MS));
-    const counterKeys = buckets.flatMap((b) => STAT_NAMES.map((n) => keys.stats(n, b)));
+    const counterKeys = buckets.flatMap((b) => STAT_NAMES.map((n) => this.k.stats(n, b)));
     // PFCOUNT over several keys counts the union: an endpoint seen in two hours counts once.
-    const p = this.redis.pipeline().mget(counterKeys).pfcount(buckets.map(keys.endpointsHll));
+    const p = pipe(this.redis).mget(counterKeys).pfcount(buckets.map(this.k.endpointsHll));
     const [counts, unique] = (await execPipeline(p)) as [(string | null)[], number];
     counts.forEach((v, i) => {
       out[STAT_NAMES[i % STAT_NAMES.length]!] += v === null ? 0 : Number(v);
@@ -262,8 +248,8 @@ export class RedisHotState implements HotState {
   async timeline(now: number, window: TimelineWindow): Promise<Timeline> {
     const starts = timelineStarts(now, window);
     const seconds = TIMELINE[window].bucketMs / 1000;
-    const p = this.redis.pipeline();
-    for (const s of starts) p.hgetall(keys.timeline(seconds, s));
+    const p = pipe(this.redis);
+    for (const s of starts) p.hgetall(this.k.timeline(seconds, s));
     const rows = (await execPipeline(p)) as Record<string, string>[];
     return timelineOf(
       window,
@@ -285,7 +271,7 @@ export class RedisHotState implements HotState {
   // Recovery and listing: workers/redis/recovery.ts, on the same client (created lazily).
   private rec: RedisRecovery | undefined;
   private get recovery(): RedisRecovery {
-    return (this.rec ??= new RedisRecovery(this.redis, this.ttls));
+    return (this.rec ??= new RedisRecovery(this.redis, this.ttls, this.k));
   }
   restore: HotState['restore'] = (items) => this.recovery.restore(items);
   listWebhooks: HotState['listWebhooks'] = (q) => this.recovery.listWebhooks(q);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isTaggedKv, planLegacyKv, type KvOwners } from '../../core/domain/legacy-kv';
 import type { KvScope } from '../../core/domain/keys';
+import { scanTargets } from './slots';
 
 // Copies Lua kv entries from the untagged shape (`kv:<owner>:<key>`) to keys.kv's, with their
 // TTLs, for the owners named (core/domain/legacy-kv.ts says which keys qualify). Without
@@ -25,9 +26,15 @@ const SAMPLE = 100;
 
 export const migrateLegacyKv = async (redis: Redis, owners: KvOwners, opts: { apply: boolean; deleteOld: boolean }): Promise<KvMigrationReport> => {
   const report: KvMigrationReport = { dry_run: !opts.apply, scanned: 0, copied: 0, kept_newer: 0, deleted_old: 0, ambiguous: 0, ambiguous_sample: [], unowned: 0 };
+  // SCAN walks one node: every master of a cluster in turn.
+  for (const node of scanTargets(redis)) await migrateOn(node, redis, owners, opts, report);
+  return report;
+};
+
+const migrateOn = async (node: Redis, redis: Redis, owners: KvOwners, opts: { apply: boolean; deleteOld: boolean }, report: KvMigrationReport): Promise<void> => {
   let cursor = '0';
   do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', 'kv:*', 'COUNT', 500);
+    const [next, found] = await node.scan(cursor, 'MATCH', 'kv:*', 'COUNT', 500);
     cursor = next;
     for (const old of found) {
       if (isTaggedKv(old)) continue;
@@ -48,5 +55,4 @@ export const migrateLegacyKv = async (redis: Redis, owners: KvOwners, opts: { ap
       }
     }
   } while (cursor !== '0');
-  return report;
 };

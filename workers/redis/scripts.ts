@@ -3,7 +3,8 @@ import type { ChainableCommander, Redis } from 'ioredis';
 
 // The Redis server scripts, one file each under ./commands, named `<verbNoun>-<keys>.lua`
 // (the number of KEYS it takes: the one place that count is written) or `<verbNoun>.lua` for
-// a batch script (no KEYS: every key built from the arguments); ./commands/includes holds
+// a batch script (every key built from the arguments; KEYS none, or on a Redis Cluster one key
+// naming the call's slot); ./commands/includes holds
 // pieces only ever included. Each file's header names its KEYS/ARGV/returns. The fixed-key
 // scripts are registered with defineCommand so ioredis sends EVALSHA and falls back to EVAL
 // after a NOSCRIPT (a restarted or flushed Redis), on the client and inside pipelines alike;
@@ -33,10 +34,10 @@ const source = (name: string): string => {
 
 /**
  * A script whose `--#include other` lines become `local function other(KEYS, ARGV) <other's
- * body> end`: the parameters shadow the globals, so the included script runs unchanged on the
+ * body, its own includes composed alike> end`: the parameters shadow the globals, so the included script runs unchanged on the
  * keys and arguments it is given (used to run several per-webhook scripts in one call).
  */
-const composed = (name: string): string => source(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${source(inc)}\nend`);
+const composed = (name: string): string => source(name).replace(/^--#include (\w+)$/gm, (_, inc: string) => `local function ${inc}(KEYS, ARGV)\n${composed(inc)}\nend`);
 
 /** A script with a fixed number of KEYS, read from its file name. */
 const fixed = (name: string): { numberOfKeys: number; lua: string } => {
@@ -60,7 +61,14 @@ export const SCRIPTS = {
   // Recovery and listing (workers/redis/recovery.ts).
   indexStatus: fixed('indexStatus'),
   restoreState: fixed('restoreState'),
+  // restoreState's two halves, apart on a Redis Cluster (the status and the schedule are two slots').
+  restoreStatus: fixed('restoreStatus'),
+  restoreRetry: fixed('restoreRetry'),
+  // The listing indexes on a Redis Cluster, beside the status writes.
+  indexWebhook: fixed('indexWebhook'),
   putDeadLetter: fixed('putDeadLetter'),
+  storeDeadLetter: fixed('storeDeadLetter'),
+  indexDeadLetter: fixed('indexDeadLetter'),
   renewLock: fixed('renewLock'),
   releaseLock: fixed('releaseLock'),
   holdPaused: fixed('holdPaused'),
@@ -95,10 +103,19 @@ const commandName = <N extends ScriptName>(n: N) => `howk_${n}` as const;
 export type ScriptedClient = Redis & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => Promise<unknown> };
 export type ScriptedPipeline = ChainableCommander & { [N in ScriptName as `howk_${N}`]: (...args: Arg[]) => ScriptedPipeline };
 
+/**
+ * A script as a Redis Cluster runs it: the `#!lua` line makes Redis 7 refuse any key outside
+ * the slot of the call's KEYS (without it a key of another slot that happens to live on the
+ * same node passes, and fails only once a reshard moves it). A single Redis runs the scripts
+ * as they are (Redis 6 does not know the line).
+ */
+export const forCluster = (lua: string): string => `#!lua\n${lua}`;
+
 /** Registers every script on the client (idempotent) and returns it typed with them. */
 export const withScripts = (redis: Redis): ScriptedClient => {
   for (const [name, def] of Object.entries(SCRIPTS)) {
-    if (!(commandName(name as ScriptName) in redis)) redis.defineCommand(commandName(name as ScriptName), { ...def });
+    if (!(commandName(name as ScriptName) in redis))
+      redis.defineCommand(commandName(name as ScriptName), { numberOfKeys: def.numberOfKeys, lua: redis.isCluster ? forCluster(def.lua) : def.lua });
   }
   return redis as ScriptedClient;
 };

@@ -1,7 +1,8 @@
 -- ackRetries: removes re-enqueued retries whose lease is still the one we claimed.
 --
 -- KEYS[1]  retry schedule zset (keys.retries())
--- ARGV[1]  retry data key prefix (keys.retryData('')); the data key of id is prefix .. id
+-- ARGV[1]  retry data key prefix (keys.retryData('')); the data key of id is prefix .. id (the
+--          schedule's slot on a cluster: clusterKeys)
 -- ARGV[2], ARGV[3], ...  pairs: id, leaseDueAt (ms, as returned by claimRetries)
 --
 -- Returns the number of retries removed.

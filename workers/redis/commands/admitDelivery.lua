@@ -8,9 +8,12 @@
 -- dropped before counting, so a leaked count ends on its own however busy the endpoint is.
 -- The keys are built here from the prefixes given (core/domain/keys.ts), and each distinct
 -- endpoint, host and config of the call is sent once: a request names them by index, so the
--- arguments stay small when many requests share an endpoint. Not for Redis Cluster: a call
--- spans endpoints, hosts and configs.
--- KEYS: none (all keys come from the arguments below).
+-- arguments stay small when many requests share an endpoint. On one Redis a call spans
+-- endpoints, hosts and configs; on a Redis Cluster it carries one endpoint slot's requests,
+-- with the ids sent as hash tags ({hash}: the keys built land in that slot), no canary, and
+-- every request passing the config pause (read before: workers/redis/guard-cluster.ts).
+-- KEYS: none on one Redis; on a cluster KEYS[1], a key of the call's slot (the call is routed
+--   by it, and Redis refuses a key of another slot). The keys come from the arguments below.
 -- ARGV[1] circuit enabled (1|0)   ARGV[2] probe_interval ms   ARGV[3] circuit state TTL ms
 -- ARGV[4] rate per s (0 = off)   ARGV[5] burst   ARGV[6] endpoint fast-lane share (0 = off)
 -- ARGV[7] in-flight lease ms (a lease taken now runs out at now + this; also the zset's TTL)

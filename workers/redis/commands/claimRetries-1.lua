@@ -11,8 +11,8 @@
 -- Claimed entries stay scheduled (re-scored to leaseDueAt), so a claimer that dies before
 -- ackRetries loses nothing: they come due again when the lease passes. The script is atomic,
 -- so two claimers never get the same id. An entry whose data key has expired is dropped
--- and does not count towards the limit. Data keys are derived from the ids here, which
--- is fine on a single Redis; on Cluster they would need a shared hash tag.
+-- and does not count towards the limit. Data keys are derived from the ids here: on a Redis
+-- Cluster the schedule and the data keys share the {retries} tag (clusterKeys), so one slot.
 
 local now, limit, lease, prefix = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 -- A lease that does not leave the due range would be picked again by a second pass.

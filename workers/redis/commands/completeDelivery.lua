@@ -6,9 +6,10 @@
 -- completion a worker has at once.
 -- The keys are built here from the prefixes given (core/domain/keys.ts), and each distinct
 -- endpoint and host of the call is sent once: a completion names its endpoint by index, so
--- the arguments stay small when many share one. Not for Redis Cluster: a call spans
--- endpoints and hosts.
--- KEYS: none (all keys come from the arguments below).
+-- the arguments stay small when many share one. On one Redis a call spans endpoints and
+-- hosts; on a Redis Cluster it carries one endpoint slot's completions, ids sent as hash tags.
+-- KEYS: none on one Redis; on a cluster KEYS[1], a key of the call's slot (the call is routed
+--   by it, and Redis refuses a key of another slot). The keys come from the arguments below.
 -- ARGV[1] circuit enabled 1|0   ARGV[2] failure_threshold   ARGV[3] failure_window ms
 -- ARGV[4] recovery_timeout ms   ARGV[5] probe_interval ms   ARGV[6] success_threshold
 -- ARGV[7] circuit TTL ms (also of the limit state and the latency samples)

@@ -13,8 +13,8 @@
 -- ARGV[3]  trim floor: members lexicographically below it are older than status_ttl and dropped
 --
 -- Returns 1 when an entry was added or moved, 0 otherwise (also when no status is stored,
--- or it names no state). Index keys are derived here (prefix .. state): fine on a single
--- Redis; on Cluster every key of one config shares its {config} hash tag.
+-- or it names no state). Index keys are derived here (prefix .. state). One Redis only: on a
+-- Redis Cluster the status and the config's indexes are two slots, and no index is kept.
 
 local got = redis.call('HMGET', KEYS[1], 'data', 'ix', 'ixp')
 if not got[1] then return 0 end

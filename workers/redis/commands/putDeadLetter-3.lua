@@ -1,4 +1,5 @@
--- putDeadLetter: stores a webhook's latest dead letter and indexes it for listing.
+-- putDeadLetter: stores a webhook's latest dead letter and indexes it for listing, in one run
+-- (the two scripts it includes; a Redis Cluster runs them apart: the keys are two slots').
 --
 -- KEYS[1]  dead-letter hash (keys.deadLetter(id)): `data` (raw record), `at` (dead_at ms),
 --          `member` (its index member), `rix` (the reason index it is in)
@@ -14,17 +15,10 @@
 -- dead_at is stored (a redelivered batch dead-letters again: listed once). A webhook that
 -- dies again after a retry moves to its new place in the indexes.
 
-local prev = redis.call('HMGET', KEYS[1], 'at', 'member', 'rix')
-if prev[1] and tonumber(prev[1]) >= tonumber(ARGV[3]) then return 0 end
-if prev[2] then
-  redis.call('ZREM', KEYS[2], prev[2])
-  if prev[3] then redis.call('ZREM', prev[3], prev[2]) end
-end
-redis.call('HSET', KEYS[1], 'data', ARGV[2], 'at', ARGV[3], 'member', ARGV[1], 'rix', KEYS[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-local floor = '(' .. ARGV[5]
-for i = 2, 3 do
-  redis.call('ZADD', KEYS[i], 0, ARGV[1])
-  redis.call('ZREMRANGEBYLEX', KEYS[i], '-', floor)
-end
+--#include storeDeadLetter
+--#include indexDeadLetter
+
+local prev = storeDeadLetter({KEYS[1]}, {ARGV[1], ARGV[2], ARGV[3], ARGV[4], KEYS[3]})
+if prev == 0 then return 0 end
+indexDeadLetter({KEYS[2], KEYS[3]}, {ARGV[1], ARGV[5], prev[1], prev[2]})
 return 1

@@ -1,4 +1,5 @@
--- restoreState: writes one replayed status (last-write-wins) and, with it, its retry.
+-- restoreState: writes one replayed status (last-write-wins) and, with it, its retry: the two
+-- scripts it includes in one run (a Redis Cluster runs them apart: the keys are two slots').
 --
 -- KEYS[1]  status hash (keys.status(id)): fields `data`, `ts`, `hs` (writeStatuses.lua: the
 --          ts this layout last wrote; kept '-' on a status that may have an old history list)
@@ -17,15 +18,9 @@
 -- which are left untouched. A written status restores its retry only if the webhook is not
 -- scheduled already (a live schedule, or a scheduler's lease, is never replaced or doubled).
 
---#include stamps
-local is_newer = stamps({}, {}).is_newer
+--#include restoreStatus
+--#include restoreRetry
 
-local cur = redis.call('HMGET', KEYS[1], 'ts', 'hs')
-local ts, hs = cur[1] or nil, cur[2] or nil
-if not is_newer(ARGV[2], ts) then return 0 end
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'ts', ARGV[2], 'hs', (ts and hs ~= ts) and '-' or ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if ARGV[5] ~= '' and redis.call('ZADD', KEYS[2], 'NX', ARGV[5], ARGV[4]) == 1 then
-  redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
-end
+if restoreStatus({KEYS[1]}, {ARGV[1], ARGV[2], ARGV[3]}) == 0 then return 0 end
+if ARGV[5] ~= '' then restoreRetry({KEYS[2], KEYS[3]}, {ARGV[4], ARGV[5], ARGV[6], ARGV[7]}) end
 return 1

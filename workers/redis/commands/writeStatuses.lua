@@ -13,14 +13,18 @@
 -- after its adds. Status keys are built here from the prefixes given (keys.ts), and the index
 -- keys of a config/endpoint pair are sent once per block of its statuses: the arguments stay
 -- small. Few Lua function calls and tables per status: each costs more than the work it wraps.
--- Not for Redis Cluster: a call spans configs.
+-- On a Redis Cluster a call carries the statuses of one slot and no index targets (a config's
+-- indexes live in its own slot; docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"):
+-- the status and its history stay atomic per webhook, and nothing is indexed.
 -- The layout before kept the history in a list status_history:<id> (RPUSH): a fleet being
 -- upgraded still writes it. A status whose ts this layout did not write (hs ~= ts) may have
 -- such a list: hs becomes '-' for good, and every write refreshes the list's TTL with the
 -- status's, so that readers (list, then h) see every attempt as long as the status lives.
 --
--- KEYS: none (all keys come from the arguments below).
+-- KEYS: none, or KEYS[1] any key of the call's slot (a cluster routes the call by it, and
+--   refuses a key of another slot); all keys come from the arguments below.
 -- ARGV[1] status key prefix (keys.status(''))   ARGV[2] old history list prefix (keys.statusHistory(''))
+--   (on a cluster both end in '{' and a key is closed with '}': the id is its hash tag, clusterKeys)
 -- ARGV[3] TTL ms of the status (and of an old history list; refreshed on every write, even a stale one)
 -- ARGV[4] history limit (keep the last N attempts)
 -- ARGV[5] index trim floor: members lexicographically below it are older than the TTL, dropped
@@ -50,6 +54,7 @@ local is_newer = stamps({}, {}).is_newer
 local status_prefix, history_prefix, ttl = ARGV[1], ARGV[2], ARGV[3]
 local limit, floor = tonumber(ARGV[4]), '(' .. ARGV[5]
 local repeats = ARGV[6] == '1'
+local suffix = string.sub(status_prefix, -1) == '{' and '}' or ''
 -- The index keys of the block being written (nil: the writer does not know the config).
 local cfg, ep, prefix
 
@@ -150,7 +155,7 @@ end
 
 -- One status: 1 written, 0 stale.
 local function write(data, stamp, attempt, state, id)
-  local key = status_prefix .. id
+  local key = status_prefix .. id .. suffix
   -- The history only when there is an attempt to append: a reply's table grows per element.
   local cur
   if attempt ~= '' then
@@ -187,7 +192,7 @@ local function write(data, stamp, attempt, state, id)
   end
   if nf > 0 then redis.call('HSET', key, unpack(fields, 1, nf)) end
   redis.call('PEXPIRE', key, ttl)
-  if legacy then redis.call('PEXPIRE', history_prefix .. id, ttl) end
+  if legacy then redis.call('PEXPIRE', history_prefix .. id .. suffix, ttl) end
   return written
 end
 

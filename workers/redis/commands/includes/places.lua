@@ -1,7 +1,7 @@
 -- places: the endpoints and hosts of one guard call, each sent once (workers/redis/guards.ts,
 -- Places.args), read the same way by admitDelivery.lua and completeDelivery.lua, which
 -- include it with `--#include places`.
--- KEYS: none.   ARGV: the includer's arguments.
+-- KEYS: none of its own.   ARGV: the includer's arguments.
 -- Returns read(a, endpoint, inflight_prefix, limit_prefix), which reads from ARGV[a]: E, then
 -- per endpoint its hash and its host's number (1..H); then H, then per host the host and its
 -- domain limit ceiling. endpoint(hash) makes an endpoint's table (the keys its script reads);
