@@ -18,7 +18,9 @@ const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }
 const files = walk(TF).filter((f) => /\.tf$|\.tfvars(\.example)?$/.test(f) && !f.includes('/.terraform/'));
 const read = (path: string) => readFileSync(join(TF, path), 'utf8');
 const defaults = ConfigSchema.parse({});
-const envNames = new Set(configLeaves().flatMap((l) => [l.env, ...l.aliases]));
+// redis.cluster_nodes comes with the Redis Cluster client; the fleet passes it only when
+// redis_cluster_nodes is set, so a fleet without a cluster never names it.
+const envNames = new Set([...configLeaves().flatMap((l) => [l.env, ...l.aliases]), 'HOWK_REDIS_CLUSTER_NODES']);
 
 /** `variable "name" { … default = <number> }` */
 const numberDefault = (src: string, name: string): number => Number(new RegExp(`variable "${name}" \\{[^}]*?default\\s*=\\s*(\\d+)`, 's').exec(src)?.[1]);
@@ -67,8 +69,14 @@ describe('modules/kafka-topics', () => {
 
   it('defaults to the config: partitions, replication factor, retention', () => {
     expect(numberDefault(vars, 'partitions')).toBe(defaults.kafka.partitions);
-    // The module cannot count brokers: its default is what `auto` gives on one broker.
-    expect(numberDefault(vars, 'replication_factor')).toBe(resolveReplication(topicSpecs(defaults)[0]!, 1).replicationFactor);
+    // The module cannot count brokers: it defaults to what `auto` gives on a production
+    // cluster of three or more, 3 replicas of which 2 hold each acknowledged write.
+    const onThree = resolveReplication(topicSpecs(defaults)[0]!, 3);
+    expect(numberDefault(vars, 'replication_factor')).toBe(3);
+    expect(numberDefault(vars, 'replication_factor')).toBe(onThree.replicationFactor);
+    expect(numberDefault(vars, 'min_insync_replicas')).toBe(2);
+    expect(numberDefault(vars, 'min_insync_replicas')).toBe(onThree.minInsyncReplicas);
+    expect(main).toContain('var.min_insync_replicas == null ? {} : { "min.insync.replicas" = tostring(var.min_insync_replicas) }');
     expect(numberDefault(vars, 'retention_ms')).toBe(defaults.kafka.retention);
     expect(main).toContain('"cleanup.policy" = "compact"');
     expect(main).toContain('"retention.ms" = tostring(var.retention_ms)');
@@ -112,6 +120,52 @@ describe('modules/node-fleet', () => {
     expect(main).toMatch(/resource "kubernetes_horizontal_pod_autoscaler_v2" "worker"[\s\S]*type = "External"[\s\S]*name = var\.lag_metric_name/);
     expect(read('modules/node-fleet/variables.tf')).toMatch(/consumergroup = "howk-workers"/);
     expect(defaults.kafka.consumer_group).toBe('howk-workers');
+  });
+});
+
+describe('a Redis Cluster and replicated topics in the fleet', () => {
+  const fleetVars = read('modules/node-fleet/variables.tf');
+  const fleetMain = read('modules/node-fleet/main.tf');
+  const root = read('fleet/main.tf');
+  const rootVars = read('fleet/variables.tf');
+  /** The HOWK_* map the ConfigMap holds, as the module's expressions compute it. */
+  const configMapOf = (env: Record<string, string>, nodes: string[]): Record<string, string> => {
+    const local = /redis_env = length\(var\.redis_cluster_nodes\) == 0 \? \{\} : \{ (HOWK_\w+) = join\("(.)", var\.redis_cluster_nodes\) \}/.exec(fleetMain);
+    expect(local, 'locals.redis_env').not.toBeNull();
+    expect(fleetMain).toMatch(/resource "kubernetes_config_map_v1" "howk" \{[\s\S]*?data = merge\(var\.env, local\.redis_env\)\n\}/);
+    return { ...env, ...(nodes.length ? { [local![1]!]: nodes.join(local![2]!) } : {}) };
+  };
+  const deployments = [...fleetMain.matchAll(/^\s*(\w+)\s*=\s*\{ args = \[/gm)].map((m) => m[1]!);
+
+  it('gives every binary HOWK_REDIS_CLUSTER_NODES when redis_cluster_nodes is set, and a cluster config it loads', () => {
+    expect(fleetVars).toMatch(/variable "redis_cluster_nodes" \{[^}]*type\s*=\s*list\(string\)\s*default\s*=\s*\[\]/s);
+    const nodes = ['redis-0.redis:6379', 'redis-1.redis:6379', 'redis-2.redis:6379'];
+    const env = configMapOf({ HOWK_REDIS_URL: 'redis://:pw@redis:6379' }, nodes);
+    expect(env.HOWK_REDIS_CLUSTER_NODES).toBe('redis-0.redis:6379,redis-1.redis:6379,redis-2.redis:6379');
+    // Each Deployment takes the whole ConfigMap (env_from), not a per-binary subset.
+    expect(deployments).toEqual(expect.arrayContaining(['api', 'worker', 'scheduler', 'reconciler', 'bridge']));
+    expect(fleetMain).toMatch(
+      /resource "kubernetes_deployment_v1" "howk" \{\s*for_each = local\.binaries[\s\S]*env_from \{\s*config_map_ref \{\s*name = kubernetes_config_map_v1\.howk\.metadata\[0\]\.name/,
+    );
+    const leaf = configLeaves().find((l) => l.env === 'HOWK_REDIS_CLUSTER_NODES');
+    if (leaf) expect(loadConfig({ env }).redis).toMatchObject({ cluster_nodes: nodes });
+  });
+
+  it('leaves HOWK_REDIS_CLUSTER_NODES unset without a cluster: one Redis through HOWK_REDIS_URL', () => {
+    const env = configMapOf({ HOWK_REDIS_URL: 'redis://redis:6379' }, []);
+    expect(env).toEqual({ HOWK_REDIS_URL: 'redis://redis:6379' });
+    expect(loadConfig({ env }).redis.url).toBe('redis://redis:6379');
+  });
+
+  it('the root passes the cluster nodes, and replication 3 with 2 in sync to the topics and the binaries', () => {
+    expect(root).toMatch(/module "fleet" \{[\s\S]*redis_cluster_nodes = var\.redis_cluster_nodes/);
+    expect(rootVars).toMatch(/variable "redis_cluster_nodes" \{[^}]*default\s*=\s*\[\]/s);
+    expect(numberDefault(rootVars, 'replication_factor')).toBe(3);
+    expect(numberDefault(rootVars, 'min_insync_replicas')).toBe(2);
+    expect(root).toMatch(/module "topics" \{[^}]*min_insync_replicas\s*=\s*var\.min_insync_replicas/);
+    expect(root).toMatch(/HOWK_KAFKA_MIN_INSYNC_REPLICAS = tostring\(var\.min_insync_replicas\)/);
+    const c = loadConfig({ env: { HOWK_KAFKA_REPLICATION_FACTOR: '3', HOWK_KAFKA_MIN_INSYNC_REPLICAS: '2' } });
+    expect([c.kafka.replication_factor, c.kafka.min_insync_replicas]).toEqual([3, 2]);
   });
 });
 

@@ -3,11 +3,10 @@
 # Terraform"). The edge on Cloudflare is infra/terraform/edge.
 
 module "topics" {
-  source             = "../modules/kafka-topics"
-  partitions         = var.partitions
-  replication_factor = var.replication_factor
-  # Two of three replicas acknowledge every write (acks=all).
-  min_insync_replicas = var.replication_factor >= 3 ? 2 : null
+  source              = "../modules/kafka-topics"
+  partitions          = var.partitions
+  replication_factor  = var.replication_factor
+  min_insync_replicas = var.min_insync_replicas
 }
 
 module "fleet" {
@@ -17,10 +16,12 @@ module "fleet" {
   namespace           = var.namespace
   image               = var.image
   worker_max_replicas = var.partitions
+  redis_cluster_nodes = var.redis_cluster_nodes
   env = merge({
-    HOWK_KAFKA_BROKERS            = var.brokers_in_cluster
-    HOWK_KAFKA_PARTITIONS         = tostring(var.partitions)
-    HOWK_KAFKA_REPLICATION_FACTOR = tostring(var.replication_factor)
+    HOWK_KAFKA_BROKERS             = var.brokers_in_cluster
+    HOWK_KAFKA_PARTITIONS          = tostring(var.partitions)
+    HOWK_KAFKA_REPLICATION_FACTOR  = tostring(var.replication_factor)
+    HOWK_KAFKA_MIN_INSYNC_REPLICAS = tostring(var.min_insync_replicas)
   }, var.env)
   secret_env = var.secret_env
 }

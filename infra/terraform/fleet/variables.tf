@@ -26,6 +26,18 @@ variable "replication_factor" {
   default     = 3
 }
 
+variable "min_insync_replicas" {
+  description = "kafka.min_insync_replicas: replicas holding a write before it is acknowledged (acks=all); 2 of 3 survives one broker down"
+  type        = number
+  default     = 2
+}
+
+variable "redis_cluster_nodes" {
+  description = "redis.cluster_nodes: seed nodes (host:port) of a Redis Cluster as the pods reach them; empty: one Redis through HOWK_REDIS_URL"
+  type        = list(string)
+  default     = []
+}
+
 variable "image" {
   description = "The Howk image"
   type        = string

@@ -33,5 +33,10 @@ resource "kafka_topic" "howk" {
   # Fewer partitions would mean deleting the topic and every webhook on it.
   lifecycle {
     prevent_destroy = true
+    # Every acks=all write would be refused.
+    precondition {
+      condition     = var.min_insync_replicas == null || var.min_insync_replicas <= var.replication_factor
+      error_message = "min_insync_replicas is above replication_factor: every write would be refused."
+    }
   }
 }

@@ -1,5 +1,6 @@
-# Defaults equal the config schema's (kafka.topics.*, kafka.partitions,
-# kafka.replication_factor, kafka.retention); a unit test keeps them so.
+# Defaults equal the config schema's (kafka.topics.*, kafka.partitions, kafka.retention), and
+# for replication what kafka.replication_factor / kafka.min_insync_replicas `auto` give on a
+# cluster of three or more brokers (3 and 2); a unit test keeps them so.
 
 variable "topic_names" {
   description = "Topic names (kafka.topics.*)"
@@ -38,9 +39,9 @@ variable "partitions" {
 }
 
 variable "replication_factor" {
-  description = "Replication factor of every topic (kafka.replication_factor); 3 on a production cluster"
+  description = "Replication factor of every topic (kafka.replication_factor): 3 survives the loss of a broker; a one-broker trial cluster needs 1"
   type        = number
-  default     = 1
+  default     = 3
 }
 
 variable "retention_ms" {
@@ -50,7 +51,12 @@ variable "retention_ms" {
 }
 
 variable "min_insync_replicas" {
-  description = "min.insync.replicas of every topic (null: the broker's default); with acks=all, 2 of 3 keeps writes durable through one broker loss"
+  description = "min.insync.replicas of every topic (kafka.min_insync_replicas; null: the broker's default): with acks=all, 2 of 3 keeps every acknowledged write on two brokers; at most replication_factor"
   type        = number
-  default     = null
+  default     = 2
+
+  validation {
+    condition     = var.min_insync_replicas == null || var.min_insync_replicas >= 1
+    error_message = "min_insync_replicas is at least 1 (or null)."
+  }
 }

@@ -5,6 +5,9 @@
 locals {
   labels = { "app.kubernetes.io/part-of" = "howk" }
 
+  # Unset when empty: a binary then opens the one Redis of HOWK_REDIS_URL, as before clusters.
+  redis_env = length(var.redis_cluster_nodes) == 0 ? {} : { HOWK_REDIS_CLUSTER_NODES = join(",", var.redis_cluster_nodes) }
+
   # port: where the binary serves /health and /ready (api.port, bridge.port, metrics.port).
   binaries = {
     api        = { args = [], port = 8080, env = { HOWK_API_PORT = "8080", HOWK_API_HOST = "0.0.0.0" } }
@@ -21,7 +24,8 @@ resource "kubernetes_config_map_v1" "howk" {
     namespace = var.namespace
     labels    = local.labels
   }
-  data = var.env
+  # Every binary reads this ConfigMap: all of them reach Redis the same way.
+  data = merge(var.env, local.redis_env)
 }
 
 resource "kubernetes_secret_v1" "howk" {

@@ -22,6 +22,17 @@ variable "secret_env" {
   default     = {}
 }
 
+variable "redis_cluster_nodes" {
+  description = "Seed nodes (host:port) of a Redis Cluster, given to every binary as HOWK_REDIS_CLUSTER_NODES (redis.cluster_nodes); empty: one Redis instance through HOWK_REDIS_URL"
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for n in var.redis_cluster_nodes : can(regex("^[^,:\\s]+:[0-9]+$", n))])
+    error_message = "Each Redis Cluster node is host:port."
+  }
+}
+
 variable "replicas" {
   description = "Replicas per binary; howk-worker's is the HPA's minimum"
   type        = map(number)
