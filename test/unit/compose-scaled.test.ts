@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configLeaves, loadConfig } from '../../core/config/load';
+import { loadConfig } from '../../core/config/load';
 import { commandOf, dependsOn, envOf, portsOf, readCompose, type ComposeService } from '../helpers/container-files';
 
 // No Docker engine runs here: docker-compose.scaled.yml is read as Compose would lay it over
@@ -21,7 +21,6 @@ const howkRoles = ['api', 'worker', 'scheduler', 'reconciler', 'bridge'];
 const howk = Object.entries(merged).filter(([, s]) => howkRoles.some((r) => commandOf(s)?.[1] === `bin/howk-${r}.mjs`));
 const brokers = Object.entries(merged).filter(([, s]) => s.image?.startsWith('apache/kafka'));
 const redisNodes = Object.entries(merged).filter(([, s]) => s.image?.startsWith('redis') && commandOf(s)?.join(' ').includes('--cluster-enabled yes'));
-const clusterLeaf = configLeaves().some((l) => l.env === 'HOWK_REDIS_CLUSTER_NODES');
 
 describe('docker-compose.scaled.yml over docker-compose.yml', () => {
   it('runs three Kafka brokers in one KRaft quorum, topics replicated 3 with 2 in sync', () => {
@@ -63,10 +62,9 @@ describe('docker-compose.scaled.yml over docker-compose.yml', () => {
       for (const b of ['kafka', 'kafka-2', 'kafka-3']) expect(dependsOn(s)[b], `${name} waits for ${b}`).toBe('service_healthy');
       // The rest of the base service's settings stay (ports, auth off for the local trial).
       expect(env.HOWK_LOG_LEVEL, name).toBe('info');
-      const { HOWK_REDIS_CLUSTER_NODES: nodes, ...rest } = env;
-      const c = loadConfig({ env: clusterLeaf ? env : rest });
+      const c = loadConfig({ env });
       expect([c.kafka.replication_factor, c.kafka.min_insync_replicas], name).toEqual([3, 2]);
-      if (clusterLeaf) expect((c.redis as { cluster_nodes?: string[] }).cluster_nodes, name).toEqual(nodes!.split(','));
+      expect(c.redis.cluster_nodes, name).toEqual(env.HOWK_REDIS_CLUSTER_NODES!.split(','));
     }
   });
 });

@@ -18,9 +18,7 @@ const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }
 const files = walk(TF).filter((f) => /\.tf$|\.tfvars(\.example)?$/.test(f) && !f.includes('/.terraform/'));
 const read = (path: string) => readFileSync(join(TF, path), 'utf8');
 const defaults = ConfigSchema.parse({});
-// redis.cluster_nodes comes with the Redis Cluster client; the fleet passes it only when
-// redis_cluster_nodes is set, so a fleet without a cluster never names it.
-const envNames = new Set([...configLeaves().flatMap((l) => [l.env, ...l.aliases]), 'HOWK_REDIS_CLUSTER_NODES']);
+const envNames = new Set(configLeaves().flatMap((l) => [l.env, ...l.aliases]));
 
 /** `variable "name" { … default = <number> }` */
 const numberDefault = (src: string, name: string): number => Number(new RegExp(`variable "${name}" \\{[^}]*?default\\s*=\\s*(\\d+)`, 's').exec(src)?.[1]);
@@ -147,8 +145,7 @@ describe('a Redis Cluster and replicated topics in the fleet', () => {
     expect(fleetMain).toMatch(
       /resource "kubernetes_deployment_v1" "howk" \{\s*for_each = local\.binaries[\s\S]*env_from \{\s*config_map_ref \{\s*name = kubernetes_config_map_v1\.howk\.metadata\[0\]\.name/,
     );
-    const leaf = configLeaves().find((l) => l.env === 'HOWK_REDIS_CLUSTER_NODES');
-    if (leaf) expect(loadConfig({ env }).redis).toMatchObject({ cluster_nodes: nodes });
+    expect(loadConfig({ env }).redis).toMatchObject({ cluster_nodes: nodes });
   });
 
   it('leaves HOWK_REDIS_CLUSTER_NODES unset without a cluster: one Redis through HOWK_REDIS_URL', () => {
