@@ -113,10 +113,13 @@ const ConfigShape = z.object({
       'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks.',
       { min: 0 },
     ),
-    session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
+    session_timeout: duration(
+      '3s',
+      "Consumer session timeout: how soon the partitions of a worker that died without leaving (kill -9, a lost host) move to the others; heartbeats go every sixth of it (250 ms - 1 s). Brokers refuse one below their group.min.session.timeout.ms (Kafka's default 6 s; Howk's broker scripts set 1 s): a worker then joins with the brokers' minimum and logs it",
+    ),
     rebalance_timeout: duration(
       '10s',
-      'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
+      'How long a consumer group waits for its members to rejoin a rebalance. After a broker restart the group still lists the members of consumers that restarted during the outage; they are waited for this long before the partitions are handed out (a live worker notices a rebalance at its next heartbeat, a sixth of session_timeout, and rejoins once its batches in flight have resolved, for at most 1 s)',
     ),
   }),
   redis: section({

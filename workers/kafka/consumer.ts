@@ -1,9 +1,10 @@
-import type { Consumer, EachBatchPayload, IHeaders } from 'kafkajs';
+import type { Consumer, EachBatchPayload } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
+import { headersOf, logGroupEvents } from './consumer-parts';
 
 // Pipelined consumption on kafkajs 2.2.4. What its source (src/consumer/) says, and the
 // design that follows from it:
@@ -36,6 +37,14 @@ import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/port
 //   can cause redelivery, never loss. Commit errors are logged, never thrown.
 // - A crash (the runner restarts the consumer) drops all tracking; a disconnect drops the
 //   resolved offsets, so only what was committed counts: stop() commits before disconnecting.
+// - kafkajs learns of a rebalance from a heartbeat and rejoins at once, and cannot rejoin
+//   while eachBatch runs. A partition that moves to another member would be consumed again
+//   from its last commit while this member still delivers it (a duplicate when the new owner
+//   gets there first). So take() heartbeats first, and on a rebalance waits (REVOKE_WAIT_MS)
+//   for the batches in flight to resolve and commits them before it lets kafkajs rejoin: the
+//   commit of a member of the current generation is still accepted while the group prepares
+//   its rebalance. An empty fetch's heartbeat can learn of it first; then only what is not
+//   in flight is safe, as before.
 
 /** How long a stopping consumer waits for kafkajs to leave its group. */
 const CONSUMER_STOP_WAIT_MS = 3000;
@@ -43,18 +52,11 @@ const CONSUMER_STOP_WAIT_MS = 3000;
 const COMMIT_STOP_WAIT_MS = 2000;
 /** A rejected batch's partition rests this long before it is fetched again. */
 const REWIND_PAUSE_MS = 200;
-/** Record headers as strings; nothing for a record without any (most of them). */
-const headersOf = (h: IHeaders | undefined): { headers?: Record<string, string> } => {
-  let out: Record<string, string> | undefined;
-  for (const k in h) {
-    const v = h[k];
-    if (v !== undefined) (out ??= {})[k] = Array.isArray(v) ? String(v[0]) : String(v);
-  }
-  return out ? { headers: out } : {};
-};
 
 /** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
 const WAIT_HEARTBEAT_MS = 1000;
+/** Longest a member about to rejoin waits for its batches in flight (the whole group waits for it meanwhile). */
+const REVOKE_WAIT_MS = 1000;
 
 const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 const isRebalancing = (e: unknown) =>
@@ -71,13 +73,17 @@ export class KafkaConsumer implements LogConsumer {
   private readonly tracker: BatchTracker;
   private readonly pending = new Map<string, Commit>();
   private committing: Promise<void> | undefined;
+  /** Set once a heartbeat found the group rebalancing: batches in flight resolve and commit before the rejoin. */
+  private revoking: Promise<void> | undefined;
 
+  /** `refit`: a consumer to use instead, asked once before the first run (a session timeout the brokers accept). */
   constructor(
-    private readonly c: Consumer,
+    private c: Consumer,
     private readonly opts: ConsumerOptions,
     private readonly concurrency: number,
     private readonly log: Logger,
     private readonly onError?: (op: string) => void,
+    private readonly refit?: () => Promise<Consumer | undefined>,
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
@@ -96,9 +102,12 @@ export class KafkaConsumer implements LogConsumer {
   async run(handler: BatchHandler): Promise<void> {
     if (!this.listening) {
       this.listening = true;
+      this.c = (await this.refit?.()) ?? this.c;
+      logGroupEvents(this.c, this.log, this.opts.groupId);
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, () => {
         this.onError?.('consumer_crash');
+        this.revoking = undefined;
         this.assigned.clear();
         this.tracker.reassign(() => false);
       });
@@ -120,6 +129,7 @@ export class KafkaConsumer implements LogConsumer {
   }
 
   private onJoin(assignment: Record<string, number[]>): void {
+    this.revoking = undefined;
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
     const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));
@@ -137,6 +147,7 @@ export class KafkaConsumer implements LogConsumer {
   private async take({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload, handler: BatchHandler): Promise<void> {
     // Left untaken (not resolved), a batch is fetched again later from the same offset.
     if (!batch.messages.length || isStale() || this.stopping || this.pausedTopics) return;
+    if (this.revoking || (await this.rebalancing(heartbeat))) return this.revoking;
     // Backpressure: this blocks the fetcher, so nothing more is fetched until room opens.
     let rebalancing = false;
     while (!this.tracker.hasRoom()) {
@@ -178,6 +189,23 @@ export class KafkaConsumer implements LogConsumer {
   private async holdFetch(most: number): Promise<void> {
     if (this.tracker.busy() < most) return;
     await Promise.race([this.tracker.fewerBusyThan(most), new Promise((r) => setTimeout(r, this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS))]);
+  }
+
+  /** Heartbeats (kafkajs sends one only when its interval is up); on a rebalance, finishes what is in flight (see the top of the file). */
+  private async rebalancing(heartbeat: () => Promise<void>): Promise<boolean> {
+    try {
+      await heartbeat();
+      return false;
+    } catch (e) {
+      if (!isRebalancing(e)) return false;
+      this.revoking ??= (async () => {
+        const t = Date.now();
+        await settleWithin(this.tracker.idle(), REVOKE_WAIT_MS, () => new Error('in flight')).catch(() => {});
+        await settleWithin(this.flush(), REVOKE_WAIT_MS, () => new Error('commit')).catch(() => {});
+        this.log.info('batches in flight finished before rejoining the group', { waited_ms: Date.now() - t, busy: this.tracker.busy() });
+      })();
+      return true;
+    }
   }
 
   private rewind(topic: string, partition: number, offset: bigint, error: unknown): void {
