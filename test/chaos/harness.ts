@@ -229,10 +229,10 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
   const lane = async () => {
     while (next < n) {
       const from = next;
-      next = Math.min(n, next + (pace?.batch ?? 100));
+      const to = (next = Math.min(n, next + (pace?.batch ?? 100)));
       // Paced: a steady stream through the faults (batch k leaves at k * batch / perSecond).
       if (pace) await new Promise((r) => setTimeout(r, t0 + (from / pace.perSecond) * 1000 - Date.now()));
-      await sendBatch(from, next);
+      await sendBatch(from, to);
     }
   };
   const done = Promise.all(Array.from({ length: parallel }, lane)).then(() => undefined);

@@ -1,6 +1,9 @@
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import type { Logger } from '../../core/ports/logger';
+
+// kafkajs is CommonJS: Node's ESM loader sees only the names it can detect, not this one.
+const { ConfigResourceTypes } = kafkajs;
 
 /**
  * Session timeouts: how soon the group notices a member that died without leaving (kill -9,
@@ -38,11 +41,13 @@ export const heartbeatIntervalFor = (sessionTimeoutMs: number): number =>
  */
 export const sessionFitter = (admin: () => Promise<Admin>) => {
   let min: Promise<number | undefined> | undefined;
+  let told = false;
   return async (wanted: number, log: Logger): Promise<number> => {
     min ??= settleWithin(admin().then(brokerMinSessionTimeout), 10_000, () => new Error('timed out')).catch(() => undefined);
     const m = await min;
     if (m === undefined || m <= wanted) return wanted;
-    log.warn("session timeout below the brokers' group.min.session.timeout.ms: joining with their minimum", { configured_ms: wanted, broker_min_ms: m });
+    if (!told) log.warn("session timeout below the brokers' group.min.session.timeout.ms: joining with their minimum", { configured_ms: wanted, broker_min_ms: m });
+    told = true;
     return m;
   };
 };
