@@ -12,7 +12,8 @@ import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
 import { ProducerSlot } from './producer-slot';
-import { heartbeatIntervalFor, sessionFitter } from './session-timeout';
+import { sessionFitter } from './session-timeout';
+import { groupMember } from './group-member';
 import { LeaderGroups, sendByLeader } from './leader-groups';
 
 export type KafkaLogOptions = {
@@ -271,17 +272,7 @@ export class KafkaLog implements Log {
 
   consumer(opts: ConsumerOptions): LogConsumer {
     const log = this.opts.log ?? createLogger(`${this.opts.clientId}-consumer`, 'warn');
-    const make = (sessionTimeout: number) =>
-      this.kafka.consumer({
-        groupId: opts.groupId,
-        sessionTimeout,
-        heartbeatInterval: heartbeatIntervalFor(sessionTimeout),
-        rebalanceTimeout: this.opts.rebalanceTimeoutMs ?? 10_000,
-        maxWaitTimeInMs: opts.idleWaitMs ?? this.opts.maxWaitMs,
-        minBytes: this.opts.minBytes ?? 1,
-        maxBytesPerPartition: this.opts.maxBytesPerPartition,
-        retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
-      });
+    const make = groupMember(this.kafka, this.opts, opts);
     const wanted = this.opts.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
     const refit = async () => {
       const fitted = await this.fitSession(wanted, log);
