@@ -72,7 +72,8 @@ export const traceTimeline = (faults: Fault[], logs: Logs, gaps: [number, number
       if (!TIMELINE.test(l)) continue;
       try {
         const { t, msg, level: _l, svc: _s, ...rest } = JSON.parse(l) as Record<string, unknown>;
-        delete rest.group;
+        // The lane's group (workers, workers-slow), without the run's prefix.
+        if (typeof rest.group === 'string') rest.group = rest.group.replace(/^chaos-.*-(workers(?:-slow)?)$/, '$1');
         events.push({ at: Date.parse(String(t)), line: `${role} ${pid}: ${String(msg)} ${JSON.stringify(rest)}` });
       } catch {
         // not a log line

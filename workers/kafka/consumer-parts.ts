@@ -1,5 +1,18 @@
 import type { Consumer, IHeaders } from 'kafkajs';
+import { settleWithin } from '../../core/domain/deadline';
+import type { BatchTracker } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
+
+/** Longest a member about to rejoin waits for its batches in flight (the whole group waits for it meanwhile). */
+export const REVOKE_WAIT_MS = 1000;
+
+/** Waits (REVOKE_WAIT_MS at most each) for the batches in flight to resolve, then for their commit. */
+export const finishInFlight = async (tracker: BatchTracker, flush: () => Promise<void>, log: Logger): Promise<void> => {
+  const t = Date.now();
+  await settleWithin(tracker.idle(), REVOKE_WAIT_MS, () => new Error('in flight')).catch(() => {});
+  await settleWithin(flush(), REVOKE_WAIT_MS, () => new Error('commit')).catch(() => {});
+  log.info('batches in flight finished before rejoining the group', { waited_ms: Date.now() - t, busy: tracker.busy() });
+};
 
 /**
  * The consumer group's membership as log lines: when this member learnt of a rebalance, how

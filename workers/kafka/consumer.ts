@@ -4,7 +4,7 @@ import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
-import { headersOf, logGroupEvents } from './consumer-parts';
+import { finishInFlight, headersOf, logGroupEvents, REVOKE_WAIT_MS } from './consumer-parts';
 
 // Pipelined consumption on kafkajs 2.2.4. What its source (src/consumer/) says, and the
 // design that follows from it:
@@ -37,14 +37,11 @@ import { headersOf, logGroupEvents } from './consumer-parts';
 //   can cause redelivery, never loss. Commit errors are logged, never thrown.
 // - A crash (the runner restarts the consumer) drops all tracking; a disconnect drops the
 //   resolved offsets, so only what was committed counts: stop() commits before disconnecting.
-// - kafkajs learns of a rebalance from a heartbeat and rejoins at once, and cannot rejoin
-//   while eachBatch runs. A partition that moves to another member would be consumed again
-//   from its last commit while this member still delivers it (a duplicate when the new owner
-//   gets there first). So take() heartbeats first, and on a rebalance waits (REVOKE_WAIT_MS)
-//   for the batches in flight to resolve and commits them before it lets kafkajs rejoin: the
-//   commit of a member of the current generation is still accepted while the group prepares
-//   its rebalance. An empty fetch's heartbeat can learn of it first; then only what is not
-//   in flight is safe, as before.
+// - A rebalance moves partitions. take() heartbeats first; when the group rebalances, it lets
+//   kafkajs rejoin (it cannot while eachBatch runs) once the batches in flight have resolved
+//   and committed (REVOKE_WAIT_MS at most; a member of the current generation may still commit
+//   then). A new member fetches its first partitions REVOKE_WAIT_MS late, for members that
+//   learnt of the rebalance from an idle fetch (docs/RELIABILITY.md, "Group membership").
 
 /** How long a stopping consumer waits for kafkajs to leave its group. */
 const CONSUMER_STOP_WAIT_MS = 3000;
@@ -55,8 +52,6 @@ const REWIND_PAUSE_MS = 200;
 
 /** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
 const WAIT_HEARTBEAT_MS = 1000;
-/** Longest a member about to rejoin waits for its batches in flight (the whole group waits for it meanwhile). */
-const REVOKE_WAIT_MS = 1000;
 
 const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 const isRebalancing = (e: unknown) =>
@@ -75,6 +70,7 @@ export class KafkaConsumer implements LogConsumer {
   private committing: Promise<void> | undefined;
   /** Set once a heartbeat found the group rebalancing: batches in flight resolve and commit before the rejoin. */
   private revoking: Promise<void> | undefined;
+  private joined = false;
 
   /** `refit`: a consumer to use instead, asked once before the first run (a session timeout the brokers accept). */
   constructor(
@@ -130,6 +126,11 @@ export class KafkaConsumer implements LogConsumer {
 
   private onJoin(assignment: Record<string, number[]>): void {
     this.revoking = undefined;
+    // A new member's partitions come from members that may still be finishing batches of them
+    // (those that learnt of the rebalance from an idle fetch): it fetches them a little later,
+    // by when what they finished is in the ended statuses it looks up (core/pipeline/known-passes.ts).
+    if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, REVOKE_WAIT_MS);
+    this.joined = true;
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
     const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));
@@ -198,12 +199,7 @@ export class KafkaConsumer implements LogConsumer {
       return false;
     } catch (e) {
       if (!isRebalancing(e)) return false;
-      this.revoking ??= (async () => {
-        const t = Date.now();
-        await settleWithin(this.tracker.idle(), REVOKE_WAIT_MS, () => new Error('in flight')).catch(() => {});
-        await settleWithin(this.flush(), REVOKE_WAIT_MS, () => new Error('commit')).catch(() => {});
-        this.log.info('batches in flight finished before rejoining the group', { waited_ms: Date.now() - t, busy: this.tracker.busy() });
-      })();
+      this.revoking ??= finishInFlight(this.tracker, () => this.flush(), this.log);
       return true;
     }
   }
@@ -213,21 +209,24 @@ export class KafkaConsumer implements LogConsumer {
     this.log.warn('batch failed: its partition is consumed again from its first offset', { topic, partition, offset: offset.toString(), error: errorMessage(error) });
     try {
       this.c.seek({ topic, partition, offset: offset.toString() });
-      if (this.pausedTopics) return;
-      this.c.pause([{ topic, partitions: [partition] }]);
-      setTimeout(() => {
-        // A topic-wide pause since then owns the partition's state (partition resumes would override it).
-        if (this.pausedTopics || this.stopping) return;
-        try {
-          this.c.resume([{ topic, partitions: [partition] }]);
-        } catch {
-          // the consumer is restarting; its new run fetches everything it owns
-        }
-      }, REWIND_PAUSE_MS);
+      if (!this.pausedTopics) this.pauseFor(topic, [partition], REWIND_PAUSE_MS);
     } catch (e) {
       // Not running (a crash being restarted): the restart fetches from the last commit.
       this.log.warn('rewind not applied; the consumer restarts from its last commit', { topic, partition, error: errorMessage(e) });
     }
+  }
+
+  /** Pauses partitions for `ms`; a topic-wide pause since then owns their state (partition resumes would override it). */
+  private pauseFor(topic: string, partitions: number[], ms: number): void {
+    this.c.pause([{ topic, partitions }]);
+    setTimeout(() => {
+      if (this.pausedTopics || this.stopping) return;
+      try {
+        this.c.resume([{ topic, partitions }]);
+      } catch {
+        // the consumer is restarting; its new run fetches everything it owns
+      }
+    }, ms);
   }
 
   /** Commits the partitions that advanced, one request at a time. */
