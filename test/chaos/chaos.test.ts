@@ -85,9 +85,10 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
 
     it(`6. a worker joins two busy ones #${run}`, async () => {
       const f = record(await joinScenario(run));
-      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
-      fewDuplicates(f);
+      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0, duplicates: 0 });
       expect(f.recover_ms, 'longest gap between deliveries').toBeLessThanOrEqual(MEMBERSHIP_STALL_MS);
+      // The partitions that move to the joiner stand still meanwhile, while the others keep the receiver busy.
+      expect(f.notes.longest_first_attempt_wait_ms, 'longest wait for a first attempt').toBeLessThanOrEqual(MEMBERSHIP_STALL_MS);
     });
   }
 });
