@@ -173,8 +173,8 @@ const ConfigShape = z.object({
   concurrency: section({
     max_inflight_per_endpoint: int(50, 'Most deliveries of one endpoint in flight in the fast lane: its share of the fast lane, under its adaptive limit (0 = no endpoint limit)'),
     inflight_ttl: duration(
-      '10s',
-      "Lease of a delivery in flight (at least 3s): its worker renews it every third of it while the delivery runs; a killed worker's deliveries stop counting against their endpoint's and host's limits after this",
+      '4s',
+      "Lease of a delivery in flight (at least 3s): its worker renews it every third of it (at least 1 s apart, one call for all) while the delivery runs; a killed worker's deliveries stop counting against their endpoint's and host's limits after this (with 10 s, a kill -9 stalled every delivery to a host at its limit for up to 10 s)",
     ),
     slow_lane_rate: int(200, "Most deliveries per second per endpoint from the slow lane per worker; below it the pace is the endpoint's limit / latency", { min: 1 }),
     max_inflight_per_domain: int(0, "Ceiling of each host's adaptive in-flight limit (0 = no limit)"),

@@ -2,7 +2,7 @@ import { keys } from '../../core/domain/keys';
 import { createRedis } from '../../workers/redis/client';
 import { waitFor } from '../helpers/env';
 import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startClient, type ChaosFleet, type Client, type Figures, type Receiver } from './harness';
-import { chaosInfra } from './infra';
+import { chaosInfra, workersJoined } from './infra';
 import { longestFirstWait, traceTimeline, type Fault } from './trace';
 
 // The four chaos scenarios (docs/RELIABILITY.md "Chaos suite"). Each returns its figures;
@@ -125,6 +125,10 @@ export const killScenario = (run: number) =>
       const killer = (async () => {
         while (killing) {
           await sleep(every);
+          // One fault at a time: the next kill waits until every worker is in the group (a
+          // replacement takes 6-16 s to start on the loaded 2 cores; killing the ones still
+          // starting left no worker at all for 45-79 s, a measure of the machine's load).
+          await workersJoined(`${fleet.prefix}-workers`, 3).catch(() => undefined);
           if (!killing) return;
           const live = fleet.running();
           const victim = live[Math.floor(Math.random() * live.length)]!;
