@@ -134,10 +134,13 @@ const ConfigShape = z.object({
       'Batches whose deliveries a worker consumer is still running at which it holds its next fetch (up to 100 ms) until one finishes (0: off); under load the next fetch brings more records, so per-batch work is shared by more webhooks.',
       { min: 0 },
     ),
-    session_timeout: duration('30s', "Consumer session timeout: how soon a crashed worker's partitions move to the others"),
+    session_timeout: duration(
+      '3s',
+      "Consumer session timeout: how soon the partitions of a worker that died without leaving (kill -9, a lost host) move to the others; heartbeats go every sixth of it (250 ms - 1 s). Brokers refuse one below their group.min.session.timeout.ms (Kafka's default 6 s; Howk's broker scripts set 1 s): a worker then joins with the brokers' minimum and logs it",
+    ),
     rebalance_timeout: duration(
       '10s',
-      'How long a consumer group waits for its members to rejoin a rebalance before the partitions are handed out without them. A consumer that kafkajs restarts during a broker outage rejoins under its member id and is not waited for; a worker process that restarted meanwhile is a new member, and its old one is waited for this long (a live worker notices a rebalance within session_timeout / 10 and rejoins at once)',
+      'How long a consumer group waits for its members to rejoin a rebalance before the partitions are handed out without them. A consumer that kafkajs restarts during a broker outage rejoins under its member id and is not waited for; a worker process that restarted meanwhile is a new member, and its old one is waited for this long (a live worker notices a rebalance at its next heartbeat, a sixth of session_timeout, and rejoins once its batches in flight have resolved, for at most 1 s)',
     ),
   }),
   redis: redisSection,
@@ -185,8 +188,8 @@ const ConfigShape = z.object({
   concurrency: section({
     max_inflight_per_endpoint: int(50, 'Most deliveries of one endpoint in flight in the fast lane: its share of the fast lane, under its adaptive limit (0 = no endpoint limit)'),
     inflight_ttl: duration(
-      '10s',
-      "Lease of a delivery in flight (at least 3s): its worker renews it every third of it while the delivery runs; a killed worker's deliveries stop counting against their endpoint's and host's limits after this",
+      '4s',
+      "Lease of a delivery in flight (at least 3s): its worker renews it every third of it (at least 1 s apart, one call for all) while the delivery runs; a killed worker's deliveries stop counting against their endpoint's and host's limits after this (with 10 s, a kill -9 stalled every delivery to a host at its limit for up to 10 s)",
     ),
     slow_lane_rate: int(200, "Most deliveries per second per endpoint from the slow lane per worker; below it the pace is the endpoint's limit / latency", { min: 1 }),
     max_inflight_per_domain: int(0, "Ceiling of each host's adaptive in-flight limit (0 = no limit)"),

@@ -90,6 +90,8 @@ transaction.state.log.num.partitions=6
 share.coordinator.state.topic.replication.factor=3
 share.coordinator.state.topic.min.isr=2
 group.initial.rebalance.delay.ms=0
+# allow Howk's 3 s consumer session timeout (Kafka's own minimum is 6 s)
+group.min.session.timeout.ms=1000
 log.segment.bytes=16777216
 log.retention.hours=24
 log.cleaner.dedupe.buffer.size=8388608

@@ -204,6 +204,9 @@ transaction.state.log.num.partitions=8
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# a worker killed with -9 leaves its partitions after its session timeout: allow
+# Howk's 3 s (kafka.session_timeout; Kafka's own minimum is 6 s)
+group.min.session.timeout.ms=1000
 
 # small segments / short retention, compaction on (tests)
 log.segment.bytes=16777216

@@ -33,7 +33,7 @@ export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 
 export type Receiver = Awaited<ReturnType<typeof chaosReceiver>>;
 
 export const chaosReceiver = async () => {
-  const byId = new Map<string, { requests: number; ok: number; log?: string[] }>();
+  const byId = new Map<string, { requests: number; ok: number; first?: number; log?: string[] }>();
   const times: number[] = [];
   const okTimes: number[] = [];
   const server: Server = createServer((req, res) => {
@@ -43,9 +43,9 @@ export const chaosReceiver = async () => {
       const attempt = Number(req.headers['x-webhook-attempt'] ?? 1);
       const status = kind === 'bad' ? 400 : kind === 'exhaust' ? 503 : kind === 'flaky' && attempt <= FLAKY_FAILURES ? 503 : 200;
       const id = String(req.headers['webhook-id']);
-      const e = byId.get(id) ?? { requests: 0, ok: 0 };
-      e.requests++;
       const now = Date.now();
+      const e = byId.get(id) ?? { requests: 0, ok: 0, first: now };
+      e.requests++;
       times.push(now);
       if (status === 200) {
         e.ok++;
@@ -67,11 +67,17 @@ export const chaosReceiver = async () => {
     requestsBetween: (from: number, to: number) => times.filter((t) => t >= from && t < to).length,
     /** First 2xx answered at or after `t`. */
     firstOkAfter: (t: number) => okTimes.find((x) => x >= t),
-    /** Longest time without a 2xx between two deliveries, from `from` on. */
-    longestStall: (from: number) => {
+    /** Longest time without a 2xx between two deliveries, from `from` on (up to `to`). */
+    longestStall: (from: number, to = Infinity) => {
       let max = 0;
-      for (let i = 1; i < okTimes.length; i++) if (okTimes[i]! >= from) max = Math.max(max, okTimes[i]! - okTimes[i - 1]!);
+      for (let i = 1; i < okTimes.length; i++) if (okTimes[i]! >= from && okTimes[i - 1]! < to) max = Math.max(max, okTimes[i]! - okTimes[i - 1]!);
       return max;
+    },
+    /** The times without a 2xx longer than `min` ms, from `from` on: [start, end]. */
+    gaps: (from: number, min: number) => {
+      const out: [number, number][] = [];
+      for (let i = 1; i < okTimes.length; i++) if (okTimes[i]! >= from && okTimes[i]! - okTimes[i - 1]! > min) out.push([okTimes[i - 1]!, okTimes[i]!]);
+      return out;
     },
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
@@ -105,7 +111,8 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     HOWK_RECONCILER_LOCK_TTL: '10s',
     // Restored retries that were due wait this long for copies already on their way (default 30 s).
     HOWK_RECONCILER_RESTORE_DELAY: '10s',
-    HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS ? 'info' : 'error',
+    // HOWK_CHAOS_TRACE reads the workers' group membership lines (info) for its timeline.
+    HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS || process.env.HOWK_CHAOS_TRACE ? 'info' : 'error',
     ...extra,
   };
   const api = spawnRole('api', env);
@@ -142,6 +149,8 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
       await p.exited;
     },
     output: () => [api, ...procs].map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n'),
+    /** Every process's kept output, for test/chaos/trace.ts's timeline. */
+    logs: () => [api, ...procs].map((p) => ({ role: p.role, pid: p.child.pid ?? 0, out: p.output() })),
     /** Every process's output (its last 100-200 KB) as files in `dir`, to read after a run (HOWK_CHAOS_LOGS). */
     dump: (dir: string) => {
       mkdirSync(dir, { recursive: true });
@@ -178,11 +187,13 @@ export const deadLetterCollector = async (fleet: ChaosFleet) => {
 export type Client = ReturnType<typeof startClient>;
 
 /**
- * Enqueues n webhooks in batches of 100, `parallel` batches in flight. A refused batch
+ * Enqueues n webhooks in batches of 100 (or `pace`d), `parallel` batches in flight. A refused batch
  * (503 + Retry-After) is sent again after Retry-After: only 202s count as accepted.
  */
-export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4) => {
+export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4, pace?: { perSecond: number; batch: number }) => {
   const accepted = new Map<string, Kind>();
+  const acceptedAt = new Map<string, number>();
+  const t0 = Date.now();
   const refusals: { at: number; status: number; retryAfter: string | null }[] = [];
   const kinds = Object.entries(mix).flatMap(([k, w]) => Array<Kind>(w!).fill(k as Kind));
   const kindOf = (i: number): Kind => kinds[(i * 7919) % kinds.length]!;
@@ -205,7 +216,8 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
       }).catch(() => null);
       if (res?.status === 202) {
         const out = (await res.json()) as { results: { webhook_id: string }[] };
-        out.results.forEach((r, k) => accepted.set(r.webhook_id, webhooks[k]!.payload.kind));
+        const at = Date.now();
+        out.results.forEach((r, k) => (accepted.set(r.webhook_id, webhooks[k]!.payload.kind), acceptedAt.set(r.webhook_id, at)));
         return;
       }
       const retryAfter = res?.headers.get('retry-after') ?? null;
@@ -217,12 +229,14 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
   const lane = async () => {
     while (next < n) {
       const from = next;
-      next = Math.min(n, next + 100);
-      await sendBatch(from, next);
+      const to = (next = Math.min(n, next + (pace?.batch ?? 100)));
+      // Paced: a steady stream through the faults (batch k leaves at k * batch / perSecond).
+      if (pace) await new Promise((r) => setTimeout(r, t0 + (from / pace.perSecond) * 1000 - Date.now()));
+      await sendBatch(from, to);
     }
   };
   const done = Promise.all(Array.from({ length: parallel }, lane)).then(() => undefined);
-  return { accepted, refusals, done };
+  return { accepted, acceptedAt, refusals, done };
 };
 
 const i10 = (i: number) => String(Math.floor(i / 100) % 10);

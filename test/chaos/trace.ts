@@ -52,3 +52,54 @@ export const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, st
     redis.disconnect();
   }
 };
+
+/** A fault the scenario caused (a kill, a SIGTERM, a new process), for the timeline. */
+export type Fault = { at: number; what: string };
+type Logs = { role: string; pid: number; out: string }[];
+
+/** The workers' group membership lines (workers/kafka/consumer-parts.ts) and a few others worth placing on a timeline. */
+const TIMELINE = /consumer group|batches in flight finished|session timeout below|howk-worker started|shutting down|offset commit failed|webhooks consumed again/;
+
+/**
+ * HOWK_CHAOS_TRACE=1: for each fault, what happened from 1 s before to 12 s after it, in ms
+ * from the fault: the faults, each worker's group events (rebalancing, joined and in how
+ * long, left), and the receiver's gaps of more than `minGap` ms without a 2xx.
+ */
+export const traceTimeline = (faults: Fault[], logs: Logs, gaps: [number, number][], minGap = 500): void => {
+  const events: { at: number; line: string }[] = [];
+  for (const { role, pid, out } of logs) {
+    for (const l of out.split('\n')) {
+      if (!TIMELINE.test(l)) continue;
+      try {
+        const { t, msg, level: _l, svc: _s, ...rest } = JSON.parse(l) as Record<string, unknown>;
+        // The lane's group (workers, workers-slow), without the run's prefix.
+        if (typeof rest.group === 'string') rest.group = rest.group.replace(/^chaos-.*-(workers(?:-slow)?)$/, '$1');
+        events.push({ at: Date.parse(String(t)), line: `${role} ${pid}: ${String(msg)} ${JSON.stringify(rest)}` });
+      } catch {
+        // not a log line
+      }
+    }
+  }
+  for (const f of faults) events.push({ at: f.at, line: `FAULT ${f.what}` });
+  for (const [a, b] of gaps) if (b - a > minGap) events.push({ at: a, line: `GAP ${b - a} ms without a 2xx (until +${b - a})` });
+  events.sort((x, y) => x.at - y.at);
+  for (const f of faults) {
+    const near = events.filter((e) => e.at >= f.at - 1000 && e.at <= f.at + 12_000);
+    console.log(`timeline around ${f.what}:\n${near.map((e) => `  ${String(e.at - f.at).padStart(6)} ms  ${e.line}`).join('\n')}`);
+  }
+};
+
+/**
+ * The longest a webhook accepted at or after `from` waited for its first request: how long
+ * the partition it was on stood still (a dead owner not yet noticed, a rebalance), as a gap
+ * over all deliveries cannot tell while the other partitions keep going.
+ */
+export const longestFirstWait = (client: { acceptedAt: Map<string, number> }, rx: Receiver, from: number): number => {
+  let max = 0;
+  for (const [id, at] of client.acceptedAt) {
+    if (at < from) continue;
+    const first = (rx.byId.get(id) as { first?: number } | undefined)?.first;
+    if (first !== undefined) max = Math.max(max, first - at);
+  }
+  return max;
+};

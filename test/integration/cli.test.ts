@@ -203,6 +203,12 @@ describe('howk CLI', () => {
       expect((byName.get(name) as any)?.status, name).toBe('ok');
     }
     expect((byName.get('consumer lag') as any).data.length).toBe(2 * f.config.kafka.partitions);
+    // kafka.session_timeout against the brokers' group.min.session.timeout.ms: a warning (with the
+    // broker setting to change) when the brokers would make workers join with a longer one.
+    const session = byName.get('consumer session timeout') as any;
+    expect(session.data.session_timeout_ms).toBe(f.config.kafka.session_timeout);
+    expect(session.status).toBe(session.data.broker_min_ms > session.data.session_timeout_ms ? 'warn' : 'ok');
+    if (session.status === 'warn') expect(session.fix).toContain('group.min.session.timeout.ms=');
     expect(d.burst[0].report.absorbable).toBeGreaterThan(0);
     const human = await howk(['doctor']);
     expect(human.code).toBe(0);

@@ -43,7 +43,7 @@ describe('config defaults', () => {
   it('concurrency (penalty box)', () => {
     expect(c.concurrency).toEqual({
       max_inflight_per_endpoint: 50,
-      inflight_ttl: 10 * S,
+      inflight_ttl: 4 * S,
       slow_lane_rate: 200,
       max_inflight_per_domain: 0,
       domain_overrides: {},

@@ -8,6 +8,7 @@ import { createRedis } from '../redis/client';
 import { groupLag } from '../kafka/group-lag';
 import { connectAdmin, describeTopics, knownBrokers } from './kafka-admin';
 import { inSyncCheck, replicationCheck } from './doctor-replication';
+import { sessionCheck } from './doctor-session';
 import { resolveReplication } from '../../core/pipeline/topics';
 import type { Check } from './doctor-check';
 
@@ -116,6 +117,7 @@ export const kafkaChecks = async (config: Config, o: { maxLag: number }): Promis
     );
     out.push(...topicChecks(config, actual, known.length));
     if (actual.size) out.push(inSyncCheck(actual));
+    out.push(await sessionCheck(admin, config));
     out.push(await lagCheck(admin, config, o.maxLag, actual).catch((e): Check => ({ check: 'consumer lag', status: 'warn', detail: `could not read: ${msg(e)}` })));
     return out;
   } catch (e) {

@@ -1,9 +1,10 @@
-import type { Consumer, ConsumerRunConfig, EachBatchPayload, IHeaders } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, EachBatchPayload } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
+import { finishInFlight, headersOf, logGroupEvents, REVOKE_WAIT_MS } from './consumer-parts';
 
 // Pipelined consumption on kafkajs 2.2.4. What its source (src/consumer/) says, and the
 // design that follows from it:
@@ -36,6 +37,11 @@ import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/port
 //   can cause redelivery, never loss. Commit errors are logged, never thrown.
 // - A crash (the runner restarts the consumer) drops all tracking; a disconnect drops the
 //   resolved offsets, so only what was committed counts: stop() commits before disconnecting.
+// - A rebalance moves partitions. take() heartbeats first; when the group rebalances, it lets
+//   kafkajs rejoin (it cannot while eachBatch runs) once the batches in flight have resolved
+//   and committed (REVOKE_WAIT_MS at most; a member of the current generation may still commit
+//   then). A new member fetches its first partitions REVOKE_WAIT_MS late, for members that
+//   learnt of the rebalance from an idle fetch (docs/RELIABILITY.md, "Group membership").
 
 /** How long a stopping consumer waits for kafkajs to leave its group. */
 const CONSUMER_STOP_WAIT_MS = 3000;
@@ -43,15 +49,6 @@ const CONSUMER_STOP_WAIT_MS = 3000;
 const COMMIT_STOP_WAIT_MS = 2000;
 /** A rejected batch's partition rests this long before it is fetched again. */
 const REWIND_PAUSE_MS = 200;
-/** Record headers as strings; nothing for a record without any (most of them). */
-const headersOf = (h: IHeaders | undefined): { headers?: Record<string, string> } => {
-  let out: Record<string, string> | undefined;
-  for (const k in h) {
-    const v = h[k];
-    if (v !== undefined) (out ??= {})[k] = Array.isArray(v) ? String(v[0]) : String(v);
-  }
-  return out ? { headers: out } : {};
-};
 
 /** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
 const WAIT_HEARTBEAT_MS = 1000;
@@ -71,13 +68,18 @@ export class KafkaConsumer implements LogConsumer {
   private readonly tracker: BatchTracker;
   private readonly pending = new Map<string, Commit>();
   private committing: Promise<void> | undefined;
+  /** Set once a heartbeat found the group rebalancing: batches in flight resolve and commit before the rejoin. */
+  private revoking: Promise<void> | undefined;
+  private joined = false;
 
+  /** `refit`: a consumer to use instead, asked once before the first run (a session timeout the brokers accept). */
   constructor(
-    private readonly c: Consumer,
+    private c: Consumer,
     private readonly opts: ConsumerOptions,
     private readonly concurrency: number,
     private readonly log: Logger,
     private readonly onError?: (op: string) => void,
+    private readonly refit?: () => Promise<Consumer | undefined>,
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
@@ -98,9 +100,12 @@ export class KafkaConsumer implements LogConsumer {
   async run(handler: BatchHandler): Promise<void> {
     if (!this.listening) {
       this.listening = true;
+      this.c = (await this.refit?.()) ?? this.c;
+      logGroupEvents(this.c, this.log, this.opts.groupId);
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, (e) => {
         this.onError?.('consumer_crash');
+        this.revoking = undefined;
         this.assigned.clear();
         this.tracker.reassign(() => false);
         if (!e.payload.restart) this.restartLater(handler, errorMessage(e.payload.error));
@@ -140,6 +145,12 @@ export class KafkaConsumer implements LogConsumer {
 
   private onJoin(assignment: Record<string, number[]>): void {
     this.restarts = 0;
+    this.revoking = undefined;
+    // A new member's partitions come from members that may still be finishing batches of them
+    // (those that learnt of the rebalance from an idle fetch): it fetches them a little later,
+    // by when what they finished is in the ended statuses it looks up (core/pipeline/known-passes.ts).
+    if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, REVOKE_WAIT_MS);
+    this.joined = true;
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
     const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));
@@ -157,6 +168,7 @@ export class KafkaConsumer implements LogConsumer {
   private async take({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload, handler: BatchHandler): Promise<void> {
     // Left untaken (not resolved), a batch is fetched again later from the same offset.
     if (!batch.messages.length || isStale() || this.stopping || this.pausedTopics) return;
+    if (this.revoking || (await this.rebalancing(heartbeat))) return this.revoking;
     // Backpressure: this blocks the fetcher, so nothing more is fetched until room opens.
     let rebalancing = false;
     while (!this.tracker.hasRoom()) {
@@ -200,26 +212,41 @@ export class KafkaConsumer implements LogConsumer {
     await Promise.race([this.tracker.fewerBusyThan(most), new Promise((r) => setTimeout(r, this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS))]);
   }
 
+  /** Heartbeats (kafkajs sends one only when its interval is up); on a rebalance, finishes what is in flight (see the top of the file). */
+  private async rebalancing(heartbeat: () => Promise<void>): Promise<boolean> {
+    try {
+      await heartbeat();
+      return false;
+    } catch (e) {
+      if (!isRebalancing(e)) return false;
+      this.revoking ??= finishInFlight(this.tracker, () => this.flush(), this.log);
+      return true;
+    }
+  }
+
   private rewind(topic: string, partition: number, offset: bigint, error: unknown): void {
     if (this.stopping) return;
     this.log.warn('batch failed: its partition is consumed again from its first offset', { topic, partition, offset: offset.toString(), error: errorMessage(error) });
     try {
       this.c.seek({ topic, partition, offset: offset.toString() });
-      if (this.pausedTopics) return;
-      this.c.pause([{ topic, partitions: [partition] }]);
-      setTimeout(() => {
-        // A topic-wide pause since then owns the partition's state (partition resumes would override it).
-        if (this.pausedTopics || this.stopping) return;
-        try {
-          this.c.resume([{ topic, partitions: [partition] }]);
-        } catch {
-          // the consumer is restarting; its new run fetches everything it owns
-        }
-      }, REWIND_PAUSE_MS);
+      if (!this.pausedTopics) this.pauseFor(topic, [partition], REWIND_PAUSE_MS);
     } catch (e) {
       // Not running (a crash being restarted): the restart fetches from the last commit.
       this.log.warn('rewind not applied; the consumer restarts from its last commit', { topic, partition, error: errorMessage(e) });
     }
+  }
+
+  /** Pauses partitions for `ms`; a topic-wide pause since then owns their state (partition resumes would override it). */
+  private pauseFor(topic: string, partitions: number[], ms: number): void {
+    this.c.pause([{ topic, partitions }]);
+    setTimeout(() => {
+      if (this.pausedTopics || this.stopping) return;
+      try {
+        this.c.resume([{ topic, partitions }]);
+      } catch {
+        // the consumer is restarting; its new run fetches everything it owns
+      }
+    }, ms);
   }
 
   /** Commits the partitions that advanced, one request at a time. */

@@ -11,8 +11,9 @@ import { wantedConfigs } from '../../core/pipeline/topic-plan';
 import { KafkaConsumer } from './consumer';
 import { groupLag } from './group-lag';
 import { FastDefaultPartitioner } from './partitioner';
-import { SortedRoundRobinAssigner } from './assigner';
 import { ProducerSlot } from './producer-slot';
+import { sessionFitter } from './session-timeout';
+import { groupMember } from './group-member';
 import { LeaderGroups, sendByLeader } from './leader-groups';
 
 export type KafkaLogOptions = {
@@ -30,11 +31,7 @@ export type KafkaLogOptions = {
    * process restarted during a broker outage) is waited for this long, so the default is short.
    */
   rebalanceTimeoutMs?: number;
-  /**
-   * Batches of one fetch response kafkajs hands to the consumer at once. Taking a batch no
-   * longer waits for its deliveries (workers/kafka/consumer.ts), so this only matters while
-   * the consumer waits for room under its maxUnresolved bound.
-   */
+  /** Batches of one fetch response kafkajs hands to the consumer at once (matters only while it waits for room). */
   partitionsConsumedConcurrently?: number;
   /**
    * Idempotent produce (kafka.idempotent_producer; off unless given): kafkajs asks the brokers for a
@@ -61,6 +58,8 @@ const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
 
 /** Most bytes (keys + values, roughly) one merged produce request carries; one send alone may carry more. */
 const MAX_MERGED_BYTES = 512 * 1024;
+/** kafka.session_timeout's default, for a KafkaLog made without one (tests, tools). */
+const DEFAULT_SESSION_TIMEOUT_MS = 3000;
 
 export class KafkaLog implements Log {
   private readonly kafka: Kafka;
@@ -268,25 +267,18 @@ export class KafkaLog implements Log {
     };
   }
 
+  /** The session timeout the brokers accept, read once (workers/kafka/session-timeout.ts). */
+  private readonly fitSession = sessionFitter(() => this.adminClient.get());
+
   consumer(opts: ConsumerOptions): LogConsumer {
-    const c = new KafkaConsumer(
-      this.kafka.consumer({
-        groupId: opts.groupId,
-        // The same members keep the same partitions across a broker restart (workers/kafka/assigner.ts).
-        partitionAssigners: [SortedRoundRobinAssigner],
-        sessionTimeout: this.opts.sessionTimeoutMs ?? 30_000,
-        heartbeatInterval: Math.max(500, Math.floor((this.opts.sessionTimeoutMs ?? 30_000) / 10)),
-        rebalanceTimeout: this.opts.rebalanceTimeoutMs ?? 10_000,
-        maxWaitTimeInMs: opts.idleWaitMs ?? this.opts.maxWaitMs,
-        minBytes: this.opts.minBytes ?? 1,
-        maxBytesPerPartition: this.opts.maxBytesPerPartition,
-        retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
-      }),
-      opts,
-      this.opts.partitionsConsumedConcurrently ?? 4,
-      this.opts.log ?? createLogger(`${this.opts.clientId}-consumer`, 'warn'),
-      this.opts.onError,
-    );
+    const log = this.opts.log ?? createLogger(`${this.opts.clientId}-consumer`, 'warn');
+    const make = groupMember(this.kafka, this.opts, opts);
+    const wanted = this.opts.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    const refit = async () => {
+      const fitted = await this.fitSession(wanted, log);
+      return fitted === wanted ? undefined : make(fitted);
+    };
+    const c = new KafkaConsumer(make(wanted), opts, this.opts.partitionsConsumedConcurrently ?? 4, log, this.opts.onError, refit);
     this.consumers.push(c);
     return c;
   }

@@ -1,0 +1,44 @@
+import type { Consumer, IHeaders } from 'kafkajs';
+import { settleWithin } from '../../core/domain/deadline';
+import type { BatchTracker } from '../../core/log/batch-tracker';
+import type { Logger } from '../../core/ports/logger';
+
+/** Longest a member about to rejoin waits for its batches in flight (the whole group waits for it meanwhile). */
+export const REVOKE_WAIT_MS = 1000;
+
+/** Waits (REVOKE_WAIT_MS at most each) for the batches in flight to resolve, then for their commit. */
+export const finishInFlight = async (tracker: BatchTracker, flush: () => Promise<void>, log: Logger): Promise<void> => {
+  const t = Date.now();
+  await settleWithin(tracker.idle(), REVOKE_WAIT_MS, () => new Error('in flight')).catch(() => {});
+  await settleWithin(flush(), REVOKE_WAIT_MS, () => new Error('commit')).catch(() => {});
+  log.info('batches in flight finished before rejoining the group', { waited_ms: Date.now() - t, busy: tracker.busy() });
+};
+
+/**
+ * The consumer group's membership as log lines: when this member learnt of a rebalance, how
+ * long its join took and what it got, when it left. They are what a timeline of a worker's
+ * death or restart is made of (test/chaos/trace.ts reads them): info, since a rebalance pauses
+ * every member of the group. Heartbeats and commits are debug (one every few hundred ms).
+ */
+export const logGroupEvents = (c: Consumer, log: Logger, groupId: string): void => {
+  const { GROUP_JOIN, REBALANCING, HEARTBEAT, COMMIT_OFFSETS, STOP } = c.events;
+  c.on(REBALANCING, (e) => log.info('consumer group rebalancing', { group: groupId, member: e.payload.memberId }));
+  c.on(GROUP_JOIN, (e) => {
+    const { duration, isLeader, memberId, memberAssignment, groupProtocol } = e.payload;
+    const partitions = Object.values(memberAssignment).reduce((n, ps) => n + ps.length, 0);
+    log.info('joined consumer group', { group: groupId, member: memberId, duration_ms: duration, leader: isLeader, protocol: groupProtocol, partitions });
+  });
+  c.on(STOP, () => log.info('left consumer group', { group: groupId }));
+  c.on(HEARTBEAT, (e) => log.debug('consumer group heartbeat', { group: groupId, member: e.payload.memberId }));
+  c.on(COMMIT_OFFSETS, (e) => log.debug('offsets committed', { group: groupId, topics: e.payload.topics.length }));
+};
+
+/** Record headers as strings; nothing for a record without any (most of them). */
+export const headersOf = (h: IHeaders | undefined): { headers?: Record<string, string> } => {
+  let out: Record<string, string> | undefined;
+  for (const k in h) {
+    const v = h[k];
+    if (v !== undefined) (out ??= {})[k] = Array.isArray(v) ? String(v[0]) : String(v);
+  }
+  return out ? { headers: out } : {};
+};
