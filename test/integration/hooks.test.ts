@@ -35,7 +35,7 @@ describe('named hooks (Kafka + Redis)', () => {
   const at = (path: string) => rx.received.filter((r) => r.path === path);
   const call = (path: string, key: string | undefined, init: RequestInit = {}) =>
     fetch(`${f.baseUrl}${path}`, { ...init, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(init.headers as Record<string, string>) } });
-  const post = (path: string, key: string | undefined, body: string | Buffer, type?: string, extra: Record<string, string> = {}) =>
+  const post = (path: string, key: string | undefined, body: string, type?: string, extra: Record<string, string> = {}) =>
     call(path, key, { method: 'POST', body, headers: { ...(type ? { 'content-type': type } : {}), ...extra } });
   const json = async (r: Response) => (await r.json()) as any;
   const appWith = async (tag: string, endpoints: Record<string, { path: string; extra?: Record<string, unknown> }>) => {
@@ -169,7 +169,8 @@ describe('named hooks (Kafka + Redis)', () => {
     }
     expect((await call(`/hooks/${bName}/deliveries?app=${bTag}`, aKey)).status).toBe(404);
     // A foreign page's simple request (text/plain, no preflight), with the right key even.
-    for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+    const foreign: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }];
+    for (const headers of foreign) {
       const r = await post(`/hooks/${bName}`, bKey, 'csrf', 'text/plain', headers);
       expect(r.status, JSON.stringify(headers)).toBe(403);
       expect((await json(r)).error.code).toBe('cross_origin_refused');
