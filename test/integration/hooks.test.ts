@@ -129,6 +129,22 @@ describe('named hooks (Kafka + Redis)', () => {
     expect(at(`/down/${tag}`)).toHaveLength(2);
   });
 
+  it('an endpoint disabled after its hook was accepted: the queued webhook dead-letters as endpoint_disabled, not sent again', async () => {
+    const tag = uniq('dis');
+    const { app, eps } = await appWith(tag, { later: { path: `/down/${tag}` } });
+    const res = await post(`/hooks/later?app=${tag}`, admin, 'once', 'text/plain');
+    expect(res.status).toBe(202);
+    await waitFor(() => at(`/down/${tag}`).length >= 1, { what: 'the first attempt (500)' });
+    // PUT replaces: the uid is sent again, or the endpoint loses its name.
+    await svix.endpoint.update(app.id, eps.later!.id, { url: rx.url(`/down/${tag}`), uid: 'later', disabled: true });
+    const s = await waitFor(async () => {
+      const v = await json(await call(res.headers.get('location')!, admin));
+      return v.state === 'failed' ? v : undefined;
+    });
+    expect(s.dead_reason).toBe('endpoint_disabled');
+    expect(at(`/down/${tag}`)).toHaveLength(1);
+  });
+
   it('unknown name 404 naming it; no app for an unbound key 400; a disabled endpoint 409; a body over the bound 413; nothing enqueued', async () => {
     const tag = uniq('bad');
     const { app } = await appWith(tag, { live: { path: `/${tag}/live` }, off: { path: `/${tag}/off`, extra: { disabled: true } } });
