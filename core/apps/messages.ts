@@ -34,7 +34,7 @@ export const messageIdOf = async (appId: string, eventId: string): Promise<strin
  * Secrets of one endpoint as the webhook carries them (sealed): space-separated, newest first.
  * A whsec_ secret holds no space, so the worker splits them back (core/signing/secret-format.ts).
  */
-const secretsText = (secrets: string[]): string => secrets.join(' ');
+export const secretsText = (secrets: string[]): string => secrets.join(' ');
 
 export const createMessages = (d: MessageDeps) => {
   const topic = d.config.kafka.topics.messages;

@@ -31,6 +31,8 @@ const MAX_CONTENT_TYPE = 256;
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 /** type/subtype and parameters (RFC 9110 8.3.1), nothing a header value cannot carry. */
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"))*$`);
+/** Whether a Content-Type value is a media type a raw body can be delivered with. */
+export const isMediaType = (v: string): boolean => v.length <= MAX_CONTENT_TYPE && MEDIA_TYPE.test(v);
 /** Standard base64 (RFC 4648 section 4) with its padding: what a client's encoder writes. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

@@ -67,7 +67,9 @@ export const configText = (f: ConfigFrom | undefined): string =>
         ? `query parameter ${f.name}`
         : f.from === 'self'
           ? 'any (the key asks about itself)'
-          : `the config of what path parameter ${f.name} names (another config's answers 404)`;
+          : f.from === 'handler'
+            ? `query parameter ${f.name}, or the key's one config (another config's answers 404)`
+            : `the config of what path parameter ${f.name} names (another config's answers 404)`;
 
 const operationId = (r: Route) =>
   `${r.method}${openApiPath(r.path)

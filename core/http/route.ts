@@ -28,7 +28,12 @@ export type ConfigFrom =
   | { from: 'query'; name: string }
   | { from: 'owner'; name: string; owner: (d: ApiDeps, id: string) => Promise<string | null>; notFound: (id: string) => string }
   /** The caller's own key (GET /keys/me): no config to check. */
-  | { from: 'self' };
+  | { from: 'self' }
+  /**
+   * The handler finds the config itself from the query parameter `name` or, without it, the
+   * key's one config, and answers 404 for one the key does not reach (/hooks/:name).
+   */
+  | { from: 'handler'; name: string };
 
 /** A response: a zod schema (or JSON Schema where zod cannot say it), or none. */
 export type ResponseDoc = { description: string; schema?: z.ZodType | Json; headers?: Json; /** application/json unless said. */ contentType?: string };

@@ -96,7 +96,7 @@ describe('route table: mounted = documented', () => {
     for (const r of ROUTES) {
       const c = r.config;
       if (!c || c.from === 'self') continue;
-      if (c.from === 'query') expect(Object.keys(r.request?.query?.(config).shape ?? {}), routeKey(r)).toContain(c.name);
+      if (c.from === 'query' || c.from === 'handler') expect(Object.keys(r.request?.query?.(config).shape ?? {}), routeKey(r)).toContain(c.name);
       else expect(r.path.split('/'), routeKey(r)).toContain(`:${c.name}`);
     }
     // A path naming a config is bound by it.

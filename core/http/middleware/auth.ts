@@ -16,7 +16,7 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  */
 const checkConfig = async (d: ApiDeps, c: Context, key: ApiKeyRecord, access: Extract<Access, { kind: 'key' }>): Promise<void> => {
   const from = access.route?.config;
-  if (from?.from === 'self') return;
+  if (from?.from === 'self' || from?.from === 'handler') return;
   if (from?.from === 'owner') {
     const id = access.params[from.name] ?? '';
     const owner = await from.owner(d, id);

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../deps';
 import { IdParam } from '../params';
 import type { ConfigFrom, Route } from '../route';
 
-const StatusView = WebhookStatusSchema.omit({ updated_at_ns: true }).extend({ history: z.array(AttemptRecord) });
+export const StatusView = WebhookStatusSchema.omit({ updated_at_ns: true }).extend({ history: z.array(AttemptRecord) });
 const StatsWindow = z.object({
   enqueued: z.number(),
   delivered: z.number(),
