@@ -22,6 +22,7 @@ import { svixAppRoutes } from './routes/svix-apps';
 import { svixEndpointRoutes } from './routes/svix-endpoints';
 import { svixEventTypeRoutes } from './routes/svix-event-types';
 import { svixMessageRoutes } from './routes/svix-messages';
+import { svixWebhookRoutes } from './routes/svix-webhook';
 
 /** Every HTTP route, in the order of the OpenAPI document; one file per concept under routes/. */
 export const ROUTES: readonly Route[] = [
@@ -48,4 +49,5 @@ export const ROUTES: readonly Route[] = [
   ...svixEndpointRoutes,
   ...svixEventTypeRoutes,
   ...svixMessageRoutes,
+  ...svixWebhookRoutes,
 ];
