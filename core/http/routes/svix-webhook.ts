@@ -6,7 +6,8 @@ import { WEBHOOK_OWNER } from './status';
 
 // The way back from a webhook to the Svix message that made it and the registered endpoint it
 // went to (the Inspector's links). The message's record names the webhook of each endpoint;
-// only the messages an application keeps (svix.messages_kept_per_app) are searched.
+// only the messages an application keeps (svix.messages_kept_per_app) are known, indexed by
+// webhook id (core/apps/table.ts) so that a look-up costs the same whatever the fan-out.
 
 const MessageOfWebhook = z.object({
   app_id: z.string(),
@@ -37,17 +38,17 @@ export const svixWebhookRoutes: Route[] = [
         const id = c.req.param('id')!;
         const s = await d.hot.getStatus(id);
         const table = d.apps!.store.table;
-        const app = s ? table.app(s.config_id) : undefined;
-        for (const m of app ? table.messagesOf(app.id) : []) {
-          const hit = m.deliveries.find((x) => x.webhook_id === id);
-          if (!hit) continue;
+        const m = s ? table.messageOfWebhook(s.config_id, id) : undefined;
+        const hit = m?.deliveries.find((x) => x.webhook_id === id);
+        if (m && hit) {
+          const app = table.app(m.app_id);
           return c.json({
-            app_id: app!.id,
-            app_uid: app!.uid,
+            app_id: m.app_id,
+            app_uid: app?.uid ?? null,
             msg_id: m.id,
             event_type: m.event_type,
             endpoint_id: hit.endpoint_id,
-            endpoint_uid: table.endpoint(app!.id, hit.endpoint_id)?.uid ?? null,
+            endpoint_uid: table.endpoint(m.app_id, hit.endpoint_id)?.uid ?? null,
             deliveries: m.deliveries,
           });
         }
