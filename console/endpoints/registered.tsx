@@ -71,7 +71,7 @@ export const RegisteredEndpoints = ({ configId, apiKey, tick, traffic, focus, on
   useEffect(() => {
     let live = true;
     apiGet<Page<Registered>>(`/api/v1/app/${encodeURIComponent(configId)}/endpoint?limit=250`, apiKey).then(
-      (p) => live && (setItems(p.data), setNote(p.done ? null : 'The first 250 are shown.')),
+      (p) => live && (setItems(p.data), setNote(p.done ? null : 'There are more: the first 250 are shown.')),
       (e: ApiError) => {
         if (!live) return;
         if (e.status === 401) onUnauthorized();

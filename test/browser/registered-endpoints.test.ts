@@ -119,6 +119,18 @@ describe('console: registered endpoints and message webhooks (howk-dev, auth on)
     await close();
   });
 
+  it('shows the first 250 of an application with more, and says so', async () => {
+    const many = (await post(dev.base, '/api/v1/app', { name: 'Many', uid: uniq('many') }, admin)).body.id as string;
+    for (let i = 0; i < 251; i++) expect((await post(dev.base, `/api/v1/app/${many}/endpoint`, { url: rx.url(`/many/${i}`) }, admin)).status).toBe(201);
+    const { page, problems, close } = await openPage(browser);
+    await page.goto(`${dev.base}/console/endpoints?config_id=${many}`);
+    await signIn(page, admin);
+    await expect.poll(() => page.getByTestId('reg-status').textContent()).toBe(`250 registered in application ${many}. There are more: the first 250 are shown.`);
+    expect(await page.locator('[data-testid^="reg-ep_"]').count()).toBe(250);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('answers the way back only to a key that reaches the webhook', async () => {
     const mine = await get(`/webhooks/${webhook}/message`, boundToA);
     expect(mine.status).toBe(200);
