@@ -3,10 +3,12 @@ import { ErrorAlert } from '../alert';
 import { apiSend, errorText, time, useApiResource, useRights, type PageProps } from '../actions';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
+import { Applications, RegisteredEndpoints } from './registered';
 
 // Endpoints: GET /endpoints?config_id=… (the endpoints among the config's newest webhooks,
 // each with its live guard state), pause / resume / reset circuit per endpoint, and pause /
-// resume of the whole config. A key without the admin scope sees the buttons disabled.
+// resume of the whole config. A key without the admin scope sees the buttons disabled. Above
+// them, the endpoints registered through the Svix API when the config is an application.
 
 type Endpoint = {
   endpoint: string;
@@ -97,6 +99,11 @@ export const Endpoints = ({ apiKey, query, onUnauthorized }: PageProps) => {
         {notice ? ` ${notice}` : ''}
       </p>
       <ErrorAlert text={error} />
+      {!configId && <Applications apiKey={apiKey} />}
+      {configId && (
+        <RegisteredEndpoints configId={configId} apiKey={apiKey} tick={tick} traffic={list?.items ?? []} focus={query.get('endpoint')} onUnauthorized={onUnauthorized} />
+      )}
+      {list && list.items.length > 0 && <h2>Seen in traffic</h2>}
       {list && list.items.length > 0 && (
         <div class="cards ep-cards">
           {list.items.map((e) => (

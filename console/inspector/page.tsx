@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, apiGet } from '../api';
 import { useShortcuts } from '../keys';
 import { navigate } from '../router';
+import { MessageOrigin } from './message';
 import { apiPostJson } from './post';
 import { Facts, LastResponse, Request, type FullDeadLetter, type FullStatus } from './parts';
 import { describeHistory, type RetryNumbers } from './sentences';
@@ -77,6 +78,7 @@ export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
         Webhook <code>{status.webhook_id}</code>
       </h1>
       <Facts status={status} />
+      <MessageOrigin id={status.webhook_id} apiKey={apiKey} />
 
       <h2>What happened (times in UTC)</h2>
       {status.history.length === 0 ? (

@@ -11,6 +11,8 @@ export class AppTable {
   private readonly endpoints = new Map<string, Map<string, EndpointRecord>>();
   private readonly eventTypes = new Map<string, EventTypeRecord>();
   private readonly messages = new Map<string, Map<string, MessageRecord>>();
+  /** Webhook id -> the kept message that made it: the Inspector's way back in one look-up, not a scan of every delivery. */
+  private readonly byWebhook = new Map<string, MessageRecord>();
 
   constructor(private readonly messagesKept: number) {}
 
@@ -40,6 +42,7 @@ export class AppTable {
     if (!r) {
       this.apps.delete(id);
       this.endpoints.delete(id);
+      for (const m of this.messages.get(id)?.values() ?? []) this.unindex(m);
       this.messages.delete(id);
       return;
     }
@@ -53,10 +56,27 @@ export class AppTable {
     if (!r) return;
     let m = this.messages.get(r.app_id);
     if (!m) this.messages.set(r.app_id, (m = new Map()));
+    const old = m.get(r.id);
+    if (old) this.unindex(old);
     m.delete(r.id);
     m.set(r.id, r);
+    for (const x of r.deliveries) this.byWebhook.set(x.webhook_id, r);
     // The oldest first out: a Map keeps insertion order.
-    while (m.size > this.messagesKept) m.delete(m.keys().next().value as string);
+    while (m.size > this.messagesKept) {
+      const first = m.keys().next().value as string;
+      this.unindex(m.get(first)!);
+      m.delete(first);
+    }
+  }
+
+  private unindex(m: MessageRecord): void {
+    for (const x of m.deliveries) if (this.byWebhook.get(x.webhook_id) === m) this.byWebhook.delete(x.webhook_id);
+  }
+
+  /** The kept message of `appId` that made webhook `webhookId`, if any. */
+  messageOfWebhook(appId: string, webhookId: string): MessageRecord | undefined {
+    const m = this.byWebhook.get(webhookId);
+    return m?.app_id === appId ? m : undefined;
   }
 
   /** An application by its id or its uid (Svix addresses both ways; an id wins). */

@@ -23,6 +23,7 @@ import { svixEndpointRoutes } from './routes/svix-endpoints';
 import { svixEventTypeRoutes } from './routes/svix-event-types';
 import { svixMessageRoutes } from './routes/svix-messages';
 import { hookRoutes } from './routes/hooks';
+import { svixWebhookRoutes } from './routes/svix-webhook';
 
 /** Every HTTP route, in the order of the OpenAPI document; one file per concept under routes/. */
 export const ROUTES: readonly Route[] = [
@@ -50,4 +51,5 @@ export const ROUTES: readonly Route[] = [
   ...svixEventTypeRoutes,
   ...svixMessageRoutes,
   ...hookRoutes,
+  ...svixWebhookRoutes,
 ];

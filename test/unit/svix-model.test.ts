@@ -120,6 +120,22 @@ describe('the replica table', () => {
     expect(t.messagesOf('app_1').map((m) => m.id)).toEqual(['m2', 'm3']);
     expect(t.message('app_1', 'm1')).toBeUndefined();
   });
+
+  it('finds the kept message that made a webhook, in its own application only, until it is evicted or its application deleted', () => {
+    const t = new AppTable(2);
+    put(t, app('app_1'));
+    put(t, app('app_2'));
+    const made = (id: string, hooks: string[]) => ({ ...msg('app_1', id), deliveries: hooks.map((w, i) => ({ endpoint_id: `ep_${i}`, webhook_id: w })) });
+    put(t, made('m1', ['wh_1', 'wh_2']));
+    expect(t.messageOfWebhook('app_1', 'wh_2')?.id).toBe('m1');
+    expect(t.messageOfWebhook('app_2', 'wh_2')).toBeUndefined();
+    put(t, made('m2', ['wh_3']));
+    put(t, made('m3', ['wh_4']));
+    expect(t.messageOfWebhook('app_1', 'wh_1')).toBeUndefined();
+    expect(t.messageOfWebhook('app_1', 'wh_3')?.id).toBe('m2');
+    t.apply('app/app_1', null);
+    expect(t.messageOfWebhook('app_1', 'wh_4')).toBeUndefined();
+  });
 });
 
 describe('the worker gate of disabled endpoints', () => {
