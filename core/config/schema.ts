@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { bridgeSection } from './bridge';
 import { edgeSection } from './edge';
+import { logSection, metricsSection, tracingSection } from './observability';
 import { checkReplication, replicationKnobs } from './kafka-replication';
 import { checkRedisCluster, redisSection } from './redis';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
 
 /**
- * The one configuration schema, defaults included. Every leaf is settable
- * from YAML (`--config`) and from `HOWK_<SECTION>_<KEY>` (or the env name given).
- * docs/CONFIG.md is generated from this file (`npm run docs:config`).
+ * The one configuration schema, defaults included. Every leaf is settable from YAML (`--config`)
+ * and from `HOWK_<SECTION>_<KEY>` (or the env name given). docs/CONFIG.md is generated from it.
  */
 const ConfigShape = z.object({
   api: section({
@@ -288,32 +288,9 @@ const ConfigShape = z.object({
       'Hosts each allow-listed ${VAR} may be sent to: VAR → ["api.partner.com", "*.partner.com"]; a delivery to any other host (or a variable without an entry) dead-letters as secret_host_not_allowed',
     ),
   }),
-  metrics: section({
-    port: int(
-      0,
-      "Port on which the process serves GET /metrics (Prometheus text, no API key) besides howk-api's own /metrics route; how howk-worker, howk-scheduler and howk-reconciler --watch are scraped (0 = off)",
-      { max: 65535 },
-    ),
-    host: str('127.0.0.1', 'Interface the metrics port binds to'),
-    top_endpoints: int(
-      20,
-      'Endpoints with a label value of their own on the per-endpoint metrics (circuit state, concurrency limit): the most admitted; the rest are aggregated as endpoint="other"',
-      {
-        min: 1,
-        max: 1000,
-      },
-    ),
-  }),
-  tracing: section({
-    enabled: bool(false, 'Export OpenTelemetry traces (OTLP/HTTP): one trace per webhook, from the enqueue to every delivery attempt'),
-    otlp_endpoint: str('http://127.0.0.1:4318/v1/traces', 'OTLP/HTTP traces endpoint (JSON encoding) the spans are sent to'),
-    sample_ratio: num(1, 'Share of webhooks traced (0-1), decided at enqueue; the worker follows the decision carried by the record', { min: 0, max: 1 }),
-    outbound_traceparent: bool(false, "Send the attempt span's W3C traceparent header with each delivery (not signed; a traceparent header of the webhook is replaced)"),
-    service_name: str('', 'service.name of the spans (empty: the binary, e.g. howk-api, howk-worker)'),
-  }),
-  log: section({
-    level: oneOf(['debug', 'info', 'warn', 'error'] as const, 'info', 'Lowest level written'),
-  }),
+  metrics: metricsSection,
+  tracing: tracingSection,
+  log: logSection,
 });
 
 /** The schema, with the checks that span sections or leaves (a zod refinement keeps it an object: .shape still walks). */

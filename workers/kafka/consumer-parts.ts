@@ -1,5 +1,6 @@
 import type { Consumer, IHeaders } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
+import { errorMessage } from '../../core/errors/errors';
 import type { BatchTracker } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 
@@ -42,3 +43,17 @@ export const headersOf = (h: IHeaders | undefined): { headers?: Record<string, s
   }
   return out ? { headers: out } : {};
 };
+
+/** How long a stopping consumer waits for kafkajs to leave its group. */
+export const CONSUMER_STOP_WAIT_MS = 3000;
+/** How long a stopping consumer waits for its last commit. */
+export const COMMIT_STOP_WAIT_MS = 2000;
+/** A rejected batch's partition rests this long before it is fetched again. */
+export const REWIND_PAUSE_MS = 200;
+
+/** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
+export const WAIT_HEARTBEAT_MS = 1000;
+
+export const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+export const isRebalancing = (e: unknown) =>
+  /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);

@@ -4,7 +4,7 @@ import { errorMessage } from '../../core/errors/errors';
 import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
-import { finishInFlight, headersOf, logGroupEvents, REVOKE_WAIT_MS } from './consumer-parts';
+import * as parts from './consumer-parts';
 
 // Pipelined consumption on kafkajs 2.2.4. What its source (src/consumer/) says, and the
 // design that follows from it:
@@ -43,20 +43,6 @@ import { finishInFlight, headersOf, logGroupEvents, REVOKE_WAIT_MS } from './con
 //   then). A new member fetches its first partitions REVOKE_WAIT_MS late, for members that
 //   learnt of the rebalance from an idle fetch (docs/RELIABILITY.md, "Group membership").
 
-/** How long a stopping consumer waits for kafkajs to leave its group. */
-const CONSUMER_STOP_WAIT_MS = 3000;
-/** How long a stopping consumer waits for its last commit. */
-const COMMIT_STOP_WAIT_MS = 2000;
-/** A rejected batch's partition rests this long before it is fetched again. */
-const REWIND_PAUSE_MS = 200;
-
-/** Heartbeat while eachBatch waits for room (the runner does not heartbeat meanwhile). */
-const WAIT_HEARTBEAT_MS = 1000;
-
-const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
-const isRebalancing = (e: unknown) =>
-  /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);
-
 type Commit = { topic: string; partition: number; offset: string; batches: CommittedBatch[] };
 
 export class KafkaConsumer implements LogConsumer {
@@ -83,7 +69,7 @@ export class KafkaConsumer implements LogConsumer {
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
-        const k = keyOf(topic, partition);
+        const k = parts.keyOf(topic, partition);
         // A commit not yet sent is carried by this one: so are the batches it covered.
         const earlier = this.pending.get(k)?.batches ?? [];
         this.pending.set(k, { topic, partition, offset: offset.toString(), batches: earlier.length ? [...earlier, ...batches] : batches });
@@ -94,14 +80,13 @@ export class KafkaConsumer implements LogConsumer {
   }
 
   private listening = false;
-  /** Restarts in a row after crashes kafkajs does not restart (reset by a join). */
-  private restarts = 0;
+  private restarts = 0; // in a row, after crashes kafkajs does not restart (reset by a join)
 
   async run(handler: BatchHandler): Promise<void> {
     if (!this.listening) {
       this.listening = true;
       this.c = (await this.refit?.()) ?? this.c;
-      logGroupEvents(this.c, this.log, this.opts.groupId);
+      parts.logGroupEvents(this.c, this.log, this.opts.groupId);
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, (e) => {
         this.onError?.('consumer_crash');
@@ -126,12 +111,8 @@ export class KafkaConsumer implements LogConsumer {
     return { autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: this.concurrency, eachBatch: (p) => this.take(p, handler) };
   }
 
-  /**
-   * kafkajs restarts a crashed consumer only after an error it deems retriable, and leaves it
-   * stopped otherwise: "Failed to find group coordinator" while the broker shuts down left a
-   * worker without its fast lane for good, its partitions handed to the other worker only after
-   * the rebalance timeout (chaos Kafka-down scenario). It is started again here, with backoff.
-   */
+  /** kafkajs leaves a consumer stopped after an error it deems not retriable ("Failed to find group
+   *  coordinator" as the broker shuts down: a lane lost for good); it is started again, with backoff. */
   private restartLater(handler: BatchHandler, error: string): void {
     if (this.stopping) return;
     const wait = Math.min(300 * 2 ** this.restarts++, 5000);
@@ -149,11 +130,11 @@ export class KafkaConsumer implements LogConsumer {
     // A new member's partitions come from members that may still be finishing batches of them
     // (those that learnt of the rebalance from an idle fetch): it fetches them a little later,
     // by when what they finished is in the ended statuses it looks up (core/pipeline/known-passes.ts).
-    if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, REVOKE_WAIT_MS);
+    if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, parts.REVOKE_WAIT_MS);
     this.joined = true;
-    this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => keyOf(topic, p))));
+    this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => parts.keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
-    const kept = this.tracker.reassign((topic, partition) => this.assigned.has(keyOf(topic, partition)));
+    const kept = this.tracker.reassign((topic, partition) => this.assigned.has(parts.keyOf(topic, partition)));
     // Called from inside kafkajs' join (the event is synchronous): it must not throw.
     for (const { topic, partition, position } of kept) {
       try {
@@ -173,9 +154,9 @@ export class KafkaConsumer implements LogConsumer {
     let rebalancing = false;
     while (!this.tracker.hasRoom()) {
       void heartbeat().catch((e: unknown) => {
-        rebalancing ||= isRebalancing(e);
+        rebalancing ||= parts.isRebalancing(e);
       });
-      await Promise.race([this.tracker.room(), new Promise((r) => setTimeout(r, WAIT_HEARTBEAT_MS))]);
+      await Promise.race([this.tracker.room(), new Promise((r) => setTimeout(r, parts.WAIT_HEARTBEAT_MS))]);
       // Leave the batch untaken: kafkajs cannot rejoin the group while eachBatch runs.
       if (rebalancing || isStale() || this.stopping) return;
     }
@@ -188,7 +169,7 @@ export class KafkaConsumer implements LogConsumer {
       key: m.key ? m.key.toString('utf8') : null,
       value: m.value ? m.value.toString('utf8') : null,
       timestamp: Number(m.timestamp),
-      ...headersOf(m.headers),
+      ...parts.headersOf(m.headers),
     }));
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
@@ -218,8 +199,8 @@ export class KafkaConsumer implements LogConsumer {
       await heartbeat();
       return false;
     } catch (e) {
-      if (!isRebalancing(e)) return false;
-      this.revoking ??= finishInFlight(this.tracker, () => this.flush(), this.log);
+      if (!parts.isRebalancing(e)) return false;
+      this.revoking ??= parts.finishInFlight(this.tracker, () => this.flush(), this.log);
       return true;
     }
   }
@@ -229,7 +210,7 @@ export class KafkaConsumer implements LogConsumer {
     this.log.warn('batch failed: its partition is consumed again from its first offset', { topic, partition, offset: offset.toString(), error: errorMessage(error) });
     try {
       this.c.seek({ topic, partition, offset: offset.toString() });
-      if (!this.pausedTopics) this.pauseFor(topic, [partition], REWIND_PAUSE_MS);
+      if (!this.pausedTopics) this.pauseFor(topic, [partition], parts.REWIND_PAUSE_MS);
     } catch (e) {
       // Not running (a crash being restarted): the restart fetches from the last commit.
       this.log.warn('rewind not applied; the consumer restarts from its last commit', { topic, partition, error: errorMessage(e) });
@@ -259,7 +240,7 @@ export class KafkaConsumer implements LogConsumer {
       const gather = this.opts.commitIntervalMs ?? 0;
       if (gather > 0 && !this.stopping) await new Promise((r) => setTimeout(r, gather));
       while (this.pending.size) {
-        const offsets = [...this.pending.values()].filter((o) => this.assigned.has(keyOf(o.topic, o.partition)));
+        const offsets = [...this.pending.values()].filter((o) => this.assigned.has(parts.keyOf(o.topic, o.partition)));
         this.pending.clear();
         if (!offsets.length) continue;
         try {
@@ -274,7 +255,7 @@ export class KafkaConsumer implements LogConsumer {
           // committed only means redelivery.
           this.log.warn('offset commit failed', { error: errorMessage(e), offsets });
           this.onError?.('commit');
-          for (const o of offsets) if (!this.pending.has(keyOf(o.topic, o.partition))) this.pending.set(keyOf(o.topic, o.partition), o);
+          for (const o of offsets) if (!this.pending.has(parts.keyOf(o.topic, o.partition))) this.pending.set(parts.keyOf(o.topic, o.partition), o);
           return;
         }
       }
@@ -305,13 +286,13 @@ export class KafkaConsumer implements LogConsumer {
       }
       // What is in flight may still finish and commit, within bounds.
       await settleWithin(this.tracker.idle(), IN_FLIGHT_STOP_WAIT_MS, () => new Error('in flight')).catch(() => {});
-      await settleWithin(this.committing ?? Promise.resolve(), COMMIT_STOP_WAIT_MS, () => new Error('commit')).catch(() => {});
-      if (this.pending.size) await settleWithin(this.flush(), COMMIT_STOP_WAIT_MS, () => new Error('commit')).catch(() => {});
+      await settleWithin(this.committing ?? Promise.resolve(), parts.COMMIT_STOP_WAIT_MS, () => new Error('commit')).catch(() => {});
+      if (this.pending.size) await settleWithin(this.flush(), parts.COMMIT_STOP_WAIT_MS, () => new Error('commit')).catch(() => {});
       this.tracker.clear();
       // After a broker restart kafkajs' disconnect can sit out its whole retry schedule (19 s
       // seen), long enough to get the process killed. Leaving without it is safe: offsets are
       // committed only once outcomes are durable, and the group notices at its session timeout.
-      await settleWithin(this.c.disconnect(), CONSUMER_STOP_WAIT_MS, () => new Error('disconnect')).catch(() => {});
+      await settleWithin(this.c.disconnect(), parts.CONSUMER_STOP_WAIT_MS, () => new Error('disconnect')).catch(() => {});
     })();
     return this.stopped;
   }
