@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniq, waitFor } from '../helpers/env';
+import { startTestFleet, type TestFleet } from '../helpers/fleet';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { useRedisDb } from '../helpers/redis-db';
+
+// Per-endpoint limits of the Svix API on real Kafka + Redis: an endpoint's throttleRate paces
+// its webhooks at delivery time (another endpoint of the app keeps its pace), and a deleted
+// endpoint's queued webhooks dead-letter instead of going out.
+
+describe('Svix endpoint limits (Kafka + Redis)', () => {
+  const db = useRedisDb();
+  let f: TestFleet;
+  let rx: Receiver;
+  let admin: string;
+
+  beforeAll(async () => {
+    // The global per-endpoint rate limit is off: only the endpoint's own throttleRate paces it.
+    f = await startTestFleet('kafka', { redisDb: db(), overrides: { 'api.auth.enabled': true, 'rate_limit.rate': 0 } });
+    await Promise.all([f.fleet.security!.ready, f.fleet.apps!.ready]);
+    admin = (await f.fleet.security!.keys!.create({ scopes: ['admin'] })).key;
+    rx = await startReceiver(() => ({ status: 200 }));
+  });
+  afterAll(async () => {
+    await f?.stop();
+    await rx?.close();
+  });
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${f.baseUrl}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, json: (await res.json().catch(() => null)) as any };
+  };
+  const at = (path: string) => rx.received.filter((r) => r.path === path);
+
+  it('throttleRate 5/s: 30 webhooks take at least ~5 s and never more than rate + burst a second; an unthrottled endpoint of the app is not slowed', async () => {
+    const tag = uniq('thr');
+    const app = (await api('POST', '/app', { name: 'Throttled' })).json;
+    const slow = await api('POST', `/app/${app.id}/endpoint`, { url: rx.url(`/${tag}/limited`), throttleRate: 5 });
+    expect(slow.status).toBe(201);
+    expect(slow.json.throttleRate).toBe(5);
+    expect((await api('POST', `/app/${app.id}/endpoint`, { url: rx.url(`/${tag}/free`) })).status).toBe(201);
+    const t0 = Date.now();
+    for (let i = 0; i < 30; i++) expect((await api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { i } })).status).toBe(202);
+    await waitFor(() => at(`/${tag}/free`).length === 30, { what: 'the unthrottled endpoint', timeoutMs: 20_000 });
+    const freeDone = Math.max(...at(`/${tag}/free`).map((r) => r.at)) - t0;
+    await waitFor(() => at(`/${tag}/limited`).length === 30, { what: 'the throttled endpoint', timeoutMs: 30_000 });
+    const limited = at(`/${tag}/limited`).map((r) => r.at);
+    const first = Math.min(...limited);
+    const last = Math.max(...limited);
+    // 5 saved up at once, then 25 more at 5/s: 5 s at least (less a scheduling tick).
+    expect(last - first).toBeGreaterThanOrEqual(4500);
+    for (const s of limited) expect(limited.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(10);
+    expect(freeDone).toBeLessThan(last - t0);
+  }, 60_000);
+});
