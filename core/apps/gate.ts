@@ -10,7 +10,7 @@ const PREFIX = 'svix:';
 export const messageWebhookKey = (msgId: string, endpointId: string): string => `${PREFIX}${msgId}:${endpointId}`;
 
 /**
- * Why the webhook's endpoint no longer takes it, or undefined. Only a disabling the webhook did
+ * Why the webhook's endpoint no longer takes it, or undefined: deleted, or disabled. Only a disabling the webhook did
  * not see counts: the endpoint's record says disabled and was written at or after the webhook
  * was made. A record older than the webhook is this replica lagging behind the api that made it
  * (which saw the endpoint enabled), so the webhook goes.
@@ -20,8 +20,11 @@ export const disabledEndpointGate =
   (w: { config_id: string; idempotency_key?: string; created_at: string }): string | undefined => {
     const key = w.idempotency_key;
     if (key === undefined || !key.startsWith(PREFIX)) return undefined;
-    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
-    if (!e || !e.disabled || e.updated_at < w.created_at) return undefined;
+    const id = key.slice(key.lastIndexOf(':') + 1);
+    const e = table.endpoint(w.config_id, id);
+    // Endpoint ids are never reused: a deletion read is final, whatever the webhook's age.
+    if (!e) return table.endpointDeleted(w.config_id, id) ? `endpoint ${id} of application ${w.config_id} was deleted` : undefined;
+    if (!e.disabled || e.updated_at < w.created_at) return undefined;
     return `endpoint ${e.id} of application ${e.app_id} was disabled at ${e.updated_at}`;
   };
 

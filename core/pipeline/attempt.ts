@@ -266,7 +266,7 @@ export const createAttempter = (d: AttemptDeps) => {
       const what = {
         secret: 'secret template not resolved',
         credential: 'credential not allowed for this destination',
-        endpoint: 'endpoint disabled',
+        endpoint: 'endpoint disabled or deleted',
         script: 'delivery script failed',
       }[p.kind ?? 'script'];
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });

@@ -19,7 +19,7 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     f = await startTestFleet('kafka', { redisDb: db(), overrides: { 'api.auth.enabled': true, 'rate_limit.rate': 0 } });
     await Promise.all([f.fleet.security!.ready, f.fleet.apps!.ready]);
     admin = (await f.fleet.security!.keys!.create({ scopes: ['admin'] })).key;
-    rx = await startReceiver(() => ({ status: 200 }));
+    rx = await startReceiver((r) => ({ status: r.path.includes('/down/') ? 503 : 200 }));
   });
   afterAll(async () => {
     await f?.stop();
@@ -56,4 +56,28 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     for (const s of limited) expect(limited.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(10);
     expect(freeDone).toBeLessThan(last - t0);
   }, 60_000);
+
+  it('deleting an endpoint dead-letters its queued webhooks as endpoint_disabled: nothing more is sent to its URL', async () => {
+    const tag = uniq('del');
+    const app = (await api('POST', '/app', { name: 'Deleted' })).json;
+    const url = rx.url(`/${tag}/down/gone`);
+    const ep = (await api('POST', `/app/${app.id}/endpoint`, { url })).json;
+    const msg = (await api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { n: 1 } })).json;
+    await waitFor(() => at(`/${tag}/down/gone`).length >= 1, { what: 'the first attempt (503)' });
+    const webhookId = f.fleet.apps!.store.table.message(app.id, msg.id)!.deliveries[0]!.webhook_id;
+    expect((await api('DELETE', `/app/${app.id}/endpoint/${ep.id}`)).status).toBe(204);
+    const auth = { headers: { authorization: `Bearer ${admin}` } };
+    const status = await waitFor(
+      async () => {
+        const s = (await (await fetch(`${f.baseUrl}/webhooks/${webhookId}/status`, auth)).json()) as any;
+        return s.state === 'failed' ? s : undefined;
+      },
+      { what: 'the dead letter', timeoutMs: 20_000 },
+    );
+    expect(status.dead_reason).toBe('endpoint_disabled');
+    expect(status.last_error).toContain('deleted');
+    const sent = at(`/${tag}/down/gone`).length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(at(`/${tag}/down/gone`)).toHaveLength(sent);
+  }, 40_000);
 });
