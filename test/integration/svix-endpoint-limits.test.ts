@@ -80,4 +80,40 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(at(`/${tag}/down/gone`)).toHaveLength(sent);
   }, 40_000);
+
+  it('1,000 endpoints in one application: created in parallel, listed page by page, and one message reaches every one', async () => {
+    const tag = uniq('k');
+    const app = (await api('POST', '/app', { name: 'Thousand' })).json;
+    const N = 1000;
+    // Bounded parallel creation: 25 requests in flight at most.
+    const created: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 25 }, async () => {
+        for (let i = next++; i < N; i = next++) {
+          const r = await api('POST', `/app/${app.id}/endpoint`, { url: rx.url(`/${tag}/e${i}`), uid: `e${i}` });
+          expect(r.status).toBe(201);
+          created.push(r.json.id);
+        }
+      }),
+    );
+    expect(new Set(created).size).toBe(N);
+
+    const listed: string[] = [];
+    let iterator: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const r = await api('GET', `/app/${app.id}/endpoint?limit=250${iterator ? `&iterator=${iterator}` : ''}`);
+      expect(r.status).toBe(200);
+      listed.push(...r.json.data.map((e: any) => e.id));
+      if (r.json.done) break;
+      iterator = r.json.iterator;
+    }
+    expect(listed).toHaveLength(N);
+    expect(new Set(listed)).toEqual(new Set(created));
+
+    expect((await api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { all: true } })).status).toBe(202);
+    const reached = () => new Set(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`)).map((r) => r.path));
+    await waitFor(() => reached().size === N, { what: 'all 1,000 endpoints', timeoutMs: 90_000 });
+    expect(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`))).toHaveLength(N);
+  }, 180_000);
 });
