@@ -192,11 +192,8 @@ export const createAttempter = (d: AttemptDeps) => {
   /** One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead); `fetchedAt` when its batch was fetched. */
   const attempt = async (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number): Promise<Step> => {
     const throttled = await throttle(w);
-    if (throttled) {
-      // An admission asked ahead for it gives back its connection slot and leases.
-      admission.discard(w);
-      return throttled;
-    }
+    // An admission asked ahead for it gives back its connection slot and leases.
+    if (throttled) return (admission.discard(w), throttled);
     const host = admission.hostOf(w);
     const { a, release } = await admission.admit(w, lane);
     // Not after a probe: the next admission must see how the probe went.
@@ -212,11 +209,8 @@ export const createAttempter = (d: AttemptDeps) => {
     }
   };
 
-  /**
-   * A webhook whose endpoint has a throttleRate waits (parked, no attempt spent) until its
-   * endpoint's bucket has a token; one second's worth may be saved up. Taken before the
-   * global admission: a parked webhook then holds no in-flight lease.
-   */
+  // A throttleRate parks the webhook (no attempt spent) until its endpoint's own bucket has a
+  // token (one second's worth may be saved up); before admission, so it holds no lease.
   const throttle = async (w: Webhook): Promise<Step | undefined> => {
     const t = d.endpointThrottle?.(w);
     if (!t || !d.guards?.takeToken) return undefined;
