@@ -117,3 +117,26 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     expect(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`))).toHaveLength(N);
   }, 180_000);
 });
+
+describe('Svix endpoint throttleRate on the embedded adapters (howk-dev)', () => {
+  it('an endpoint at 5/s: 15 webhooks take at least ~2 s, never more than 10 in a second', async () => {
+    const f = await startTestFleet('memory', { overrides: { 'api.auth.enabled': false, 'rate_limit.rate': 0 } });
+    const rx = await startReceiver(() => ({ status: 200 }));
+    try {
+      await f.fleet.apps!.ready;
+      const post = async (path: string, body: unknown) =>
+        (await fetch(`${f.baseUrl}/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+      const app = await post('/app', { name: 'Dev' });
+      const ep = await post(`/app/${app.id}/endpoint`, { url: rx.url('/dev/limited'), throttleRate: 5 });
+      expect(ep.throttleRate).toBe(5);
+      for (let i = 0; i < 15; i++) await post(`/app/${app.id}/msg`, { eventType: 'x', payload: { i } });
+      await waitFor(() => rx.received.length === 15, { what: 'the 15 webhooks', timeoutMs: 20_000 });
+      const ats = rx.received.map((r) => r.at);
+      expect(Math.max(...ats) - Math.min(...ats)).toBeGreaterThanOrEqual(1700);
+      for (const s of ats) expect(ats.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(10);
+    } finally {
+      await f.stop();
+      await rx.close();
+    }
+  }, 40_000);
+});
