@@ -10,17 +10,38 @@ const PREFIX = 'svix:';
 export const messageWebhookKey = (msgId: string, endpointId: string): string => `${PREFIX}${msgId}:${endpointId}`;
 
 /**
- * Why the webhook's endpoint no longer takes it, or undefined. Only a disabling the webhook did
+ * Why the webhook's endpoint no longer takes it, or undefined: deleted, or disabled. Only a disabling the webhook did
  * not see counts: the endpoint's record says disabled and was written at or after the webhook
  * was made. A record older than the webhook is this replica lagging behind the api that made it
- * (which saw the endpoint enabled), so the webhook goes. A deleted endpoint's webhooks still go.
+ * (which saw the endpoint enabled), so the webhook goes.
  */
 export const disabledEndpointGate =
   (table: AppTable) =>
   (w: { config_id: string; idempotency_key?: string; created_at: string }): string | undefined => {
     const key = w.idempotency_key;
     if (key === undefined || !key.startsWith(PREFIX)) return undefined;
-    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
-    if (!e || !e.disabled || e.updated_at < w.created_at) return undefined;
+    const id = key.slice(key.lastIndexOf(':') + 1);
+    const e = table.endpoint(w.config_id, id);
+    // Endpoint ids are never reused: a deletion read is final, whatever the webhook's age.
+    if (!e) return table.endpointDeleted(w.config_id, id) ? `endpoint ${id} of application ${w.config_id} was deleted` : undefined;
+    if (!e.disabled || e.updated_at < w.created_at) return undefined;
     return `endpoint ${e.id} of application ${e.app_id} was disabled at ${e.updated_at}`;
+  };
+
+/** The Svix endpoint a webhook was made for and its throttleRate (requests per second), if it has one. */
+export type EndpointThrottle = { endpointId: string; rate: number };
+
+/**
+ * Read at each attempt, not at enqueue: a throttleRate set, changed or removed later reaches
+ * the webhooks already queued. The bucket is the endpoint's own (not its URL's): another
+ * tenant's endpoint at the same URL keeps its own pace.
+ */
+export const endpointThrottleOf =
+  (table: AppTable) =>
+  (w: { config_id: string; idempotency_key?: string }): EndpointThrottle | undefined => {
+    const key = w.idempotency_key;
+    if (key === undefined || !key.startsWith(PREFIX)) return undefined;
+    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
+    if (!e || e.throttle_rate === null || e.throttle_rate <= 0) return undefined;
+    return { endpointId: e.id, rate: e.throttle_rate };
   };

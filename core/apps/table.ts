@@ -5,6 +5,8 @@ import { decodeMessage, decodeModel, type AppRecord, type EndpointRecord, type E
 
 const byId = <T extends { id: string }>(m: Map<string, T> | undefined): T[] => [...(m?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
+const MAX_DELETED = 100_000;
+
 export class AppTable {
   private readonly apps = new Map<string, AppRecord>();
   private readonly appUids = new Map<string, string>();
@@ -13,6 +15,8 @@ export class AppTable {
   private readonly messages = new Map<string, Map<string, MessageRecord>>();
   /** Webhook id -> the kept message that made it: the Inspector's way back in one look-up, not a scan of every delivery. */
   private readonly byWebhook = new Map<string, MessageRecord>();
+  /** `<app id>/<endpoint id>` of endpoints deleted since this replica started: their queued webhooks must not go. */
+  private readonly deleted = new Set<string>();
 
   constructor(private readonly messagesKept: number) {}
 
@@ -21,8 +25,10 @@ export class AppTable {
     const [kind, a, b] = key.split('/');
     if (value === null) {
       if (kind === 'app' && a) this.setApp(a, undefined);
-      else if (kind === 'ep' && a && b) this.endpoints.get(a)?.delete(b);
-      else if (kind === 'et' && a) this.eventTypes.delete(key.slice(3));
+      else if (kind === 'ep' && a && b) {
+        this.endpoints.get(a)?.delete(b);
+        this.markDeleted(a, b);
+      } else if (kind === 'et' && a) this.eventTypes.delete(key.slice(3));
       return;
     }
     const r = decodeModel(key, value);
@@ -40,6 +46,7 @@ export class AppTable {
     const old = this.apps.get(id);
     if (old?.uid && this.appUids.get(old.uid) === id) this.appUids.delete(old.uid);
     if (!r) {
+      for (const e of this.endpoints.get(id)?.keys() ?? []) this.markDeleted(id, e);
       this.apps.delete(id);
       this.endpoints.delete(id);
       for (const m of this.messages.get(id)?.values() ?? []) this.unindex(m);
@@ -48,6 +55,17 @@ export class AppTable {
     }
     this.apps.set(id, r);
     if (r.uid) this.appUids.set(r.uid, id);
+  }
+
+  private markDeleted(appId: string, endpointId: string): void {
+    // Bounded: past it the oldest deletions are forgotten (their webhooks long gone by then).
+    if (this.deleted.size >= MAX_DELETED) this.deleted.delete(this.deleted.values().next().value as string);
+    this.deleted.add(`${appId}/${endpointId}`);
+  }
+
+  /** True when the endpoint (by id) was deleted, as this replica has read. */
+  endpointDeleted(appId: string, endpointId: string): boolean {
+    return this.deleted.has(`${appId}/${endpointId}`);
   }
 
   private applyMessage(key: string, value: string | null): void {

@@ -52,6 +52,8 @@ export const keys = {
   /** Webhooks held while paused, in arrival order. */
   pausedQueue: (kind: 'endpoint' | 'config', id: string) => `paused_queue:${kind}:${id}`,
   rateBucket: (endpointHash: string) => `rate:${endpointHash}`,
+  /** A Svix endpoint's own token bucket (its throttleRate), beside its URL's guard keys. */
+  endpointThrottle: (endpointHash: string, endpointId: string) => `throttle:${endpointHash}:${endpointId}`,
   endpointErrors: (endpointHash: string) => `endpoint_errors:${endpointHash}`,
   /** A Lua kv entry: `kv:t:{transformer}:<key>` or `kv:c:{config}:<key>`. */
   kv: (scope: KvScope, key: string) => `kv:${scope.kind === 'transformer' ? 't' : 'c'}:${tag(scope.id)}:${key}`,
@@ -123,6 +125,7 @@ export const clusterKeys: RedisKeys = {
   pause: (kind, id) => keys.pause(kind, tag(id)),
   pausedQueue: (kind, id) => keys.pausedQueue(kind, tag(id)),
   rateBucket: (h) => keys.rateBucket(tag(h)),
+  endpointThrottle: (h, id) => keys.endpointThrottle(tag(h), id),
   endpointErrors: (h) => keys.endpointErrors(tag(h)),
   deadLetter: (id) => keys.deadLetter(tag(id)),
 };

@@ -46,12 +46,21 @@ export class MemoryGuards implements Guards {
   private endpointLeases = new Map<string, Leases>();
   private domainLeases = new Map<string, Leases>();
   private buckets = new Map<string, Bucket>();
+  private throttles = new Map<string, Bucket>();
   private pauses = new Map<string, Pause>();
   private errors = new Map<string, { at: string; error: string }[]>();
   private limits = new Map<string, LimitState>();
   private domainLimits = new Map<string, LimitState>();
   private latencies = new Map<string, { at: number; ms: number }[]>();
   private queued = new Map<string, Map<string, number>>();
+
+  async takeToken(hash: string, owner: string, rate: number, burst: number, now: number): Promise<number> {
+    const key = `${hash}:${owner}`;
+    const b = this.throttles.get(key) ?? { tokens: burst, at: now };
+    this.throttles.set(key, b);
+    const t = takeToken(b, now, rate, burst);
+    return t.ok ? 0 : t.waitMs;
+  }
 
   private learn(m: Map<string, LimitState>, k: string, x: LimitSample, inflight: number, now: number, p: LimitParams): void {
     m.set(k, recordSample(m.get(k) ?? freshLimit(p), x, inflight, now, p));

@@ -45,6 +45,8 @@ export type AttemptDeps = AdmissionDeps & {
   deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
   /** Why the webhook's Svix API endpoint no longer takes it (disabled since it was queued), if it does not (core/apps/gate.ts). */
   endpointDisabled?: (w: Webhook) => string | undefined;
+  /** A Svix endpoint's own rate limit (core/apps/gate.ts), taken from the guards before admission. */
+  endpointThrottle?: (w: Webhook) => { endpointId: string; rate: number } | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
   luaKv?: KvStore;
   /** Lua http (guarded fetch, allowlist of the config's namespace), credentials, and the env of ${VAR} templates. */
@@ -189,6 +191,9 @@ export const createAttempter = (d: AttemptDeps) => {
 
   /** One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead); `fetchedAt` when its batch was fetched. */
   const attempt = async (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number): Promise<Step> => {
+    const throttled = await throttle(w);
+    // An admission asked ahead for it gives back its connection slot and leases.
+    if (throttled) return (admission.discard(w), throttled);
     const host = admission.hostOf(w);
     const { a, release } = await admission.admit(w, lane);
     // Not after a probe: the next admission must see how the probe went.
@@ -202,6 +207,16 @@ export const createAttempter = (d: AttemptDeps) => {
     } finally {
       release();
     }
+  };
+
+  // A throttleRate parks the webhook (no attempt spent) until its endpoint's own bucket has a
+  // token (one second's worth may be saved up); before admission, so it holds no lease.
+  const throttle = async (w: Webhook): Promise<Step | undefined> => {
+    const t = d.endpointThrottle?.(w);
+    if (!t || !d.guards?.takeToken) return undefined;
+    const now = d.clock.now();
+    const waitMs = await d.guards.takeToken(w.endpoint_hash, t.endpointId, t.rate, t.rate, now);
+    return waitMs > 0 ? { kind: 'parked', webhook: w, until: now + waitMs, reason: 'rate_limited', at: now } : undefined;
   };
 
   // Not async: a step known at once (a hold) or the delivery's own promise, not one more around it.
@@ -245,7 +260,7 @@ export const createAttempter = (d: AttemptDeps) => {
       const what = {
         secret: 'secret template not resolved',
         credential: 'credential not allowed for this destination',
-        endpoint: 'endpoint disabled',
+        endpoint: 'endpoint disabled or deleted',
         script: 'delivery script failed',
       }[p.kind ?? 'script'];
       d.log.warn(`${what}; dead-lettered`, { webhook_id: w.id, config_id: w.config_id, reason_type: p.failed, error: p.message });

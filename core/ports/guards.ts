@@ -130,6 +130,11 @@ export type Guards = GuardRestore & {
    * count them within its bound (workers/redis/guard-gauges.ts).
    */
   gauges?(now: number): Promise<GuardGauges | null>;
+  /**
+   * Takes a token from the bucket of one owner of an endpoint (a Svix endpoint's throttleRate:
+   * `rate` per second, at most `burst` saved up). 0: taken, send now; else ms until one is there.
+   */
+  takeToken?(endpointHash: string, owner: string, rate: number, burst: number, now: number): Promise<number>;
 };
 
 export type GuardGauges = { openCircuits: number; inflight: number };
@@ -158,4 +163,5 @@ export const forwardGuards = (inner: Guards): Guards => ({
   restorePauses: (scopes) => inner.restorePauses(scopes),
   restoreCircuits: (items) => inner.restoreCircuits(items),
   restoreHeld: (scope, items) => inner.restoreHeld(scope, items),
+  ...(inner.takeToken && { takeToken: inner.takeToken.bind(inner) }),
 });

@@ -86,5 +86,17 @@ export const rateLimitCases = (make: MakeGuards): void => {
       expect(await admit1({}, p)).toEqual({ kind: 'wait' });
       expect(await admit1({}, p)).toEqual({ kind: 'park', reason: 'rate_limited', until: T0 + 250 });
     });
+
+    it("takeToken: an endpoint owner's own bucket, as core/policy's, apart from another owner's and from the global bucket", async () => {
+      const model: Bucket = { tokens: 2, at: T0 };
+      for (const now of [T0, T0, T0, T0 + 100, T0 + 500, T0 + 501, T0 + 1700]) {
+        const t = takeToken(model, now, 2, 2);
+        expect(await h.guards.takeToken!(EP, 'ep_a', 2, 2, now), `at +${now - T0}`).toBe(t.ok ? 0 : t.waitMs);
+      }
+      // Another owner at the same URL (another tenant's endpoint) has its full bucket.
+      expect(await h.guards.takeToken!(EP, 'ep_b', 2, 2, T0 + 1700)).toBe(0);
+      // The global per-endpoint bucket is untouched: its full burst goes.
+      for (let i = 0; i < 3; i++) expect(await admit1({ now: T0 + 1700 }, rl())).toMatchObject({ kind: 'go' });
+    });
   });
 };

@@ -20,6 +20,7 @@ describe('clusterKeys', () => {
     k.endpointLatency(ep),
     k.endpointQueued(ep),
     k.rateBucket(ep),
+    k.endpointThrottle(ep, 'ep_01J'),
     k.endpointErrors(ep),
     k.pause('endpoint', ep),
     k.pausedQueue('endpoint', ep),

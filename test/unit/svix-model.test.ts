@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listensTo, matchingEndpoints } from '../../core/apps/filter';
-import { disabledEndpointGate, messageWebhookKey } from '../../core/apps/gate';
+import { disabledEndpointGate, endpointThrottleOf, messageWebhookKey } from '../../core/apps/gate';
 import { decodeMessage, decodeModel, encodeRecord, endpointKey, keyOf, type AppRecord, type EndpointRecord, type MessageRecord } from '../../core/apps/records';
 import { AppTable } from '../../core/apps/table';
 import { splitSecrets } from '../../core/signing/secret-format';
@@ -149,11 +149,11 @@ describe('the worker gate of disabled endpoints', () => {
     expect(gate(hook('ep_off', '2026-01-01T12:00:00.000Z'))).toMatch(/ep_off .* disabled/);
   });
 
-  it('goes: a disabling older than the webhook (this replica lags the api), an enabled or deleted endpoint, a webhook no message made', () => {
+  it('goes: a disabling older than the webhook (this replica lags the api), an enabled endpoint or one this replica never saw, a webhook no message made', () => {
     expect(gate(hook('ep_off', '2026-01-03T00:00:00.000Z'))).toBeUndefined();
     t.apply('ep/app_1/ep_on', encodeRecord(ep('app_1', 'ep_on', { updated_at: '2026-01-02T00:00:00.000Z' })));
     expect(gate(hook('ep_on', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
-    expect(gate(hook('ep_gone', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
+    expect(gate(hook('ep_never_seen', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
     expect(gate(hook('ep_off', '2026-01-01T00:00:00.000Z', 'my-own-key'))).toBeUndefined();
     expect(gate({ config_id: 'app_1', created_at: '2026-01-01T00:00:00.000Z' })).toBeUndefined();
   });
@@ -164,5 +164,31 @@ describe('splitSecrets', () => {
     expect(splitSecrets('whsec_AAAA whsec_BBBB')).toEqual(['whsec_AAAA', 'whsec_BBBB']);
     expect(splitSecrets('whsec_AAAA')).toEqual(['whsec_AAAA']);
     expect(splitSecrets('a raw secret with spaces')).toEqual(['a raw secret with spaces']);
+  });
+});
+
+describe('the worker gate of deleted endpoints and throttle rates', () => {
+  const t = new AppTable(10);
+  t.apply('app/app_1', encodeRecord(app('app_1')));
+  const hook = (epId: string) => ({ config_id: 'app_1', idempotency_key: messageWebhookKey('msg_1', epId), created_at: '2026-01-03T00:00:00.000Z' });
+
+  it('a deleted endpoint dead-letters its webhooks, whatever their age; so do those of a deleted application', () => {
+    t.apply('ep/app_1/ep_del', encodeRecord(ep('app_1', 'ep_del')));
+    t.apply('ep/app_1/ep_del', null);
+    expect(disabledEndpointGate(t)(hook('ep_del'))).toMatch(/ep_del .* deleted/);
+    t.apply('ep/app_1/ep_kept', encodeRecord(ep('app_1', 'ep_kept')));
+    t.apply('app/app_1', null);
+    expect(disabledEndpointGate(t)(hook('ep_kept'))).toMatch(/ep_kept .* deleted/);
+  });
+
+  it("the throttle is the endpoint's current throttleRate, none without one", () => {
+    t.apply('app/app_1', encodeRecord(app('app_1')));
+    t.apply('ep/app_1/ep_t', encodeRecord(ep('app_1', 'ep_t', { throttle_rate: 5 })));
+    t.apply('ep/app_1/ep_f', encodeRecord(ep('app_1', 'ep_f')));
+    const of = endpointThrottleOf(t);
+    expect(of(hook('ep_t'))).toEqual({ endpointId: 'ep_t', rate: 5 });
+    expect(of(hook('ep_f'))).toBeUndefined();
+    t.apply('ep/app_1/ep_t', encodeRecord(ep('app_1', 'ep_t', { throttle_rate: 2 })));
+    expect(of(hook('ep_t'))).toEqual({ endpointId: 'ep_t', rate: 2 });
   });
 });

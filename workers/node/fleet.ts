@@ -24,7 +24,7 @@ import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
 import { startAppState, type AppState } from '../../core/apps/runtime';
 import { createMessages } from '../../core/apps/messages';
-import { disabledEndpointGate } from '../../core/apps/gate';
+import { disabledEndpointGate, endpointThrottleOf } from '../../core/apps/gate';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
@@ -216,6 +216,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       guards,
       deliveryScript: (id) => scriptStore.scriptFor(id),
       endpointDisabled: disabledEndpointGate(apps!.store.table),
+      endpointThrottle: endpointThrottleOf(apps!.store.table),
       luaKv,
       lua,
       stages,

@@ -133,6 +133,10 @@ export class RedisGuards implements Guards {
     return readGuardGauges(this.redis, this.k, now);
   }
 
+  async takeToken(hash: string, owner: string, rate: number, burst: number, now: number): Promise<number> {
+    return Number(await call(() => this.redis.howk_takeToken(this.k.endpointThrottle(hash, owner), now, rate, burst)));
+  }
+
   async resetCircuit(hash: string): Promise<void> {
     await call(() => this.redis.del(this.k.circuit(hash)));
   }

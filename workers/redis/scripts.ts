@@ -76,6 +76,8 @@ export const SCRIPTS = {
   resumeScope: fixed('resumeScope'),
   takeHeld: fixed('takeHeld'),
   dropHeld: fixed('dropHeld'),
+  // A Svix endpoint's throttleRate (core/apps/gate.ts).
+  takeToken: fixed('takeToken'),
   // A rebuild's guard state (core/reconcile/guard-replay.ts).
   restoreCircuit: fixed('restoreCircuit'),
   restoreHeld: fixed('restoreHeld'),
