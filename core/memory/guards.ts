@@ -13,6 +13,7 @@ import {
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
+import { count, endLease, lease, prune, renewLease, type Leases } from './leases';
 import type {
   Admission,
   AdmitRequest,
@@ -33,8 +34,6 @@ import type {
 
 // howk-dev's guards: the same decisions as the Redis scripts, on maps.
 
-/** In-flight leases of one endpoint or host: webhook id → when the lease runs out (as the Redis zset). */
-type Leases = Map<string, number>;
 /** `drain`/`until`: the drain that owns the scope and its lease (as in the Redis pause value). */
 type Pause = { state: 'paused' | 'draining'; held: string[]; drain?: string; until?: number };
 
@@ -73,40 +72,6 @@ export class MemoryGuards implements Guards {
     else q.set(id, at);
   }
 
-  /** Leases in force at `now`. */
-  private count(m: Map<string, Leases>, k: string, now: number): number {
-    let n = 0;
-    for (const until of m.get(k)?.values() ?? []) if (until > now) n++;
-    return n;
-  }
-
-  /** Drops the leases that ran out by `now` (ZREMRANGEBYSCORE), where admitDelivery.lua does; returns those in force. */
-  private prune(m: Map<string, Leases>, k: string, now: number): number {
-    const l = m.get(k);
-    if (!l) return 0;
-    for (const [id, until] of l) if (until <= now) l.delete(id);
-    if (!l.size) m.delete(k);
-    return l.size;
-  }
-
-  private lease(m: Map<string, Leases>, k: string, id: string, now: number, ms: number): void {
-    this.prune(m, k, now);
-    const l = m.get(k) ?? new Map<string, number>();
-    m.set(k, l);
-    l.set(id, now + ms);
-  }
-
-  private endLease(m: Map<string, Leases>, k: string, id: string): void {
-    const l = m.get(k);
-    l?.delete(id);
-    if (l && !l.size) m.delete(k);
-  }
-
-  private renewLease(m: Map<string, Leases>, k: string, id: string, now: number, ms: number): void {
-    const l = m.get(k);
-    if (l?.has(id)) l.set(id, now + ms);
-  }
-
   private circuit(hash: string): Circuit {
     let c = this.circuits.get(hash);
     if (!c) this.circuits.set(hash, (c = closedCircuit()));
@@ -117,7 +82,7 @@ export class MemoryGuards implements Guards {
     let openCircuits = 0;
     for (const c of this.circuits.values()) if (c.state !== 'CLOSED') openCircuits++;
     let inflight = 0;
-    for (const hash of this.endpointLeases.keys()) inflight += this.count(this.endpointLeases, hash, now);
+    for (const hash of this.endpointLeases.keys()) inflight += count(this.endpointLeases, hash, now);
     return { openCircuits, inflight };
   }
 
@@ -158,20 +123,20 @@ export class MemoryGuards implements Guards {
     const domainMax = p.maxInflightPerDomain(r.host);
     if (domainMax > 0) {
       const lim = Math.min(allowed(this.domainLimits.get(r.host) ?? freshLimit({ ...p.limits, ceiling: domainMax })), domainMax);
-      if (this.prune(this.domainLeases, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
+      if (prune(this.domainLeases, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
     }
     let fastLimit = 0;
     if (ep) {
       fastLimit = Math.min(allowed(ep), endpointMax);
       // The slow lane does not count (it goes past the fast-lane share): nothing is dropped then.
-      const full = r.lane === 'fast' && this.prune(this.endpointLeases, r.endpointHash, r.now) >= fastLimit;
+      const full = r.lane === 'fast' && prune(this.endpointLeases, r.endpointHash, r.now) >= fastLimit;
       const d = laneDecision(r.lane, full, slow);
       if (d === 'recovered') return { kind: 'recovered' };
       if (d === 'divert') return { kind: 'divert', reason: 'endpoint_inflight' };
       if (d === 'wait') return { kind: 'wait' };
     }
-    if (domainMax > 0) this.lease(this.domainLeases, r.host, r.id, r.now, p.inflightLeaseMs);
-    if (ep) this.lease(this.endpointLeases, r.endpointHash, r.id, r.now, p.inflightLeaseMs);
+    if (domainMax > 0) lease(this.domainLeases, r.host, r.id, r.now, p.inflightLeaseMs);
+    if (ep) lease(this.endpointLeases, r.endpointHash, r.id, r.now, p.inflightLeaseMs);
     const counted = { endpoint: ep !== undefined, domain: domainMax > 0 };
     return ep ? { kind: 'go', probe, counted, seen: { fastLimit, limit: ep.limit, latencyMs: ep.latMs } } : { kind: 'go', probe, counted };
   }
@@ -181,13 +146,12 @@ export class MemoryGuards implements Guards {
     for (const d of done) {
       const x = d.sample;
       if (x && d.counted.endpoint) {
-        this.learn(this.limits, d.endpointHash, x, this.count(this.endpointLeases, d.endpointHash, d.now), d.now, p.limits);
+        this.learn(this.limits, d.endpointHash, x, count(this.endpointLeases, d.endpointHash, d.now), d.now, p.limits);
         if (!x.drop || x.timeout) this.latencies.set(d.endpointHash, [{ at: d.now, ms: x.ms }, ...(this.latencies.get(d.endpointHash) ?? [])].slice(0, LATENCY_SAMPLES));
       }
-      if (x && d.counted.domain)
-        this.learn(this.domainLimits, d.host, x, this.count(this.domainLeases, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
-      if (d.counted.endpoint) this.endLease(this.endpointLeases, d.endpointHash, d.id);
-      if (d.counted.domain) this.endLease(this.domainLeases, d.host, d.id);
+      if (x && d.counted.domain) this.learn(this.domainLimits, d.host, x, count(this.domainLeases, d.host, d.now), d.now, { ...p.limits, ceiling: p.maxInflightPerDomain(d.host) });
+      if (d.counted.endpoint) endLease(this.endpointLeases, d.endpointHash, d.id);
+      if (d.counted.domain) endLease(this.domainLeases, d.host, d.id);
       if (p.circuit.enabled) {
         const c = this.circuit(d.endpointHash);
         const before = c.state;
@@ -207,8 +171,8 @@ export class MemoryGuards implements Guards {
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
     for (const l of leases) {
-      if (l.counted.endpoint) this.renewLease(this.endpointLeases, l.endpointHash, l.id, now, p.inflightLeaseMs);
-      if (l.counted.domain) this.renewLease(this.domainLeases, l.host, l.id, now, p.inflightLeaseMs);
+      if (l.counted.endpoint) renewLease(this.endpointLeases, l.endpointHash, l.id, now, p.inflightLeaseMs);
+      if (l.counted.domain) renewLease(this.domainLeases, l.host, l.id, now, p.inflightLeaseMs);
     }
   }
 
@@ -225,7 +189,7 @@ export class MemoryGuards implements Guards {
         successes: c.successes,
         opened_count: c.opened_count,
       },
-      inflight: this.count(this.endpointLeases, hash, now),
+      inflight: count(this.endpointLeases, hash, now),
       paused: pause?.state === 'paused',
       draining: pause?.state === 'draining',
       parked_while_paused: pause?.held.length ?? 0,
@@ -233,7 +197,7 @@ export class MemoryGuards implements Guards {
       concurrency: concurrencyView(
         this.limits.get(hash) ?? freshLimit(p.limits),
         this.latencies.get(hash) ?? [],
-        this.count(this.endpointLeases, hash, now),
+        count(this.endpointLeases, hash, now),
         queuedSince(this.queued.get(hash), now - QUEUED_WINDOW_MS),
         now,
         p,
