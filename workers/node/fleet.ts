@@ -1,12 +1,8 @@
-import { serve, type ServerType } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
+import { listenApi } from './api-server';
+import { apiRole } from './api-role';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config/schema';
-import { getConnInfo } from '@hono/node-server/conninfo';
-import { nodeHeaderSize } from './header-size';
-import { lingerOnEarlyAnswers } from './linger';
-import { createApiApp, type DependencyCheck } from '../../core/http/app';
-import { batchingProducer } from '../../core/pipeline/batching-producer';
-import { createEnqueuer } from '../../core/pipeline/enqueue';
 import { journaledGuards } from '../../core/pipeline/guard-journal';
 import type { Logger } from '../../core/ports/logger';
 import { runScheduler } from '../../core/pipeline/scheduler';
@@ -20,10 +16,8 @@ import type { Sender } from '../../core/ports/sender';
 import { startSecurityState, type SecurityState } from '../../core/security/runtime';
 import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
-import { createRedriver } from '../../core/reconcile/redrive';
 import { startScriptState } from '../../core/scripts/store';
 import { startAppState, type AppState } from '../../core/apps/runtime';
-import { createMessages } from '../../core/apps/messages';
 import { disabledEndpointGate, endpointThrottleOf } from '../../core/apps/gate';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
@@ -35,14 +29,9 @@ import { observedGuards } from '../../core/metrics/observed-guards';
 import { nodeHmacSha256 } from './hmac';
 import { nodeLuaServices } from './lua-services';
 import { embedReconciler } from './reconciler';
-import { transformerRegistry, type ReloadableRegistry } from './transformers';
-import { withConsole } from './console';
+import type { ReloadableRegistry } from './transformers';
 import { memoryOutcomeBus } from '../../core/memory/outcome-bus';
 import type { OutcomeBus } from '../../core/ports/outcome-bus';
-import { createSyncWaits } from '../../core/pipeline/sync-wait';
-import { createChangeFeed } from '../../core/live/change-feed';
-import { createFleetGauges } from './gauges';
-import { memoryInboundReplays } from '../../core/memory/inbound-replays';
 import type { InboundReplays } from '../../core/ports/inbound-replays';
 import type { KeyMirror } from '../redis/key-mirror';
 
@@ -120,7 +109,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const on = Object.entries(roles)
     .filter(([, r]) => r)
     .map(([r]) => r);
-  const tracing = startTracing(config.tracing, on.length === 3 ? 'howk-dev' : `howk-${on.join('+')}`);
+  const instance = on.join('+');
+  const tracing = startTracing(config.tracing, on.length === 3 ? 'howk-dev' : `howk-${instance}`);
   if (roles.worker || roles.scheduler) registerProbes(metrics.pipeline, config, { logStore, hot, worker: roles.worker });
   // Lua http (SSRF-guarded fetch, lua.http_allowlist), credentials (HOWK_LUA_CRYPTO_*), ${VAR} templates.
   const lua = roles.api || roles.worker ? await nodeLuaServices(config, process.env, log, metrics.pipeline.luaRun) : undefined;
@@ -136,10 +126,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
           keys: roles.api,
           secrets: true,
           ...(roles.api && p.keyMirror ? { onKey: p.keyMirror.apply } : {}),
-          instance: Object.entries(roles)
-            .filter(([, on]) => on)
-            .map(([r]) => r)
-            .join('+'),
+          instance,
         })
       : undefined;
 
@@ -151,10 +138,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
           logStore,
           log,
           clock,
-          instance: Object.entries(roles)
-            .filter(([, on]) => on)
-            .map(([r]) => r)
-            .join('+'),
+          instance,
         })
       : undefined;
 
@@ -169,10 +153,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
           log,
           clock,
           box: p.secretBox,
-          instance: Object.entries(roles)
-            .filter(([, on]) => on)
-            .map(([r]) => r)
-            .join('+'),
+          instance,
         })
       : undefined;
 
@@ -244,81 +225,10 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
     );
   }
   if (roles.api) {
-    const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
-    const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events, tracing });
-    const dependencies: DependencyCheck[] = [
-      { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
-      { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
-    ];
-    const sync = createSyncWaits({
-      bus: outcomes,
-      listener: `api-${crypto.randomUUID()}`,
-      maxWaiting: config.api.sync_max_waiting,
-      maxPerConfig: config.api.sync_max_waiting_per_config,
-      log,
-      meter: metrics.door,
-    });
-    await sync.start();
+    const { app, producer, sync, changes, registry } = await apiRole({ p, clock, metrics, tracing, outcomes, guards, security, scripts, luaKv, lua, apps });
+    transformers = registry;
     stops.push({ name: 'first-outcome channel', run: () => sync.stop() });
-    transformers = await transformerRegistry([...config.transformer.script_dirs, ...(p.scriptDirs ?? [])], config.lua.max_script_bytes, log);
-    const changes = createChangeFeed({
-      listing: hot,
-      maxSubscribers: config.api.events.max_subscribers,
-      maxPerConfig: config.api.events.max_per_config,
-      lifetimeMs: config.api.events.max_lifetime,
-      intervalMs: config.api.events.poll_interval,
-      heartbeatMs: config.api.events.heartbeat,
-      onError: (e) => log.warn('event stream poll failed', { error: String(e) }),
-    });
-    const app = createApiApp({
-      config,
-      enqueue,
-      hot,
-      listing: hot,
-      log,
-      clock,
-      dependencies,
-      guards,
-      producer,
-      keys: security?.keys,
-      keyAdmin: security?.keys,
-      configSecrets: security?.configSecrets,
-      redrive: createRedriver({ config, hot, producer, clock, log, secretBox: p.secretBox }),
-      transformers,
-      scripts: scripts?.store,
-      luaKv,
-      lua,
-      inboundReplays: p.inboundReplays ?? memoryInboundReplays(() => clock.now()),
-      remoteAddress: (c) => getConnInfo(c).remote.address,
-      headerSize: nodeHeaderSize,
-      metrics: metrics.exposition,
-      outstanding: hot,
-      sync,
-      door: metrics.door,
-      events,
-      changes,
-      overview: { timeline: (now, w) => hot.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
-      apps: apps && { store: apps.store, messages: createMessages({ config, store: apps.store, enqueue: (id, items) => enqueue(id, items), producer: apps.producer, clock }) },
-    });
-    server = await new Promise<ServerType>((resolve) => {
-      // Node's own header parser limit sits above api.max_request_header_bytes, so that the
-      // JSON 431 of core/http/middleware/limits.ts answers first.
-      const serverOptions = { maxHeaderSize: Math.max(16_384, 2 * config.api.max_request_header_bytes + 4096) };
-      // The operators' console and the Lab share the API's origin (docs/CONSOLE.md).
-      const { base_delay, max_delay, jitter, max_deferrals } = config.retry;
-      const fetch = withConsole(app.fetch, {
-        auth: config.api.auth.enabled,
-        server: roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api',
-        retry: { base_delay, max_delay, jitter, max_deferrals },
-      });
-      const s = serve({ fetch, port: config.api.port, hostname: config.api.host, serverOptions }, () => resolve(s));
-    });
-    // Slow clients cannot hold sockets forever: the whole request within read_timeout.
-    lingerOnEarlyAnswers(server);
-    const http = server as unknown as { requestTimeout: number; headersTimeout: number; timeout: number };
-    http.requestTimeout = config.api.read_timeout;
-    http.headersTimeout = Math.min(config.api.read_timeout, 60_000);
-    http.timeout = config.api.read_timeout + config.api.write_timeout;
+    server = await listenApi(app.fetch, config, roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api');
     const addr = server.address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${addr.port}`;
     const srv = server;
