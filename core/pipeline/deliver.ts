@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema';
-import { nowNs } from '../domain/time';
+import { nowNs, sleep } from '../domain/time';
 import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
@@ -10,7 +10,6 @@ import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from '../ports/logger';
 import { invalidRecordValue, snapshotValue } from './outcome-records';
-import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
 import { notifyFirstOutcomes } from './first-outcomes';
@@ -18,6 +17,7 @@ import { TRACEPARENT } from '../ports/tracing';
 import { createRecentOutcomes, type RecentOutcomes } from './recent-outcomes';
 import { knownPasses, type KnownPasses } from './known-passes';
 import { collector } from './outcome-collect';
+import { createRunningCopies } from './running-copies';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -82,6 +82,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const tails = new Map<string, Promise<void>>();
   const leases = createLeaseKeeper({ hot: d.hot, clock: d.clock, log: d.log, leaseMs: config.delivery.handoff_lease });
 
+  const copies = createRunningCopies();
+
   // When each config's lane last finished a step, in any batch: a lane queued behind the
   // tail of an earlier batch is moving as long as that tail is.
   const moved = new Map<string, number>();
@@ -140,9 +142,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
    * Resolves true once the batch has stragglers: a lane that has not moved for
    * straggler_after (a slow delivery, an admission that waits, or the tail of an earlier
    * batch it queues behind), or the batch still running after batch_time_limit. False when
-   * every lane is done first. Lanes that keep finishing steps are not stragglers: handing
-   * off webhooks that are merely queued behind fast deliveries costs a lease, a snapshot and
-   * an ack each, which under a backlog was a quarter of the run's CPU.
+   * every lane is done first. Lanes that keep finishing steps are not stragglers (a lease,
+   * snapshot and ack each for webhooks queued behind fast ones cost a quarter of the CPU).
    */
   const stragglers = async (all: Promise<void>, progress: Map<string, number>): Promise<boolean> => {
     const { straggler_after, batch_time_limit } = config.delivery;
@@ -166,8 +167,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }
   };
 
-  const flushable = (steps: Step[], leases: Leased[]): Flushable => {
-    const records: LogRecord[] = [];
+  const flushable = (steps: Step[], leases: Leased[], records: LogRecord[] = []): Flushable => {
     const { statuses, retries, ended, counts } = collect(steps, records);
     return { records, hot: { statuses, retries, ended, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases, steps };
   };
@@ -204,6 +204,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       if (lease) handoff.add(flushable([s], [lease]));
       else steps.push(s);
     });
+    copies.track(hooks, all); // synchronously with the call: copies are kept in batch order
     // A long batch (its lanes all moving) writes the outcomes it has every straggler_after,
     // so statuses and results do not wait for its end; the offsets still commit only once
     // every outcome of the batch is durable.
@@ -225,7 +226,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         // A pass this worker made already is not leased: the lease would replace the retry its
         // outcome scheduled (one schedule entry per webhook), and the copy, known, writes
         // nothing that would bring it back. Its lane skips it; the batch waits for its outcome.
-        if (known.pin(w)) finished.add(w);
+        // So is a copy of a pass an earlier batch runs here (known-passes.ts, pinCopy).
+        if (known.pin(w) || (copies.earlier(w) && known.pinCopy(w))) finished.add(w);
         else rest.push(w);
       }
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
