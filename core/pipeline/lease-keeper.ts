@@ -26,7 +26,14 @@ export const createLeaseKeeper = (d: { hot: Pick<RetrySchedule, 'renewLeases'>; 
   };
   /** Runs after the renewal or release before it. */
   const serial = (fn: () => Promise<void>): Promise<void> => (last = last.then(fn));
-  const renew = () => serial(() => move([...open].filter((l) => written.has(l)), d.clock.now() + d.leaseMs, 'renewal'));
+  const renew = () =>
+    serial(() =>
+      move(
+        [...open].filter((l) => written.has(l)),
+        d.clock.now() + d.leaseMs,
+        'renewal',
+      ),
+    );
   const timer = setInterval(() => void renew(), Math.max(1000, Math.floor(d.leaseMs / 3)));
   (timer as { unref?: () => void }).unref?.();
   return {
