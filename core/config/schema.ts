@@ -159,7 +159,10 @@ const ConfigShape = z.object({
       'A config lane of a batch that makes no progress for this long (a slow delivery) is handed off: the batch commits and its unfinished deliveries finish in the background under a lease',
     ),
     batch_time_limit: duration('2s', 'A batch whose lanes all keep making progress may run this long before its unfinished deliveries are handed off too'),
-    handoff_lease: duration('30s', 'Lease of a delivery finishing in the background (renewed while it runs): if the worker dies, the scheduler re-enqueues it after this'),
+    handoff_lease: duration(
+      '5s',
+      'Lease of a delivery finishing in the background, renewed every third of it (one Redis call per worker for all its leases): if the worker dies, the scheduler re-enqueues it after this; a worker stalled for two thirds of it may see its delivery made twice',
+    ),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),
     recent_outcomes: int(
       20_000,

@@ -10,7 +10,6 @@ import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from '../ports/logger';
 import { invalidRecordValue, snapshotValue } from './outcome-records';
-import { sleep } from '../domain/time';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
 import { notifyFirstOutcomes } from './first-outcomes';
@@ -18,6 +17,8 @@ import { TRACEPARENT } from '../ports/tracing';
 import { createRecentOutcomes, type RecentOutcomes } from './recent-outcomes';
 import { knownPasses, type KnownPasses } from './known-passes';
 import { collector } from './outcome-collect';
+import { createRunningCopies } from './running-copies';
+import { durablyWith } from './durably';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -55,21 +56,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     },
   });
 
-  /** Retries an outcome write until it is durable (Kafka or Redis briefly away), unless stopping. */
-  const durably = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
-    // Capped at 1 s: once the log or Redis is back, the outcomes land before the group has
-    // settled and a new owner of the partition looks them up (known-passes.ts).
-    for (let wait = 200; ; wait = Math.min(wait * 2, 1000)) {
-      try {
-        await fn();
-        return;
-      } catch (e) {
-        if (stopping) throw e;
-        d.log.warn(`${what} failed; retrying before the batch commits`, { error: errorMessage(e) });
-        await sleep(wait);
-      }
-    }
-  };
+  const durably = durablyWith(d.log, () => stopping);
 
   const collect = collector(d, topics);
 
@@ -77,17 +64,19 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const attemptedOf = (steps: readonly Step[]) => steps.flatMap((s) => (s.kind === 'attempted' ? [s.o.webhook] : []));
   const durable = (steps: readonly Step[]) => recent.settle(attemptedOf(steps));
   const handoff = createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock, outcomes: d.outcomes, durable });
-  // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's
-  // webhooks of that key queue behind them, so per-key order holds across batches.
+  // Per-key lanes outlive a batch when its stragglers are handed off: the next batch's webhooks of that key queue behind them.
   const tails = new Map<string, Promise<void>>();
+  const cuts = new Set<() => void>();
   const leases = createLeaseKeeper({ hot: d.hot, clock: d.clock, log: d.log, leaseMs: config.delivery.handoff_lease });
+
+  const copies = createRunningCopies();
 
   // When each config's lane last finished a step, in any batch: a lane queued behind the
   // tail of an earlier batch is moving as long as that tail is.
   const moved = new Map<string, number>();
 
   /** Runs the batch's lanes (one per config). `progress` holds when each lane not yet done started. */
-  const runLanes = (hooks: Webhook[], progress: Map<string, number>, known: KnownPasses, onStep: (w: Webhook, s: Step) => void): Promise<void> => {
+  const runLanes = (hooks: Webhook[], progress: Map<string, number>, known: KnownPasses, onStep: (w: Webhook, s: Step) => void, onCut: (ws: Webhook[]) => void): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
     for (const w of hooks) {
       const g = groups.get(w.config_id);
@@ -98,10 +87,17 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const lanes = [...groups].map(([key, items]) => {
       const prev = tails.get(key);
       progress.set(key, start);
+      let next = 0;
+      // Its webhooks not taken yet are given up (a stop: at once, not after the one in flight).
+      const cut = () => {
+        if (next >= items.length) return;
+        attempter.discard(items[next]!); // what was asked ahead for it is given back
+        onCut(items.splice(next));
+      };
+      cuts.add(cut);
       // A lane is a few webhooks of a batch (one config each): its own promises are kept few.
       const run = (async () => {
         if (prev) await prev;
-        let next = 0;
         const worker = async () => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
@@ -119,8 +115,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
           const n = Math.min(config.kafka.per_key_parallelism, items.length);
           await (n === 1 ? worker() : Promise.all(Array.from({ length: n }, worker)));
         } finally {
-          // Cut short (a stop): what was asked ahead for the first webhook left is given back.
-          if (next < items.length) attempter.discard(items[next]!);
+          cut();
+          cuts.delete(cut);
           progress.delete(key);
         }
       })();
@@ -140,9 +136,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
    * Resolves true once the batch has stragglers: a lane that has not moved for
    * straggler_after (a slow delivery, an admission that waits, or the tail of an earlier
    * batch it queues behind), or the batch still running after batch_time_limit. False when
-   * every lane is done first. Lanes that keep finishing steps are not stragglers: handing
-   * off webhooks that are merely queued behind fast deliveries costs a lease, a snapshot and
-   * an ack each, which under a backlog was a quarter of the run's CPU.
+   * every lane is done first. Lanes that keep finishing steps are not stragglers (a lease,
+   * snapshot and ack each for webhooks queued behind fast ones cost a quarter of the CPU).
    */
   const stragglers = async (all: Promise<void>, progress: Map<string, number>): Promise<boolean> => {
     const { straggler_after, batch_time_limit } = config.delivery;
@@ -155,8 +150,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       let next = deadline;
       for (const [key, started] of progress) next = Math.min(next, Math.max(started, moved.get(key) ?? 0) + straggler_after);
       if (now >= next) return true;
-      // Checked again when the earliest lane would become a straggler (or the limit is reached).
-      // The timer is cleared once the batch is done: a batch must not leave one behind.
+      // Checked again when the earliest lane would become a straggler (or the limit is reached); cleared once the batch is done.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const woke = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.max(1, next - now), false)));
       const finished = await Promise.race([(doneTrue ??= done.then(() => true)), woke]);
@@ -166,8 +160,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }
   };
 
-  const flushable = (steps: Step[], leases: Leased[]): Flushable => {
-    const records: LogRecord[] = [];
+  const flushable = (steps: Step[], leases: Leased[], records: LogRecord[] = []): Flushable => {
     const { statuses, retries, ended, counts } = collect(steps, records);
     return { records, hot: { statuses, retries, ended, stats: { at: d.clock.now(), counts, endpoints: [] } }, leases, steps };
   };
@@ -192,18 +185,20 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const finished = new Set<Webhook>();
     const leased = new Map<Webhook, Leased>();
     const progress = new Map<string, number>();
-    // No await before this: each config's lane must be registered in `tails` at the call, so
-    // that the lanes of a batch started next (while this one runs) queue behind these.
-    // test/unit/deliver-overlap.test.ts
+    // No await before this: each config's lane must be registered in `tails` at the call, so that
+    // the lanes of a batch started next queue behind these (test/unit/deliver-overlap.test.ts).
     const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log }, hooks, batch.maybeSeen === true);
-    const all = runLanes(hooks, progress, known, (w, s) => {
+    const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);
       const lease = leased.get(w);
       if (lease) leases.remove(lease);
       if (lease) handoff.add(flushable([s], [lease]));
       else steps.push(s);
-    });
+    };
+    // Handed off, then given up unattempted (a stop, a lane that failed): due now, not after the lease.
+    const all = runLanes(hooks, progress, known, onStep, (ws) => void leases.release(ws.flatMap((w) => leased.get(w) ?? [])));
+    copies.track(hooks, all); // synchronously with the call: copies are kept in batch order
     // A long batch (its lanes all moving) writes the outcomes it has every straggler_after,
     // so statuses and results do not wait for its end; the offsets still commit only once
     // every outcome of the batch is durable.
@@ -222,10 +217,10 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       const rest: Webhook[] = [];
       for (const w of hooks) {
         if (finished.has(w)) continue;
-        // A pass this worker made already is not leased: the lease would replace the retry its
-        // outcome scheduled (one schedule entry per webhook), and the copy, known, writes
-        // nothing that would bring it back. Its lane skips it; the batch waits for its outcome.
-        if (known.pin(w)) finished.add(w);
+        // A pass this worker made, or a copy of one an earlier batch runs here, is not leased: the
+        // lease would replace the retry its outcome scheduled, and the copy, known, writes nothing
+        // to bring it back (known-passes.ts, pin / pinCopy). Its lane skips it.
+        if (known.pin(w) || (copies.earlier(w) && known.pinCopy(w))) finished.add(w);
         else rest.push(w);
       }
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));
@@ -240,7 +235,6 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         leases.add(lease);
       }
       handoff.taken(rest.length);
-      // A lane that fails later leaves its leases to the scheduler.
       all.catch((e) => d.log.warn('background delivery failed; its lease will re-enqueue it', { error: errorMessage(e) }));
       await written;
     } else {
@@ -253,8 +247,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       throw e;
     }
     if (known.skipped()) d.log.info('webhooks consumed again were not sent again: their pass was made', { webhooks: known.skipped(), of: hooks.length });
-    // Its deliveries are done or handed off: what is left is writing their outcomes, which
-    // needs no more of the worker, so the consumer may fetch again.
+    // Its deliveries are done or handed off: writing their outcomes needs no more of the worker.
     batch.release?.();
     await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle(), known.durable()]);
   };
@@ -288,8 +281,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   /** Stops starting deliveries, waits for those in flight and flushes their outcomes (graceful stop). */
   const drain = async () => {
     stopping = true;
+    for (const cut of cuts) cut();
+    await Promise.all([...tails.values()]); // still renewing the leases of deliveries in flight
     leases.stop();
-    await Promise.all([...tails.values()]);
     await handoff.drain();
   };
   return Object.assign(deliver, { drain });

@@ -65,6 +65,17 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
       pinned.add(w);
       return true;
     },
+    /**
+     * Another copy of `w`'s pass, consumed earlier by this worker, is still running: this copy
+     * stays known for the batch (not leased). Its lease would replace the retry the earlier
+     * copy's outcome may already have scheduled, and acking it once this copy turns out known
+     * would leave the webhook with nothing scheduled. The earlier copy's batch is earlier in
+     * the partition, so this one cannot commit before that copy is leased or its outcome durable.
+     */
+    pinCopy(w: Webhook): true {
+      pinned.add(w);
+      return true;
+    },
     /** Resolves once the outcome of every pass found here is durable; rejects when one will not be written. */
     durable: (): Promise<unknown> => (waits.length ? Promise.all(waits) : Promise.resolve()),
     skipped: () => skipped,

@@ -59,4 +59,37 @@ describe('lease keeper', () => {
     expect(a.leaseDueAt).toBe(5_000);
     keeper.stop();
   });
+
+  it('renews the written leases without waiting for one whose write is still out', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const renewed: string[][] = [];
+    const keeper = createLeaseKeeper({
+      hot: { renewLeases: async (items) => (renewed.push(items.map((i) => i.id)), items.length) },
+      clock: { now: () => Date.now() },
+      log: quiet,
+      leaseMs: 3_000,
+    });
+    let write!: () => void;
+    keeper.add({ id: 'a', leaseDueAt: 3_000, leaseWritten: Promise.resolve() });
+    keeper.add({ id: 'b', leaseDueAt: 3_000, leaseWritten: new Promise<void>((r) => (write = r)) });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renewed).toEqual([['a']]);
+    write();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renewed[1]).toEqual(['a', 'b']);
+    keeper.stop();
+  });
+
+  it('releases given-up leases: due now, and no longer renewed', async () => {
+    vi.useFakeTimers({ now: 10_000 });
+    const calls: { id: string; from: number; to: number }[][] = [];
+    const keeper = createLeaseKeeper({ hot: { renewLeases: async (items) => (calls.push(items), items.length) }, clock: { now: () => Date.now() }, log: quiet, leaseMs: 3_000 });
+    const a: Leased = { id: 'a', leaseDueAt: 13_000, leaseWritten: Promise.resolve() };
+    keeper.add(a);
+    await keeper.release([a]);
+    expect(calls).toEqual([[{ id: 'a', from: 13_000, to: 10_000 }]]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(calls).toHaveLength(1);
+    keeper.stop();
+  });
 });
