@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { bridgeSection } from './bridge';
 import { edgeSection } from './edge';
 import { logSection, metricsSection, tracingSection } from './observability';
+import { signingSection } from './signing';
 import { checkReplication, replicationKnobs } from './kafka-replication';
 import { checkRedisCluster, redisSection } from './redis';
-import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, optStr, section, str, strMap } from './fields';
+import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, section, str, strMap } from './fields';
 
 /**
  * The one configuration schema, defaults included. Every leaf is settable from YAML (`--config`)
@@ -232,14 +233,7 @@ const ConfigShape = z.object({
     idempotency_ttl: duration('24h', 'Window in which an idempotency_key returns the first webhook'),
     retry_data_ttl: duration('168h', 'TTL of the stored webhook of a pending retry'),
   }),
-  signing: section({
-    scheme: oneOf(['standard', 'howk', 'both'] as const, 'standard', 'Outbound signature headers: Standard Webhooks, HOWK X-Webhook-Signature, or both'),
-    default_secret: optStr('Secret used when a webhook has none (whsec_<base64> or raw text); stays in the worker', { secret: true }),
-    secrets_key: optStr('Base64 32-byte AES-256-GCM key that encrypts per-request signing secrets', { env: 'HOWK_SECRETS_KEY', secret: true }),
-    secrets_key_id: str('k1', 'Id of secrets_key, recorded with each encrypted secret', { env: 'HOWK_SECRETS_KEY_ID' }),
-    old_secrets_keys: optStr('Retired keys still able to decrypt: "id:base64,id:base64"', { env: 'HOWK_SECRETS_OLD_KEYS', secret: true }),
-    rotation_overlap: duration('24h', 'How long a rotated-out per-config secret still signs deliveries next to the new one'),
-  }),
+  signing: signingSection,
   worker: section({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
