@@ -135,8 +135,12 @@ export const readLua = (vm: Vm, L: number, idx: number, refs: Refs, depth = 0): 
     keys.forEach((k, i) => (arr[(k as number) - 1] = values[i] ?? null));
     return arr;
   }
+  // Keys in code-unit order, not lua_next's: a Lua state seeds its string hashes, so the same
+  // table would come out in another order from another state of the pool, and the JSON text
+  // of a transformer's webhook (what its signature and idempotency fingerprint cover) with it.
+  const order = keys.map((k, i) => [String(k), i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const obj: Record<string, unknown> = {};
-  keys.forEach((k, i) => (obj[String(k)] = values[i]));
+  for (const [k, i] of order) obj[k] = values[i];
   return obj;
 };
 

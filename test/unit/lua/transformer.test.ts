@@ -25,6 +25,12 @@ describe('transformer', () => {
     expect(JSON.parse(webhooks[0]!.payload)).toEqual({ amount: 1000, customer: 'cus_1' });
   });
 
+  it('writes a table as JSON with its keys in one order, whatever the Lua state (the text a signature and an idempotency key cover)', async () => {
+    const code = `howk.post('https://x.internal/', {zeta = 1, alpha = 2, mike = 3, bravo = {yankee = 4, charlie = 5}, kilo = 6, echo = 7, golf = 8, delta = 9})`;
+    const texts = await Promise.all([1, 2, 3].map(async () => (await transform(code)).webhooks[0]!.payload));
+    expect(texts).toEqual(Array(3).fill('{"alpha":2,"bravo":{"charlie":5,"yankee":4},"delta":9,"echo":7,"golf":8,"kilo":6,"mike":3,"zeta":1}'));
+  });
+
   it('sees method, path, query (repeated keys as a list) and case-insensitive headers', async () => {
     const { webhooks } = await transform(
       `howk.post('https://x.internal/', {m = request.method, p = request.path, t = request.query.tag, s = request.headers['stripe-signature'], s2 = request.headers['Stripe-Signature']})`,
