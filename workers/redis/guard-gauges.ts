@@ -27,7 +27,19 @@ const scanAll = async (redis: Redis, pattern: string): Promise<string[] | null> 
     }
     return false;
   };
-  const done = await Promise.all(scanTargets(redis).map(walk));
+  const walkAll = () => Promise.all(scanTargets(redis).map(walk));
+  let done: boolean[];
+  try {
+    done = await walkAll();
+  } catch (e) {
+    // A cluster client replaces its node connections when it refreshes the slots (a cluster
+    // still settling, a failover): a walk on a replaced one fails with "Connection is closed".
+    // Once more, on the masters it knows now.
+    if (!redis.isCluster) throw e;
+    await new Promise((r) => setTimeout(r, 200));
+    found.clear();
+    done = await walkAll();
+  }
   return done.every(Boolean) ? [...found] : null;
 };
 

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AppStore } from '../../apps/store';
 import type { AppRecord, EndpointRecord, EventTypeRecord, MessageRecord } from '../../apps/records';
+import { UID } from '../../apps/schemas';
 import { ValidationError } from '../../errors/errors';
 import type { ApiDeps } from '../deps';
 import type { ConfigFrom } from '../route';
@@ -154,5 +155,7 @@ export const store = (d: ApiDeps): AppStore => d.apps!.store;
 /** The application of `:app` (id or uid) is the config a bound key must reach; another application's answers 404. */
 export const appConfig: ConfigFrom = { from: 'owner', name: 'app', owner: async (d, id) => d.apps?.store.resolveApp(id) ?? null, notFound: (id) => `application ${id}` };
 
-export const AppParam = z.object({ app: z.string().describe('application id or uid') });
-export const EndpointParams = AppParam.extend({ endpoint: z.string().describe('endpoint id or uid') });
+/** An id or uid in a path, with the shape both have (Svix's) in the OpenAPI document; one of another shape is unknown (404). */
+const idOrUid = (what: string) => z.string().min(1).max(256).regex(UID, 'must be 1-256 characters of a-z A-Z 0-9 - _ .').describe(`${what} id or uid`);
+export const AppParam = z.object({ app: idOrUid('application') });
+export const EndpointParams = AppParam.extend({ endpoint: idOrUid('endpoint') });
