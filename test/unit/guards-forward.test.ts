@@ -33,6 +33,7 @@ describe('forwardGuards', () => {
         'restorePauses',
         'resume',
         'takeHeld',
+        'takeToken',
       ].sort(),
     );
     for (const m of methods) {
