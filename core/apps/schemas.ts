@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config/schema';
-import { enqueueItemSchema } from '../domain/enqueue';
+import { enqueueItemSchema, isHttpUrl } from '../domain/enqueue';
 import { signingSecretProblem, WHSEC_PREFIX } from '../signing/secret-format';
 
 // Request bodies of the Svix API, with the field names the official `svix` client sends
@@ -13,15 +13,6 @@ const uid = z.string().min(1).max(256).regex(UID, 'must be 1-256 characters of a
 const notSupported = (what: string) => z.null({ error: `${what} is not supported by Howk (leave it out or null)` }).optional();
 const metadata = z.record(z.string().max(256), z.string().max(1024)).refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata entries');
 const rate = z.number().int().min(1).max(1_000_000).nullable().optional();
-
-const isHttpUrl = (u: string): boolean => {
-  try {
-    const p = new URL(u).protocol;
-    return p === 'http:' || p === 'https:';
-  } catch {
-    return false;
-  }
-};
 
 /** `whsec_<base64>` or bare base64 (Svix takes both); stored with the prefix. */
 export const endpointSecret = z

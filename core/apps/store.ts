@@ -144,14 +144,7 @@ const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, ui
         kind: 'endpoint',
         id: `ep_${ulid(now)}`,
         app_id: a.id,
-        uid: input.uid ?? null,
-        url: input.url,
-        description: input.description ?? '',
-        disabled: input.disabled ?? false,
-        filter_types: input.filterTypes ?? null,
-        channels: input.channels ?? null,
-        throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
-        max_attempts: input.maxAttempts ?? null,
+        ...endpointSettings(input),
         headers: input.headers ?? {},
         metadata: input.metadata ?? {},
         version: input.version ?? 1,
@@ -167,14 +160,7 @@ const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, ui
       uidFree(input.uid, old, input.uid ? d.table.endpoint(old.app_id, input.uid) : undefined, 'endpoint');
       const r: EndpointRecord = {
         ...old,
-        uid: input.uid ?? null,
-        url: input.url,
-        description: input.description ?? '',
-        disabled: input.disabled ?? false,
-        filter_types: input.filterTypes ?? null,
-        channels: input.channels ?? null,
-        throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
-        max_attempts: input.maxAttempts ?? null,
+        ...endpointSettings(input),
         metadata: input.metadata ?? old.metadata,
         version: input.version ?? old.version,
         updated_at: stamp(),
@@ -277,6 +263,18 @@ export const createAppStore = (d: AppStoreDeps) => {
     box: d.box,
   };
 };
+
+/** The settings an endpoint create or update sets from its body (Svix's names → the record's). */
+const endpointSettings = (input: EndpointIn | EndpointUpdate) => ({
+  uid: input.uid ?? null,
+  url: input.url,
+  description: input.description ?? '',
+  disabled: input.disabled ?? false,
+  filter_types: input.filterTypes ?? null,
+  channels: input.channels ?? null,
+  throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
+  max_attempts: input.maxAttempts ?? null,
+});
 
 const eventTypeBody = (i: EventTypeUpdate) => ({
   description: i.description,

@@ -13,7 +13,8 @@ import { ENQUEUE_RESERVED_HEADERS } from './reserved-headers';
 
 export type EnqueueLimits = Pick<Config['api'], 'max_batch_size' | 'max_endpoint_length' | 'max_headers' | 'max_header_value_length' | 'max_idempotency_key_length'>;
 
-const isHttpUrl = (u: string): boolean => {
+/** An absolute http(s) URL. */
+export const isHttpUrl = (u: string): boolean => {
   try {
     const p = new URL(u).protocol;
     return p === 'http:' || p === 'https:';
