@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointHash } from '../../core/domain/ids';
+import { createTopicsVisible } from '../../workers/kafka/create-topics';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { freePort } from '../helpers/procs';
@@ -242,7 +243,7 @@ describe('howk CLI', () => {
     const admin = new kafkajs.Kafka({ brokers: requireEnv('KAFKA_BROKERS').split(','), logLevel: kafkajs.logLevel.NOTHING }).admin();
     await admin.connect();
     try {
-      await admin.createTopics({ waitForLeaders: true, topics: [{ topic: topics.pending!, numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '60000' }] }] });
+      await createTopicsVisible(admin, [{ topic: topics.pending!, numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '60000' }] }]);
       const own = { ...env, ...topicEnv(topics), HOWK_KAFKA_PARTITIONS: '3', HOWK_KAFKA_RETENTION: '2h' };
       const partitions = async () => (await admin.fetchTopicMetadata({ topics: [topics.pending!] })).topics[0]!.partitions.length;
 

@@ -2,6 +2,7 @@ import kafkajs, { type Admin } from 'kafkajs';
 import type { Config } from '../../core/config/schema';
 import { wantedConfigs, type TopicState, type TopicStep } from '../../core/pipeline/topic-plan';
 import type { ResolvedTopicSpec } from '../../core/pipeline/topics';
+import { createTopicsVisible, untilLeaders } from '../kafka/create-topics';
 
 // Direct Kafka admin for the commands the HTTP API cannot serve: `howk doctor` and
 // `howk topics migrate`.
@@ -83,9 +84,9 @@ export const knownBrokers = async (admin: Admin, topics: ReadonlyMap<string, Top
 export const applySteps = async (admin: Admin, specs: readonly ResolvedTopicSpec[], steps: TopicStep[], brokers: number[], waitMs = 120_000): Promise<void> => {
   const create = steps.filter((s) => s.kind === 'create');
   if (create.length) {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: create.map((s) => {
+    await createTopicsVisible(
+      admin,
+      create.map((s) => {
         const spec = specs.find((x) => x.name === s.topic)!;
         return {
           topic: s.topic,
@@ -94,10 +95,20 @@ export const applySteps = async (admin: Admin, specs: readonly ResolvedTopicSpec
           configEntries: Object.entries(wantedConfigs(spec)).map(([name, value]) => ({ name, value: value! })),
         };
       }),
-    });
+    );
   }
   const raise = steps.flatMap((s) => (s.kind === 'partitions' ? [{ topic: s.topic, count: s.to }] : []));
-  if (raise.length) await admin.createPartitions({ validateOnly: false, topicPartitions: raise });
+  if (raise.length) {
+    await admin.createPartitions({ validateOnly: false, topicPartitions: raise });
+    // A broker acknowledges CreatePartitions before its metadata has them: a `doctor` or a
+    // second `migrate` straight after must not see the old count (seen on a loaded machine).
+    await untilLeaders(
+      admin,
+      raise.map((r) => r.topic),
+      waitMs,
+      Object.fromEntries(raise.map((r) => [r.topic, r.count])),
+    );
+  }
   const replicas = steps.flatMap((s) => (s.kind === 'replicas' ? [s] : []));
   if (replicas.length) await raiseReplicas(admin, replicas, brokers, waitMs);
   const byTopic = new Map<string, { name: string; value: string }[]>();
