@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import type { LogRecord, TopicSpec } from '../../core/ports/log';
 import { topicSpecs } from '../../core/pipeline/topics';
+import { createTopicsVisible } from '../../workers/kafka/create-topics';
 import { KafkaLog } from '../../workers/kafka/log';
 import { logContract, type LogHarness } from '../contract/log.contract';
 import { logPipelineContract } from '../contract/log.contract-pipeline';
@@ -228,10 +229,7 @@ describe('howk topics migrate on three brokers', () => {
     const log = newLog('migrate');
     await admin.deleteTopics({ topics: [topic] });
     await waitFor(async () => !(await admin.listTopics()).includes(topic), { what: 'topic deleted' });
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [{ topic, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(config.kafka.retention) }] }],
-    });
+    await createTopicsVisible(admin, [{ topic, numPartitions: 3, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(config.kafka.retention) }] }]);
     const producer = log.producer();
     await producer.send(Array.from({ length: 30 }, (_, n) => ({ topic, key: `k${n}`, value: `m${n}` })));
 
