@@ -4,7 +4,7 @@
 // runs. Ends with one summary line "tests: N passed, N failed, N skipped".
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { root, withInfra } from './infra.mjs';
 
 const run = (cmd, args, env = process.env) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
@@ -40,6 +40,18 @@ if (failed) process.exit(failed);
 mkdirSync(join(root, '.tmp'), { recursive: true });
 const totals = { passed: 0, failed: 0, skipped: 0, total: 0 };
 let code = 0;
+// What failed, repeated at the very end: a CI log is often read from its tail only, and a
+// project can exit non-zero with every test passed (a hook that failed or timed out, an
+// unhandled error), which only this list and vitest's own output above tell.
+const causes = [];
+const failuresOf = (project, r) => {
+  for (const file of r.testResults ?? []) {
+    const failed = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
+    for (const a of failed) causes.push(`${project}: ${relative(root, file.name)} > ${a.fullName}: ${(a.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300)}`);
+    if (file.status === 'failed' && !failed.length)
+      causes.push(`${project}: ${relative(root, file.name)}: ${(file.message || 'failed outside any test (a hook or an error at load)').split('\n')[0].slice(0, 300)}`);
+  }
+};
 await withInfra(async () => {
   for (const project of PROJECTS) {
     const report = join(root, '.tmp', `vitest-${project}.json`);
@@ -57,12 +69,17 @@ await withInfra(async () => {
       totals.failed += r.numFailedTests;
       totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       totals.total += r.numTotalTests;
+      failuresOf(project, r);
+      if (c !== 0 && r.success && !causes.some((x) => x.startsWith(`${project}:`)))
+        causes.push(`${project}: exit ${c} with every test passed: look above for "Unhandled" errors or a failed hook`);
     } else if (c !== 0) {
       totals.failed += 1;
+      causes.push(`${project}: exit ${c} and no report written`);
     }
   }
 });
 
+if (causes.length) console.log(`\nwhat failed:\n${causes.map((x) => `  - ${x}`).join('\n')}`);
 console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 if (totals.total === 0) {
   console.log('no test ran');
