@@ -26,7 +26,10 @@ describe('DomainGate', () => {
   beforeAll(async () => {
     await ensureTopics(env);
     rx = await startReceiver();
-    bridge = await startBridge(env);
+    // The first produce of a run (connection, metadata) took over the 5 s default on a loaded
+    // machine, and every copy of the first request then answered 503; this file tests
+    // idempotency and admission, not produce latency.
+    bridge = await startBridge(env, undefined, { HOWK_KAFKA_PRODUCE_TIMEOUT: '30s' });
     worker = spawnRole('worker', { ...env, HOWK_CONCURRENCY_SLOW_LANE_RATE: '200' });
     // 10/s with a burst of 20 per host; idempotency keys live 3 s so that expiry is observable (and outlives 50 concurrent requests on a busy machine).
     edge = await startEdge(
