@@ -3,8 +3,9 @@
 --
 -- KEYS[1]  retry shard zset (keys.retryShard(shard)): member = webhook id, score = due time
 --          (ms); the truth every other script reads
--- KEYS[2]  the shard's configs (keys.shardConfigs(shard)): member = config id, score = the
---          earliest due time its queue may hold
+-- KEYS[2]  the shard's configs (keys.shardConfigs(shard)): member = config id, score = no
+--          later than the earliest due time its queue holds (brought up to it once a claim
+--          finds fewer due than it asked the config for)
 -- ARGV[1]  now (ms): entries with score <= now are due
 -- ARGV[2]  limit: most entries to claim
 -- ARGV[3]  leaseDueAt (ms, computed by the caller as now + lease): claimed entries move there
@@ -63,9 +64,11 @@ local function serve(config, part)
       redis.call('ZREM', q, id)
     end
   end
+  -- A full part: more may be due, and the config's score (a lower bound) may stay as it is.
+  if #ids == part then return true end
   local head = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
   if head[2] then redis.call('ZADD', KEYS[2], head[2], config) else redis.call('ZREM', KEYS[2], config) end
-  return #ids == part and head[2] ~= nil and tonumber(head[2]) <= now
+  return false
 end
 
 local active = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)
