@@ -31,6 +31,8 @@ export class MemoryHotState implements HotState {
   readonly retryShards: number;
   /** Claims so far: where the next one's shares begin (core/domain/retry-shards.ts claimAcross). */
   private passes = 0;
+  /** Per shard, when each config served a full part last (core/memory/retry-schedule.ts claimShard). */
+  private readonly turns = new Map<number, Map<string, number>>();
   private readonly shardLeases: MemoryShardLeases;
 
   constructor(
@@ -130,7 +132,7 @@ export class MemoryHotState implements HotState {
   }
 
   async claimDueRetries(now: number, limit: number, leaseMs: number, shards?: readonly number[]): Promise<RetryEntry[]> {
-    return claimRetries(this.retries, this.retryShards, now, limit, leaseMs, shards ?? allShards(this.retryShards), this.passes++);
+    return claimRetries(this.retries, this.retryShards, now, limit, leaseMs, shards ?? allShards(this.retryShards), this.passes++, this.turns);
   }
 
   async holdShards(owner: string, now: number, leaseMs: number): Promise<number[]> {

@@ -10,8 +10,12 @@ import type { RetryEntry } from '../ports/hot-state';
 
 export type RetryRow = { dueAt: number; data: string; expiresAt: number };
 
-/** One shard's claim: rounds of an equal part per config with due retries, earliest due first within a config. */
-const claimShard = (due: [string, RetryRow][], limit: number, lease: number, out: RetryEntry[]): boolean => {
+/**
+ * One shard's claim: rounds of an equal part per config with due retries, earliest due first
+ * within a config; configs in the order of `turns` (as claimShard-2.lua's configs zset: a config
+ * served a full part goes behind the others until the next claim).
+ */
+const claimShard = (due: [string, RetryRow][], limit: number, now: number, lease: number, turns: Map<string, number>, out: RetryEntry[]): boolean => {
   const byConfig = new Map<string, [string, RetryRow][]>();
   for (const e of due.sort((a, b) => a[1].dueAt - b[1].dueAt || (a[0] < b[0] ? -1 : 1))) {
     const c = configOfRetry(e[1].data);
@@ -19,20 +23,27 @@ const claimShard = (due: [string, RetryRow][], limit: number, lease: number, out
     if (q) q.push(e);
     else byConfig.set(c, [e]);
   }
-  // Configs in the order of their earliest due retry, as the shard's configs zset orders them.
-  let active = [...byConfig.values()];
+  const turn = (c: string) => turns.get(c) ?? byConfig.get(c)![0]![1].dueAt;
+  let active = [...byConfig.keys()].sort((a, b) => turn(a) - turn(b)).slice(0, limit);
   let got = 0;
   while (got < limit && active.length) {
     const part = Math.max(1, Math.floor((limit - got) / active.length));
-    for (const q of active) {
-      for (const [id, r] of q.splice(0, Math.min(part, limit - got))) {
+    const still: string[] = [];
+    for (const c of active) {
+      if (got >= limit) break;
+      const take = Math.min(part, limit - got);
+      const q = byConfig.get(c)!;
+      for (const [id, r] of q.splice(0, take)) {
         r.dueAt = lease;
         out.push({ id, dueAt: lease, data: r.data });
         got++;
       }
-      if (got >= limit) break;
+      if (q.length && take === part) {
+        turns.set(c, now);
+        still.push(c);
+      } else if (!q.length) turns.delete(c);
     }
-    active = active.filter((q) => q.length);
+    active = still;
   }
   return got >= limit;
 };
@@ -45,6 +56,8 @@ export const claimRetries = async (
   leaseMs: number,
   shards: readonly number[],
   start: number,
+  /** Per shard, the configs' turns (claimShard). */
+  turns: Map<number, Map<string, number>>,
 ): Promise<RetryEntry[]> => {
   for (const [id, r] of rows) if (r.expiresAt <= now) rows.delete(id);
   const due = new Map<number, [string, RetryRow][]>();
@@ -58,12 +71,15 @@ export const claimRetries = async (
   const out: RetryEntry[] = [];
   await claimAcross(shards, limit, start, async (parts) => {
     const before = out.length;
+    const turnsOf = (s: number) => turns.get(s) ?? turns.set(s, new Map()).get(s)!;
     const full = parts
       .filter(([s, k]) =>
         claimShard(
           (due.get(s) ?? []).filter(([, r]) => r.dueAt <= now),
           k,
+          now,
           now + leaseMs,
+          turnsOf(s),
           out,
         ),
       )

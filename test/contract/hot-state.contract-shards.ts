@@ -55,6 +55,20 @@ export const shardsContract = (name: string, make: MakeHotState<HotWriter & Retr
       expect(got.filter((id) => calm.includes(id)).sort()).toEqual(calm);
     });
 
+    it('lets configs with due work take turns when more of them are due than a pass serves', async () => {
+      await withHarness(ctx, { ttls: { retry_shards: 1 } }, async ({ state, clock }) => {
+        const t = clock.now();
+        // Ten configs with a backlog due long before the eleventh config's one retry.
+        for (let c = 0; c < 10; c++) await state.apply({ retries: ids(20, `b${c}`).map((id, i) => retry(id, t - 10_000 + i, `cfg_backlog_${c}`)) });
+        await state.apply({ retries: [retry('wh_late', t - 5, 'cfg_late')] });
+        const passes: string[][] = [];
+        for (let p = 0; p < 3; p++) passes.push((await state.claimDueRetries(t, 5, LEASE)).map((r) => r.id));
+        // Passes of 5 serve 5 configs each: the eleventh's turn comes by the third pass, not after the 200.
+        expect(passes.flat()).toContain('wh_late');
+        expect(passes.flat()).toHaveLength(15);
+      });
+    });
+
     it('splits the shards between live schedulers, never one shard to two, and rebalances when one leaves', async () => {
       await withHarness(ctx, { ttls: { retry_shards: SHARDS } }, async ({ state, clock }) => {
         const lease = 60_000;

@@ -3,9 +3,9 @@
 --
 -- KEYS[1]  retry shard zset (keys.retryShard(shard)): member = webhook id, score = due time
 --          (ms); the truth every other script reads
--- KEYS[2]  the shard's configs (keys.shardConfigs(shard)): member = config id, score = no
---          later than the earliest due time its queue holds (brought up to it once a claim
---          finds fewer due than it asked the config for)
+-- KEYS[2]  the shard's configs (keys.shardConfigs(shard)): member = config id, score = when
+--          its queue may next hold a due entry: its earliest due time, or, for a config a
+--          claim served a full part, the time of that claim (its turn comes after the others')
 -- ARGV[1]  now (ms): entries with score <= now are due
 -- ARGV[2]  limit: most entries to claim
 -- ARGV[3]  leaseDueAt (ms, computed by the caller as now + lease): claimed entries move there
@@ -64,8 +64,13 @@ local function serve(config, part)
       redis.call('ZREM', q, id)
     end
   end
-  -- A full part: more may be due, and the config's score (a lower bound) may stay as it is.
-  if #ids == part then return true end
+  -- A full part: more may be due. The config goes behind the configs not served yet (score
+  -- now: still due at the next pass), so configs with due work take turns across passes even
+  -- when more of them are due than a pass serves.
+  if #ids == part then
+    redis.call('ZADD', KEYS[2], now, config)
+    return true
+  end
   local head = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
   if head[2] then redis.call('ZADD', KEYS[2], head[2], config) else redis.call('ZREM', KEYS[2], config) end
   return false
