@@ -10,6 +10,11 @@ export const redisSection = section({
   password: optStr('Redis password', { secret: true }),
   db: int(0, 'Redis database number'),
   command_timeout: duration('2s', 'Longest wait for a Redis reply before the operation fails'),
+  retry_shards: int(
+    16,
+    'Shards of the retry schedule: each a sorted set of its own (on a Redis Cluster in a slot of its own), the webhook id picks the shard; schedulers split the shards between them under leases (docs/ARCHITECTURE.md, "The sharded retry schedule"). Fixed for the life of a Redis: every process must use the same number',
+    { min: 1, max: 1024 },
+  ),
   cluster_nodes: list(
     [],
     'Seed nodes (host:port, comma-separated in env) of a Redis Cluster: when set, every process opens Redis as a cluster client (password from url/password; addr and db are not used) and keeps its keys per slot (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"); empty: one Redis instance',

@@ -213,6 +213,7 @@ const ConfigShape = z.object({
     poll_interval: duration('1s', 'How often due retries are moved back to the pending topic'),
     batch_size: int(500, 'Most retries moved per poll', { min: 1 }),
     lease: duration('30s', "Visibility lock on claimed retries: a crashed scheduler's claims reappear after it"),
+    shard_lease: duration('10s', "A scheduler's lease on its retry shards (redis.retry_shards), renewed every third of it: a dead scheduler's shards are taken over after it"),
   }),
   reconciler: section({
     enabled: bool(true, 'Workers and schedulers check the canary at start-up and run the sentinel (Redis rebuild from Kafka)'),

@@ -19,8 +19,25 @@ export const keys = {
   status: (id: string) => `status:${id}`,
   /** The attempt history of a webhook (a capped list beside its status hash). */
   statusHistory: (id: string) => `status_history:${id}`,
+  /**
+   * The retry schedule before it was sharded: still read (schedulers drain it into the shards,
+   * workers/redis/retry-drain.ts) and still written by the edge's park (edge/gate/park.ts).
+   */
   retries: () => 'retries',
+  /** The stored webhook of an entry of `retries`. */
   retryData: (id: string) => `retry_data:${id}`,
+  /** One shard of the retry schedule (zset, member: webhook id, score: due time ms). */
+  retryShard: (shard: number) => `retries:${shard}`,
+  /** The stored webhook of a retry in a shard; on one Redis the key it always had. */
+  shardRetryData: (shard: number, id: string) => `retry_data:${id}`,
+  /** A config's due retries within a shard (zset like the shard's), for per-config fairness. */
+  shardConfigRetries: (shard: number, configId: string) => `retries:${shard}:config:${tag(configId)}`,
+  /** The configs with retries in a shard (zset, score: the earliest due time seen for it). */
+  shardConfigs: (shard: number) => `retries:${shard}:configs`,
+  /** Which scheduler holds a shard (string, owner id, expires with the lease). */
+  retryShardLease: (shard: number) => `retry_shard_lease:${shard}`,
+  /** The live schedulers (zset, member: owner id, score: when its heartbeat runs out, ms). */
+  retrySchedulers: () => 'retry_schedulers',
   idempotency: (configId: string, key: string) => `idempotency:${tag(configId)}:${key}`,
   /**
    * The shape idempotency keys had before the config id was tagged. Only read (never
@@ -94,6 +111,8 @@ export type RedisKeys = { readonly [K in keyof typeof keys]: (typeof keys)[K] };
 
 /** The tag of the retry schedule's slot: the schedule and every retry's data share it. */
 const RETRIES = tag('retries');
+/** The tag of a retry shard: its schedule, its data, its config queues and its lease share it. */
+const shardTag = (shard: number): string => tag(`retries:${shard}`);
 /** The tag of the counters: PFCOUNT and MGET over several hours need them in one slot. */
 const STATS = tag('stats');
 
@@ -120,6 +139,13 @@ export const clusterKeys: RedisKeys = {
   endpointLatency: (h) => keys.endpointLatency(tag(h)),
   endpointQueued: (h) => keys.endpointQueued(tag(h)),
   retries: () => `retries:${RETRIES}`,
+  // Each shard its own tag, so the shards spread over the slots (and the masters).
+  retryShard: (shard) => `retries:${shardTag(shard)}`,
+  shardRetryData: (shard, id) => `retry_data:${shardTag(shard)}:${id}`,
+  shardConfigRetries: (shard, configId) => `retries:${shardTag(shard)}:config:${tag(configId)}`,
+  shardConfigs: (shard) => `retries:${shardTag(shard)}:configs`,
+  retryShardLease: (shard) => `retry_shard_lease:${shardTag(shard)}`,
+  retrySchedulers: () => `retry_schedulers:${RETRIES}`,
   stats: (name, bucket) => `stats:${STATS}:${name}:${bucket}`,
   endpointsHll: (bucket) => `hll:endpoints:${STATS}:${bucket}`,
   pause: (kind, id) => keys.pause(kind, tag(id)),

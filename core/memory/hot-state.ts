@@ -4,6 +4,8 @@ import { hourBucket } from '../domain/time';
 import type { Clock } from '../ports/clock';
 import { MemoryRecovery, type MemoryTables } from './recovery';
 import { expirySweeper } from './sweep';
+import { claimRetries, MemoryShardLeases, type RetryRow } from './retry-schedule';
+import { allShards, DEFAULT_RETRY_SHARDS } from '../domain/retry-shards';
 import { MemoryTimeline } from './timeline';
 import type { TimelineWindow } from '../domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../ports/hot-state';
@@ -19,17 +21,27 @@ const newerStamp = (a: string, b: string): boolean => (a.length !== b.length ? a
 export class MemoryHotState implements HotState {
   private idem = new Map<string, Expiring<string>>();
   private statuses = new Map<string, Expiring<{ status: WebhookStatus; history: AttemptRecord[] }>>();
-  private retries = new Map<string, { dueAt: number; data: string; expiresAt: number }>();
+  private retries = new Map<string, RetryRow>();
   private counters = new Map<string, Expiring<number>>();
   private endpoints = new Map<string, Expiring<Set<string>>>();
   /** Per config, its webhooks whose stored status is not terminal (what Redis's state indexes give). */
   private outstanding = new Map<string, Set<string>>();
   private readonly timelines = new MemoryTimeline();
 
+  readonly retryShards: number;
+  /** Claims so far: where the next one's shares begin (core/domain/retry-shards.ts claimAcross). */
+  private passes = 0;
+  /** Per shard, when each config served a full part last (core/memory/retry-schedule.ts claimShard). */
+  private readonly turns = new Map<number, Map<string, number>>();
+  private readonly shardLeases: MemoryShardLeases;
+
   constructor(
     private readonly ttls: HotTtls,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.retryShards = ttls.retry_shards ?? DEFAULT_RETRY_SHARDS;
+    this.shardLeases = new MemoryShardLeases(this.retryShards, clock);
+  }
 
   private live<T>(m: Map<string, Expiring<T>>, k: string): T | undefined {
     const e = m.get(k);
@@ -119,16 +131,21 @@ export class MemoryHotState implements HotState {
     return s ? { ...s.status, history: [...s.history] } : null;
   }
 
-  async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
-    for (const [id, r] of this.retries) if (r.expiresAt <= now) this.retries.delete(id);
-    const due = [...this.retries.entries()]
-      .filter(([, r]) => r.dueAt <= now)
-      .sort((a, b) => a[1].dueAt - b[1].dueAt)
-      .slice(0, limit);
-    return due.map(([id, r]) => {
-      r.dueAt = now + leaseMs;
-      return { id, dueAt: r.dueAt, data: r.data };
-    });
+  async claimDueRetries(now: number, limit: number, leaseMs: number, shards?: readonly number[]): Promise<RetryEntry[]> {
+    return claimRetries(this.retries, this.retryShards, now, limit, leaseMs, shards ?? allShards(this.retryShards), this.passes++, this.turns);
+  }
+
+  async holdShards(owner: string, now: number, leaseMs: number): Promise<number[]> {
+    return this.shardLeases.hold(owner, now, leaseMs);
+  }
+
+  async releaseShards(owner: string): Promise<void> {
+    this.shardLeases.release(owner);
+  }
+
+  /** Memory never had a schedule before the shards. */
+  async drainLegacyRetries(): Promise<number> {
+    return 0;
   }
 
   async renewLeases(items: { id: string; from: number; to: number }[]): Promise<number> {

@@ -43,6 +43,8 @@ export type HotTtls = {
   retry_data_ttl: number;
   /** How long a dead letter stays listable in the hot state (default: status_ttl). */
   deadletter_ttl?: number;
+  /** Shards of the retry schedule (redis.retry_shards; default DEFAULT_RETRY_SHARDS). Fixed for a store's life. */
+  retry_shards?: number;
 };
 
 // The port by role: each consumer names only the roles it uses (enqueue: idempotency and
@@ -110,13 +112,36 @@ export type RetrySchedule = {
   /**
    * Claims up to `limit` retries due at `now` under a visibility lease: they stay in the
    * schedule, moved to now+leaseMs, so a claimer that dies before ackRetries loses nothing.
+   * Only from `shards` when given (default: every shard). Each shard visited gets an equal
+   * share of `limit` (what a shard with fewer due leaves goes to the others), and within a
+   * shard each config with due retries an equal share of the shard's (earliest due first
+   * within a config): one config's retry storm cannot hold back another config's due retries.
    */
-  claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]>;
+  claimDueRetries(now: number, limit: number, leaseMs: number, shards?: readonly number[]): Promise<RetryEntry[]>;
   /** Removes re-enqueued retries (only those whose lease is still `leaseDueAt`, so a newer schedule survives). */
   ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void>;
   /** Moves leases still at `from` to `to` (work still running); returns how many were renewed. */
   renewLeases(items: { id: string; from: number; to: number }[]): Promise<number>;
   retryCount(): Promise<number>;
+};
+
+/**
+ * The schedulers' shares of the retry schedule (core/domain/shard-leases.ts): each holds some
+ * shards under a lease it renews every pass, so K schedulers split the shards, and a dead
+ * one's shards are taken over once its leases run out.
+ */
+export type ShardLeases = {
+  readonly retryShards: number;
+  /** Heartbeat, renew, rebalance: the shards `owner` holds until now + leaseMs (ascending). */
+  holdShards(owner: string, now: number, leaseMs: number): Promise<number[]>;
+  /** Gives back every shard `owner` holds (a scheduler that stops). */
+  releaseShards(owner: string): Promise<void>;
+  /**
+   * Moves up to `limit` entries of the schedule kept before the shards (a store upgraded while
+   * retries were scheduled; the edge's park) into their shards. Returns how many it looked at:
+   * 0 once it is empty.
+   */
+  drainLegacyRetries(limit: number): Promise<number>;
 };
 
 /** GET /stats (the counters are written by apply). */
@@ -169,6 +194,7 @@ export type HotState = IdempotencyStore &
   WebhookListing &
   OutstandingCounter &
   RetrySchedule &
+  ShardLeases &
   StatsReader &
   TimelineReader &
   DeadLetterStore &

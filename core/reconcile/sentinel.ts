@@ -64,6 +64,8 @@ export const pausableClaims = <H extends RetrySchedule>(hot: H): { hot: H; gate:
   const gated = new Proxy(hot, {
     get(target, prop) {
       if (prop === 'claimDueRetries' && paused) return async () => [];
+      // The pre-shard schedule waits too: a drain during a restore would race it for the shards.
+      if (prop === 'drainLegacyRetries' && paused) return async () => 0;
       const v = Reflect.get(target, prop) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },

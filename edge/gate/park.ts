@@ -8,7 +8,9 @@ import type { RestRecord } from '../upstash/kafka';
 // A webhook whose endpoint has an open circuit is parked at the edge as the worker parks
 // one (core/pipeline/deliver.ts): a howk.state snapshot (held: circuit_open, so a Redis
 // rebuild restores it) and an entry in the retry schedule (`retries` + `retry_data:<id>`)
-// due when the circuit lets a probe through; the scheduler hands it to howk.pending then.
+// due when the circuit lets a probe through. That is the schedule kept before the shards: the
+// scheduler holding shard 0 moves the entry into its webhook's shard (docs/ARCHITECTURE.md, "The
+// sharded retry schedule"), due time unchanged, and hands it to howk.pending then.
 // The snapshot travels in the gate's produce with the request's other records; the schedule
 // is written once Kafka acknowledged it, with NX (the edge adds entries, never replaces one).
 

@@ -1,6 +1,6 @@
-import { keys } from '../../core/domain/keys';
 import { createRedis } from '../../workers/redis/client';
 import { chaosInfra } from './infra';
+import { retryKeyOf } from '../helpers/retry-keys';
 
 // The parts of the harness's receiver, client and fleet read here, described rather than
 // imported: the harness calls these, so importing its types back would close a loop.
@@ -36,7 +36,7 @@ export const diagnose = async (fleet: ChaosFleet, rx: Receiver, ids: [string, st
         const status = (await fetch(`${fleet.baseUrl}/webhooks/${id}/status`)
           .then((r) => r.json())
           .catch(() => null)) as { state?: string; attempts?: number; held?: string } | null;
-        const due = await redis.zscore(keys.retries(), id).catch(() => null);
+        const due = await redis.zscore(retryKeyOf(id), id).catch(() => null);
         return {
           id,
           kind,

@@ -7,6 +7,7 @@ import { listingContract } from './hot-state.contract-listing';
 import { outstandingContract } from './hot-state.contract-outstanding';
 import { rebuildContract } from './hot-state.contract-rebuild';
 import { retriesContract } from './hot-state.contract-retries';
+import { shardsContract } from './hot-state.contract-shards';
 import { statsContract } from './hot-state.contract-stats';
 import { statusContract } from './hot-state.contract-status';
 import { timelineContract } from './hot-state.contract-timeline';
@@ -28,6 +29,7 @@ export const hotStateContract = (name: string, make: MakeHotState<HotState>): vo
   listingContract(name, make);
   outstandingContract(name, make);
   retriesContract(name, make);
+  shardsContract(name, make);
   statsContract(name, make);
   timelineContract(name, make);
   deadLettersContract(name, make);

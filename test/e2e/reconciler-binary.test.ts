@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { requireEnv, uniq } from '../helpers/env';
 import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
 import { T0, deadLetter, hook, snapshot, stamp, tombstone } from '../helpers/reconcile-fixtures';
+import { retryKeyOf, scheduledCount, scheduledIds } from '../helpers/retry-keys';
 
 // howk-reconciler as a process on real Kafka + Redis (a db of its own): it rebuilds when the canary is
 // missing, does nothing when it is present, and rebuilds anyway with --force.
@@ -65,26 +66,26 @@ describe('howk-reconciler', () => {
     expect(code, out).toBe(0);
     expect(out).toMatch(/"outcome":"rebuilt"/);
     expect(await redis.exists(keys.canary())).toBe(1);
-    expect(await redis.zrange(keys.retries(), 0, -1)).toEqual(['wh_live']);
+    expect(await scheduledIds(redis)).toEqual(['wh_live']);
     expect(await redis.hget(keys.deadLetter('wh_dead'), 'data')).toContain('"reason_type":"unrecoverable"');
     expect(await redis.exists(keys.status('wh_done'))).toBe(0);
     expect(await redis.exists(keys.reconcilerLock())).toBe(0);
   });
 
   it('does nothing when the canary is present; --force rebuilds anyway', async () => {
-    await redis.del(keys.retries());
+    await redis.del(retryKeyOf('wh_live'));
     const present = await runBinary();
     expect(present.code, present.out).toBe(0);
     expect(present.out).toMatch(/"outcome":"present"/);
-    expect(await redis.zcard(keys.retries())).toBe(0);
+    expect(await scheduledCount(redis)).toBe(0);
     // The status is still there (LWW keeps it), so --force restores nothing of wh_live...
     const forced = await runBinary('--force');
     expect(forced.code, forced.out).toBe(0);
     expect(forced.out).toMatch(/forced rebuild done/);
-    expect(await redis.zcard(keys.retries())).toBe(0);
+    expect(await scheduledCount(redis)).toBe(0);
     // ...until its status is gone too: a rebuild fills in only what is missing.
     await redis.del(keys.status('wh_live'));
     expect((await runBinary('--force')).code).toBe(0);
-    expect(await redis.zrange(keys.retries(), 0, -1)).toEqual(['wh_live']);
+    expect(await scheduledIds(redis)).toEqual(['wh_live']);
   });
 });

@@ -110,7 +110,12 @@ export const startTestFleet = async (
     }
     const redis = createRedis(requireEnv('REDIS_URL'), { db: redisDb, commandTimeoutMs: config.redis.command_timeout });
     if (!opts.config) await redis.flushdb();
-    hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
+    hot = new RedisHotState(redis, {
+      status_ttl: config.ttl.status_ttl,
+      stats_ttl: config.ttl.stats_ttl,
+      retry_data_ttl: config.ttl.retry_data_ttl,
+      retry_shards: config.redis.retry_shards,
+    });
     guards = new RedisGuards(redis);
     luaKv = redisKv(redis);
     inboundReplays = redisInboundReplays(redis);
@@ -131,7 +136,10 @@ export const startTestFleet = async (
     });
     stopCollector = () => collector.stop();
   } else {
-    hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
+    hot = new MemoryHotState(
+      { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl, retry_shards: config.redis.retry_shards },
+      systemClock,
+    );
     logStore = new MemoryLog();
     guards = new MemoryGuards();
   }

@@ -14,6 +14,7 @@ import { KafkaLog } from '../../workers/kafka/log';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { hook } from '../helpers/reconcile-fixtures';
 import { useRedisDb } from '../helpers/redis-db';
+import { retryKeyOf } from '../helpers/retry-keys';
 
 // A worker can hold two copies of one pass of a webhook at once (a partition fetched again
 // from its last commit after a rebalance while its earlier batch still runs). When the later
@@ -107,7 +108,7 @@ describe('a leased copy of a pass this worker makes in an earlier batch', () => 
       records: hooks.map((h, i) => ({ topic: config.kafka.topics.pending, partition: 0, offset: String(i), key: h.config_id, value: encodeWebhook(h), timestamp: Date.now() })),
       maybeSeen,
     });
-    const scoreOf = () => redis.zscore(keys.retries(), w.id);
+    const scoreOf = () => redis.zscore(retryKeyOf(w.id), w.id);
 
     const first = deliver(batch([w, x], false));
     // The first copy is handed off: its lease is in Redis.

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keys } from '../../core/domain/keys';
 import type { RetryEntry, StatusWrite } from '../../core/ports/hot-state';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv } from '../helpers/env';
 import { hook, statusFor } from '../helpers/reconcile-fixtures';
 import { useRedisDb } from '../helpers/redis-db';
+import { scheduledIds } from '../helpers/retry-keys';
 
 // Found by the chaos suite (kill -9 scenario): a webhook stayed "retrying" with its retry
 // data in Redis but no schedule entry, and was never delivered. A worker's outcome pipeline
@@ -59,7 +59,7 @@ describe('a retry written while a scheduler claims', () => {
     }
     claiming = false;
     await claims;
-    const scheduled = new Set(await admin.zrange(keys.retries(), 0, -1));
+    const scheduled = new Set(await scheduledIds(admin));
     const dropped = written.filter((id) => !claimed.has(id) && !scheduled.has(id));
     expect(dropped).toEqual([]);
   }, 60_000);

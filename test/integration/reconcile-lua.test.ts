@@ -60,14 +60,17 @@ describe('indexStatus-3.lua', () => {
   });
 });
 
-describe('restoreState-3.lua', () => {
-  const K = ['status:wh_1', 'retries', 'retry_data:wh_1'];
-  const restore = (ts: string, due: number | '' = 1000, data = 'D') => run('restoreState', K, ['{"s":1}', ts, 60_000, 'wh_1', due, data, 60_000]);
+describe('restoreState-5.lua', () => {
+  // The webhook's shard (here 'retries'), its data, its config's queue in the shard and the shard's configs.
+  const K = ['status:wh_1', 'retries', 'retry_data:wh_1', 'retries:config:{c1}', 'retries:configs'];
+  const restore = (ts: string, due: number | '' = 1000, data = 'D') => run('restoreState', K, ['{"s":1}', ts, 60_000, 'wh_1', due, data, 60_000, 'c1']);
 
   it('writes status, retry and data where nothing is stored; returns 1', async () => {
     expect(await restore('1750000000000000001')).toBe(1);
     expect(await redis.hgetall(K[0]!)).toEqual({ data: '{"s":1}', ts: '1750000000000000001', hs: '1750000000000000001' });
     expect(await redis.zscore('retries', 'wh_1')).toBe('1000');
+    expect(await redis.zscore(K[3]!, 'wh_1')).toBe('1000');
+    expect(await redis.zscore(K[4]!, 'c1')).toBe('1000');
     expect(await redis.get(K[2]!)).toBe('D');
     for (const k of [K[0]!, K[2]!]) expect(await redis.pttl(k)).toBeGreaterThan(59_000);
   });

@@ -5,6 +5,7 @@ import { createRedis } from '../../workers/redis/client';
 import { requireEnv, waitFor } from '../helpers/env';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+import { scheduledIds } from '../helpers/retry-keys';
 
 // Redis loses everything in the middle of deliveries (FLUSHDB of this fleet's own db: the
 // shared server is never flushed whole). The sentinel notices, the fleet rebuilds from
@@ -77,7 +78,7 @@ describe('rebuild after a Redis loss (real Kafka + Redis)', () => {
 
     // Only webhooks that were mid-retry are scheduled again (some may be on their way
     // through the pending topic at this instant, hence a subset).
-    const scheduled = await redis.zrange(keys.retries(), 0, -1);
+    const scheduled = await scheduledIds(redis);
     expect(scheduled.length).toBeGreaterThan(0);
     for (const id of scheduled) expect(ids.hold).toContain(id);
     for (const id of ids.hold!) expect((await status(id))?.state).toBe('retrying');

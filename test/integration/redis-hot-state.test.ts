@@ -11,6 +11,7 @@ import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv } from '../helpers/env';
 import { useFlushedRedis } from '../helpers/flushed-redis';
 import { DEFAULT_TTLS, attemptOf, ns, statusOf } from '../contract/hot-state.fixtures';
+import { retryKeyOf } from '../helpers/retry-keys';
 
 // What the shared contract cannot see: the Redis key layout (docs/ARCHITECTURE.md, Redis
 // keys) and TTLs, the script cache going away, and how failures surface. A db of its own (useFlushedRedis), flushed before each test.
@@ -48,7 +49,7 @@ describe('RedisHotState key layout', () => {
     // Besides data, ts and the history (h), the hash may carry bookkeeping fields (index, layout).
     expect(await admin.hgetall(keys.status('wh_k'))).toMatchObject({ data: JSON.stringify(status), ts: ns(now, 42), h: JSON.stringify(attemptOf(0)) });
     expect(await admin.exists(keys.statusHistory('wh_k'))).toBe(0);
-    expect(await admin.zscore(keys.retries(), 'wh_k')).toBe(String(now + 1_000));
+    expect(await admin.zscore(retryKeyOf('wh_k'), 'wh_k')).toBe(String(now + 1_000));
     expect(await admin.get(keys.retryData('wh_k'))).toBe('{"id":"wh_k"}');
     expect(await admin.get(keys.stats('retried', hourBucket(now)))).toBe('1');
     expect(await admin.pfcount(keys.endpointsHll(hourBucket(now)))).toBe(1);
@@ -62,7 +63,7 @@ describe('RedisHotState key layout', () => {
     within(await ttl(keys.stats('retried', hourBucket(now))), DEFAULT_TTLS.stats_ttl);
     within(await ttl(keys.endpointsHll(hourBucket(now))), DEFAULT_TTLS.stats_ttl);
     within(await ttl(keys.idempotency('cfg_1', 'order-7')), 60_000);
-    expect(await ttl(keys.retries())).toBe(-1);
+    expect(await ttl(retryKeyOf('wh_k'))).toBe(-1);
   });
 });
 
@@ -193,7 +194,7 @@ describe('RedisHotState resilience', () => {
   });
 
   it('leaves error replies (a defect, not an outage) as they are', async () => {
-    await admin.set(keys.retries(), 'not a zset');
+    await admin.set(retryKeyOf('a'), 'not a zset');
     const err = await state.retryCount().catch((e: unknown) => e);
     expect(err).not.toBeInstanceOf(UnavailableError);
     expect((err as Error).message).toMatch(/WRONGTYPE/);

@@ -255,46 +255,6 @@ describe('writeStatuses.lua', () => {
   });
 });
 
-describe('claimRetries-1.lua', () => {
-  const now = 1_750_000_000_000;
-  const lease = now + 30_000;
-  const L = String(lease);
-  const schedule = async (id: string, due: number, data: string | null = `d:${id}`) => {
-    await redis.zadd('retries', due, id);
-    if (data !== null) await redis.set(`retry_data:${id}`, data, 'PX', 60_000);
-  };
-  const claim = (limit: number, leaseDue = lease) => run('claimRetries', ['retries'], [now, limit, leaseDue, 'retry_data:']);
-
-  it('returns id, data, leaseDueAt triples of due entries in due order, up to the limit, re-scored to the lease', async () => {
-    await schedule('c', now);
-    await schedule('a', now - 20);
-    await schedule('b', now - 10);
-    await schedule('later', now + 1);
-    expect(await claim(2)).toEqual(['a', 'd:a', L, 'b', 'd:b', L]);
-    expect(await redis.zrange('retries', 0, -1, 'WITHSCORES')).toEqual(['c', String(now), 'later', String(now + 1), 'a', String(lease), 'b', String(lease)]);
-    expect(await redis.pttl('retry_data:a')).toBeGreaterThan(59_000);
-    expect(await claim(10)).toEqual(['c', 'd:c', L]);
-    expect(await claim(10)).toEqual([]);
-    expect(await claim(0)).toEqual([]);
-  });
-
-  it('drops entries whose data is gone and fills the limit from the next ones', async () => {
-    await schedule('gone1', now - 30, null);
-    await schedule('gone2', now - 20, null);
-    await schedule('ok1', now - 10);
-    await schedule('ok2', now - 5);
-    expect(await claim(2)).toEqual(['ok1', 'd:ok1', L, 'ok2', 'd:ok2', L]);
-    expect(await redis.zrange('retries', 0, -1)).toEqual(['ok1', 'ok2']);
-  });
-
-  it('makes a single pass when the lease does not leave the due range', async () => {
-    await schedule('gone', now - 30, null);
-    await schedule('a', now - 20);
-    await schedule('b', now - 10);
-    expect(await claim(3, now)).toEqual(['a', 'd:a', String(now), 'b', 'd:b', String(now)]);
-  });
-});
-
 describe('ackRetries-1.lua', () => {
   it('removes entry and data only where the score is the given lease; returns how many', async () => {
     await redis.zadd('retries', 100, 'a', 200, 'b');

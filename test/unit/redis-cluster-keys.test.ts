@@ -63,6 +63,24 @@ describe('clusterKeys', () => {
     ]);
   });
 
+  it("keeps each retry shard's keys in one slot, and spreads the shards over the slots", () => {
+    for (const s of [0, 7, 15]) {
+      const own = [
+        clusterKeys.retryShard(s),
+        clusterKeys.shardRetryData(s, 'wh_1'),
+        clusterKeys.shardConfigRetries(s, 'cfg:a'),
+        clusterKeys.shardConfigs(s),
+        clusterKeys.retryShardLease(s),
+      ];
+      expect(slots(own).size).toBe(1);
+      // The prefix claimShard-2.lua completes with '{<config>}' is the queue's key.
+      expect(`${scriptPrefix(clusterKeys.shardConfigRetries(s, ''))}{cfg:a}`).toBe(clusterKeys.shardConfigRetries(s, 'cfg:a'));
+    }
+    expect(slots(Array.from({ length: 16 }, (_, s) => clusterKeys.retryShard(s))).size).toBe(16);
+    // On one Redis a shard's data key is the key retries always had (the drain need not copy it).
+    expect(keys.shardRetryData(3, 'wh_1')).toBe(keys.retryData('wh_1'));
+  });
+
   it('namespaces every key without moving it to another slot', () => {
     const ns = namespaced(clusterKeys, 't:9:');
     expect(ns.inflight(ep)).toBe(`t:9:${clusterKeys.inflight(ep)}`);

@@ -47,7 +47,10 @@ if (storage.persistent && !config.reconciler.enabled) {
 const secretBox = await createSecretBox(config.signing.secrets_key_id, { [config.signing.secrets_key_id]: config.signing.secrets_key ?? storage.secrets.secrets_key });
 const sender = senderFrom(config, log);
 const logStore = storage.logStore;
-const hot = new MemoryHotState({ status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl }, systemClock);
+const hot = new MemoryHotState(
+  { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl, retry_shards: config.redis.retry_shards },
+  systemClock,
+);
 const stopSweeping = startSweeping(hot);
 const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards: new MemoryGuards(), scriptDirs: flags['scripts-dir'] ? [flags['scripts-dir']] : [] });
 if (fleet.transformers) onReload(log, fleet.transformers.reload);

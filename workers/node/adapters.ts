@@ -31,7 +31,7 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
 /** Hot state, guards and the outcome bus over one Redis connection (closing the hot state closes it; the bus subscribes on a second one). */
 export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => void) => {
   const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout, clusterNodes: c.redis.cluster_nodes, ...(onError ? { onError: () => onError('connection') } : {}) });
-  const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl });
+  const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl, retry_shards: c.redis.retry_shards });
   return Object.assign(hot, {
     guards: new RedisGuards(redis),
     luaKv: redisKv(redis),

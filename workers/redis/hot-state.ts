@@ -4,7 +4,7 @@ import { HISTORY_LIMIT, OUTSTANDING_STATES, type WebhookStatus, type WebhookStat
 import { HISTORY_FIELD, historyOf } from '../../core/domain/status-history';
 import { hourBucket } from '../../core/domain/time';
 import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timelineStarts, type Timeline, type TimelineWindow } from '../../core/domain/timeline';
-import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
+import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { commitIdempotency } from './idempotency';
 import { RedisRecovery, type Owners } from './recovery';
@@ -13,6 +13,9 @@ import { batchScript, scriptCommand } from './script-call';
 import { BATCH_SCRIPTS, forCluster, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 import { pipe, slotOf } from './slots';
 import { NO_TARGETS, statusArgs } from './status-args';
+import { RedisShardLeases } from './retry-leases';
+import { RedisRetrySchedule } from './retry-schedule';
+import { DEFAULT_RETRY_SHARDS } from '../../core/domain/retry-shards';
 
 // HotState on Redis (keys: core/domain/keys.ts), one round trip per method, held to core/memory/hot-state.ts's semantics by test/contract/hot-state.contract.ts.
 
@@ -29,7 +32,9 @@ export class RedisHotState implements HotState {
   private readonly redis: ScriptedClient;
   /** The key layout: clusterKeys on a Redis Cluster (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"). */
   private readonly k: RedisKeys;
-  private readonly retryDataPrefix: string;
+  private readonly sched: RedisRetrySchedule;
+  private readonly leases: RedisShardLeases;
+  readonly retryShards: number;
 
   constructor(
     redis: Redis,
@@ -39,7 +44,9 @@ export class RedisHotState implements HotState {
   ) {
     this.redis = withScripts(redis);
     this.k = layout ?? (redis.isCluster ? clusterKeys : keys);
-    this.retryDataPrefix = this.k.retryData('');
+    this.retryShards = ttls.retry_shards ?? DEFAULT_RETRY_SHARDS;
+    this.sched = new RedisRetrySchedule(this.redis, this.k, this.retryShards);
+    this.leases = new RedisShardLeases(this.redis, this.k, this.sched);
   }
 
   async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
@@ -106,7 +113,6 @@ export class RedisHotState implements HotState {
   /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries, ended and stats. */
   private async write(batches: HotBatch[]): Promise<void> {
     const p = pipe(this.redis);
-    const keys = this.k;
     const { retry_data_ttl, stats_ttl } = this.ttls;
     const statuses = batches.flatMap((b) => b.statuses ?? []);
     // Encoded by hand (workers/redis/resp.ts: the bytes ioredis would send), first in the pipeline as before.
@@ -114,13 +120,9 @@ export class RedisHotState implements HotState {
     for (const batch of batches) {
       // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
       // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
-      for (const r of batch.retries ?? []) {
-        p.set(keys.retryData(r.id), r.data, 'PX', retry_data_ttl);
-        p.zadd(keys.retries(), r.dueAt, r.id);
-      }
-      // One ZREM and one DEL per batch, not two commands per webhook.
+      for (const r of batch.retries ?? []) this.sched.add(p, r, retry_data_ttl);
       const ended = batch.ended ?? [];
-      if (ended.length) p.zrem(keys.retries(), ...ended).del(...ended.map(keys.retryData));
+      if (ended.length) this.sched.end(p, ended);
       if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     }
     if (p.length) await execPipeline(p);
@@ -205,29 +207,13 @@ export class RedisHotState implements HotState {
     return counts.reduce((a, b) => a + Number(b), 0);
   }
 
-  async claimDueRetries(now: number, limit: number, leaseMs: number): Promise<RetryEntry[]> {
-    if (limit <= 0) return [];
-    const flat = (await call(() => this.redis.howk_claimRetries(this.k.retries(), now, limit, now + leaseMs, this.retryDataPrefix))) as string[];
-    const out: RetryEntry[] = [];
-    for (let i = 0; i + 2 < flat.length; i += 3) out.push({ id: flat[i]!, data: flat[i + 1]!, dueAt: Number(flat[i + 2]) });
-    return out;
-  }
-
-  async renewLeases(items: { id: string; from: number; to: number }[]): Promise<number> {
-    if (!items.length) return 0;
-    const args = items.flatMap((i) => [i.id, i.from, i.to]);
-    return Number(await call(() => this.redis.howk_renewLeases(this.k.retries(), ...args)));
-  }
-
-  async ackRetries(items: { id: string; leaseDueAt: number }[]): Promise<void> {
-    if (!items.length) return;
-    const args = items.flatMap(({ id, leaseDueAt }) => [id, leaseDueAt]);
-    await call(() => this.redis.howk_ackRetries(this.k.retries(), this.retryDataPrefix, ...args));
-  }
-
-  async retryCount(): Promise<number> {
-    return call(() => this.redis.zcard(this.k.retries()));
-  }
+  claimDueRetries: HotState['claimDueRetries'] = (now, limit, leaseMs, shards) => call(() => this.sched.claim(now, limit, leaseMs, shards));
+  renewLeases: HotState['renewLeases'] = (items) => call(() => this.sched.renew(items));
+  ackRetries: HotState['ackRetries'] = (items) => call(() => this.sched.ack(items));
+  retryCount: HotState['retryCount'] = () => call(() => this.sched.count());
+  holdShards: HotState['holdShards'] = (owner, now, leaseMs) => call(() => this.leases.hold(owner, now, leaseMs));
+  releaseShards: HotState['releaseShards'] = (owner) => call(() => this.leases.release(owner));
+  drainLegacyRetries: HotState['drainLegacyRetries'] = (limit) => call(() => this.leases.drainLegacy(limit, this.ttls.retry_data_ttl));
 
   async stats(now: number, hours: number): Promise<StatsWindow> {
     const out = Object.fromEntries(STAT_NAMES.map((n) => [n, 0])) as StatsWindow;
@@ -271,7 +257,7 @@ export class RedisHotState implements HotState {
   // Recovery and listing: workers/redis/recovery.ts, on the same client (created lazily).
   private rec: RedisRecovery | undefined;
   private get recovery(): RedisRecovery {
-    return (this.rec ??= new RedisRecovery(this.redis, this.ttls, this.k));
+    return (this.rec ??= new RedisRecovery(this.redis, this.ttls, this.k, this.sched));
   }
   restore: HotState['restore'] = (items) => this.recovery.restore(items);
   listWebhooks: HotState['listWebhooks'] = (q) => this.recovery.listWebhooks(q);

@@ -5,6 +5,7 @@ import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery 
 import { deadLetterFloor, deadLetterMember, idFloor, scanPage, webhookIdOfMember, type Candidate } from '../../core/reconcile/listing';
 import { call, execPipeline } from './exec';
 import type { ScriptedClient, ScriptedPipeline } from './scripts';
+import type { RedisRetrySchedule } from './retry-schedule';
 import { pipe } from './slots';
 
 // The recovery and listing half of RedisHotState (workers/redis/hot-state.ts delegates
@@ -24,6 +25,8 @@ export class RedisRecovery {
     private readonly redis: ScriptedClient,
     private readonly ttls: HotTtls,
     private readonly k: RedisKeys,
+    /** Where a restored retry goes (its webhook's shard). */
+    private readonly schedule: RedisRetrySchedule,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -100,10 +103,10 @@ export class RedisRecovery {
     const keys = this.k;
     for (const { status, retry } of items) {
       const id = status.webhook_id;
+      const r = this.schedule.restoreArgs(id, retry?.dueAt ?? 0, retry?.data ?? '', retry_data_ttl);
       p.howk_restoreState(
         keys.status(id),
-        keys.retries(),
-        keys.retryData(id),
+        ...r.keys,
         JSON.stringify(status),
         status.updated_at_ns,
         status_ttl,
@@ -111,6 +114,7 @@ export class RedisRecovery {
         retry ? retry.dueAt : '',
         retry?.data ?? '',
         retry_data_ttl,
+        r.args[4]!,
       );
       this.indexStatus(p, status);
     }
@@ -128,7 +132,9 @@ export class RedisRecovery {
     const written = (await execPipeline(p)).slice(0, items.length).map((r) => r === 1);
     const r = pipe(this.redis);
     items.forEach(({ status, retry }, i) => {
-      if (written[i] && retry) r.howk_restoreRetry(this.k.retries(), this.k.retryData(status.webhook_id), status.webhook_id, retry.dueAt, retry.data, retry_data_ttl);
+      if (!written[i] || !retry) return;
+      const a = this.schedule.restoreArgs(status.webhook_id, retry.dueAt, retry.data, retry_data_ttl);
+      r.howk_restoreRetry(...a.keys, ...a.args);
     });
     if (r.length) await execPipeline(r);
     return written.filter(Boolean).length;

@@ -53,7 +53,8 @@ const batch = (name: string): string => {
 };
 
 export const SCRIPTS = {
-  claimRetries: fixed('claimRetries'),
+  claimShard: fixed('claimShard'),
+  dropLegacyRetries: fixed('dropLegacyRetries'),
   ackRetries: fixed('ackRetries'),
   renewLeases: fixed('renewLeases'),
   claimIdempotency: fixed('claimIdempotency'),

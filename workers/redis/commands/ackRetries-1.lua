@@ -1,9 +1,9 @@
 -- ackRetries: removes re-enqueued retries whose lease is still the one we claimed.
 --
--- KEYS[1]  retry schedule zset (keys.retries())
+-- KEYS[1]  retry shard zset (keys.retryShard(shard of the ids))
 -- ARGV[1]  retry data key prefix (keys.retryData('')); the data key of id is prefix .. id (the
 --          schedule's slot on a cluster: clusterKeys)
--- ARGV[2], ARGV[3], ...  pairs: id, leaseDueAt (ms, as returned by claimRetries)
+-- ARGV[2], ARGV[3], ...  pairs: id, leaseDueAt (ms, as returned by claimShard)
 --
 -- Returns the number of retries removed.
 --

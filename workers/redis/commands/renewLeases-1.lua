@@ -1,6 +1,6 @@
 -- renewLeases: pushes out the due time of retry entries that still carry our lease.
 --
--- KEYS[1]  retry schedule zset (keys.retries())
+-- KEYS[1]  retry shard zset (keys.retryShard(shard of the ids))
 -- ARGV[1], ARGV[2], ARGV[3], ...  triples: id, current leaseDueAt (ms), new leaseDueAt (ms)
 --
 -- Returns the number of leases renewed. An entry acked or re-scheduled meanwhile (absent,

@@ -1,5 +1,5 @@
--- restoreStatus: writes one replayed status (last-write-wins). restoreState-3.lua runs it with
--- the retry on one Redis; on a Redis Cluster the retry is another slot's (restoreRetry-2.lua).
+-- restoreStatus: writes one replayed status (last-write-wins). restoreState-5.lua runs it with
+-- the retry on one Redis; on a Redis Cluster the retry is another slot's (restoreRetry-4.lua).
 --
 -- KEYS[1]  status hash (keys.status(id)): fields `data`, `ts`, `hs` (writeStatuses.lua: the
 --          ts this layout last wrote; kept '-' on a status that may have an old history list)

@@ -1,5 +1,5 @@
 -- stamps: comparison of updated_at_ns stamps, included by writeStatuses.lua and
--- restoreState-3.lua with `--#include stamps`.
+-- restoreState-5.lua with `--#include stamps`.
 -- KEYS: none. ARGV: none.
 -- Returns a table of functions: is_newer(a, b), true when stamp a is newer than stamp b
 -- (b may be nil: nothing stored).
