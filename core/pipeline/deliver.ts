@@ -19,6 +19,7 @@ import { knownPasses, type KnownPasses } from './known-passes';
 import { collector } from './outcome-collect';
 import { createRunningCopies } from './running-copies';
 import { durablyWith } from './durably';
+import { createOwedWrites } from './owed-writes';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -57,6 +58,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   });
 
   const durably = durablyWith(d.log, () => stopping);
+  const owed = createOwedWrites(d.hot, d.log, config.degraded.max_owed_statuses);
 
   const collect = collector(d, topics);
 
@@ -257,11 +259,13 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const own = flushable(part, []);
     // Both must succeed before the batch's offsets are committed (at-least-once) — except
     // that status and stats alone are fail-silent (docs/ARCHITECTURE.md, Failure semantics):
-    // a batch with no retry to schedule commits even when Redis is down, instead of redelivering.
+    // a batch with no retry to schedule commits even when Redis is down, instead of redelivering;
+    // its statuses are owed, written once Redis answers (owed-writes.ts).
     const apply = () =>
       d.hot.apply(own.hot).catch((e) => {
         if (own.hot.retries?.length) throw e;
-        d.log.warn('status/stats not recorded: hot state unavailable', { error: errorMessage(e) });
+        d.log.debug('status/stats owed: hot state unavailable', { error: errorMessage(e) });
+        owed.add(own.hot);
       });
     const out = [...records, ...own.records];
     // Kafka first, then Redis: a retry in Redis whose snapshot is not yet on howk.state would be
@@ -285,6 +289,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     await Promise.all([...tails.values()]); // still renewing the leases of deliveries in flight
     leases.stop();
     await handoff.drain();
+    await owed.stop();
   };
   return Object.assign(deliver, { drain });
 };
