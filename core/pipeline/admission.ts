@@ -247,15 +247,7 @@ export const createAdmission = (d: AdmissionDeps) => {
         // Kafka first, then Redis: a FLUSHALL must never take a held webhook whose snapshot
         // howk.state has not got yet (test/unit/reconcile-flush-race.test.ts).
         await d.beforeHold?.(w);
-        let held: Awaited<ReturnType<Guards['holdPaused']>>;
-        try {
-          held = await guards.holdPaused(scope, encodeWebhook(w), w.released_by);
-        } catch (e) {
-          // Redis left between its answer and the hold: the pause it answered is known locally, so the webhook waits.
-          if (!dg.enabled || d.isStopping?.()) throw e;
-          outage.failed(e);
-          continue;
-        }
+        const held = await guards.holdPaused(scope, encodeWebhook(w), w.released_by);
         if (held === 'held') return { a: { kind: 'held' }, release: NOOP };
         if (held === 'released') passPause.push(a.scope);
         continue; // resumed and drained meanwhile, or released by the drain: ask again

@@ -28,7 +28,7 @@ export type { Lane };
 /** What happened to one webhook in one pass. Only 'attempted' spends (or defers) an attempt. */
 export type Step =
   | { kind: 'attempted'; o: Attempted }
-  | { kind: 'parked'; webhook: Webhook; until: number; reason: 'circuit_open' | 'rate_limited'; at: number }
+  | { kind: 'parked'; webhook: Webhook; until: number; reason: 'circuit_open' | 'rate_limited' | 'paused'; at: number }
   | { kind: 'diverted'; webhook: Webhook; at: number }
   | { kind: 'returned'; webhook: Webhook; at: number }
   | { kind: 'held'; webhook: Webhook; at: number }

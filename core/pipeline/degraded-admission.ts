@@ -65,9 +65,8 @@ const WAIT_MS = 50;
 
 /**
  * One admission decided locally: a go (with the origin's connection slot), a park (an open
- * circuit), or 'ask' once Redis is to be asked again. A webhook at its local bound waits; one
- * of a paused scope waits too, in its batch (uncommitted), because only Redis can hold it:
- * it is held (or let go) by Redis once it answers.
+ * circuit, a pause), or 'ask' once Redis is to be asked again. A webhook at its local bound
+ * waits for a local completion.
  */
 export const admitLocally = async (
   d: DegradedDeps,
@@ -83,8 +82,11 @@ export const admitLocally = async (
       return { a: { kind: 'go', probe: a.probe, counted: NONE }, release };
     }
     if (a.kind === 'park') return { a: { kind: 'park', reason: 'circuit_open', until: a.until }, release: NOOP };
+    // Only Redis holds a paused webhook: it goes back to the retry schedule (its batch commits
+    // once Redis has it), due at once, and meets the pause in Redis when it comes back.
+    if (a.kind === 'paused') return { a: { kind: 'park', reason: 'paused', until: d.clock.now() + d.recheckMs }, release: NOOP };
     if (d.isStopping?.()) throw new Error('worker stopping: a delivery waiting for its turn gives up');
-    await (a.kind === 'wait' ? d.nap(w.endpoint_hash, WAIT_MS) : sleep(Math.min(d.recheckMs, 500)));
+    await d.nap(w.endpoint_hash, WAIT_MS);
   }
 };
 

@@ -7,7 +7,7 @@ import type { EndedLookup, HotState } from '../ports/hot-state';
 import type { ConsumedBatch, LogProducer, LogRecord } from '../ports/log';
 import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
 import { createHandoff, type Flushable, type Leased } from './handoff';
-import { createLeaseKeeper } from './lease-keeper';
+import { createLeaseKeeper, writeLeases } from './lease-keeper';
 import type { Logger } from '../ports/logger';
 import { invalidRecordValue, snapshotValue } from './outcome-records';
 import { durableStages, fetchedStages } from './stage-marks';
@@ -59,6 +59,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
 
   const durably = durablyWith(d.log, () => stopping);
   const owed = createOwedWrites(d.hot, d.log, config.degraded.max_owed_statuses);
+  const lookup = { lookupRetryMs: config.degraded.enabled ? config.degraded.recheck_interval : undefined, isStopping: () => stopping };
 
   const collect = collector(d, topics);
 
@@ -189,7 +190,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const progress = new Map<string, number>();
     // No await before this: each config's lane must be registered in `tails` at the call, so that
     // the lanes of a batch started next queue behind these (test/unit/deliver-overlap.test.ts).
-    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log }, hooks, batch.maybeSeen === true);
+    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup }, hooks, batch.maybeSeen === true);
     const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);
@@ -230,9 +231,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       // Snapshot first (see below: a flush must never take what howk.state has not got yet).
       const leasedAt = nowNs(now);
       const snapshots = retries.map((r, i) => ({ topic: topics.state, key: r.id, value: snapshotValue(rest[i]!, { webhook_id: r.id, updated_at_ns: leasedAt }, r.dueAt, r.data) }));
-      const written = durably('lease snapshot', () => d.producer.send(snapshots)).then(() => durably('lease write', () => d.hot.apply({ retries })));
+      const mine: Leased[] = [];
+      const written = durably('lease snapshot', () => d.producer.send(snapshots)).then(() => durably('lease write', () => writeLeases(d, retries, mine, handoff_lease)));
       for (const w of rest) {
         const lease = { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written };
+        mine.push(lease);
         leased.set(w, lease);
         leases.add(lease);
       }
@@ -264,8 +267,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const apply = () =>
       d.hot.apply(own.hot).catch((e) => {
         if (own.hot.retries?.length) throw e;
-        d.log.debug('status/stats owed: hot state unavailable', { error: errorMessage(e) });
-        owed.add(own.hot);
+        owed.add(own.hot, e);
       });
     const out = [...records, ...own.records];
     // Kafka first, then Redis: a retry in Redis whose snapshot is not yet on howk.state would be

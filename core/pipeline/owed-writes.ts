@@ -50,7 +50,8 @@ export const createOwedWrites = (hot: HotWriter, log: Logger, max: number) => {
 
   return {
     /** Keeps a write that failed, to be written once Redis answers. */
-    add(b: HotBatch): void {
+    add(b: HotBatch, e: unknown): void {
+      log.debug('status/stats owed: hot state unavailable', { error: errorMessage(e) });
       if (max <= 0) return;
       const owed: HotBatch = { ...b };
       delete owed.retries;
