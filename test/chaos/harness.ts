@@ -65,6 +65,8 @@ export const chaosReceiver = async () => {
     byId,
     /** Requests that reached the receiver in [from, to). */
     requestsBetween: (from: number, to: number) => times.filter((t) => t >= from && t < to).length,
+    /** 2xx answers given in [from, to). */
+    okBetween: (from: number, to: number) => okTimes.filter((t) => t >= from && t < to).length,
     /** First 2xx answered at or after `t`. */
     firstOkAfter: (t: number) => okTimes.find((x) => x >= t),
     /** Longest time without a 2xx between two deliveries, from `from` on (up to `to`). */

@@ -82,10 +82,14 @@ describe('Redis unreachable for 12 s: delivery degrades, it does not stop', () =
     } catch {
       /* running or gone */
     }
-    await f?.stop();
-    infra('stop');
-    await rx?.close();
-  });
+    try {
+      // Bounded: a fleet that cannot stop must not leave this test's redis-server running.
+      await Promise.race([f?.stop(), new Promise((r) => setTimeout(r, 60_000))]);
+    } finally {
+      infra('stop');
+      await rx?.close();
+    }
+  }, 120_000);
 
   it('keeps delivering within the local bounds, holds pauses and open circuits, loses and repeats nothing, and statuses catch up', async () => {
     const saved = process.env.REDIS_URL;
