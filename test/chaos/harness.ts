@@ -107,7 +107,7 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     HOWK_RETRY_MAX_DELAY: '4s',
     HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
     HOWK_SCHEDULER_LEASE: '5s',
-    // Circuits on (they fail closed without Redis), but not opened by the scripted failures.
+    // Circuits on (while Redis is away each worker keeps the last known ones), but not opened by the scripted failures.
     HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
     HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
     HOWK_RECONCILER_LOCK_TTL: '10s',
