@@ -5,6 +5,7 @@ import { logSection, metricsSection, tracingSection } from './observability';
 import { signingSection } from './signing';
 import { checkReplication, replicationKnobs } from './kafka-replication';
 import { checkRedisCluster, redisSection } from './redis';
+import { degradedSection } from './degraded';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, section, str, strMap } from './fields';
 
 /**
@@ -205,6 +206,7 @@ const ConfigShape = z.object({
     slow_threshold: duration('1s', 'An endpoint at its limit whose recent latency is above this is diverted to the slow lane'),
     latency_window: duration('30s', 'Window of the latency percentiles shown per endpoint; a timeout within it makes the endpoint slow'),
   }),
+  degraded: degradedSection,
   rate_limit: section({
     rate: num(0, 'Deliveries per second per endpoint, shared by all workers (0 = no limit); waiting costs no attempt'),
     burst: int(10, 'Deliveries an endpoint may receive at once after being idle', { min: 1 }),

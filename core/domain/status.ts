@@ -59,7 +59,7 @@ export const AttemptRecord = z.object({
   deferrals: z.number().int().optional().describe('429 deferrals spent once this attempt was decided'),
   retry_after: z.string().optional().describe("The response's Retry-After header, as sent"),
   response: z.string().optional().describe(`The first ${RESPONSE_SNIPPET_BYTES} bytes of the response body`),
-  held: z.enum(['circuit_open', 'rate_limited']).optional().describe("Why a 'held' entry spent no attempt"),
+  held: z.enum(['circuit_open', 'rate_limited', 'paused']).optional().describe("Why a 'held' entry spent no attempt ('paused': a pause met while Redis was unreachable)"),
   signed: z.record(z.string(), z.string()).optional().describe('webhook-timestamp and the signature headers as sent (HMAC values; never the secret)'),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecord>;

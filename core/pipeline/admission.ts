@@ -11,6 +11,8 @@ import type { Logger } from '../ports/logger';
 import { createOriginSlots, type OriginSlots } from './origin-slots';
 import type { EndpointPacer } from './pacer';
 import { sleep } from '../domain/time';
+import { admitLocally, createOutageState } from './degraded-admission';
+import { createLocalGuards, type LocalGuards } from './local-guards';
 
 export type Lane = 'fast' | 'slow';
 
@@ -27,6 +29,8 @@ export type AdmissionDeps = {
   isStopping?: () => boolean;
   /** Makes a webhook that met a pause recoverable (its howk.state snapshot) before the pause holds it in Redis. */
   beforeHold?: (w: Webhook) => Promise<void>;
+  /** What the worker knows of the guards without Redis, shared by its lanes (one is made when not given). */
+  local?: LocalGuards;
 };
 
 /** An admission and the worker's connection slot it holds: a 'go' keeps it until its answer is in. */
@@ -49,16 +53,20 @@ export const createAdmission = (d: AdmissionDeps) => {
   const params = guardParams(config);
   const guards = d.guards;
   const slots = d.slots ?? createOriginSlots(config.delivery.max_conns_per_host, config.concurrency.initial_limit);
+  const dg = config.degraded;
+  const local = d.local ?? createLocalGuards({ perEndpoint: dg.max_inflight_per_endpoint, perHost: dg.max_inflight_per_host }, params.circuit);
+  const outage = createOutageState(d.clock, d.log, dg.recheck_interval);
+  /** Deliveries admitted locally (no Redis lease, no Redis probe slot). */
+  const admittedLocally = new Set<string>();
   const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
   // Each completion, once its call is settled, wakes the next webhook waiting at its endpoint.
   const complete = guards
     ? coalesceSends(
         (done: Completion[]) => guards.complete(done, params),
         (done, failed, e) => {
-          for (const c of done) {
-            if (failed) d.log.warn('guard completion not recorded', { error: errorMessage(e) });
-            wakeNext(c.endpointHash);
-          }
+          // One line per failed call, not per completion: an outage fails them by the thousand.
+          if (failed && !outage.isDown()) d.log.warn('guard completions not recorded', { error: errorMessage(e), completions: done.length });
+          for (const c of done) wakeNext(c.endpointHash);
         },
       )
     : undefined;
@@ -90,7 +98,13 @@ export const createAdmission = (d: AdmissionDeps) => {
   /** Records an attempt's end with the guards, in the background. Fail silent: in-flight leases end on their own and a missed circuit record costs little. */
   const record = (c: Completion): void => {
     keeper?.remove(c.id);
-    complete?.add(c);
+    local.ended(c.id);
+    local.outcome(c.endpointHash, c.now, c.outcome, c.probe);
+    // A local probe is not Redis's: Redis learns the outcome as any attempt's.
+    const wasLocal = admittedLocally.delete(c.id);
+    complete?.add(wasLocal && c.probe ? { ...c, probe: false } : c);
+    // Without Redis the completion's call fails late: the next local waiter need not wait for it.
+    if (outage.isDown()) wakeNext(c.endpointHash);
   };
 
   // The worker's pool for an origin follows the largest limit among its endpoints (up to the
@@ -131,8 +145,13 @@ export const createAdmission = (d: AdmissionDeps) => {
       const req: Parameters<Guards['admit']>[0][number] = { endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited };
       if (passPause?.length) req.passPause = [...passPause];
       const a = await ask1!(req);
+      outage.answered();
+      local.learn(w.endpoint_hash, w.config_id, a, now);
       if (a.kind !== 'go') release();
-      else keeper?.add({ id: w.id, endpointHash: w.endpoint_hash, host, counted: a.counted }, now);
+      else {
+        keeper?.add({ id: w.id, endpointHash: w.endpoint_hash, host, counted: a.counted }, now);
+        local.started(w.id, w.endpoint_hash, host);
+      }
       if (a.kind === 'go' && a.seen) {
         slots.resize(origin, originLimit(origin, w.endpoint_hash, a.seen.limit));
         d.pacer?.learn(w.endpoint_hash, a.seen.limit, a.seen.latencyMs);
@@ -151,7 +170,7 @@ export const createAdmission = (d: AdmissionDeps) => {
   const early = new Map<Webhook, Promise<{ a: Admission; release: () => void }>>();
 
   const askAhead = (w: Webhook, lane: Lane): void => {
-    if (!ask1 || early.has(w)) return;
+    if (!ask1 || early.has(w) || outage.isDown()) return;
     const p = ask(w, lane, false);
     p.catch(() => {}); // a failure is met again (and handled) when the webhook's turn comes
     early.set(w, p);
@@ -178,6 +197,8 @@ export const createAdmission = (d: AdmissionDeps) => {
       record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
   };
 
+  const degraded = { local, outage, slots, clock: d.clock, recheckMs: dg.recheck_interval, isStopping: d.isStopping, nap: napUntilCompletion };
+
   const admit = async (w: Webhook, lane: Lane): Promise<Admitted> => {
     if (!ask1 || !guards) {
       const release = await slots.acquire(originOf(w).origin);
@@ -191,10 +212,18 @@ export const createAdmission = (d: AdmissionDeps) => {
     for (;;) {
       let got: { a: Admission; release: () => void };
       try {
-        got = await (asked ?? ask(w, lane, waited, passPause));
+        const decided = !asked && dg.enabled ? await admitLocally(degraded, w, originOf(w), passPause) : 'ask';
+        if (decided !== 'ask' && decided.a.kind === 'go') admittedLocally.add(w.id);
+        got = decided !== 'ask' ? decided : await (asked ?? ask(w, lane, waited, passPause));
         asked = undefined;
       } catch (e) {
         asked = undefined;
+        // Degraded: the next turn decides locally (docs/RELIABILITY.md, "Redis unreachable").
+        if (dg.enabled) {
+          if (d.isStopping?.()) throw e;
+          outage.failed(e);
+          continue;
+        }
         if (!config.circuit_breaker.enabled) {
           d.log.warn('guards unavailable; delivering without limits (fail open)', { error: errorMessage(e) });
           return { a: GO, release: await slots.acquire(originOf(w).origin) };

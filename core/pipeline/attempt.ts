@@ -18,6 +18,7 @@ import type { SecretBox } from '../signing/secret-box';
 import { splitSecrets } from '../signing/secret-format';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
 import { semaphore } from './limiter';
+import { untilAnswered } from './degraded-admission';
 import type { Attempted } from './outcome-records';
 import { endAttemptSpan, startAttemptSpan } from './attempt-span';
 import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
@@ -27,7 +28,7 @@ export type { Lane };
 /** What happened to one webhook in one pass. Only 'attempted' spends (or defers) an attempt. */
 export type Step =
   | { kind: 'attempted'; o: Attempted }
-  | { kind: 'parked'; webhook: Webhook; until: number; reason: 'circuit_open' | 'rate_limited'; at: number }
+  | { kind: 'parked'; webhook: Webhook; until: number; reason: 'circuit_open' | 'rate_limited' | 'paused'; at: number }
   | { kind: 'diverted'; webhook: Webhook; at: number }
   | { kind: 'returned'; webhook: Webhook; at: number }
   | { kind: 'held'; webhook: Webhook; at: number }
@@ -215,7 +216,8 @@ export const createAttempter = (d: AttemptDeps) => {
     const t = d.endpointThrottle?.(w);
     if (!t || !d.guards?.takeToken) return undefined;
     const now = d.clock.now();
-    const waitMs = await d.guards.takeToken(w.endpoint_hash, t.endpointId, t.rate, t.rate, now);
+    // The endpoint's own rate is its owner's explicit bound, kept only in Redis: without it the webhook waits, in its batch.
+    const waitMs = await untilAnswered(() => d.guards!.takeToken!(w.endpoint_hash, t.endpointId, t.rate, t.rate, d.clock.now()), config, d.isStopping);
     return waitMs > 0 ? { kind: 'parked', webhook: w, until: now + waitMs, reason: 'rate_limited', at: now } : undefined;
   };
 

@@ -7,7 +7,7 @@ import type { EndedLookup, HotState } from '../ports/hot-state';
 import type { ConsumedBatch, LogProducer, LogRecord } from '../ports/log';
 import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
 import { createHandoff, type Flushable, type Leased } from './handoff';
-import { createLeaseKeeper } from './lease-keeper';
+import { createLeaseKeeper, writeLeases } from './lease-keeper';
 import type { Logger } from '../ports/logger';
 import { invalidRecordValue, snapshotValue } from './outcome-records';
 import { durableStages, fetchedStages } from './stage-marks';
@@ -19,6 +19,7 @@ import { knownPasses, type KnownPasses } from './known-passes';
 import { collector } from './outcome-collect';
 import { createRunningCopies } from './running-copies';
 import { durablyWith } from './durably';
+import { createOwedWrites } from './owed-writes';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -57,6 +58,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   });
 
   const durably = durablyWith(d.log, () => stopping);
+  const owed = createOwedWrites(d.hot, d.log, config.degraded.max_owed_statuses);
+  const lookup = { lookupRetryMs: config.degraded.enabled ? config.degraded.recheck_interval : undefined, isStopping: () => stopping };
 
   const collect = collector(d, topics);
 
@@ -187,7 +190,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const progress = new Map<string, number>();
     // No await before this: each config's lane must be registered in `tails` at the call, so that
     // the lanes of a batch started next queue behind these (test/unit/deliver-overlap.test.ts).
-    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log }, hooks, batch.maybeSeen === true);
+    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup }, hooks, batch.maybeSeen === true);
     const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);
@@ -228,9 +231,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       // Snapshot first (see below: a flush must never take what howk.state has not got yet).
       const leasedAt = nowNs(now);
       const snapshots = retries.map((r, i) => ({ topic: topics.state, key: r.id, value: snapshotValue(rest[i]!, { webhook_id: r.id, updated_at_ns: leasedAt }, r.dueAt, r.data) }));
-      const written = durably('lease snapshot', () => d.producer.send(snapshots)).then(() => durably('lease write', () => d.hot.apply({ retries })));
+      const mine: Leased[] = [];
+      const written = durably('lease snapshot', () => d.producer.send(snapshots)).then(() => durably('lease write', () => writeLeases(d, retries, mine, handoff_lease)));
       for (const w of rest) {
         const lease = { id: w.id, leaseDueAt: now + handoff_lease, leaseWritten: written };
+        mine.push(lease);
         leased.set(w, lease);
         leases.add(lease);
       }
@@ -257,11 +262,12 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const own = flushable(part, []);
     // Both must succeed before the batch's offsets are committed (at-least-once) — except
     // that status and stats alone are fail-silent (docs/ARCHITECTURE.md, Failure semantics):
-    // a batch with no retry to schedule commits even when Redis is down, instead of redelivering.
+    // a batch with no retry to schedule commits even when Redis is down, instead of redelivering;
+    // its statuses are owed, written once Redis answers (owed-writes.ts).
     const apply = () =>
       d.hot.apply(own.hot).catch((e) => {
         if (own.hot.retries?.length) throw e;
-        d.log.warn('status/stats not recorded: hot state unavailable', { error: errorMessage(e) });
+        owed.add(own.hot, e);
       });
     const out = [...records, ...own.records];
     // Kafka first, then Redis: a retry in Redis whose snapshot is not yet on howk.state would be
@@ -285,6 +291,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     await Promise.all([...tails.values()]); // still renewing the leases of deliveries in flight
     leases.stop();
     await handoff.drain();
+    await owed.stop();
   };
   return Object.assign(deliver, { drain });
 };

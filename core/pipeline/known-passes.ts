@@ -1,4 +1,5 @@
 import type { Webhook } from '../domain/webhook';
+import { sleep } from '../domain/time';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { EndedLookup } from '../ports/hot-state';
@@ -6,7 +7,19 @@ import type { Logger } from '../ports/logger';
 import type { Step } from './attempt';
 import type { RecentOutcomes } from './recent-outcomes';
 
-export type KnownDeps = { recent: RecentOutcomes; ended?: EndedLookup; clock: Clock; log: Logger };
+export type KnownDeps = {
+  recent: RecentOutcomes;
+  ended?: EndedLookup;
+  clock: Clock;
+  log: Logger;
+  /**
+   * While the lookup fails (Redis away), ask again this often instead of attempting the
+   * webhooks (degraded.recheck_interval): unset, a failed lookup knows nothing.
+   */
+  lookupRetryMs?: number;
+  /** True once the worker is stopping: a lookup still waiting then gives up (its batch stays uncommitted). */
+  isStopping?: () => boolean;
+};
 
 /**
  * The webhooks of one batch whose pass needs no attempt because it was made already, and
@@ -20,16 +33,34 @@ export type KnownDeps = { recent: RecentOutcomes; ended?: EndedLookup; clock: Cl
  *   first records of a partition this consumer was just given): a worker killed after
  *   writing its outcomes and before its commit. A status is written after the outcome's
  *   Kafka records, so an ended one is durable. The lookup is one round trip for the batch,
- *   started at once; a failed lookup knows nothing (the webhooks are attempted).
+ *   started at once. A failed lookup is asked again (lookupRetryMs) while Redis is away: what a
+ *   partition's last owner delivered is known only there, and attempting it blind could send
+ *   it twice (docs/RELIABILITY.md, "Redis unreachable"); without lookupRetryMs it knows nothing.
  */
 export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean) => {
-  const stored =
-    maybeSeen && d.ended && hooks.length
-      ? d.ended.endedAttempts(hooks.map((w) => w.id)).catch((e: unknown) => {
+  const lookup = async (ended: EndedLookup, ids: string[]): Promise<Map<string, number>> => {
+    for (;;) {
+      try {
+        return await ended.endedAttempts(ids);
+      } catch (e) {
+        if (d.lookupRetryMs === undefined) {
           d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
           return new Map<string, number>();
-        })
+        }
+        if (d.isStopping?.()) throw e;
+        d.log.warn('ended statuses not read; webhooks consumed again wait for Redis', { error: errorMessage(e), webhooks: ids.length });
+        await sleep(d.lookupRetryMs);
+      }
+    }
+  };
+  const stored =
+    maybeSeen && d.ended && hooks.length
+      ? lookup(
+          d.ended,
+          hooks.map((w) => w.id),
+        )
       : undefined;
+  stored?.catch(() => {}); // met again by each webhook's check
   const waits: Promise<void>[] = [];
   // Found known when the batch's stragglers were leased: known for the rest of the batch,
   // even if the memory forgets them before their lane reaches them (the batch commits on it).

@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
-import type { RetrySchedule } from '../ports/hot-state';
+import type { HotWriter, RetryEntry, RetrySchedule } from '../ports/hot-state';
 import type { Leased } from './handoff';
 import type { Logger } from '../ports/logger';
 
@@ -62,4 +62,15 @@ export const createLeaseKeeper = (d: { hot: Pick<RetrySchedule, 'renewLeases'>; 
     renew,
     stop: () => clearInterval(timer),
   };
+};
+
+/**
+ * Writes handoff leases due `leaseMs` from when Redis takes them, not from when they were made:
+ * written late (Redis away), a lease due already would have the scheduler re-enqueue deliveries
+ * still running. Their `leaseDueAt` follows, for renewals and acks.
+ */
+export const writeLeases = async (d: { hot: HotWriter; clock: Clock }, retries: RetryEntry[], leases: Leased[], leaseMs: number): Promise<void> => {
+  const at = d.clock.now() + leaseMs;
+  await d.hot.apply({ retries: retries.map((r) => ({ ...r, dueAt: at })) });
+  for (const l of leases) l.leaseDueAt = at;
 };

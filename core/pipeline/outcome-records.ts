@@ -140,7 +140,7 @@ export const invalidRecordValue = (value: string | null, e: unknown, at: number)
   JSON.stringify({ reason_type: 'invalid_record', reason: `undecodable record: ${errorMessage(e)}`, dead_at: iso(at), raw: (value ?? '').slice(0, 1024) });
 
 /** The history entry of a hold (open circuit, rate limit): no attempt spent, the next try at `until`. */
-export const heldEntry = (w: Webhook, at: number, reason: 'circuit_open' | 'rate_limited', until: number): AttemptRecord => ({
+export const heldEntry = (w: Webhook, at: number, reason: 'circuit_open' | 'rate_limited' | 'paused', until: number): AttemptRecord => ({
   attempt: w.attempt + w.deferrals,
   at: iso(at),
   outcome: 'held',

@@ -33,8 +33,8 @@ export type LimitSeen = { fastLimit: number; limit: number; latencyMs: number };
 export type Admission =
   /** Deliver now. `counted` says which in-flight leases were taken (to end on completion). */
   | { kind: 'go'; probe: boolean; counted: { endpoint: boolean; domain: boolean }; seen?: LimitSeen }
-  /** Hold until `until` (open circuit, rate limit): no attempt spent. */
-  | { kind: 'park'; reason: 'circuit_open' | 'rate_limited'; until: number }
+  /** Hold until `until` (open circuit, rate limit; a pause met while Redis is away): no attempt spent. */
+  | { kind: 'park'; reason: 'circuit_open' | 'rate_limited' | 'paused'; until: number }
   /** The endpoint is slow and at its limit (or its host's): send to the slow lane. */
   | { kind: 'divert'; reason: 'endpoint_inflight' | 'domain_inflight' }
   /** Slow lane only: the endpoint is no longer slow, send it back to the fast lane. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatFigures, profile, repetitions, type Figures } from './harness';
 import { chaosInfra } from './infra';
 import { joinScenario, rollingScenario } from './membership';
-import { flushScenario, kafkaScenario, killScenario, redisScenario, SIZES } from './scenarios';
+import { flushScenario, kafkaScenario, killScenario, REDIS_OUTAGE_MS, redisScenario, SIZES } from './scenarios';
 
 // The chaos suite (docs/RELIABILITY.md "Chaos suite"): the binaries as processes on a
 // Kafka broker and a Redis server of its own (ports 19192, 16479, or the next free slot), which it flushes, kills
@@ -68,13 +68,14 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       expect(f.recover_ms, 'first delivery after the broker was ready, ms').toBeLessThanOrEqual(5000);
     });
 
-    it(`4. Redis stopped for 10 s (${SIZES.redis} webhooks) #${run}`, async () => {
+    it(`4. Redis stopped for ${REDIS_OUTAGE_MS / 1000} s (${SIZES.redis} webhooks) #${run}`, async () => {
       const f = record(await redisScenario(run));
       expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
-      // Idempotency fails open; /ready reports the outage; the circuit fails closed.
+      // Idempotency fails open; /ready reports the outage; deliveries go on within local bounds
+      // (docs/RELIABILITY.md, "Redis unreachable: delivery degrades, it does not stop").
       expect(f.notes.enqueue_during_outage).toBe('202,202');
       expect(f.notes.ready_during_outage).toBe(503);
-      expect(f.notes.requests_sent_during_outage).toBe(0);
+      expect(f.notes.delivered_during_outage).toBeGreaterThan(0);
       fewDuplicates(f);
     });
 

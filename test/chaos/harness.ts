@@ -65,6 +65,8 @@ export const chaosReceiver = async () => {
     byId,
     /** Requests that reached the receiver in [from, to). */
     requestsBetween: (from: number, to: number) => times.filter((t) => t >= from && t < to).length,
+    /** 2xx answers given in [from, to). */
+    okBetween: (from: number, to: number) => okTimes.filter((t) => t >= from && t < to).length,
     /** First 2xx answered at or after `t`. */
     firstOkAfter: (t: number) => okTimes.find((x) => x >= t),
     /** Longest time without a 2xx between two deliveries, from `from` on (up to `to`). */
@@ -105,7 +107,7 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     HOWK_RETRY_MAX_DELAY: '4s',
     HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
     HOWK_SCHEDULER_LEASE: '5s',
-    // Circuits on (they fail closed without Redis), but not opened by the scripted failures.
+    // Circuits on (while Redis is away each worker keeps the last known ones), but not opened by the scripted failures.
     HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
     HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
     HOWK_RECONCILER_LOCK_TTL: '10s',

@@ -6,15 +6,16 @@ import { startTestFleet, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 // Redis unreachable for 5 s during traffic (a dedicated redis-server, frozen with SIGSTOP so
-// that connections hang as on a real outage). Nothing is lost either way; with the circuit
-// breaker on, deliveries wait (fail closed); with it off, the penalty box lets them through
-// (fail open).
+// that connections hang as on a real outage), with degraded delivery off (degraded.enabled =
+// false; on, the default, is test/integration/redis-degraded.test.ts). Nothing is lost either
+// way; with the circuit breaker on, deliveries wait (fail closed); with it off, the penalty box
+// lets them through (fail open).
 const PORT = 16396;
 const infra = (cmd: string) =>
   execFileSync('bash', ['scripts/infra/redis.sh', cmd], { env: { ...process.env, REDIS_PORT: String(PORT) }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const pid = () => Number(readFileSync(`/tmp/howk-redis-${PORT}/redis.pid`, 'utf8').trim());
 
-describe('Redis down for 5 s during traffic', () => {
+describe('Redis down for 5 s during traffic, degraded delivery off', () => {
   let rx: Receiver;
   beforeAll(async () => {
     requireEnv('REDIS_URL');
@@ -38,7 +39,7 @@ describe('Redis down for 5 s during traffic', () => {
     let f: TestFleet;
     try {
       // A fixed db on this test's own Redis server: the allocator leases dbs of the shared one.
-      f = await startTestFleet('kafka', { redisDb: 1, overrides: { 'circuit_breaker.enabled': circuit, 'redis.command_timeout': 400 } });
+      f = await startTestFleet('kafka', { redisDb: 1, overrides: { 'circuit_breaker.enabled': circuit, 'redis.command_timeout': 400, 'degraded.enabled': false } });
     } finally {
       process.env.REDIS_URL = saved;
     }

@@ -4,6 +4,7 @@ import { apiRole } from './api-role';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config/schema';
 import { journaledGuards } from '../../core/pipeline/guard-journal';
+import { startGuardReplica } from '../../core/pipeline/guard-replica';
 import type { Logger } from '../../core/ports/logger';
 import { runScheduler } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';
@@ -162,6 +163,8 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   // The worker's admissions feed the per-endpoint metrics (circuit state, adaptive limits).
   const observed = p.guards && roles.worker ? observedGuards(p.guards, metrics.pipeline.endpoints) : p.guards;
   const guards = observed && journal ? journaledGuards(observed, { producer: journal, topic: config.kafka.topics.guards, log, now: () => clock.now() }) : observed;
+  // The worker follows howk.guards: its pauses and open circuits hold while Redis is away.
+  const guardCopy = guards && roles.worker && config.degraded.enabled ? startGuardReplica({ config, logStore, log, instance }) : undefined;
 
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
   const reconcile =
@@ -205,9 +208,11 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       events,
       tracing,
       ended: p.ended,
+      local: guardCopy?.local,
     });
     reconcile?.track(w.consumers);
     stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
+    if (guardCopy) stops.push({ name: 'guards replica', run: () => guardCopy.stop() });
   }
   if (roles.scheduler) {
     const producer = logStore.producer();
