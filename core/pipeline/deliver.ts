@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema';
 import { nowNs } from '../domain/time';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, type Webhook } from '../records/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { EndedLookup, HotState } from '../ports/hot-state';

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema';
 import type { AttemptRecord } from '../domain/status';
 import { iso, nowNs } from '../domain/time';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { encodeWebhook, type Webhook } from '../records/webhook';
 import { outcomeClass } from '../metrics/events';
 import type { RetryEntry, StatName, StatusPatch, StatusWrite } from '../ports/hot-state';
 import type { LogRecord } from '../ports/log';

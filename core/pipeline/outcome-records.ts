@@ -1,7 +1,7 @@
 import type { DeadLetter } from '../domain/records';
 import { RESPONSE_SNIPPET_BYTES, type AttemptRecord, type WebhookState, type WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { encodeWebhook, type Webhook } from '../records/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Decision } from '../policy/retry';
 import type { DeliveryResponse } from '../ports/sender';

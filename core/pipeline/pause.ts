@@ -1,5 +1,5 @@
 import { ulid } from '../domain/ids';
-import { decodeWebhook, encodeWebhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook } from '../records/webhook';
 import type { Guards, PauseScope } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema';
-import { decodeWebhook } from '../domain/webhook';
+import { decodeWebhook } from '../records/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { RetrySchedule } from '../ports/hot-state';

@@ -3,7 +3,7 @@ import { webhookId } from '../domain/ids';
 import { objectMembers, slice } from '../domain/raw-json';
 import { TERMINAL_STATES, type WebhookStatus } from '../domain/status';
 import { iso, nowNs } from '../domain/time';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, type Webhook } from '../records/webhook';
 import { HowkError, NotFoundError } from '../errors/errors';
 import { pendingStatus } from '../pipeline/enqueue';
 import { ownerOf } from '../pipeline/idempotency';

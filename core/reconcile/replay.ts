@@ -1,7 +1,7 @@
 import { objectMembers, slice } from '../domain/raw-json';
 import type { WebhookState, WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, type Webhook } from '../records/webhook';
 import type { RestoreItem } from '../ports/recovery';
 
 // The replay rules of a rebuild: which howk.state record of a webhook is its state.

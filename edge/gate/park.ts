@@ -1,7 +1,7 @@
 import type { Redis } from '@upstash/redis/cloudflare';
 import { keys } from '../../core/domain/keys';
 import { iso, nowNs } from '../../core/domain/time';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { snapshotValue } from '../../core/pipeline/outcome-records';
 import type { RestRecord } from '../upstash/kafka';
 

@@ -1,5 +1,5 @@
 import type { WebhookStatus } from '../../core/domain/status';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { snapshotValue } from '../../core/reconcile/replay';
 
 // Builders shared by the reconciler's unit, contract and integration tests.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { nowNs } from '../../core/domain/time';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
