@@ -9,7 +9,8 @@ import { createAttempter, type AttemptDeps, type Lane, type Step } from './attem
 import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from '../ports/logger';
-import { invalidRecordValue, snapshotValue } from './outcome-records';
+import { invalidRecordValue } from './outcome-records';
+import { snapshotValue } from '../records/state';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
 import { notifyFirstOutcomes } from './first-outcomes';

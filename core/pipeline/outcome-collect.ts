@@ -7,7 +7,8 @@ import type { RetryEntry, StatName, StatusPatch, StatusWrite } from '../ports/ho
 import type { LogRecord } from '../ports/log';
 import type { Logger } from '../ports/logger';
 import type { AttemptDeps, Step } from './attempt';
-import { attemptRecords, deadLetterValue, heldEntry, snapshotValue } from './outcome-records';
+import { attemptRecords, deadLetterValue, heldEntry } from './outcome-records';
+import { snapshotValue } from '../records/state';
 
 /**
  * The records and hot-state writes of some steps of a batch: results, dead letters, lane moves

@@ -124,18 +124,6 @@ export const deadLetterValue = (o: Attempted, reason_type: DeadLetter['reason_ty
   return `${JSON.stringify(dl).slice(0, -1)},"webhook":${encodeWebhook(redactWebhook(o.webhook))}}`;
 };
 
-/** A howk.state snapshot: the recoverable state plus the webhook (raw payload) to resume it. */
-export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<WebhookStatus, 'updated_at_ns'>, nextRetryAt: number, encoded = encodeWebhook(w)): string => {
-  const head = JSON.stringify({
-    webhook_id: w.id,
-    state: status.held === 'paused' ? 'paused' : status.held ? 'parked' : 'retrying',
-    next_retry_at: iso(nextRetryAt),
-    updated_at_ns: status.updated_at_ns,
-    status,
-  });
-  return `${head.slice(0, -1)},"webhook":${encoded}}`;
-};
-
 export const invalidRecordValue = (value: string | null, e: unknown, at: number): string =>
   JSON.stringify({ reason_type: 'invalid_record', reason: `undecodable record: ${errorMessage(e)}`, dead_at: iso(at), raw: (value ?? '').slice(0, 1024) });
 

@@ -2,7 +2,8 @@ import { createGuardFold, pauseKey } from '../policy/guard-records';
 import type { GuardRestore, PauseScope } from '../ports/guards';
 import type { RebuildState } from '../ports/hot-state';
 import type { RestoreItem, TopicReader } from '../ports/recovery';
-import { compareStamps, restoreItemOf, type Snapshot } from './replay';
+import { compareStamps, type Snapshot } from '../records/state';
+import { restoreItemOf } from './replay';
 
 // The guard part of a rebuild (docs/RELIABILITY.md, Pauses and circuits): howk.guards gives
 // back the pauses and open circuits in force, and the webhooks a pause held (their howk.state

@@ -10,7 +10,8 @@ import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recover
 import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
 import type { GuardRestore } from '../ports/guards';
 import { replayGuards, restoreHeld, splitHeld, type GuardSummary } from './guard-replay';
-import { createStateFold, restoreItemOf, type FoldStats, type Snapshot } from './replay';
+import type { Snapshot } from '../records/state';
+import { createStateFold, restoreItemOf, type FoldStats } from './replay';
 
 // Rebuilds the hot state from Kafka, because a Redis loss must lose nothing (Kafka is the
 // source of truth), with a canary + lock protocol (docs/RELIABILITY.md, Redis loss):

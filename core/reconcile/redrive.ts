@@ -13,7 +13,7 @@ import type { DeadLetterStore, HotWriter, IdempotencyStore, StatusReader } from 
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import { deadLetterEntryOf, deadStatusOf } from './deadletters';
-import { snapshotValue } from './replay';
+import { snapshotValue } from '../records/state';
 
 // Retry and replay (docs/RELIABILITY.md): a retry is a new attempt of the same webhook (same id, the
 // attempt number goes on); a replay is a new webhook that records `replay_of`, and the

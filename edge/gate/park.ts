@@ -2,7 +2,7 @@ import type { Redis } from '@upstash/redis/cloudflare';
 import { keys } from '../../core/domain/keys';
 import { iso, nowNs } from '../../core/domain/time';
 import { decodeWebhook } from '../../core/records/webhook';
-import { snapshotValue } from '../../core/pipeline/outcome-records';
+import { snapshotValue } from '../../core/records/state';
 import type { RestRecord } from '../upstash/kafka';
 
 // A webhook whose endpoint has an open circuit is parked at the edge as the worker parks

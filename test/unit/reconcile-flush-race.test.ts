@@ -9,7 +9,7 @@ import { MemoryTopicReader } from '../../core/memory/topic-reader';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { createHandoff } from '../../core/pipeline/handoff';
 import { silentLogger } from '../../core/ports/logger';
-import { snapshotValue } from '../../core/pipeline/outcome-records';
+import { snapshotValue } from '../../core/records/state';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';
