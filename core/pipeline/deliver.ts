@@ -9,7 +9,7 @@ import { createAttempter, type AttemptDeps, type Lane, type Step } from './attem
 import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';
 import type { Logger } from '../ports/logger';
-import { invalidRecordValue } from './outcome-records';
+import { invalidRecordValue } from '../records/dead-letter';
 import { snapshotValue } from '../records/state';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
