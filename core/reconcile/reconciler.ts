@@ -84,9 +84,10 @@ export const createReconciler = (d: ReconcilerDeps) => {
           idleTimeoutMs: rc.read_idle_timeout,
           circuitTtlMs: config.ttl.circuit_state_ttl,
           now: () => d.clock.now(),
+          log,
         })
       : undefined;
-    const fold = createStateFold();
+    const fold = createStateFold(log);
     const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
     const live = fold.live();
     let restored = 0;

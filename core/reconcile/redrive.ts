@@ -2,7 +2,7 @@ import type { Config } from '../config/schema';
 import { webhookId } from '../domain/ids';
 import { TERMINAL_STATES, type WebhookStatus } from '../domain/status';
 import { iso, nowNs } from '../domain/time';
-import { encodeWebhook, type Webhook } from '../records/webhook';
+import { encodeWebhook, webhookKey, type Webhook } from '../records/webhook';
 import { HowkError, NotFoundError } from '../errors/errors';
 import { pendingStatus } from '../pipeline/enqueue';
 import { ownerOf } from '../pipeline/idempotency';
@@ -12,7 +12,7 @@ import type { DeadLetterStore, HotWriter, IdempotencyStore, StatusReader } from 
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import { deadLetterEntryOf, deadStatusOf } from './deadletters';
-import { snapshotValue } from '../records/state';
+import { snapshotValue, stateKey } from '../records/state';
 import { deadLetterWebhook } from '../records/dead-letter';
 
 // Retry and replay (docs/RELIABILITY.md): a retry is a new attempt of the same webhook (same id, the
@@ -110,8 +110,8 @@ export const createRedriver = (d: RedriveDeps) => {
     try {
       // With a snapshot: a rebuild must know the webhook went on after its dead letter.
       await d.producer.send([
-        { topic: topics.pending, key: w.config_id, value: encodeWebhook(w) },
-        { topic: topics.state, key: w.id, value: snapshotValue(w, next ?? { updated_at_ns: ns, state: 'pending' }, now) },
+        { topic: topics.pending, key: webhookKey(w), value: encodeWebhook(w) },
+        { topic: topics.state, key: stateKey(w), value: snapshotValue(w, next ?? { updated_at_ns: ns, state: 'pending' }, now) },
       ]);
     } catch (e) {
       await d.hot.releaseIdempotency([{ configId: RETRY_CLAIMS, key: `${id}:${attempt}`, webhookId: token }]).catch(() => {});
@@ -151,7 +151,7 @@ export const createRedriver = (d: RedriveDeps) => {
       ...(sealed ? { signing_secret: sealed } : {}),
     };
     try {
-      await d.producer.send([{ topic: topics.pending, key: w.config_id, value: encodeWebhook(w) }]);
+      await d.producer.send([{ topic: topics.pending, key: webhookKey(w), value: encodeWebhook(w) }]);
     } catch (e) {
       if (o.idempotency_key) await d.hot.releaseIdempotency([{ configId: w.config_id, key: o.idempotency_key, webhookId: fresh }]).catch(() => {});
       throw e;

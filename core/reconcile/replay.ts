@@ -1,6 +1,8 @@
 import type { WebhookState, WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
 import { compareStamps, parseSnapshot, type Snapshot } from '../records/state';
+import { CompactedTable } from '../log/compacted-table';
+import type { Logger } from '../ports/logger';
 import type { RestoreItem } from '../ports/recovery';
 
 // The replay rules of a rebuild: which howk.state record of a webhook is its state.
@@ -30,15 +32,42 @@ export type FoldStats = { records: number; snapshots: number; tombstones: number
 
 type KeyState = {
   /** The kept snapshot's raw value (parsed again at restore, to hold less in memory). */
-  live: { raw: string; progress: number; updatedAtNs: string } | null;
+  live: Entry | null;
   /** Most progress of any snapshot seen so far (-1: none). */
   seenProgress: number;
 };
 
-/** Folds howk.state records (each partition in offset order) into the live state per webhook. */
-export const createStateFold = () => {
-  const byKey = new Map<string, KeyState>();
+type Entry = { raw: string; progress: number; updatedAtNs: string };
+
+/**
+ * Folds howk.state records (each partition in offset order) into the live state per webhook,
+ * through the compacted-table primitive (core/log/compacted-table.ts): a snapshot that does
+ * not parse leaves its webhook as it was (rule 4).
+ */
+export const createStateFold = (log?: Logger) => {
   const stats: FoldStats = { records: 0, snapshots: 0, tombstones: 0, revived: 0, superseded: 0, skipped: 0 };
+  const byKey = new CompactedTable<Entry, KeyState>({
+    topic: 'state',
+    log,
+    decode: (_key, value) => {
+      const s = parseSnapshot(value);
+      return { raw: value, progress: s.progress, updatedAtNs: s.updatedAtNs };
+    },
+    tombstone: (_key, k) => ({ live: null, seenProgress: k?.seenProgress ?? -1 }),
+    merge: (_key, entry, k) => {
+      if (!k) return { live: entry, seenProgress: entry.progress };
+      if (k.live === null) {
+        if (entry.progress > k.seenProgress) {
+          k.live = entry;
+          stats.revived++;
+        } else stats.superseded++;
+      } else if (compareSnapshots(entry, k.live) >= 0) {
+        k.live = entry;
+      } else stats.superseded++;
+      k.seenProgress = Math.max(k.seenProgress, entry.progress);
+      return k;
+    },
+  });
 
   const add = (rec: StateRecord): void => {
     stats.records++;
@@ -46,35 +75,10 @@ export const createStateFold = () => {
       stats.skipped++;
       return;
     }
-    const k = byKey.get(rec.key);
-    if (rec.value === null) {
-      stats.tombstones++;
-      if (!k) byKey.set(rec.key, { live: null, seenProgress: -1 });
-      else k.live = null;
-      return;
-    }
-    let s: Snapshot;
-    try {
-      s = parseSnapshot(rec.value);
-    } catch {
-      stats.skipped++;
-      return;
-    }
-    stats.snapshots++;
-    const entry = { raw: rec.value, progress: s.progress, updatedAtNs: s.updatedAtNs };
-    if (!k) {
-      byKey.set(rec.key, { live: entry, seenProgress: s.progress });
-      return;
-    }
-    if (k.live === null) {
-      if (s.progress > k.seenProgress) {
-        k.live = entry;
-        stats.revived++;
-      } else stats.superseded++;
-    } else if (compareSnapshots(s, k.live) >= 0) {
-      k.live = entry;
-    } else stats.superseded++;
-    k.seenProgress = Math.max(k.seenProgress, s.progress);
+    const applied = byKey.apply(rec.key, rec.value);
+    if (applied === 'set') stats.snapshots++;
+    else if (applied === 'deleted') stats.tombstones++;
+    else stats.skipped++;
   };
 
   /** The webhooks still alive after every record so far, as parsed snapshots. */

@@ -35,8 +35,18 @@ export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 /** A dead letter's text: the head's fields, then the webhook's record spliced in raw. */
 export const encodeDeadLetter = (head: Omit<DeadLetter, 'webhook'>, webhookRecord: string): string => `${JSON.stringify(head).slice(0, -1)},"webhook":${webhookRecord}}`;
 
-export const invalidRecordValue = (value: string | null, e: unknown, at: number): string =>
-  JSON.stringify({ reason_type: 'invalid_record', reason: `undecodable record: ${errorMessage(e)}`, dead_at: iso(at), raw: (value ?? '').slice(0, 1024) });
+/**
+ * The dead letter of a record nothing can decode: a pending record (no key, no webhook id),
+ * or a webhook's retry data (`from`: its id, and what was being read).
+ */
+export const invalidRecordValue = (value: string | null, e: unknown, at: number, from?: { webhookId: string; what: string }): string =>
+  JSON.stringify({
+    ...(from ? { webhook_id: from.webhookId } : {}),
+    reason_type: 'invalid_record',
+    reason: `${from?.what ?? 'undecodable record'}: ${errorMessage(e)}`,
+    dead_at: iso(at),
+    raw: (value ?? '').slice(0, 1024),
+  });
 
 /** A dead letter's fields as written by any version: unchecked, for the index and the rebuild to check one by one. */
 export type RawDeadLetter = {
