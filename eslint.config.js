@@ -18,6 +18,7 @@ const CORE_MAY_IMPORT = {
   domain: ['errors', 'config', 'security', 'signing'],
   policy: ['errors', 'domain'],
   ports: ['errors', 'domain', 'policy'],
+  records: ['errors', 'domain', 'policy'],
 };
 const CORE_TOPS = {
   http: 'core/http is the top of core/: no other core/ folder imports it (docs/ARCHITECTURE.md, Layout).',

@@ -1,5 +1,5 @@
 import type { Config } from '../core/config/schema';
-import { encodeWebhook, type Webhook } from '../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../core/records/webhook';
 import { HowkError, UnavailableError, errorMessage } from '../core/errors/errors';
 import type { EnqueueItem } from '../core/domain/enqueue';
 import { webhookBuilder, type EnqueueResult, type Enqueuer } from '../core/pipeline/enqueue';

@@ -4,7 +4,8 @@ import { keys } from '../core/domain/keys';
 import { KeyCheckUnavailableError, RateLimitedError, UnavailableError, errorMessage } from '../core/errors/errors';
 import type { Logger } from '../core/ports/logger';
 import { createRateLimiter } from '../core/security/rate-limit';
-import { ApiKeyRecordSchema, KeyTable, hashToken, tokenId, type ApiKeyRecord } from '../core/security/api-keys';
+import { ApiKeyRecordSchema, decodeApiKey, encodeApiKey } from '../core/records/api-key';
+import { KeyTable, hashToken, tokenId, type ApiKeyRecord } from '../core/security/api-keys';
 import { timingSafeEqual, utf8 } from '../core/signing/encoding';
 import type { KeyVerifier } from '../core/http/deps';
 import { GATE_ORIGIN, type GateError, type RateReply, type RateRequest } from './gate/protocol';
@@ -47,7 +48,7 @@ const boundedSet = <V>(map: Map<string, V>, id: string, v: V) => {
 
 export const edgeKeyService = (o: EdgeKeyOptions): KeyVerifier => {
   const boot = new KeyTable();
-  if (o.bootstrap && !o.redis) for (const r of z.array(ApiKeyRecordSchema).parse(JSON.parse(o.bootstrap))) boot.apply(r.id, JSON.stringify(r));
+  if (o.bootstrap && !o.redis) for (const r of z.array(ApiKeyRecordSchema).parse(JSON.parse(o.bootstrap))) boot.apply(r.id, encodeApiKey(r));
   if (o.bootstrap && o.redis) o.log?.warn('HOWK_EDGE_API_KEYS is ignored: the key mirror (HOWK_EDGE_REDIS_REST_URL) is the only source of API keys at this edge');
   const found = new Map<string, { record: ApiKeyRecord; at: number }>();
   const missing = new Map<string, number>();
@@ -58,9 +59,8 @@ export const edgeKeyService = (o: EdgeKeyOptions): KeyVerifier => {
   const read = async (id: string): Promise<ApiKeyRecord | null> => {
     const raw = await o.redis!.hget<string>(keys.apiKeys(), id);
     if (raw === null || raw === undefined) return null;
-    const parsed = ApiKeyRecordSchema.safeParse(typeof raw === 'string' ? JSON.parse(raw) : raw);
     // A malformed record is refused rather than trusted.
-    return parsed.success && parsed.data.id === id ? parsed.data : null;
+    return decodeApiKey(id, typeof raw === 'string' ? raw : JSON.stringify(raw)) ?? null;
   };
 
   /** The mirror's record of an id: from a cache within its time, else read (limited per client). */

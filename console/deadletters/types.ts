@@ -1,4 +1,4 @@
-import type { DeadLetter, DeadReason } from '../../core/domain/records';
+import type { DeadLetter, DeadReason } from '../../core/records/dead-letter';
 import type { ReplayJobView } from '../../core/reconcile/replay-jobs';
 
 // What GET /deadletter and the bulk replay routes answer (docs/API.md). The server's own types,

@@ -1,4 +1,4 @@
-import type { EndpointRecord } from './records';
+import type { EndpointRecord } from '../records/application';
 
 // Which endpoints of an application a message reaches (Svix's rules): an enabled endpoint
 // whose event-type filter is absent or names the message's type, and whose channels are absent

@@ -7,7 +7,7 @@ import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
 import { matchingEndpoints } from './filter';
 import { messageWebhookKey } from './gate';
-import { encodeRecord, messageKey, type MessageRecord } from './records';
+import { encodeMessage, messageKey, type MessageRecord } from '../records/message';
 import type { MessageIn } from './schemas';
 import type { AppStore } from './store';
 
@@ -75,7 +75,7 @@ export const createMessages = (d: MessageDeps) => {
         deliveries: targets.map((e, i) => ({ endpoint_id: e.id, webhook_id: results[i]!.webhook_id })),
       };
       const key = messageKey(app.id, id);
-      const value = encodeRecord(message);
+      const value = encodeMessage(message);
       await d.producer.send([{ topic, key, value }]);
       d.store.table.apply(key, value);
       return { message, created: true };

@@ -11,7 +11,7 @@ export type AppState = { store: AppStore; producer: LogProducer; ready: Promise<
 /** The Svix API's model of one api process: howk.applications and howk.messages replayed into memory by a replica of its own. */
 /** `messages`: false for a worker, which needs the model only (core/apps/gate.ts). */
 export const startAppState = (o: { config: Config; logStore: Log; log: Logger; clock: { now(): number }; box?: SecretBox; instance: string; messages?: boolean }): AppState => {
-  const table = new AppTable(o.config.svix.messages_kept_per_app);
+  const table = new AppTable(o.config.svix.messages_kept_per_app, o.log);
   const producer = o.logStore.producer();
   const t = o.config.kafka.topics;
   const replica = startReplica({

@@ -2,10 +2,11 @@ import type { Config } from '../config/schema';
 import { ulid } from '../domain/ids';
 import { ConflictError, NotConfiguredError, NotFoundError, UnavailableError } from '../errors/errors';
 import type { LogProducer } from '../ports/log';
-import { generateSigningSecret, validEntries, type SecretEntry } from '../security/config-secrets';
+import type { SecretEntry } from '../records/config-secret';
+import { generateSigningSecret, validEntries } from '../security/config-secrets';
 import type { SecretBox } from '../signing/secret-box';
 import { toHex } from '../signing/encoding';
-import { appKey, encodeRecord, endpointKey, keyOf, type AppRecord, type EndpointRecord, type EventTypeRecord, type ModelRecord } from './records';
+import { appKey, applicationKey, encodeApplication, endpointKey, type AppRecord, type EndpointRecord, type EventTypeRecord, type ModelRecord } from '../records/application';
 import type { AppIn, EndpointIn, EndpointUpdate, EventTypeIn, EventTypeUpdate } from './schemas';
 import type { AppTable } from './table';
 
@@ -36,7 +37,7 @@ const context = (d: AppStoreDeps) => {
     return d.box;
   };
   const write = async (puts: ModelRecord[], deletes: string[] = []) => {
-    const records = [...puts.map((r) => ({ key: keyOf(r), value: encodeRecord(r) })), ...deletes.map((key) => ({ key, value: null }))];
+    const records = [...puts.map((r) => ({ key: applicationKey(r), value: encodeApplication(r) })), ...deletes.map((key) => ({ key, value: null }))];
     await d.producer.send(records.map((r) => ({ topic, ...r })));
     for (const r of records) d.table.apply(r.key, r.value);
   };

@@ -1,7 +1,12 @@
-import { decodeMessage, decodeModel, type AppRecord, type EndpointRecord, type EventTypeRecord, type MessageRecord } from './records';
+import { CompactedTable } from '../log/compacted-table';
+import type { Logger } from '../ports/logger';
+import { decodeApplication, endpointKey, type AppRecord, type EndpointRecord, type EventTypeRecord, type ModelRecord } from '../records/application';
+import { decodeMessage, type MessageRecord } from '../records/message';
 
 // The in-memory replica of howk.applications and the latest messages of howk.messages: every
 // api instance applies each record as it reads it (core/security/replica.ts), so all converge.
+// The model's records go through the compacted-table primitive (core/log/compacted-table.ts:
+// a malformed record leaves its object as it was); the maps below are indexes over them.
 
 const byId = <T extends { id: string }>(m: Map<string, T> | undefined): T[] => [...(m?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
@@ -18,12 +23,21 @@ export class AppTable {
   /** `<app id>/<endpoint id>` of endpoints deleted since this replica started: their queued webhooks must not go. */
   private readonly deleted = new Set<string>();
 
-  constructor(private readonly messagesKept: number) {}
+  private readonly model: CompactedTable<ModelRecord>;
+
+  constructor(
+    private readonly messagesKept: number,
+    private readonly log?: Logger,
+  ) {
+    this.model = new CompactedTable({ topic: 'applications', decode: decodeApplication, log });
+  }
 
   apply(key: string, value: string | null): void {
     if (key.startsWith('msg/')) return this.applyMessage(key, value);
-    const [kind, a, b] = key.split('/');
-    if (value === null) {
+    const applied = this.model.apply(key, value);
+    if (applied === 'malformed') return;
+    if (applied === 'deleted') {
+      const [kind, a, b] = key.split('/');
       if (kind === 'app' && a) this.setApp(a, undefined);
       else if (kind === 'ep' && a && b) {
         this.endpoints.get(a)?.delete(b);
@@ -31,8 +45,7 @@ export class AppTable {
       } else if (kind === 'et' && a) this.eventTypes.delete(key.slice(3));
       return;
     }
-    const r = decodeModel(key, value);
-    if (!r) return;
+    const r = this.model.get(key)!;
     if (r.kind === 'app') this.setApp(r.id, r);
     else if (r.kind === 'event_type') this.eventTypes.set(r.name, r);
     else {
@@ -46,7 +59,10 @@ export class AppTable {
     const old = this.apps.get(id);
     if (old?.uid && this.appUids.get(old.uid) === id) this.appUids.delete(old.uid);
     if (!r) {
-      for (const e of this.endpoints.get(id)?.keys() ?? []) this.markDeleted(id, e);
+      for (const e of this.endpoints.get(id)?.keys() ?? []) {
+        this.markDeleted(id, e);
+        this.model.apply(endpointKey(id, e), null);
+      }
       this.apps.delete(id);
       this.endpoints.delete(id);
       for (const m of this.messages.get(id)?.values() ?? []) this.unindex(m);
@@ -71,7 +87,11 @@ export class AppTable {
   private applyMessage(key: string, value: string | null): void {
     if (value === null) return;
     const r = decodeMessage(key, value);
-    if (!r) return;
+    if (!r) {
+      // Not compacted, but read by the same rule: a malformed message changes nothing.
+      this.log?.warn('malformed record not applied: the row keeps its last good record', { topic: 'messages', key });
+      return;
+    }
     let m = this.messages.get(r.app_id);
     if (!m) this.messages.set(r.app_id, (m = new Map()));
     const old = m.get(r.id);

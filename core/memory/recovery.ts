@@ -2,7 +2,7 @@ import type { WebhookStatus } from '../domain/status';
 import type { Clock } from '../ports/clock';
 import type { HotTtls, RetryEntry } from '../ports/hot-state';
 import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from '../ports/recovery';
-import { compareStamps } from '../reconcile/replay';
+import { compareStamps } from '../records/state';
 import { deadLetterFloor, deadLetterMember, scanPage, type Candidate } from '../reconcile/listing';
 import type { SweptMap } from './sweep';
 

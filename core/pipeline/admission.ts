@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { encodeWebhook, type Webhook } from '../records/webhook';
 import { urlParts, type UrlParts } from '../domain/memo';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema';
 import { nowNs } from '../domain/time';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, type Webhook } from '../records/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { EndedLookup, HotState } from '../ports/hot-state';
@@ -9,7 +9,8 @@ import { createAttempter, type AttemptDeps, type Lane, type Step } from './attem
 import { createHandoff, type Flushable, type Leased } from './handoff';
 import { createLeaseKeeper, writeLeases } from './lease-keeper';
 import type { Logger } from '../ports/logger';
-import { invalidRecordValue, snapshotValue } from './outcome-records';
+import { invalidRecordValue } from '../records/dead-letter';
+import { snapshotValue } from '../records/state';
 import { durableStages, fetchedStages } from './stage-marks';
 import type { OutcomeBus } from '../ports/outcome-bus';
 import { notifyFirstOutcomes } from './first-outcomes';

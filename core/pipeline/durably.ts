@@ -1,4 +1,4 @@
-import { sleep } from '../domain/time';
+import { retryUntil } from '../domain/retry-until';
 import { errorMessage } from '../errors/errors';
 import type { Logger } from '../ports/logger';
 
@@ -8,14 +8,10 @@ export const durablyWith =
   async (what: string, fn: () => Promise<unknown>): Promise<void> => {
     // Capped at 1 s: once the log or Redis is back, the outcomes land before the group has
     // settled and a new owner of the partition looks them up (known-passes.ts).
-    for (let wait = 200; ; wait = Math.min(wait * 2, 1000)) {
-      try {
-        await fn();
-        return;
-      } catch (e) {
-        if (stopping()) throw e;
-        log.warn(`${what} failed; retrying before the batch commits`, { error: errorMessage(e) });
-        await sleep(wait);
-      }
-    }
+    await retryUntil(fn, {
+      baseMs: 200,
+      capMs: 1000,
+      retryIf: () => !stopping(),
+      onRetry: (e) => log.warn(`${what} failed; retrying before the batch commits`, { error: errorMessage(e) }),
+    });
   };

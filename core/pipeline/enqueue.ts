@@ -14,7 +14,7 @@ import type { HotWriter, IdempotencyStore } from '../ports/hot-state';
 import type { LogProducer, LogRecord } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import type { Logger } from '../ports/logger';
-import { enqueuedRecords } from './enqueue-record';
+import { encodeWebhook, webhookKey } from '../records/webhook';
 import { pendingWriter } from './pending-writes';
 
 export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
@@ -54,7 +54,7 @@ export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
   updated_at_ns: ns,
 });
 
-/** The Webhook record of an item, its id, stamp, endpoint hash and sealed secret given (fields in enqueue-record.ts's ENQUEUED_FIELDS order). */
+/** The Webhook record of an item, its id, stamp, endpoint hash and sealed secret given (its record: core/records/webhook.ts). */
 const webhookOf = (config: Config, configId: string, item: EnqueueItem, id: string, at: string, hash: string, sealed: string | undefined): Webhook => ({
   id,
   config_id: configId,
@@ -155,10 +155,9 @@ export const createEnqueuer = (d: EnqueueDeps) => {
   };
 
   const recordsOf = (fresh: Webhook[]): LogRecord[] => {
-    const encode = enqueuedRecords();
     const topic = config.kafka.topics.pending;
     return fresh.map((w) => {
-      const r: LogRecord = { topic, key: w.config_id, value: encode(w) };
+      const r: LogRecord = { topic, key: webhookKey(w), value: encodeWebhook(w) };
       if (w.trace) r.headers = { [TRACEPARENT]: w.trace };
       return r;
     });

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors/errors';
-import { circuitRecord, pauseRecord, resetCircuitRecord, resumeRecord, type GuardRecord } from '../policy/guard-records';
+import { circuitRecord, pauseRecord, resetCircuitRecord, resumeRecord, type GuardRecord } from '../records/guard';
 import { forwardGuards, type Guards } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 import type { Logger } from '../ports/logger';

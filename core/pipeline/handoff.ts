@@ -2,7 +2,7 @@ import { errorMessage } from '../errors/errors';
 import type { HotBatch, HotWriter, RetrySchedule } from '../ports/hot-state';
 import type { LogProducer, LogRecord } from '../ports/log';
 import type { Logger } from '../ports/logger';
-import { sleep } from '../domain/time';
+import { retryUntil } from '../domain/retry-until';
 import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
 import type { Step } from './attempt';
@@ -94,17 +94,13 @@ export const createHandoff = (d: {
     pending = [];
     if (!items.length) return;
     flushing = flushing.then(async () => {
-      for (let wait = 100; ; wait = Math.min(wait * 2, 5000)) {
-        try {
-          await flushOnce(items);
-          inFlight -= items.reduce((n, i) => n + i.leases.length, 0);
-          return;
-        } catch (e) {
-          // The leases still cover these webhooks; keep trying while the process lives.
-          d.log.warn('background outcome flush failed; retrying', { error: errorMessage(e), webhooks: items.length });
-          await sleep(wait);
-        }
-      }
+      // The leases still cover these webhooks; keep trying while the process lives.
+      await retryUntil(() => flushOnce(items), {
+        baseMs: 100,
+        capMs: 5000,
+        onRetry: (e) => d.log.warn('background outcome flush failed; retrying', { error: errorMessage(e), webhooks: items.length }),
+      });
+      inFlight -= items.reduce((n, i) => n + i.leases.length, 0);
     });
   };
 

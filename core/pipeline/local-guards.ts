@@ -1,5 +1,5 @@
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit, type CircuitOutcome, type CircuitParams } from '../policy/circuit';
-import { circuitKey, pauseKey } from '../policy/guard-records';
+import { circuitKey, pauseKey } from '../records/guard';
 import type { Admission, PauseScope } from '../ports/guards';
 
 // What a worker knows of the guards without Redis (docs/RELIABILITY.md, "Redis unreachable:

@@ -1,13 +1,14 @@
 import type { Config } from '../config/schema';
 import type { AttemptRecord } from '../domain/status';
 import { iso, nowNs } from '../domain/time';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
+import { encodeWebhook, type Webhook } from '../records/webhook';
 import { outcomeClass } from '../metrics/events';
 import type { RetryEntry, StatName, StatusPatch, StatusWrite } from '../ports/hot-state';
 import type { LogRecord } from '../ports/log';
 import type { Logger } from '../ports/logger';
 import type { AttemptDeps, Step } from './attempt';
-import { attemptRecords, deadLetterValue, heldEntry, snapshotValue } from './outcome-records';
+import { attemptRecords, deadLetterValue, heldEntry } from './outcome-records';
+import { snapshotValue } from '../records/state';
 
 /**
  * The records and hot-state writes of some steps of a batch: results, dead letters, lane moves

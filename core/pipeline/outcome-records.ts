@@ -1,8 +1,8 @@
-import type { DeadLetter } from '../domain/records';
+import { encodeDeadLetter, type DeadLetter } from '../records/dead-letter';
+import { encodeResult } from '../records/result';
 import { RESPONSE_SNIPPET_BYTES, type AttemptRecord, type WebhookState, type WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
-import { encodeWebhook, type Webhook } from '../domain/webhook';
-import { errorMessage } from '../errors/errors';
+import { encodeWebhook, type Webhook } from '../records/webhook';
 import type { Decision } from '../policy/retry';
 import type { DeliveryResponse } from '../ports/sender';
 import { redactWebhook } from './redact';
@@ -42,32 +42,6 @@ let lastIsoMs = NaN;
 let lastIso = '';
 const isoOf = (ms: number): string => (ms === lastIsoMs ? lastIso : ((lastIsoMs = ms), (lastIso = iso(ms))));
 
-// The `"config_id":…,"endpoint":…,"endpoint_hash":…` part of a result, by endpoint: the same
-// for every delivery of a config lane, so it is escaped once, not per delivery. Bounded.
-const places = new Map<string, { config: string; hash: string; json: string }>();
-const placeJson = (w: Webhook): string => {
-  const p = places.get(w.endpoint);
-  if (p && p.config === w.config_id && p.hash === w.endpoint_hash) return p.json;
-  if (places.size >= 10_000) places.clear();
-  const json = `"config_id":${JSON.stringify(w.config_id)},"endpoint":${JSON.stringify(w.endpoint)},"endpoint_hash":${JSON.stringify(w.endpoint_hash)}`;
-  places.set(w.endpoint, { config: w.config_id, hash: w.endpoint_hash, json });
-  return json;
-};
-const jsonOrNull = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
-
-/** The howk.results record of an attempt: JSON.stringify of its DeliveryResult, byte for byte (the same keys in the same order), without building the object. */
-const resultValue = (
-  w: Webhook,
-  outcome: AttemptRecord['outcome'],
-  success: boolean,
-  status: number | null,
-  error: string | null,
-  r: { durationMs: number },
-  next: string | null,
-  at: string,
-): string =>
-  `{"webhook_id":${JSON.stringify(w.id)},${placeJson(w)},"attempt":${JSON.stringify(w.attempt + 1)},"outcome":${JSON.stringify(outcome)},"success":${success},"status_code":${JSON.stringify(status)},"error":${jsonOrNull(error)},"duration_ms":${JSON.stringify(r.durationMs)},"next_retry_at":${jsonOrNull(next)},"timestamp":${JSON.stringify(at)}}`;
-
 // Built as literals with optional fields set afterwards, in the order the spreads gave them:
 // object spreads of temporaries cost an allocation and a copy each, once per delivery.
 /** `result`: the howk.results record (JSON text); `status` and `attempt`: the status and history entry. */
@@ -79,7 +53,7 @@ export const attemptRecords = (o: Attempted, ns: string) => {
   const outcome: AttemptRecord['outcome'] =
     decision.kind === 'delivered' ? 'delivered' : decision.kind === 'retry' ? (decision.deferred ? 'deferred' : 'retry') : decision.reason_type;
   const at = isoOf(o.at);
-  const result = resultValue(w, outcome, decision.kind === 'delivered', status_code, error, r, next_retry_at, at);
+  const result = encodeResult(w, outcome, decision.kind === 'delivered', status_code, error, r.durationMs, next_retry_at, at);
   const attempts = w.attempt + w.deferrals + 1;
   const status = baseStatus(w, ns) as WebhookStatus;
   status.state = decision.kind === 'dead' && decision.reason_type === 'exhausted' ? 'exhausted' : STATE[decision.kind];
@@ -110,34 +84,21 @@ export const attemptRecords = (o: Attempted, ns: string) => {
 
 export const deadLetterValue = (o: Attempted, reason_type: DeadLetter['reason_type'], reason: string): string => {
   const r = o.response;
-  const dl: Omit<DeadLetter, 'webhook'> = {
-    webhook_id: o.webhook.id,
-    config_id: o.webhook.config_id,
-    reason,
-    reason_type,
-    last_status_code: r.kind === 'response' ? r.status : null,
-    last_error: responseError(r),
-    last_response: r.kind === 'response' ? r.bodySnippet.slice(0, 1024) : null,
-    dead_at: iso(o.at),
-  };
-  // The webhook is spliced in raw so that a replay sends the original bytes.
-  return `${JSON.stringify(dl).slice(0, -1)},"webhook":${encodeWebhook(redactWebhook(o.webhook))}}`;
+  return encodeDeadLetter(
+    {
+      webhook_id: o.webhook.id,
+      config_id: o.webhook.config_id,
+      reason,
+      reason_type,
+      last_status_code: r.kind === 'response' ? r.status : null,
+      last_error: responseError(r),
+      last_response: r.kind === 'response' ? r.bodySnippet.slice(0, 1024) : null,
+      dead_at: iso(o.at),
+    },
+    // The webhook is spliced in raw so that a replay sends the original bytes.
+    encodeWebhook(redactWebhook(o.webhook)),
+  );
 };
-
-/** A howk.state snapshot: the recoverable state plus the webhook (raw payload) to resume it. */
-export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<WebhookStatus, 'updated_at_ns'>, nextRetryAt: number, encoded = encodeWebhook(w)): string => {
-  const head = JSON.stringify({
-    webhook_id: w.id,
-    state: status.held === 'paused' ? 'paused' : status.held ? 'parked' : 'retrying',
-    next_retry_at: iso(nextRetryAt),
-    updated_at_ns: status.updated_at_ns,
-    status,
-  });
-  return `${head.slice(0, -1)},"webhook":${encoded}}`;
-};
-
-export const invalidRecordValue = (value: string | null, e: unknown, at: number): string =>
-  JSON.stringify({ reason_type: 'invalid_record', reason: `undecodable record: ${errorMessage(e)}`, dead_at: iso(at), raw: (value ?? '').slice(0, 1024) });
 
 /** The history entry of a hold (open circuit, rate limit): no attempt spent, the next try at `until`. */
 export const heldEntry = (w: Webhook, at: number, reason: 'circuit_open' | 'rate_limited' | 'paused', until: number): AttemptRecord => ({

@@ -1,5 +1,5 @@
 import { ulid } from '../domain/ids';
-import { decodeWebhook, encodeWebhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, webhookKey } from '../records/webhook';
 import type { Guards, PauseScope } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 
@@ -43,7 +43,7 @@ export const resumeAndDrain = async (guards: Guards, producer: LogProducer, pend
       t.items.map((data) => {
         const w = decodeWebhook(data);
         const value = encodeWebhook({ ...w, released_by: [...(w.released_by ?? []).slice(1 - KEEP_RELEASES), drain] });
-        return { topic: pendingTopic, key: w.config_id, value };
+        return { topic: pendingTopic, key: webhookKey(w), value };
       }),
     );
     const left = await guards.dropHeld(scope, drain, t.items.length);

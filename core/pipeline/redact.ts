@@ -1,5 +1,5 @@
 import { objectMembers, slice } from '../domain/raw-json';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { decodeWebhook, encodeWebhook, type Webhook } from '../records/webhook';
 
 // What leaves Howk for people (dead letters, status, listings, logs) carries no secret a
 // tenant put in a header or an endpoint URL. Header NAMES are matched by pattern, not by a

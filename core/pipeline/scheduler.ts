@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema';
-import { decodeWebhook } from '../domain/webhook';
+import { decodeWebhook, webhookKey } from '../records/webhook';
+import { deadLetterKey, invalidRecordValue } from '../records/dead-letter';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { RetrySchedule, ShardLeases } from '../ports/hot-state';
@@ -25,20 +26,14 @@ export const createSchedulerTick =
     for (const r of claimed) {
       try {
         const w = decodeWebhook(r.data);
-        records.push({ topic: kafka.topics.pending, key: w.config_id, value: r.data });
+        records.push({ topic: kafka.topics.pending, key: webhookKey(w), value: r.data });
       } catch (e) {
         // It can never be delivered; keep it where operators look for failures.
         d.log.error('unreadable retry record dead-lettered', { webhook_id: r.id, error: errorMessage(e) });
         records.push({
           topic: kafka.topics.deadletter,
-          key: r.id,
-          value: JSON.stringify({
-            webhook_id: r.id,
-            reason_type: 'invalid_record',
-            reason: `unreadable retry record: ${errorMessage(e)}`,
-            dead_at: new Date(d.clock.now()).toISOString(),
-            raw: r.data.slice(0, 1024),
-          }),
+          key: deadLetterKey(r.id),
+          value: invalidRecordValue(r.data, e, d.clock.now(), { webhookId: r.id, what: 'unreadable retry record' }),
         });
       }
     }

@@ -1,3 +1,4 @@
+import { retryUntil } from '../domain/retry-until';
 import { errorMessage } from '../errors/errors';
 import { noDoorMeter, type DoorMeter } from '../metrics/door';
 import type { Logger } from '../ports/logger';
@@ -35,24 +36,12 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
   const perConfig = new Map<string, number>();
   let sub: { close(): Promise<void> } | undefined;
   let stopped = false;
-  let retry: ReturnType<typeof setTimeout> | undefined;
+  const stopping = new AbortController();
 
-  const trySubscribe = async (): Promise<boolean> => {
-    try {
-      const s = await d.bus.subscribe(d.listener, (o) => deliver(o));
-      if (stopped) await s.close();
-      else sub = s;
-      return true;
-    } catch (e) {
-      d.log.warn('first-outcome channel not subscribed: waits expire (202 pending) until it is', { error: errorMessage(e) });
-      return false;
-    }
-  };
-  const retrySubscribe = async (): Promise<void> => {
-    for (let wait = 1000; !stopped; wait = Math.min(wait * 2, 30_000)) {
-      await new Promise((r) => (retry = setTimeout(r, wait)));
-      if (stopped || (await trySubscribe())) return;
-    }
+  const subscribe = async (): Promise<void> => {
+    const s = await d.bus.subscribe(d.listener, (o) => deliver(o));
+    if (stopped) await s.close();
+    else sub = s;
   };
 
   const deliver = (outcomes: FirstOutcome[]) => {
@@ -110,12 +99,19 @@ export const createSyncWaits = (d: SyncWaitDeps) => {
      * Subscribes to this instance's channel. A failure (Redis away at start) does not stop the
      * api: it tries again in the background, and until then waits simply expire (202 pending).
      */
-    async start(): Promise<void> {
-      if (!(await trySubscribe())) void retrySubscribe();
-    },
+    start: (): Promise<void> =>
+      new Promise<void>((started) => {
+        const once = () => subscribe().finally(started);
+        void retryUntil(once, {
+          baseMs: 1000,
+          capMs: 30_000,
+          signal: stopping.signal,
+          onRetry: (e) => d.log.warn('first-outcome channel not subscribed: waits expire (202 pending) until it is', { error: errorMessage(e) }),
+        }).catch(() => {});
+      }),
     async stop(): Promise<void> {
       stopped = true;
-      clearTimeout(retry);
+      stopping.abort();
       await sub?.close();
     },
   };

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors/errors';
-import { sleep } from '../domain/time';
+import { retryUntil } from '../domain/retry-until';
 import type { BatchHandler, Log, LogConsumer } from '../ports/log';
 import { createDeliverer, type DeliverDeps, type Deliverer } from './deliver';
 import { createOriginSlots } from './origin-slots';
@@ -14,15 +14,11 @@ export type WorkerDeps = DeliverDeps & { logStore: Log };
  * worker, which would leave its partitions to nobody until something restarts it.
  */
 const runUntilStarted = async (c: LogConsumer, handler: BatchHandler, log: WorkerDeps['log']): Promise<void> => {
-  for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
-    try {
-      await c.run(handler);
-      return;
-    } catch (e) {
-      log.warn('consumer could not start; trying again', { error: errorMessage(e), in_ms: wait });
-      await sleep(wait);
-    }
-  }
+  await retryUntil(() => c.run(handler), {
+    baseMs: 500,
+    capMs: 5000,
+    onRetry: (e, wait) => log.warn('consumer could not start; trying again', { error: errorMessage(e), in_ms: wait }),
+  });
 };
 
 /**

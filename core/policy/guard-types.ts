@@ -2,7 +2,7 @@ import type { LimitParams } from './adaptive-limit';
 import type { CircuitParams } from './circuit';
 
 // The guards' parameters and the shapes the guard policies compute (concurrency-view.ts,
-// guard-records.ts). Policy types, so the policies need nothing from core/ports; the Guards
+// core/records/guard.ts). Policy types, so the policies need nothing from core/ports; the Guards
 // port (core/ports/guards.ts) re-exports them for its adapters.
 
 export type GuardParams = {

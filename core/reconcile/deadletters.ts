@@ -2,35 +2,17 @@ import type { WebhookState, WebhookStatus } from '../domain/status';
 import type { DeadLetterStore } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { DeadLetterEntry } from '../ports/recovery';
+import { readDeadLetter } from '../records/dead-letter';
 
 // Dead letters as the hot state keeps them: indexed for GET /deadletter, the body kept for
 // retry and replay. Kafka's howk.deadletter stays the truth; the rebuild replays it.
-
-type RawDeadLetter = {
-  webhook_id?: unknown;
-  config_id?: unknown;
-  reason_type?: unknown;
-  dead_at?: unknown;
-  last_status_code?: unknown;
-  last_error?: unknown;
-  webhook?: Record<string, unknown>;
-};
-
-const parse = (record: string): RawDeadLetter | null => {
-  try {
-    const v = JSON.parse(record) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as RawDeadLetter) : null;
-  } catch {
-    return null;
-  }
-};
 
 /**
  * The index entry of a dead-letter record, or null for records that name no webhook and
  * config (undecodable records: they stay on the topic, where nothing can replay them anyway).
  */
 export const deadLetterEntryOf = (record: string): DeadLetterEntry | null => {
-  const v = parse(record);
+  const v = readDeadLetter(record);
   if (!v || typeof v.webhook_id !== 'string' || typeof v.config_id !== 'string' || typeof v.reason_type !== 'string') return null;
   const deadAtMs = typeof v.dead_at === 'string' ? Date.parse(v.dead_at) : NaN;
   if (!Number.isFinite(deadAtMs) || !/^[A-Za-z0-9_.-]{1,64}$/.test(v.reason_type)) return null;
@@ -46,7 +28,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
  * rebuild cannot overwrite a live status with it, only fill in a lost one.
  */
 export const deadStatusOf = (e: DeadLetterEntry): WebhookStatus | null => {
-  const v = parse(e.record);
+  const v = readDeadLetter(e.record);
   const w = v?.webhook;
   if (!v || !w || typeof w !== 'object') return null;
   const endpoint = str(w.endpoint);
@@ -76,7 +58,7 @@ export const deadStatusOf = (e: DeadLetterEntry): WebhookStatus | null => {
 
 /** Progress (attempt + deferrals) of the attempt that died, as core/reconcile/replay.ts counts it. */
 export const deadProgress = (e: DeadLetterEntry): number => {
-  const w = parse(e.record)?.webhook;
+  const w = readDeadLetter(e.record)?.webhook;
   return w ? int(w.attempt, 0) + int(w.deferrals, 0) : 0;
 };
 

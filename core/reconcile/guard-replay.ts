@@ -1,8 +1,11 @@
-import { createGuardFold, pauseKey } from '../policy/guard-records';
+import { CompactedTable } from '../log/compacted-table';
+import type { Logger } from '../ports/logger';
+import { decodeGuard, pauseKey, type OpenCircuit } from '../records/guard';
 import type { GuardRestore, PauseScope } from '../ports/guards';
 import type { RebuildState } from '../ports/hot-state';
 import type { RestoreItem, TopicReader } from '../ports/recovery';
-import { compareStamps, restoreItemOf, type Snapshot } from './replay';
+import { compareStamps, type Snapshot } from '../records/state';
+import { restoreItemOf } from './replay';
 
 // The guard part of a rebuild (docs/RELIABILITY.md, Pauses and circuits): howk.guards gives
 // back the pauses and open circuits in force, and the webhooks a pause held (their howk.state
@@ -19,11 +22,35 @@ export type GuardReplayDeps = {
   /** ttl.circuit_state_ttl: a circuit recorded longer ago than this had expired in Redis too. */
   circuitTtlMs: number;
   now: () => number;
+  log?: Logger;
+};
+
+export type GuardTable = { pauses: PauseScope[]; circuits: OpenCircuit[]; skipped: number };
+
+/**
+ * Folds howk.guards records (in offset order: one partition) into the pauses and open circuits
+ * in force. A malformed record leaves its scope as it was (core/log/compacted-table.ts).
+ */
+export const createGuardFold = (log?: Logger) => {
+  const rows = new CompactedTable({ topic: 'guards', decode: decodeGuard, log });
+  return {
+    add: (r: { key: string | null; value: string | null }): void => {
+      if (r.key !== null) rows.apply(r.key, r.value);
+    },
+    table: (): GuardTable => {
+      const t: GuardTable = { pauses: [], circuits: [], skipped: rows.malformed };
+      for (const x of rows.values()) {
+        if ('kind' in x) t.pauses.push(x);
+        else t.circuits.push(x);
+      }
+      return t;
+    },
+  };
 };
 
 /** Restores the pauses and open circuits; returns the scopes paused on howk.guards (by pauseKey). */
 export const replayGuards = async (d: GuardReplayDeps): Promise<{ paused: Set<string>; summary: GuardSummary }> => {
-  const fold = createGuardFold();
+  const fold = createGuardFold(d.log);
   let records = 0;
   const read = await d.reader.readToEnd(
     d.topic,

@@ -2,6 +2,7 @@ import type { Config } from '../config/schema';
 import { iso } from '../domain/time';
 import { UnavailableError, errorMessage } from '../errors/errors';
 import type { Logger } from '../ports/logger';
+import { retryUntil } from '../domain/retry-until';
 import { sleep as defaultSleep } from '../domain/time';
 import type { Clock } from '../ports/clock';
 import type { DeadLetterStore, RebuildState } from '../ports/hot-state';
@@ -9,7 +10,8 @@ import type { DeadLetterEntry, RestoreItem, TopicReader } from '../ports/recover
 import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
 import type { GuardRestore } from '../ports/guards';
 import { replayGuards, restoreHeld, splitHeld, type GuardSummary } from './guard-replay';
-import { createStateFold, restoreItemOf, type FoldStats, type Snapshot } from './replay';
+import type { Snapshot } from '../records/state';
+import { createStateFold, restoreItemOf, type FoldStats } from './replay';
 
 // Rebuilds the hot state from Kafka, because a Redis loss must lose nothing (Kafka is the
 // source of truth), with a canary + lock protocol (docs/RELIABILITY.md, Redis loss):
@@ -65,9 +67,6 @@ const chunks = <T>(xs: T[], n: number): T[][] => {
 export const deferred = (item: RestoreItem, now: number, delayMs: number): RestoreItem =>
   item.retry && item.retry.dueAt <= now ? { ...item, retry: { ...item.retry, dueAt: now + delayMs } } : item;
 
-/** Backoff after a failed check or rebuild: 0.5 s doubling to 10 s. */
-export const backoffMs = (failures: number): number => Math.min(MAX_BACKOFF_MS, WAIT_POLL_MS * 2 ** Math.max(0, failures - 1));
-
 export const createReconciler = (d: ReconcilerDeps) => {
   const { config, hot, log } = d;
   const rc = config.reconciler;
@@ -85,9 +84,10 @@ export const createReconciler = (d: ReconcilerDeps) => {
           idleTimeoutMs: rc.read_idle_timeout,
           circuitTtlMs: config.ttl.circuit_state_ttl,
           now: () => d.clock.now(),
+          log,
         })
       : undefined;
-    const fold = createStateFold();
+    const fold = createStateFold(log);
     const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
     const live = fold.live();
     let restored = 0;
@@ -167,29 +167,37 @@ export const createReconciler = (d: ReconcilerDeps) => {
    * retried with backoff until `signal` aborts.
    */
   const ensureInitialized = async (signal?: AbortSignal): Promise<EnsureOutcome> => {
-    let failures = 0;
+    /** One look: the canary present, a rebuild done by this instance, or another instance's rebuild to wait for. */
+    const check = async (): Promise<EnsureOutcome | 'waiting'> => {
+      if (await hot.isInitialized()) return 'present';
+      if (!(await hot.acquireLock(d.owner, rc.lock_ttl))) return 'waiting';
+      // Another instance may have finished between our check and our lock.
+      if (await hot.isInitialized()) {
+        await hot.releaseLock(d.owner);
+        return 'waited';
+      }
+      await rebuildLocked();
+      return 'rebuilt';
+    };
     let waited = false;
     while (!signal?.aborted) {
-      try {
-        if (await hot.isInitialized()) return waited ? 'waited' : 'present';
-        if (await hot.acquireLock(d.owner, rc.lock_ttl)) {
-          // Another instance may have finished between our check and our lock.
-          if (await hot.isInitialized()) {
-            await hot.releaseLock(d.owner);
-            return 'waited';
-          }
-          await rebuildLocked();
-          return 'rebuilt';
-        }
-        if (!waited) log.info('canary missing; another instance is rebuilding: waiting for it');
-        waited = true;
-        failures = 0;
-        await sleep(WAIT_POLL_MS, signal);
-      } catch (e) {
-        failures++;
-        log.warn('hot state check or rebuild failed; trying again', { error: errorMessage(e), in_ms: backoffMs(failures) });
-        await sleep(backoffMs(failures), signal);
-      }
+      // A failure (Redis or Kafka unreachable) backs off; a look that succeeds starts the backoff over.
+      const seen = await retryUntil(check, {
+        baseMs: WAIT_POLL_MS,
+        capMs: MAX_BACKOFF_MS,
+        signal,
+        sleep,
+        onRetry: (e, wait) => log.warn('hot state check or rebuild failed; trying again', { error: errorMessage(e), in_ms: wait }),
+      }).catch((e: unknown) => {
+        if (signal?.aborted) return 'stopped' as const;
+        throw e;
+      });
+      if (seen === 'stopped') break;
+      if (seen === 'present') return waited ? 'waited' : 'present';
+      if (seen !== 'waiting') return seen;
+      if (!waited) log.info('canary missing; another instance is rebuilding: waiting for it');
+      waited = true;
+      await sleep(WAIT_POLL_MS, signal);
     }
     throw new UnavailableError('stopped while waiting for the hot state to be initialized');
   };

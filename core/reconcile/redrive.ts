@@ -1,9 +1,8 @@
 import type { Config } from '../config/schema';
 import { webhookId } from '../domain/ids';
-import { objectMembers, slice } from '../domain/raw-json';
 import { TERMINAL_STATES, type WebhookStatus } from '../domain/status';
 import { iso, nowNs } from '../domain/time';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { encodeWebhook, webhookKey, type Webhook } from '../records/webhook';
 import { HowkError, NotFoundError } from '../errors/errors';
 import { pendingStatus } from '../pipeline/enqueue';
 import { ownerOf } from '../pipeline/idempotency';
@@ -13,7 +12,8 @@ import type { DeadLetterStore, HotWriter, IdempotencyStore, StatusReader } from 
 import type { LogProducer } from '../ports/log';
 import type { SecretBox } from '../signing/secret-box';
 import { deadLetterEntryOf, deadStatusOf } from './deadletters';
-import { snapshotValue } from './replay';
+import { snapshotValue, stateKey } from '../records/state';
+import { deadLetterWebhook } from '../records/dead-letter';
 
 // Retry and replay (docs/RELIABILITY.md): a retry is a new attempt of the same webhook (same id, the
 // attempt number goes on); a replay is a new webhook that records `replay_of`, and the
@@ -50,13 +50,6 @@ const REDACTED = '[redacted]';
 const RETRY_CLAIM_TTL = 60_000;
 // Config ids cannot hold '~': this namespace never meets a producer's idempotency key.
 const RETRY_CLAIMS = '~retry';
-
-/** The webhook stored in a dead-letter record, payload bytes untouched. */
-export const deadLetterWebhook = (record: string): Webhook => {
-  const span = objectMembers(record, 0).get('webhook');
-  if (!span) throw new SyntaxError('dead letter holds no webhook');
-  return decodeWebhook(slice(record, span));
-};
 
 /** Headers fit to send again: redacted values dropped (named), the caller's on top. */
 export const resendHeaders = (stored: Record<string, string>, given: Record<string, string> = {}) => {
@@ -117,8 +110,8 @@ export const createRedriver = (d: RedriveDeps) => {
     try {
       // With a snapshot: a rebuild must know the webhook went on after its dead letter.
       await d.producer.send([
-        { topic: topics.pending, key: w.config_id, value: encodeWebhook(w) },
-        { topic: topics.state, key: w.id, value: snapshotValue(w, next ?? { updated_at_ns: ns, state: 'pending' }, now) },
+        { topic: topics.pending, key: webhookKey(w), value: encodeWebhook(w) },
+        { topic: topics.state, key: stateKey(w), value: snapshotValue(w, next ?? { updated_at_ns: ns, state: 'pending' }, now) },
       ]);
     } catch (e) {
       await d.hot.releaseIdempotency([{ configId: RETRY_CLAIMS, key: `${id}:${attempt}`, webhookId: token }]).catch(() => {});
@@ -158,7 +151,7 @@ export const createRedriver = (d: RedriveDeps) => {
       ...(sealed ? { signing_secret: sealed } : {}),
     };
     try {
-      await d.producer.send([{ topic: topics.pending, key: w.config_id, value: encodeWebhook(w) }]);
+      await d.producer.send([{ topic: topics.pending, key: webhookKey(w), value: encodeWebhook(w) }]);
     } catch (e) {
       if (o.idempotency_key) await d.hot.releaseIdempotency([{ configId: w.config_id, key: o.idempotency_key, webhookId: fresh }]).catch(() => {});
       throw e;

@@ -1,7 +1,8 @@
-import { objectMembers, slice } from '../domain/raw-json';
 import type { WebhookState, WebhookStatus } from '../domain/status';
 import { iso } from '../domain/time';
-import { decodeWebhook, encodeWebhook, type Webhook } from '../domain/webhook';
+import { compareStamps, parseSnapshot, type Snapshot } from '../records/state';
+import { CompactedTable } from '../log/compacted-table';
+import type { Logger } from '../ports/logger';
 import type { RestoreItem } from '../ports/recovery';
 
 // The replay rules of a rebuild: which howk.state record of a webhook is its state.
@@ -21,50 +22,6 @@ import type { RestoreItem } from '../ports/recovery';
 // Progress, not only the clock, orders snapshots because workers' clocks differ and a
 // parked or paused webhook is re-snapshotted without an attempt (same progress, newer stamp).
 
-/** A parsed howk.state snapshot (core/pipeline/outcome-records.ts writes them). */
-export type Snapshot = {
-  webhookId: string;
-  /** 'retrying', 'parked' or 'paused' (held back without spending an attempt). */
-  kind: string;
-  /** When the webhook is due again (ms). */
-  dueAt: number;
-  updatedAtNs: string;
-  /** As recorded: a full status after an attempt, the changed fields for a held webhook. */
-  status: Partial<WebhookStatus>;
-  webhook: Webhook;
-  /** The webhook exactly as encoded in the record (raw payload): the retry data. */
-  data: string;
-  progress: number;
-};
-
-export const progressOf = (w: Pick<Webhook, 'attempt' | 'deferrals'>): number => w.attempt + w.deferrals;
-
-/** 19-digit ns stamps as text: a longer one is larger; equal lengths compare as text. */
-export const compareStamps = (a: string, b: string): number => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
-
-export const parseSnapshot = (value: string): Snapshot => {
-  const span = objectMembers(value, 0).get('webhook');
-  if (!span) throw new SyntaxError('snapshot has no webhook');
-  const data = slice(value, span);
-  const webhook = decodeWebhook(data);
-  const head = JSON.parse(value) as Record<string, unknown>;
-  const updatedAtNs = head.updated_at_ns;
-  if (typeof updatedAtNs !== 'string' || !/^\d{1,25}$/.test(updatedAtNs)) throw new SyntaxError('snapshot has no updated_at_ns');
-  const due = typeof head.next_retry_at === 'string' ? Date.parse(head.next_retry_at) : NaN;
-  const status = typeof head.status === 'object' && head.status !== null ? (head.status as Partial<WebhookStatus>) : {};
-  return {
-    webhookId: webhook.id,
-    kind: typeof head.state === 'string' ? head.state : 'retrying',
-    // Without a due time it is due at once: an early attempt is better than a lost one.
-    dueAt: Number.isFinite(due) ? due : 0,
-    updatedAtNs,
-    status,
-    webhook,
-    data,
-    progress: progressOf(webhook),
-  };
-};
-
 /** Orders two snapshots of one webhook by rule 3 (without the offset tie-break). */
 export const compareSnapshots = (a: Pick<Snapshot, 'progress' | 'updatedAtNs'>, b: Pick<Snapshot, 'progress' | 'updatedAtNs'>): number =>
   a.progress !== b.progress ? a.progress - b.progress : compareStamps(a.updatedAtNs, b.updatedAtNs);
@@ -75,15 +32,42 @@ export type FoldStats = { records: number; snapshots: number; tombstones: number
 
 type KeyState = {
   /** The kept snapshot's raw value (parsed again at restore, to hold less in memory). */
-  live: { raw: string; progress: number; updatedAtNs: string } | null;
+  live: Entry | null;
   /** Most progress of any snapshot seen so far (-1: none). */
   seenProgress: number;
 };
 
-/** Folds howk.state records (each partition in offset order) into the live state per webhook. */
-export const createStateFold = () => {
-  const byKey = new Map<string, KeyState>();
+type Entry = { raw: string; progress: number; updatedAtNs: string };
+
+/**
+ * Folds howk.state records (each partition in offset order) into the live state per webhook,
+ * through the compacted-table primitive (core/log/compacted-table.ts): a snapshot that does
+ * not parse leaves its webhook as it was (rule 4).
+ */
+export const createStateFold = (log?: Logger) => {
   const stats: FoldStats = { records: 0, snapshots: 0, tombstones: 0, revived: 0, superseded: 0, skipped: 0 };
+  const byKey = new CompactedTable<Entry, KeyState>({
+    topic: 'state',
+    log,
+    decode: (_key, value) => {
+      const s = parseSnapshot(value);
+      return { raw: value, progress: s.progress, updatedAtNs: s.updatedAtNs };
+    },
+    tombstone: (_key, k) => ({ live: null, seenProgress: k?.seenProgress ?? -1 }),
+    merge: (_key, entry, k) => {
+      if (!k) return { live: entry, seenProgress: entry.progress };
+      if (k.live === null) {
+        if (entry.progress > k.seenProgress) {
+          k.live = entry;
+          stats.revived++;
+        } else stats.superseded++;
+      } else if (compareSnapshots(entry, k.live) >= 0) {
+        k.live = entry;
+      } else stats.superseded++;
+      k.seenProgress = Math.max(k.seenProgress, entry.progress);
+      return k;
+    },
+  });
 
   const add = (rec: StateRecord): void => {
     stats.records++;
@@ -91,35 +75,10 @@ export const createStateFold = () => {
       stats.skipped++;
       return;
     }
-    const k = byKey.get(rec.key);
-    if (rec.value === null) {
-      stats.tombstones++;
-      if (!k) byKey.set(rec.key, { live: null, seenProgress: -1 });
-      else k.live = null;
-      return;
-    }
-    let s: Snapshot;
-    try {
-      s = parseSnapshot(rec.value);
-    } catch {
-      stats.skipped++;
-      return;
-    }
-    stats.snapshots++;
-    const entry = { raw: rec.value, progress: s.progress, updatedAtNs: s.updatedAtNs };
-    if (!k) {
-      byKey.set(rec.key, { live: entry, seenProgress: s.progress });
-      return;
-    }
-    if (k.live === null) {
-      if (s.progress > k.seenProgress) {
-        k.live = entry;
-        stats.revived++;
-      } else stats.superseded++;
-    } else if (compareSnapshots(s, k.live) >= 0) {
-      k.live = entry;
-    } else stats.superseded++;
-    k.seenProgress = Math.max(k.seenProgress, s.progress);
+    const applied = byKey.apply(rec.key, rec.value);
+    if (applied === 'set') stats.snapshots++;
+    else if (applied === 'deleted') stats.tombstones++;
+    else stats.skipped++;
   };
 
   /** The webhooks still alive after every record so far, as parsed snapshots. */
@@ -162,13 +121,4 @@ export const restoreItemOf = (s: Snapshot): RestoreItem => {
     updated_at_ns: s.updatedAtNs,
   };
   return { status, retry: { id: w.id, dueAt: s.dueAt, data: s.data } };
-};
-
-/**
- * A snapshot record in the shape core/pipeline/outcome-records.ts writes (the retry
- * endpoint writes one when it puts a dead webhook back on its way).
- */
-export const snapshotValue = (w: Webhook, status: Partial<WebhookStatus> & Pick<WebhookStatus, 'updated_at_ns'>, dueAt: number, kind = 'retrying'): string => {
-  const head = JSON.stringify({ webhook_id: w.id, state: kind, next_retry_at: iso(dueAt), updated_at_ns: status.updated_at_ns, status });
-  return `${head.slice(0, -1)},"webhook":${encodeWebhook(w)}}`;
 };

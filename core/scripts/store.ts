@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Config } from '../config/schema';
 import { NotFoundError, TooLargeError, UnavailableError, ValidationError } from '../errors/errors';
 import { checkSyntax } from '../lua';
@@ -6,31 +5,23 @@ import type { Logger } from '../ports/logger';
 import type { Log, LogProducer } from '../ports/log';
 import { startReplica } from '../security/replica';
 import { toHex } from '../signing/encoding';
+import { CompactedTable } from '../log/compacted-table';
+import { decodeScript, encodeScript, type ScriptRecord } from '../records/script';
 
 // Per-config delivery scripts (docs/LUA.md). One record per config on the compacted
 // howk.scripts topic (key = config id, tombstone = deleted), replayed from the beginning by
 // every api and worker into memory, so that all instances converge on the same version.
 
-// `apply_to_children`: whether the script also runs for configs below this one (`wh` for
-// `wh:42`). Absent (records of older releases) means false: a namespace script reaches its
-// children only when whoever stored it said so.
-export const ScriptRecordSchema = z.object({ config_id: z.string(), code: z.string(), sha256: z.string(), updated_at: z.string(), apply_to_children: z.boolean().optional() });
-export type ScriptRecord = z.infer<typeof ScriptRecordSchema>;
-
+/** The replica of howk.scripts on one instance (core/log/compacted-table.ts: a malformed record leaves a config's script as it was). */
 export class ScriptTable {
-  private readonly byConfig = new Map<string, ScriptRecord>();
+  private readonly byConfig: CompactedTable<ScriptRecord>;
+
+  constructor(log?: Logger) {
+    this.byConfig = new CompactedTable({ topic: 'scripts', decode: decodeScript, log });
+  }
 
   apply(configId: string, value: string | null): void {
-    if (value === null) {
-      this.byConfig.delete(configId);
-      return;
-    }
-    try {
-      const parsed = ScriptRecordSchema.safeParse(JSON.parse(value));
-      if (parsed.success && parsed.data.config_id === configId) this.byConfig.set(configId, parsed.data);
-    } catch {
-      // an undecodable record is ignored, as a missing one
-    }
+    this.byConfig.apply(configId, value);
   }
 
   get(configId: string): ScriptRecord | undefined {
@@ -68,7 +59,7 @@ export const createScriptStore = (d: ScriptStoreDeps) => {
     if (!d.synced()) throw new UnavailableError('scripts are still loading', 1);
   };
   const write = async (configId: string, r: ScriptRecord | null) => {
-    const value = r && JSON.stringify(r);
+    const value = r && encodeScript(r);
     await d.producer.send([{ topic: d.topic, key: configId, value }]);
     d.table.apply(configId, value);
   };
@@ -122,7 +113,7 @@ export type ScriptState = { store: ScriptStore; ready: Promise<void>; stop(): Pr
 
 /** The scripts of one process: the howk.scripts topic replayed into memory by a replica of its own. */
 export const startScriptState = (o: { config: Config; logStore: Log; log: Logger; clock: { now(): number }; instance: string }): ScriptState => {
-  const table = new ScriptTable();
+  const table = new ScriptTable(o.log);
   const producer = o.logStore.producer();
   const topic = o.config.kafka.topics.scripts;
   const replica = startReplica({

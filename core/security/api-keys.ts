@@ -1,4 +1,6 @@
-import { z } from 'zod';
+import { CompactedTable, type Applied } from '../log/compacted-table';
+import type { Logger } from '../ports/logger';
+import { ApiKeyRecordSchema, decodeApiKey, type ApiKeyRecord, type Scope } from '../records/api-key';
 import { ValidationError } from '../errors/errors';
 import { toHex, timingSafeEqual, utf8 } from '../signing/encoding';
 
@@ -6,21 +8,7 @@ import { toHex, timingSafeEqual, utf8 } from '../signing/encoding';
 // the whole token is ever stored: the token is random, so a slow password hash would add
 // nothing but latency. The id in the token finds the record without a scan.
 
-export const SCOPES = ['enqueue', 'read', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export const ApiKeyRecordSchema = z.object({
-  id: z.string().regex(/^[0-9a-f]{16}$/),
-  name: z.string().max(128),
-  /** hex SHA-256 of the whole token */
-  hash: z.string().regex(/^[0-9a-f]{64}$/),
-  scopes: z.array(z.enum(SCOPES)).min(1),
-  /** null: every config; otherwise the only configs this key reaches */
-  config_ids: z.array(z.string()).nullable(),
-  created_at: z.string(),
-  revoked_at: z.string().nullable(),
-});
-export type ApiKeyRecord = z.infer<typeof ApiKeyRecordSchema>;
+export { SCOPES, type ApiKeyRecord, type Scope } from '../records/api-key';
 
 /** What may be shown about a key: everything but its hash. */
 export type ApiKeyView = Omit<ApiKeyRecord, 'hash'>;
@@ -76,7 +64,7 @@ export const reaches = (r: Pick<ApiKeyRecord, 'config_ids'>, configId: string | 
 const VERIFIED_CACHE = 1024;
 
 export class KeyTable {
-  private readonly byId = new Map<string, ApiKeyRecord>();
+  private readonly byId: CompactedTable<ApiKeyRecord>;
   // A producer sends the same token on every request, and hashing it through crypto.subtle
   // cost about a tenth of howk-api's CPU under single enqueues. Only tokens that matched a
   // live record are kept, so a hit needs the exact secret: it tells an attacker nothing, and
@@ -84,15 +72,13 @@ export class KeyTable {
   // the record is looked up and its hash compared each time.
   private readonly verified = new Map<string, string>();
 
-  apply(id: string, value: string | null): void {
-    if (value === null) {
-      this.byId.delete(id);
-      return;
-    }
-    const parsed = ApiKeyRecordSchema.safeParse(JSON.parse(value));
-    // A malformed record is ignored rather than trusted; the id stays unusable.
-    if (!parsed.success || parsed.data.id !== id) this.byId.delete(id);
-    else this.byId.set(id, parsed.data);
+  constructor(log?: Logger) {
+    this.byId = new CompactedTable({ topic: 'keys', decode: decodeApiKey, log });
+  }
+
+  /** A record in log order; a malformed one leaves the key as it was (core/log/compacted-table.ts). */
+  apply(id: string, value: string | null): Applied {
+    return this.byId.apply(id, value);
   }
 
   get(id: string): ApiKeyRecord | undefined {

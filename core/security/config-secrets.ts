@@ -1,4 +1,6 @@
-import { z } from 'zod';
+import { CompactedTable } from '../log/compacted-table';
+import type { Logger } from '../ports/logger';
+import { decodeConfigSecret, encodeConfigSecret, type ConfigSecretRecord, type SecretEntry } from '../records/config-secret';
 import { NotConfiguredError, NotFoundError, UnavailableError } from '../errors/errors';
 import type { LogProducer } from '../ports/log';
 import { toBase64, toHex } from '../signing/encoding';
@@ -9,37 +11,24 @@ import type { SecretBox } from '../signing/secret-box';
 // old secret until `expires_at` (now + signing.rotation_overlap) so that deliveries carry one
 // signature per valid secret and receivers can switch at their own pace.
 
-export const SecretEntrySchema = z.object({
-  id: z.string(),
-  /** `enc:v1:<key id>:<iv>:<ciphertext>`; never the plaintext */
-  sealed: z.string().startsWith('enc:v1:'),
-  created_at: z.string(),
-  /** null: current; otherwise the end of its rotation overlap */
-  expires_at: z.string().nullable(),
-});
-export type SecretEntry = z.infer<typeof SecretEntrySchema>;
-
-export const ConfigSecretRecordSchema = z.object({ config_id: z.string(), secrets: z.array(SecretEntrySchema), updated_at: z.string() });
-export type ConfigSecretRecord = z.infer<typeof ConfigSecretRecordSchema>;
-
 /** What the API shows about a config's secrets: ids and dates, never a value. */
 export type SecretMeta = Omit<SecretEntry, 'sealed'>;
 export type ConfigSecretView = { config_id: string; secrets: SecretMeta[] };
 
+/** The replica of howk.config-secrets on one instance (core/log/compacted-table.ts: a malformed record leaves a config's secrets as they were). */
 export class ConfigSecretTable {
-  private readonly byConfig = new Map<string, ConfigSecretRecord>();
+  private readonly rows: CompactedTable<ConfigSecretRecord>;
+
+  constructor(log?: Logger) {
+    this.rows = new CompactedTable({ topic: 'config-secrets', decode: decodeConfigSecret, log });
+  }
 
   apply(configId: string, value: string | null): void {
-    if (value === null) {
-      this.byConfig.delete(configId);
-      return;
-    }
-    const parsed = ConfigSecretRecordSchema.safeParse(JSON.parse(value));
-    if (parsed.success && parsed.data.config_id === configId) this.byConfig.set(configId, parsed.data);
+    this.rows.apply(configId, value);
   }
 
   get(configId: string): ConfigSecretRecord | undefined {
-    return this.byConfig.get(configId);
+    return this.rows.get(configId);
   }
 }
 
@@ -76,9 +65,10 @@ export const createConfigSecrets = (d: ConfigSecretDeps) => {
     if (!d.synced()) throw new UnavailableError('config secrets are still loading', 1);
   };
   const write = async (configId: string, r: ConfigSecretRecord | null) => {
-    await d.producer.send([{ topic: d.topic, key: configId, value: r && JSON.stringify(r) }]);
+    const value = r && encodeConfigSecret(r);
+    await d.producer.send([{ topic: d.topic, key: configId, value }]);
     // Read-your-writes on this instance; the others follow through the topic.
-    d.table.apply(configId, r && JSON.stringify(r));
+    d.table.apply(configId, value);
   };
   const entry = async (secret: string, now: number): Promise<SecretEntry> => ({
     id: `sec_${toHex(crypto.getRandomValues(new Uint8Array(8)))}`,

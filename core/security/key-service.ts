@@ -1,5 +1,6 @@
 import { NotFoundError, UnavailableError } from '../errors/errors';
 import type { LogProducer } from '../ports/log';
+import { encodeApiKey } from '../records/api-key';
 import { generateKey, keyView, type ApiKeyRecord, type ApiKeyView, type KeyTable, type NewKey } from './api-keys';
 
 // Create, list and revoke API keys: a record on the compacted keys topic (Kafka is the
@@ -19,7 +20,7 @@ export const createKeyService = (d: KeyServiceDeps) => {
     if (!d.synced()) throw new UnavailableError('API keys are still loading', 1);
   };
   const write = async (r: ApiKeyRecord) => {
-    const value = JSON.stringify(r);
+    const value = encodeApiKey(r);
     await d.producer.send([{ topic: d.topic, key: r.id, value }]);
     d.table.apply(r.id, value);
   };

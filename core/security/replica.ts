@@ -1,3 +1,4 @@
+import { retryUntil } from '../domain/retry-until';
 import { errorMessage } from '../errors/errors';
 import type { Logger } from '../ports/logger';
 import type { Log, LogConsumer, LogProducer } from '../ports/log';
@@ -31,8 +32,6 @@ export type ReplicaOptions = {
   retryMs?: number;
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * A replica's topics are written rarely, and a record ends a waiting fetch at once, so a
  * long idle wait delays nothing: it only spares the 20 empty fetches a second per replica
@@ -44,7 +43,6 @@ export const startReplica = (o: ReplicaOptions): Replica => {
   const nonce = `${SYNC_PREFIX}${o.groupId}:${Date.now().toString(36)}`;
   const pending = new Set(o.topics);
   let synced = false;
-  let stopped = false;
   let lastAt = 0;
   let consumer: LogConsumer | undefined;
   let markReady: () => void = () => {};
@@ -69,28 +67,34 @@ export const startReplica = (o: ReplicaOptions): Replica => {
     }
   };
 
-  const loop = (async () => {
-    for (let attempt = 0; !stopped; attempt++) {
-      try {
-        consumer = o.logStore.consumer({ groupId: o.groupId, topics: o.topics, fromBeginning: true, idleWaitMs: REPLICA_IDLE_WAIT_MS });
-        await consumer.run(handler);
-        await o.producer.send(o.topics.map((topic) => ({ topic, key: nonce, value: null })));
-        return;
-      } catch (e) {
-        o.log.warn('replica cannot start yet; retrying', { topics: o.topics, error: errorMessage(e), attempt });
-        await consumer?.stop().catch(() => {});
-        consumer = undefined;
-        await sleep(o.retryMs ?? 2000);
-      }
+  const stopping = new AbortController();
+  const start = async (): Promise<void> => {
+    try {
+      consumer = o.logStore.consumer({ groupId: o.groupId, topics: o.topics, fromBeginning: true, idleWaitMs: REPLICA_IDLE_WAIT_MS });
+      await consumer.run(handler);
+      await o.producer.send(o.topics.map((topic) => ({ topic, key: nonce, value: null })));
+    } catch (e) {
+      await consumer?.stop().catch(() => {});
+      consumer = undefined;
+      throw e;
     }
-  })();
+  };
+  // A fixed wait (base = cap), spread so that instances started together do not retry in step.
+  const retryMs = o.retryMs ?? 2000;
+  const loop = retryUntil(start, {
+    baseMs: retryMs,
+    capMs: retryMs,
+    jitter: 0.2,
+    signal: stopping.signal,
+    onRetry: (e, _wait, attempt) => o.log.warn('replica cannot start yet; retrying', { topics: o.topics, error: errorMessage(e), attempt }),
+  }).catch(() => {});
 
   return {
     ready,
     synced: () => synced,
     lastAppliedAt: () => lastAt,
     stop: async () => {
-      stopped = true;
+      stopping.abort();
       await loop;
       await consumer?.stop();
     },

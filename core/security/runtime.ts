@@ -35,8 +35,8 @@ export type SecurityOptions = {
 export const startSecurityState = (o: SecurityOptions): SecurityState => {
   const t = o.config.kafka.topics;
   const topics = [...(o.keys ? [t.keys] : []), ...(o.secrets ? [t.config_secrets] : [])];
-  const keyTable = new KeyTable();
-  const secretTable = new ConfigSecretTable();
+  const keyTable = new KeyTable(o.log);
+  const secretTable = new ConfigSecretTable(o.log);
   const producer = o.logStore.producer();
   const replica = startReplica({
     logStore: o.logStore,
@@ -46,8 +46,8 @@ export const startSecurityState = (o: SecurityOptions): SecurityState => {
     log: o.log,
     apply: (topic, key, value) => {
       if (topic !== t.keys) return secretTable.apply(key, value);
-      keyTable.apply(key, value);
-      o.onKey?.(key, value);
+      // The edge's mirror follows the table: a record the table did not apply is not mirrored either.
+      if (keyTable.apply(key, value) !== 'malformed') o.onKey?.(key, value);
     },
   });
   const synced = () => replica.synced();

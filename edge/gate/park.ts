@@ -1,8 +1,8 @@
 import type { Redis } from '@upstash/redis/cloudflare';
 import { keys } from '../../core/domain/keys';
 import { iso, nowNs } from '../../core/domain/time';
-import { decodeWebhook } from '../../core/domain/webhook';
-import { snapshotValue } from '../../core/pipeline/outcome-records';
+import { decodeWebhook } from '../../core/records/webhook';
+import { snapshotValue, stateKey } from '../../core/records/state';
 import type { RestRecord } from '../upstash/kafka';
 
 // A webhook whose endpoint has an open circuit is parked at the edge as the worker parks
@@ -20,7 +20,7 @@ export type Parked = { value: string; until: number };
 export const parkedRecord = (stateTopic: string, p: Parked, now: number): RestRecord => {
   const w = decodeWebhook(p.value);
   const status = { webhook_id: w.id, updated_at_ns: nowNs(now), state: 'pending' as const, held: 'circuit_open' as const, next_retry_at: iso(p.until) };
-  return { topic: stateTopic, key: w.id, value: snapshotValue(w, status, p.until, p.value) };
+  return { topic: stateTopic, key: stateKey(w), value: snapshotValue(w, status, p.until, p.value) };
 };
 
 /** Adds the parked webhooks to the retry schedule (one pipeline through the bridge). */

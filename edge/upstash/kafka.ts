@@ -1,6 +1,7 @@
 import { Kafka } from '@upstash/kafka';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import { settleWithin } from '../../core/domain/deadline';
+import { retryUntil } from '../../core/domain/retry-until';
 
 // Produce over REST with @upstash/kafka, with the client's own retries bounded. Left to
 // itself the client retries any failure 5 times over ~15 s; a producer waiting for its 202
@@ -33,8 +34,6 @@ export type RestProducer = {
   topics(): Promise<Record<string, number>>;
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 const within = <T>(p: Promise<T>, ms: number): Promise<T> => settleWithin(p, ms, () => new Error(`no answer within ${ms} ms`));
 
 /** A retry is worth starting only with this much of the deadline left. */
@@ -48,19 +47,16 @@ export const createRestProducer = (o: RestProducerOptions): RestProducer => {
 
   const bounded = async <T>(what: string, send: () => Promise<T>): Promise<T> => {
     const end = now() + o.deadlineMs;
-    let last: unknown;
-    for (let attempt = 0; ; attempt++) {
-      const left = end - now();
-      try {
-        return await within(send(), left);
-      } catch (e) {
-        last = e;
-      }
-      const wait = Math.min(100 * 2 ** attempt, 800);
-      if (end - now() - wait < MIN_ATTEMPT_MS) break;
-      await sleep(wait);
+    try {
+      return await retryUntil(() => within(send(), end - now()), {
+        baseMs: 100,
+        capMs: 800,
+        // Another try only when it would start with enough of the deadline left.
+        retryIf: (_e, wait) => end - now() - wait >= MIN_ATTEMPT_MS,
+      });
+    } catch (e) {
+      throw new UnavailableError(`kafka REST ${what} failed: ${errorMessage(e)}`, o.retryAfterSec);
     }
-    throw new UnavailableError(`kafka REST ${what} failed: ${errorMessage(last)}`, o.retryAfterSec);
   };
 
   return {

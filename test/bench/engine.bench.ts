@@ -7,7 +7,7 @@
 //
 //   npx tsx test/bench/engine.bench.ts            (ENGINE_N webhooks per round, 20000)
 import { loadConfig } from '../../core/config/load';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { silentLogger } from '../../core/ports/logger';
 import { systemClock } from '../../core/ports/clock';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { decodeWebhook, encodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook, encodeWebhook } from '../../core/records/webhook';
 import { MemoryLog } from '../../core/memory/log';
 import { resumeAndDrain } from '../../core/pipeline/pause';
 import type { PauseScope } from '../../core/ports/guards';

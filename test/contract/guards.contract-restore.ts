@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import type { PauseScope } from '../../core/ports/guards';
 import { CB, CFG, EP, EP2, T0, completion, guardsSuite, params, webhook, type MakeGuards } from './guards.fixtures';
 

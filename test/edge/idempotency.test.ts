@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { uniq, waitFor } from '../helpers/env';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { startReceiver, type Receiver } from '../helpers/receiver';

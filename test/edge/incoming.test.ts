@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../workers/redis/client';
 import { runTransformer } from '../../core/lua';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { enqueueItemSchema } from '../../core/domain/enqueue';
 import { transformerItems } from '../../core/transformers/items';
 import { parseSettings } from '../../core/transformers/settings';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { LuaFactory } from 'wasmoon';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
 import { silentLogger } from '../../core/ports/logger';

@@ -1,6 +1,6 @@
 import type { WebhookStatus } from '../../core/domain/status';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
-import { snapshotValue } from '../../core/reconcile/replay';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
+import { snapshotValue } from '../../core/records/state';
 
 // Builders shared by the reconciler's unit, contract and integration tests.
 

@@ -1,7 +1,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { systemClock } from '../../core/ports/clock';
 import type { ConsumedBatch, LogProducer, LogRecord } from '../../core/ports/log';

@@ -1,7 +1,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { createSchedulerTick } from '../../core/pipeline/scheduler';
 import { systemClock } from '../../core/ports/clock';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointHash, webhookId } from '../../core/domain/ids';
 import { iso } from '../../core/domain/time';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { createSecretBox } from '../../core/signing/secret-box';
 import { deadLetterRecords } from '../helpers/dead-letters';
 import { waitFor } from '../helpers/env';

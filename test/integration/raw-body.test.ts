@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET, startTestFleet, type Mode, type TestFleet } from '../helpers/fleet';
 import { startReceiver, type Receiver } from '../helpers/receiver';

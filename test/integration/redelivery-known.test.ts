@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import { startWorker } from '../../core/pipeline/worker';
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';

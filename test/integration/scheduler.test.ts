@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookId } from '../../core/domain/ids';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { silentLogger } from '../../core/ports/logger';
 import { createSchedulerTick } from '../../core/pipeline/scheduler';
 import { topicSpecs } from '../../core/pipeline/topics';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { waitFor } from '../helpers/env';
 import { startTestFleet, testConfig, type TestFleet } from '../helpers/fleet';
 import { emptyOwnDb } from '../helpers/own-db';

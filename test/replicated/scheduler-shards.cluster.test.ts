@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { shardOf } from '../../core/domain/retry-shards';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import { runScheduler } from '../../core/pipeline/scheduler';
 import { systemClock } from '../../core/ports/clock';
 import type { HotState } from '../../core/ports/hot-state';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { createDeliverer } from '../../core/pipeline/deliver';

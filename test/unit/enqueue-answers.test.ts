@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchAnswer } from '../../core/http/routes/enqueue';
 import type { ItemView } from '../../core/http/routes/enqueue-wait';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import { startTestFleet, type TestFleet } from '../helpers/fleet';
 
 // The batch enqueue answer is written out by hand on the common path (no wait): it must be

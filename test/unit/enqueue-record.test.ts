@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import type { EnqueueItem } from '../../core/domain/enqueue';
-import { decodeWebhook, encodeWebhook, WebhookSchema, type Webhook } from '../../core/domain/webhook';
-import { ENQUEUED_FIELDS, enqueuedRecords } from '../../core/pipeline/enqueue-record';
+import { decodeWebhook, encodeWebhook, WebhookSchema, type Webhook } from '../../core/records/webhook';
 import { createEnqueuer, webhookBuilder } from '../../core/pipeline/enqueue';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { silentLogger } from '../../core/ports/logger';
 import type { LogRecord } from '../../core/ports/log';
 import { createSecretBox } from '../../core/signing/secret-box';
 
-// The enqueuer writes a new webhook's record out field by field: it must be the text
-// encodeWebhook gives for that webhook, whatever optional fields it has.
+// The enqueuer writes a new webhook's record with the one webhook encoder
+// (core/records/webhook.ts): it must decode back to that webhook, whatever optional fields it has.
 
 const config = loadConfig({ env: {} });
 const at = Date.UTC(2026, 0, 2, 3, 4, 5);
@@ -23,8 +22,8 @@ const variants: EnqueueItem[] = [
   { endpoint: 'https://a.example/h', payload: '7', headers: {}, delivery_headers: { Authorization: 'Bearer ${TOKEN}' }, delivery_query_params: { key: '${K}' } },
 ];
 
-describe('enqueuedRecords', () => {
-  it('is encodeWebhook of each new webhook, with or without its optional fields, a trace and a waiting listener', async () => {
+describe('the webhook record of a new webhook', () => {
+  it('decodes back to each new webhook, with or without its optional fields, a trace and a waiting listener', async () => {
     const box = await createSecretBox('k1', { k1: Buffer.alloc(32, 7).toString('base64') });
     const build = webhookBuilder(config, box);
     const hooks: Webhook[] = [];
@@ -32,19 +31,39 @@ describe('enqueuedRecords', () => {
     const extra = await build('other "cfg"', variants[1]!, at);
     hooks.push({ ...extra, trace: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', awaited_by: 'api-1 "x"' });
     hooks.push({ ...hooks[0]!, awaited_by: 'api-2' });
-    const encode = enqueuedRecords();
-    for (const w of hooks) expect(encode(w)).toBe(encodeWebhook(w));
-    // And each decodes back to its webhook.
-    for (const w of hooks) expect(decodeWebhook(encode(w))).toEqual(WebhookSchema.parse(w));
+    for (const w of hooks) expect(decodeWebhook(encodeWebhook(w))).toEqual(WebhookSchema.parse(w));
   });
 
-  it('knows every field of the record but those a new webhook never has', () => {
-    const neverAtEnqueue = ['script_hash', 'replay_of', 'released_by'];
-    expect(
-      Object.keys(WebhookSchema.shape)
-        .filter((k) => !neverAtEnqueue.includes(k))
-        .sort(),
-    ).toEqual([...ENQUEUED_FIELDS].sort());
+  it('writes every field of the schema, the payload last and raw', () => {
+    const all: Webhook = {
+      ...WebhookSchema.parse({
+        id: 'wh_1',
+        config_id: 'c',
+        endpoint: 'https://a.example/',
+        endpoint_hash: 'h',
+        payload: '{"a": 1.0}',
+        attempt: 1,
+        max_attempts: 3,
+        created_at: 't0',
+        scheduled_at: 't1',
+      }),
+      headers: { a: 'b' },
+      body_base64: 'AA==',
+      content_type: 'application/x',
+      idempotency_key: 'k',
+      signing_secret: 'enc:v1:x',
+      script_hash: 's',
+      replay_of: 'wh_0',
+      released_by: ['d1'],
+      awaited_by: 'api',
+      delivery_headers: { A: '${X}' },
+      delivery_query_params: { q: '${Y}' },
+      trace: 't',
+    };
+    const text = encodeWebhook(all);
+    expect(Object.keys(JSON.parse(text)).sort()).toEqual(Object.keys(WebhookSchema.shape).sort());
+    expect(text.endsWith(',"payload":{"a": 1.0}}')).toBe(true);
+    expect(decodeWebhook(text)).toEqual(all);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { endpointHash } from '../../core/domain/ids';
-import { decodeWebhook } from '../../core/domain/webhook';
+import { decodeWebhook } from '../../core/records/webhook';
 import type { EnqueueItem } from '../../core/domain/enqueue';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { batchingProducer } from '../../core/pipeline/batching-producer';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Webhook } from '../../core/domain/webhook';
 import { attemptRecords, heldEntry } from '../../core/pipeline/outcome-records';
-import type { DeliveryResult } from '../../core/domain/records';
+import type { DeliveryResult } from '../../core/records/result';
 import { ConfigSchema } from '../../core/config/schema';
 import { classify } from '../../core/policy/classify';
 import { decide } from '../../core/policy/retry';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { nowNs } from '../../core/domain/time';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
@@ -9,7 +9,7 @@ import { MemoryTopicReader } from '../../core/memory/topic-reader';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { createHandoff } from '../../core/pipeline/handoff';
 import { silentLogger } from '../../core/ports/logger';
-import { snapshotValue } from '../../core/pipeline/outcome-records';
+import { snapshotValue } from '../../core/records/state';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
 import type { HotState } from '../../core/ports/hot-state';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import { MemoryGuards } from '../../core/memory/guards';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
@@ -12,7 +12,7 @@ import type { PauseScope } from '../../core/ports/guards';
 import { UnavailableError } from '../../core/errors/errors';
 import type { LogProducer } from '../../core/ports/log';
 import { createReconciler } from '../../core/reconcile/reconciler';
-import { snapshotValue } from '../../core/reconcile/replay';
+import { snapshotValue } from '../../core/records/state';
 import { T0, hook, stamp } from '../helpers/reconcile-fixtures';
 
 // What a rebuild does with howk.guards, on the in-memory adapters: the journal (the guards the
@@ -42,7 +42,7 @@ const world = () => {
   const held = (id: string, at: number, patch = {}) => {
     const w = hook(id, { attempt: 0, ...patch });
     const ns = stamp(at);
-    log.append([{ topic: 's.state', key: id, value: snapshotValue(w, { webhook_id: id, updated_at_ns: ns, held: 'paused', next_retry_at: null }, at, 'paused') }]);
+    log.append([{ topic: 's.state', key: id, value: snapshotValue(w, { webhook_id: id, updated_at_ns: ns, held: 'paused', next_retry_at: null }, at) }]);
     return encodeWebhook(w);
   };
   return { clock, advance: (ms: number) => (now += ms), log, before, hot, after, rebuild, held };

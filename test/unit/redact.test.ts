@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeWebhook, type Webhook } from '../../core/domain/webhook';
+import { encodeWebhook, type Webhook } from '../../core/records/webhook';
 import { deadLetterView, redactEndpoint, redactHeaders } from '../../core/pipeline/redact';
 
 describe('redaction', () => {

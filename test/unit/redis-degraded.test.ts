@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { TERMINAL_STATES } from '../../core/domain/status';
-import { encodeWebhook } from '../../core/domain/webhook';
+import { encodeWebhook } from '../../core/records/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { writeLeases } from '../../core/pipeline/lease-keeper';
 import { createLocalGuards } from '../../core/pipeline/local-guards';
 import { createOwedWrites } from '../../core/pipeline/owed-writes';
-import { circuitRecord, pauseRecord, resumeRecord } from '../../core/policy/guard-records';
+import { circuitRecord, pauseRecord, resumeRecord } from '../../core/records/guard';
 import { systemClock } from '../../core/ports/clock';
 import type { HotBatch, EndedLookup } from '../../core/ports/hot-state';
 import type { ConsumedBatch } from '../../core/ports/log';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareStamps, createStateFold, parseSnapshot, restoreItemOf, snapshotValue, type StateRecord } from '../../core/reconcile/replay';
+import { compareStamps, parseSnapshot, snapshotValue } from '../../core/records/state';
+import { createStateFold, restoreItemOf, type StateRecord } from '../../core/reconcile/replay';
 import { T0, hook, snapshot, stamp, tombstone } from '../helpers/reconcile-fixtures';
 
 // The replay rules of a rebuild (core/reconcile/replay.ts): which howk.state record of a
@@ -113,7 +114,7 @@ describe('what a live snapshot restores', () => {
 
   it('completes the status of a held webhook, whose snapshot records only what the hold changed', () => {
     const w = hook('wh_p', { attempt: 0 });
-    const value = snapshotValue(w, { webhook_id: 'wh_p', updated_at_ns: stamp(T0), state: 'pending', held: 'paused', next_retry_at: null }, T0, 'paused');
+    const value = snapshotValue(w, { webhook_id: 'wh_p', updated_at_ns: stamp(T0), state: 'pending', held: 'paused', next_retry_at: null }, T0);
     const item = restoreItemOf(parseSnapshot(value));
     expect(item.status).toMatchObject({ webhook_id: 'wh_p', config_id: 'cfg_r', endpoint_hash: 'ab'.repeat(16), state: 'pending', held: 'paused', attempts: 0, max_attempts: 5 });
     // Due at once: back through the pending topic, where the pause holds it again if still paused.

@@ -184,7 +184,13 @@ describe('auth building blocks', () => {
     expect(tokenId(token)).toBe('0123456789abcdef');
     expect((await t.verify(token))?.id).toBe('0123456789abcdef');
     expect(await t.verify(token.replace(/x$/, 'y'))).toBeNull();
-    t.apply('0123456789abcdef', 'not json'.replace('not json', '{"id":"0123456789abcdef"}'));
+    // A malformed record leaves the key as its last good record says (core/log/compacted-table.ts); a revocation ends it.
+    expect(t.apply('0123456789abcdef', '{"id":"0123456789abcdef"}')).toBe('malformed');
+    expect((await t.verify(token))?.id).toBe('0123456789abcdef');
+    t.apply(
+      '0123456789abcdef',
+      JSON.stringify({ id: '0123456789abcdef', name: '', hash: await hashToken(token), scopes: ['read'], config_ids: null, created_at: 'x', revoked_at: 'y' }),
+    );
     expect(await t.verify(token)).toBeNull();
   });
 

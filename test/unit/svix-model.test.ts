@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { listensTo, matchingEndpoints } from '../../core/apps/filter';
 import { disabledEndpointGate, endpointThrottleOf, messageWebhookKey } from '../../core/apps/gate';
-import { decodeMessage, decodeModel, encodeRecord, endpointKey, keyOf, type AppRecord, type EndpointRecord, type MessageRecord } from '../../core/apps/records';
+import { applicationKey, decodeApplication, encodeApplication, endpointKey, type AppRecord, type EndpointRecord } from '../../core/records/application';
+import { decodeMessage, encodeMessage, messageKeyOf, type MessageRecord } from '../../core/records/message';
 import { AppTable } from '../../core/apps/table';
 import { splitSecrets } from '../../core/signing/secret-format';
 
@@ -76,26 +77,27 @@ describe('filter matching', () => {
 describe('record encoding', () => {
   it('a record reads back as written, under its own key', () => {
     const e = ep('app_1', 'ep_1', { filter_types: ['a'], headers: { 'x-a': '1' } });
-    expect(keyOf(e)).toBe('ep/app_1/ep_1');
-    expect(decodeModel(keyOf(e), encodeRecord(e))).toEqual(e);
-    expect(decodeModel('app/app_1', encodeRecord(app('app_1', 'acme')))).toEqual(app('app_1', 'acme'));
-    expect(decodeMessage('msg/app_1/msg_1', encodeRecord(msg('app_1', 'msg_1')))).toEqual(msg('app_1', 'msg_1'));
+    expect(applicationKey(e)).toBe('ep/app_1/ep_1');
+    expect(decodeApplication(applicationKey(e), encodeApplication(e))).toEqual(e);
+    expect(decodeApplication('app/app_1', encodeApplication(app('app_1', 'acme')))).toEqual(app('app_1', 'acme'));
+    expect(decodeMessage('msg/app_1/msg_1', encodeMessage(msg('app_1', 'msg_1')))).toEqual(msg('app_1', 'msg_1'));
   });
 
   it('a record under a key that is not its own, or not a record, is refused (it cannot overwrite another object)', () => {
-    expect(decodeModel(endpointKey('app_2', 'ep_1'), encodeRecord(ep('app_1', 'ep_1')))).toBeUndefined();
-    expect(decodeModel('app/x', '{not json')).toBeUndefined();
-    expect(decodeModel('app/x', JSON.stringify({ kind: 'app', id: 'x' }))).toBeUndefined();
+    expect(decodeApplication(endpointKey('app_2', 'ep_1'), encodeApplication(ep('app_1', 'ep_1')))).toBeUndefined();
+    expect(decodeApplication('app/x', '{not json')).toBeUndefined();
+    expect(decodeApplication('app/x', JSON.stringify({ kind: 'app', id: 'x' }))).toBeUndefined();
   });
 
   it('an endpoint record holds sealed secrets only', () => {
     const bad = { ...ep('a', 'e'), secrets: [{ id: 's', sealed: 'whsec_plain', created_at: at, expires_at: null }] };
-    expect(decodeModel('ep/a/e', JSON.stringify(bad))).toBeUndefined();
+    expect(decodeApplication('ep/a/e', JSON.stringify(bad))).toBeUndefined();
   });
 });
 
 describe('the replica table', () => {
-  const put = (t: AppTable, r: AppRecord | EndpointRecord | MessageRecord) => t.apply(keyOf(r), encodeRecord(r));
+  const put = (t: AppTable, r: AppRecord | EndpointRecord | MessageRecord) =>
+    r.kind === 'message' ? t.apply(messageKeyOf(r), encodeMessage(r)) : t.apply(applicationKey(r), encodeApplication(r));
 
   it('finds applications and endpoints by id or uid; a tombstone removes them', () => {
     const t = new AppTable(10);
@@ -140,18 +142,18 @@ describe('the replica table', () => {
 
 describe('the worker gate of disabled endpoints', () => {
   const t = new AppTable(10);
-  t.apply('app/app_1', encodeRecord(app('app_1')));
+  t.apply('app/app_1', encodeApplication(app('app_1')));
   const gate = disabledEndpointGate(t);
   const hook = (epId: string, created: string, key = messageWebhookKey('msg_1', epId)) => ({ config_id: 'app_1', idempotency_key: key, created_at: created });
 
   it('a webhook queued before its endpoint was disabled dead-letters', () => {
-    t.apply('ep/app_1/ep_off', encodeRecord(ep('app_1', 'ep_off', { disabled: true, updated_at: '2026-01-02T00:00:00.000Z' })));
+    t.apply('ep/app_1/ep_off', encodeApplication(ep('app_1', 'ep_off', { disabled: true, updated_at: '2026-01-02T00:00:00.000Z' })));
     expect(gate(hook('ep_off', '2026-01-01T12:00:00.000Z'))).toMatch(/ep_off .* disabled/);
   });
 
   it('goes: a disabling older than the webhook (this replica lags the api), an enabled endpoint or one this replica never saw, a webhook no message made', () => {
     expect(gate(hook('ep_off', '2026-01-03T00:00:00.000Z'))).toBeUndefined();
-    t.apply('ep/app_1/ep_on', encodeRecord(ep('app_1', 'ep_on', { updated_at: '2026-01-02T00:00:00.000Z' })));
+    t.apply('ep/app_1/ep_on', encodeApplication(ep('app_1', 'ep_on', { updated_at: '2026-01-02T00:00:00.000Z' })));
     expect(gate(hook('ep_on', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
     expect(gate(hook('ep_never_seen', '2026-01-01T00:00:00.000Z'))).toBeUndefined();
     expect(gate(hook('ep_off', '2026-01-01T00:00:00.000Z', 'my-own-key'))).toBeUndefined();
@@ -169,26 +171,26 @@ describe('splitSecrets', () => {
 
 describe('the worker gate of deleted endpoints and throttle rates', () => {
   const t = new AppTable(10);
-  t.apply('app/app_1', encodeRecord(app('app_1')));
+  t.apply('app/app_1', encodeApplication(app('app_1')));
   const hook = (epId: string) => ({ config_id: 'app_1', idempotency_key: messageWebhookKey('msg_1', epId), created_at: '2026-01-03T00:00:00.000Z' });
 
   it('a deleted endpoint dead-letters its webhooks, whatever their age; so do those of a deleted application', () => {
-    t.apply('ep/app_1/ep_del', encodeRecord(ep('app_1', 'ep_del')));
+    t.apply('ep/app_1/ep_del', encodeApplication(ep('app_1', 'ep_del')));
     t.apply('ep/app_1/ep_del', null);
     expect(disabledEndpointGate(t)(hook('ep_del'))).toMatch(/ep_del .* deleted/);
-    t.apply('ep/app_1/ep_kept', encodeRecord(ep('app_1', 'ep_kept')));
+    t.apply('ep/app_1/ep_kept', encodeApplication(ep('app_1', 'ep_kept')));
     t.apply('app/app_1', null);
     expect(disabledEndpointGate(t)(hook('ep_kept'))).toMatch(/ep_kept .* deleted/);
   });
 
   it("the throttle is the endpoint's current throttleRate, none without one", () => {
-    t.apply('app/app_1', encodeRecord(app('app_1')));
-    t.apply('ep/app_1/ep_t', encodeRecord(ep('app_1', 'ep_t', { throttle_rate: 5 })));
-    t.apply('ep/app_1/ep_f', encodeRecord(ep('app_1', 'ep_f')));
+    t.apply('app/app_1', encodeApplication(app('app_1')));
+    t.apply('ep/app_1/ep_t', encodeApplication(ep('app_1', 'ep_t', { throttle_rate: 5 })));
+    t.apply('ep/app_1/ep_f', encodeApplication(ep('app_1', 'ep_f')));
     const of = endpointThrottleOf(t);
     expect(of(hook('ep_t'))).toEqual({ endpointId: 'ep_t', rate: 5 });
     expect(of(hook('ep_f'))).toBeUndefined();
-    t.apply('ep/app_1/ep_t', encodeRecord(ep('app_1', 'ep_t', { throttle_rate: 2 })));
+    t.apply('ep/app_1/ep_t', encodeApplication(ep('app_1', 'ep_t', { throttle_rate: 2 })));
     expect(of(hook('ep_t'))).toEqual({ endpointId: 'ep_t', rate: 2 });
   });
 });

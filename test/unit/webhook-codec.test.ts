@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { arrayElements, objectMembers, skipValue, slice } from '../../core/domain/raw-json';
-import { decodeWebhook, encodeWebhook, WebhookSchema, type Webhook } from '../../core/domain/webhook';
+import { decodeWebhook, encodeWebhook, WebhookSchema, type Webhook } from '../../core/records/webhook';
 
 // Body bytes (docs/ARCHITECTURE.md, The life of one webhook): the payload text fixed at
 // enqueue is the text signed and sent on every attempt, so the record codec must carry it

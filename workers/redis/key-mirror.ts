@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { keys } from '../../core/domain/keys';
 import { errorMessage } from '../../core/errors/errors';
 import type { Logger } from '../../core/ports/logger';
+import { decodeApiKey } from '../../core/records/api-key';
 import { execPipeline } from './exec';
 import { scriptedPipeline, withScripts } from './scripts';
 
@@ -22,9 +23,9 @@ export type KeyMirror = {
 
 export type KeyMirrorOptions = { flushMs?: number; refreshMs?: number; log?: Logger };
 
-const revoked = (value: string): boolean => {
+const revoked = (id: string, value: string): boolean => {
   try {
-    return (JSON.parse(value) as { revoked_at?: unknown }).revoked_at != null;
+    return (decodeApiKey(id, value)?.revoked_at ?? null) !== null;
   } catch {
     return false;
   }
@@ -43,7 +44,7 @@ export const createKeyMirror = (redis: Redis, o: KeyMirrorOptions = {}): KeyMirr
   const write = async (batch: Map<string, string | null>) => {
     if (!batch.size) return;
     const p = scriptedPipeline(client);
-    for (const [id, v] of batch) p.howk_mirrorKey(keys.apiKeys(), id, v ?? '', v !== null && revoked(v) ? 1 : 0);
+    for (const [id, v] of batch) p.howk_mirrorKey(keys.apiKeys(), id, v ?? '', v !== null && revoked(id, v) ? 1 : 0);
     try {
       await execPipeline(p);
     } catch (e) {

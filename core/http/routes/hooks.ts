@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { messageWebhookKey } from '../../apps/gate';
 import { secretsText } from '../../apps/messages';
-import type { EndpointRecord } from '../../apps/records';
+import type { EndpointRecord } from '../../records/application';
 import { isMediaType } from '../../domain/enqueue';
 import { endpointHash } from '../../domain/ids';
 import { WebhookState, WebhookStatusSchema } from '../../domain/status';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MessageRecord } from '../../apps/records';
+import type { MessageRecord } from '../../records/message';
 import type { ApiDeps } from '../deps';
 
 // Svix's message attempts, read from the status of each webhook a message became (its

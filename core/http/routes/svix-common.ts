@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AppStore } from '../../apps/store';
-import type { AppRecord, EndpointRecord, EventTypeRecord, MessageRecord } from '../../apps/records';
+import type { AppRecord, EndpointRecord, EventTypeRecord } from '../../records/application';
+import type { MessageRecord } from '../../records/message';
 import { UID } from '../../apps/schemas';
 import { ValidationError } from '../../errors/errors';
 import type { ApiDeps } from '../deps';
