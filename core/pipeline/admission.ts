@@ -1,3 +1,4 @@
+import type { EndpointPolicy } from '../apps/gate';
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../domain/webhook';
 import { urlParts, type UrlParts } from '../domain/memo';
@@ -27,6 +28,8 @@ export type AdmissionDeps = {
   isStopping?: () => boolean;
   /** Makes a webhook that met a pause recoverable (its howk.state snapshot) before the pause holds it in Redis. */
   beforeHold?: (w: Webhook) => Promise<void>;
+  /** A Svix endpoint's own timeout, backoff cap and concurrency ceiling (core/apps/gate.ts), read at each attempt. */
+  endpointPolicy?: (w: Webhook) => EndpointPolicy | undefined;
 };
 
 /** An admission and the worker's connection slot it holds: a 'go' keeps it until its answer is in. */
@@ -130,6 +133,8 @@ export const createAdmission = (d: AdmissionDeps) => {
       const now = d.clock.now();
       const req: Parameters<Guards['admit']>[0][number] = { endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited };
       if (passPause?.length) req.passPause = [...passPause];
+      const ceiling = d.endpointPolicy?.(w)?.maxConcurrency;
+      if (ceiling) req.ceiling = ceiling;
       const a = await ask1!(req);
       if (a.kind !== 'go') release();
       else keeper?.add({ id: w.id, endpointHash: w.endpoint_hash, host, counted: a.counted }, now);

@@ -98,6 +98,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       // A lane is a few webhooks of a batch (one config each): its own promises are kept few.
       const run = (async () => {
         if (prev) await prev;
+        const n = Math.min(config.kafka.per_key_parallelism, items.length);
+        // Asking ahead for the next webhook only works when this worker is the one that takes
+        // it: with parallel workers another may, and the answer asked ahead (a lease and a
+        // connection slot on a 'go') would be held by nobody.
+        const ahead = n === 1;
         const worker = async () => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
@@ -107,12 +112,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
               attempter.discard(w); // what was asked ahead for it is given back
             // Slow lane: each endpoint at its own pace (limit / latency).
             else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            onStep(w, seen ?? (await attempter.attempt(w, lane, items[next], start)));
+            onStep(w, seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start)));
             moved.set(key, d.clock.now());
           }
         };
         try {
-          const n = Math.min(config.kafka.per_key_parallelism, items.length);
           await (n === 1 ? worker() : Promise.all(Array.from({ length: n }, worker)));
         } finally {
           cut();
