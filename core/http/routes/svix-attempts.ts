@@ -16,7 +16,7 @@ export const AttemptOutSchema = z.object({
   status: z.number().int().describe('0 success, 2 fail (Svix MessageStatus)'),
   statusText: z.enum(['success', 'fail']),
   timestamp: z.string(),
-  triggerType: z.number().int(),
+  triggerType: z.number().int().describe('0 scheduled, 1 manual (a resend)'),
 });
 export type AttemptOut = z.infer<typeof AttemptOutSchema>;
 
@@ -41,7 +41,7 @@ export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: stri
         status: ok ? 0 : 2,
         statusText: ok ? 'success' : 'fail',
         timestamp: a.at,
-        triggerType: 0,
+        triggerType: del.manual ? 1 : 0,
       });
     }
   }

@@ -86,6 +86,32 @@ export const svixMessageRoutes: Route[] = [
   },
   {
     ...ofApp,
+    method: 'post',
+    path: '/api/v1/app/:app/msg/:msg/endpoint/:endpoint/resend',
+    summary: 'Resend a message to one endpoint it was sent to: one more webhook, with the endpoint as it is now',
+    access: 'enqueue',
+    request: { params: MsgParams.extend({ endpoint: z.string() }) },
+    responses: {
+      '202': { description: 'accepted (durably in Kafka); the same idempotency-key again is the same webhook', schema: z.object({}) },
+      '409': { description: 'the endpoint is disabled', schema: SvixError },
+      '429': { description: "the application's config has api.max_outstanding_per_config webhooks outstanding (Retry-After); nothing sent" },
+      '503': { description: 'Kafka unavailable' },
+      ...errors,
+      '404': { description: 'no such application, message or endpoint, the message was never sent to that endpoint, or an application the key does not reach', schema: SvixError },
+    },
+    handler: (d) => [
+      async (c) => {
+        const app = store(d).app(c.req.param('app')!);
+        await checkOutstanding(d, app.id);
+        const key = c.req.header('idempotency-key');
+        const id = await d.apps!.messages.resend(app.id, c.req.param('msg')!, c.req.param('endpoint')!, key ? key.slice(0, 256) : undefined);
+        d.log.debug('message resent', { app_id: app.id, msg_id: c.req.param('msg'), webhook_id: id });
+        return c.json({}, 202);
+      },
+    ],
+  },
+  {
+    ...ofApp,
     method: 'get',
     path: '/api/v1/app/:app/attempt/msg/:msg',
     summary: 'The delivery attempts of a message, one per HTTP attempt to each endpoint it reached',
