@@ -6,7 +6,7 @@ import { startReceiver, type Received, type Receiver } from '../helpers/receiver
 import { useRedisDb } from '../helpers/redis-db';
 
 // Svix's message routes beyond create/get, through the OFFICIAL `svix` client on real Kafka +
-// Redis: resending one message to one endpoint (messageAttempt.resend).
+// Redis: resending one message to one endpoint (messageAttempt.resend), and `with_content`.
 
 const headersOf = (r: Received): Record<string, string> => Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]));
 const failure = async (p: Promise<unknown>): Promise<ApiException<any>> => {
@@ -24,12 +24,14 @@ describe('Svix message routes with the official svix client (Kafka + Redis)', ()
   let f: TestFleet;
   let rx: Receiver;
   let svix: Svix;
+  let admin: string;
 
   beforeAll(async () => {
     f = await startTestFleet('kafka', { redisDb: db(), overrides: { 'api.auth.enabled': true } });
     await Promise.all([f.fleet.security!.ready, f.fleet.apps!.ready]);
-    svix = new Svix((await f.fleet.security!.keys!.create({ scopes: ['admin'] })).key, { serverUrl: f.baseUrl });
-    rx = await startReceiver(() => ({ status: 200 }));
+    admin = (await f.fleet.security!.keys!.create({ scopes: ['admin'] })).key;
+    svix = new Svix(admin, { serverUrl: f.baseUrl });
+    rx = await startReceiver(() => ({ status: 200, body: 'thanks' }));
   });
   afterAll(async () => {
     await f?.stop();
@@ -105,5 +107,34 @@ describe('Svix message routes with the official svix client (Kafka + Redis)', ()
     expect((await svix.message.list(theirs.id)).data.map((m) => m.id)).toEqual([msg2.id, msg.id]);
     await svix.endpoint.update(theirs.id, ep.id, { url: ep.url, disabled: true });
     expect((await failure(svix.messageAttempt.resend(theirs.id, msg.id, ep.id))).code).toBe(409);
+  }, 60_000);
+
+  it('with_content=false leaves out payloads, attempt response bodies and event-type schemas; a bad value is a 422 naming it', async () => {
+    const tag = uniq('wc');
+    const app = await svix.application.create({ name: 'Content' });
+    await svix.endpoint.create(app.id, { url: rx.url(`/${tag}/a`) });
+    const schemas = { '1': { type: 'object', properties: { n: { type: 'number' } } } };
+    await svix.eventType.create({ name: `${tag}.paid`, description: 'paid', schemas });
+    const msg = await svix.message.create(app.id, { eventType: `${tag}.paid`, payload: { n: 7, card: 'secret' } });
+    const attempts = (o?: { withContent: boolean }) => svix.messageAttempt.listByMsg(app.id, msg.id, o);
+    await waitFor(async () => (await attempts()).data.length === 1, { what: 'the attempt' });
+
+    expect((await svix.message.get(app.id, msg.id)).payload).toEqual({ n: 7, card: 'secret' });
+    expect((await svix.message.get(app.id, msg.id, { withContent: false })).payload).toEqual({});
+    expect((await svix.message.list(app.id, { withContent: false })).data.map((m) => m.payload)).toEqual([{}]);
+    expect((await attempts()).data[0]!.response).toBe('thanks');
+    expect((await attempts({ withContent: false })).data[0]!.response).toBe('');
+    const byEndpoint = await svix.messageAttempt.listByEndpoint(app.id, (await svix.endpoint.list(app.id)).data[0]!.id, { withContent: false });
+    expect(byEndpoint.data.map((a) => a.response)).toEqual(['']);
+    const types = async (withContent?: boolean) => (await svix.eventType.list({ limit: 250, withContent })).data.find((t) => t.name === `${tag}.paid`);
+    expect((await types())!.schemas).toEqual(schemas);
+    expect((await types(false))!.schemas ?? null).toBeNull();
+
+    const auth = { headers: { authorization: `Bearer ${admin}` } };
+    for (const path of [`/app/${app.id}/msg/${msg.id}`, `/app/${app.id}/msg`, `/app/${app.id}/attempt/msg/${msg.id}`, '/event-type']) {
+      const res = await fetch(`${f.baseUrl}/api/v1${path}?with_content=maybe`, auth);
+      expect(res.status, path).toBe(422);
+      expect(((await res.json()) as any).detail[0].loc).toEqual(['query', 'with_content']);
+    }
   }, 60_000);
 });

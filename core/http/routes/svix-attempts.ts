@@ -20,8 +20,8 @@ export const AttemptOutSchema = z.object({
 });
 export type AttemptOut = z.infer<typeof AttemptOutSchema>;
 
-/** The attempts of a message, of its delivery to one endpoint when `endpointId` is given. */
-export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: string): Promise<AttemptOut[]> => {
+/** The attempts of a message, of its delivery to one endpoint when `endpointId` is given; without `content`, no response bodies (Svix's with_content=false). */
+export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: string, content = true): Promise<AttemptOut[]> => {
   const out: AttemptOut[] = [];
   for (const del of m.deliveries) {
     if (endpointId !== undefined && del.endpoint_id !== endpointId) continue;
@@ -35,7 +35,7 @@ export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: stri
         msgId: m.id,
         endpointId: del.endpoint_id,
         url: s.endpoint,
-        response: a.response ?? a.error ?? '',
+        response: content ? (a.response ?? a.error ?? '') : '',
         responseStatusCode: a.status_code ?? 0,
         responseDurationMs: a.duration_ms,
         status: ok ? 0 : 2,

@@ -117,17 +117,29 @@ export const SvixError = z.looseObject({
   error: z.looseObject({ code: z.string(), message: z.string() }).describe("Howk's own error, as on every route"),
 });
 
+const withContentParam = z.enum(['true', 'false']).optional();
 export const ListQuery = () =>
   z.object({
     limit: z.coerce.number().int().min(1).max(250).optional().describe('1-250, 50 by default'),
     iterator: z.string().max(256).optional().describe('the iterator of the previous page'),
     order: z.enum(['ascending', 'descending']).optional(),
   });
+/** A listing whose items have content Svix's `with_content=false` leaves out (payloads, response bodies, schemas). */
+export const ContentListQuery = () =>
+  ListQuery().extend({ with_content: withContentParam.describe('false: the content (payloads, response bodies, schemas) left out; true by default') });
+export const WithContentQuery = () => z.object({ with_content: withContentParam.describe('false: the payload is left out ({}); true by default') });
+
+/** Svix's `with_content` (true unless `false`); any other value is a 422 naming it. */
+export const withContent = (c: Context): boolean => {
+  const q = WithContentQuery().safeParse({ with_content: c.req.query('with_content') });
+  if (!q.success) throw ValidationError.fromZod(q.error, { at: 'query' });
+  return q.data.with_content !== 'false';
+};
 
 /** One page of `items` (given oldest first) after the item whose key is `iterator`. */
 export const page = <T>(c: Context, items: T[], key: (t: T) => string, descendingByDefault = false) => {
   const q = ListQuery().safeParse(c.req.query());
-  if (!q.success) throw ValidationError.fromZod(q.error, { root: 'query' });
+  if (!q.success) throw ValidationError.fromZod(q.error, { at: 'query' });
   const { limit = 50, iterator, order } = q.data;
   const descending = (order ?? (descendingByDefault ? 'descending' : 'ascending')) === 'descending';
   const ordered = descending ? [...items].reverse() : items;
