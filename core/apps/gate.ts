@@ -45,3 +45,24 @@ export const endpointThrottleOf =
     if (!e || e.throttle_rate === null || e.throttle_rate <= 0) return undefined;
     return { endpointId: e.id, rate: e.throttle_rate };
   };
+
+/** A Svix endpoint's own delivery policy (Howk's fields); each one absent falls back to the global setting. */
+export type EndpointPolicy = { timeoutMs?: number; maxBackoffMs?: number; maxConcurrency?: number };
+
+/**
+ * Read at each attempt, like the throttle rate: a change reaches webhooks already queued.
+ * Undefined for a webhook no message made, or an endpoint with none of its own.
+ */
+export const endpointPolicyOf =
+  (table: AppTable) =>
+  (w: { config_id: string; idempotency_key?: string }): EndpointPolicy | undefined => {
+    const key = w.idempotency_key;
+    if (key === undefined || !key.startsWith(PREFIX)) return undefined;
+    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
+    if (!e || (e.timeout_ms == null && e.max_backoff_ms == null && e.max_concurrency == null)) return undefined;
+    const p: EndpointPolicy = {};
+    if (e.timeout_ms != null) p.timeoutMs = e.timeout_ms;
+    if (e.max_backoff_ms != null) p.maxBackoffMs = e.max_backoff_ms;
+    if (e.max_concurrency != null) p.maxConcurrency = e.max_concurrency;
+    return p;
+  };

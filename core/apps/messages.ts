@@ -1,13 +1,14 @@
 import type { Config } from '../config/schema';
 import type { EnqueueItem } from '../domain/enqueue';
 import { ulid } from '../domain/ids';
-import { TooLargeError } from '../errors/errors';
+import { ConflictError, NotFoundError, TooLargeError } from '../errors/errors';
 import type { EnqueueResult } from '../pipeline/enqueue';
 import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
 import { matchingEndpoints } from './filter';
 import { messageWebhookKey } from './gate';
 import { encodeMessage, messageKey, type MessageRecord } from '../records/message';
+import type { EndpointRecord } from '../records/application';
 import type { MessageIn } from './schemas';
 import type { AppStore } from './store';
 
@@ -38,6 +39,22 @@ export const secretsText = (secrets: string[]): string => secrets.join(' ');
 
 export const createMessages = (d: MessageDeps) => {
   const topic = d.config.kafka.topics.messages;
+  const keep = async (message: MessageRecord) => {
+    const key = messageKey(message.app_id, message.id);
+    const value = encodeMessage(message);
+    await d.producer.send([{ topic, key, value }]);
+    d.store.table.apply(key, value);
+  };
+  const webhookOf = async (e: EndpointRecord, payload: string, key: string): Promise<EnqueueItem> => ({
+    endpoint: e.url,
+    payload,
+    headers: e.headers,
+    idempotency_key: key,
+    signing_secret: secretsText(await d.store.signingSecrets(e)),
+    ...(e.max_attempts ? { max_attempts: e.max_attempts } : {}),
+  });
+  // Resends of this instance one after another: each adds its webhook to the message record it read.
+  let resending: Promise<unknown> = Promise.resolve();
   return {
     /** `payload`: the raw JSON text of the message's payload, delivered byte for byte. */
     async create(appIdOrUid: string, input: MessageIn, payload: string): Promise<{ message: MessageRecord; created: boolean }> {
@@ -52,16 +69,7 @@ export const createMessages = (d: MessageDeps) => {
       const bytes = utf8.encode(payload).length * targets.length;
       if (bytes > d.config.svix.max_fanout_bytes)
         throw new TooLargeError(`a message to ${targets.length} endpoints (${bytes} bytes in all; svix.max_fanout_bytes)`, d.config.svix.max_fanout_bytes);
-      const items: EnqueueItem[] = await Promise.all(
-        targets.map(async (e) => ({
-          endpoint: e.url,
-          payload,
-          headers: e.headers,
-          idempotency_key: messageWebhookKey(id, e.id),
-          signing_secret: secretsText(await d.store.signingSecrets(e)),
-          ...(e.max_attempts ? { max_attempts: e.max_attempts } : {}),
-        })),
-      );
+      const items = await Promise.all(targets.map((e) => webhookOf(e, payload, messageWebhookKey(id, e.id))));
       const results = items.length ? await d.enqueue(app.id, items) : [];
       const message: MessageRecord = {
         kind: 'message',
@@ -74,11 +82,34 @@ export const createMessages = (d: MessageDeps) => {
         timestamp: new Date(now).toISOString(),
         deliveries: targets.map((e, i) => ({ endpoint_id: e.id, webhook_id: results[i]!.webhook_id })),
       };
-      const key = messageKey(app.id, id);
-      const value = encodeMessage(message);
-      await d.producer.send([{ topic, key, value }]);
-      d.store.table.apply(key, value);
+      await keep(message);
       return { message, created: true };
+    },
+    /**
+     * Svix's resend: one more webhook of a kept message to one endpoint it was sent to, with the
+     * endpoint's current URL, headers, secrets and policy; listed among the message's deliveries
+     * (a manual attempt). `requestKey` (the request's idempotency-key) makes a repeated request
+     * the same webhook, for as long as its idempotency key is kept.
+     */
+    resend(appIdOrUid: string, msgId: string, endpointIdOrUid: string, requestKey?: string): Promise<string> {
+      const run = resending.then(async () => {
+        const app = d.store.app(appIdOrUid);
+        const m = d.store.table.message(app.id, msgId);
+        if (!m) throw new NotFoundError(`message ${msgId} (an application keeps its latest svix.messages_kept_per_app)`);
+        const e = d.store.endpoint(app.id, endpointIdOrUid);
+        if (!m.deliveries.some((x) => x.endpoint_id === e.id)) throw new NotFoundError(`message ${m.id} to endpoint ${e.id} (it was never sent there)`);
+        if (e.disabled) throw new ConflictError('endpoint_disabled', `endpoint ${e.id} is disabled: enable it to resend`);
+        const nonce = requestKey ? toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8.encode(requestKey)))).slice(0, 26) : ulid(d.clock.now());
+        // svix:<msg>:<resend>:<endpoint>: the worker finds the endpoint by the key's last part (core/apps/gate.ts).
+        const [r] = await d.enqueue(app.id, [await webhookOf(e, m.payload, messageWebhookKey(`${m.id}:r${nonce}`, e.id))]);
+        const webhookId = r!.webhook_id;
+        const latest = d.store.table.message(app.id, m.id) ?? m;
+        if (!latest.deliveries.some((x) => x.webhook_id === webhookId))
+          await keep({ ...latest, deliveries: [...latest.deliveries, { endpoint_id: e.id, webhook_id: webhookId, manual: true }] });
+        return webhookId;
+      });
+      resending = run.catch(() => undefined);
+      return run;
     },
   };
 };

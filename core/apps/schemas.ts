@@ -12,6 +12,11 @@ export const UID = /^[a-zA-Z0-9\-_.]+$/;
 const uid = z.string().min(1).max(256).regex(UID, 'must be 1-256 characters of a-z A-Z 0-9 - _ .');
 const notSupported = (what: string) => z.null({ error: `${what} is not supported by Howk (leave it out or null)` }).optional();
 const metadata = z.record(z.string().max(256), z.string().max(1024)).refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata entries');
+/** Bounds of an endpoint's own timeoutMs and maxBackoffMs (docs/SVIX-API.md, *Delivery policy*). */
+export const MIN_TIMEOUT_MS = 100;
+export const MAX_TIMEOUT_MS = 300_000;
+export const MIN_BACKOFF_MS = 1000;
+export const MAX_BACKOFF_MS = 86_400_000;
 const rate = z.number().int().min(1).max(1_000_000).nullable().optional();
 
 /** `whsec_<base64>` or bare base64 (Svix takes both); stored with the prefix. */
@@ -52,6 +57,17 @@ const endpointFields = (c: Config) => {
     version: z.number().int().min(1).nullable().optional(),
     /** Howk's own: attempts of each webhook a message makes for this endpoint (null: retry.max_attempts). */
     maxAttempts: z.number().int().min(1).max(1000).nullable().optional(),
+    // Howk's own delivery policy, read at each attempt (core/apps/gate.ts endpointPolicyOf); null: the global one.
+    timeoutMs: z.number().int().min(MIN_TIMEOUT_MS).max(MAX_TIMEOUT_MS).nullable().optional(),
+    maxBackoffMs: z.number().int().min(MIN_BACKOFF_MS).max(MAX_BACKOFF_MS).nullable().optional(),
+    maxConcurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(c.concurrency.max_limit)
+      .refine(() => c.concurrency.max_inflight_per_endpoint > 0, 'maxConcurrency needs endpoint limits on the server (concurrency.max_inflight_per_endpoint > 0)')
+      .nullable()
+      .optional(),
   };
 };
 

@@ -275,6 +275,9 @@ const endpointSettings = (input: EndpointIn | EndpointUpdate) => ({
   channels: input.channels ?? null,
   throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
   max_attempts: input.maxAttempts ?? null,
+  timeout_ms: input.timeoutMs ?? null,
+  max_backoff_ms: input.maxBackoffMs ?? null,
+  max_concurrency: input.maxConcurrency ?? null,
 });
 
 const eventTypeBody = (i: EventTypeUpdate) => ({

@@ -96,7 +96,7 @@ export class AppTable {
     if (!m) this.messages.set(r.app_id, (m = new Map()));
     const old = m.get(r.id);
     if (old) this.unindex(old);
-    m.delete(r.id);
+    // A message written again (a resend added a delivery) keeps its place: listings go by when it was sent.
     m.set(r.id, r);
     for (const x of r.deliveries) this.byWebhook.set(x.webhook_id, r);
     // The oldest first out: a Map keeps insertion order.

@@ -126,11 +126,11 @@ export class MemoryGuards implements Guards {
       if (prune(this.domainLeases, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
     }
     let fastLimit = 0;
+    const cap = r.ceiling || Infinity; // the slow lane goes past the fast-lane share (uncounted), never past the endpoint's own ceiling
     if (ep) {
-      fastLimit = Math.min(allowed(ep), endpointMax);
-      // The slow lane does not count (it goes past the fast-lane share): nothing is dropped then.
-      const full = r.lane === 'fast' && prune(this.endpointLeases, r.endpointHash, r.now) >= fastLimit;
-      const d = laneDecision(r.lane, full, slow);
+      fastLimit = Math.min(allowed(ep), endpointMax, cap);
+      const full = (r.lane === 'fast' || cap < Infinity) && prune(this.endpointLeases, r.endpointHash, r.now) >= (r.lane === 'fast' ? fastLimit : cap);
+      const d = r.lane === 'slow' && slow && full ? 'wait' : laneDecision(r.lane, full, slow);
       if (d === 'recovered') return { kind: 'recovered' };
       if (d === 'divert') return { kind: 'divert', reason: 'endpoint_inflight' };
       if (d === 'wait') return { kind: 'wait' };
@@ -138,7 +138,7 @@ export class MemoryGuards implements Guards {
     if (domainMax > 0) lease(this.domainLeases, r.host, r.id, r.now, p.inflightLeaseMs);
     if (ep) lease(this.endpointLeases, r.endpointHash, r.id, r.now, p.inflightLeaseMs);
     const counted = { endpoint: ep !== undefined, domain: domainMax > 0 };
-    return ep ? { kind: 'go', probe, counted, seen: { fastLimit, limit: ep.limit, latencyMs: ep.latMs } } : { kind: 'go', probe, counted };
+    return ep ? { kind: 'go', probe, counted, seen: { fastLimit, limit: Math.min(ep.limit, cap), latencyMs: ep.latMs } } : { kind: 'go', probe, counted };
   }
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {

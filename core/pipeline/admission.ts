@@ -1,3 +1,4 @@
+import type { EndpointPolicy } from '../apps/gate';
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../records/webhook';
 import { urlParts, type UrlParts } from '../domain/memo';
@@ -31,6 +32,8 @@ export type AdmissionDeps = {
   beforeHold?: (w: Webhook) => Promise<void>;
   /** What the worker knows of the guards without Redis, shared by its lanes (one is made when not given). */
   local?: LocalGuards;
+  /** A Svix endpoint's own timeout, backoff cap and concurrency ceiling (core/apps/gate.ts), read at each attempt. */
+  endpointPolicy?: (w: Webhook) => EndpointPolicy | undefined;
 };
 
 /** An admission and the worker's connection slot it holds: a 'go' keeps it until its answer is in. */
@@ -144,6 +147,8 @@ export const createAdmission = (d: AdmissionDeps) => {
       const now = d.clock.now();
       const req: Parameters<Guards['admit']>[0][number] = { endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited };
       if (passPause?.length) req.passPause = [...passPause];
+      const ceiling = d.endpointPolicy?.(w)?.maxConcurrency;
+      if (ceiling) req.ceiling = ceiling;
       const a = await ask1!(req);
       outage.answered();
       local.learn(w.endpoint_hash, w.config_id, a, now);

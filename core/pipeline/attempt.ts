@@ -172,7 +172,7 @@ export const createAttempter = (d: AttemptDeps) => {
           url: target.url,
           headers,
           body: p.body,
-          timeoutMs: config.delivery.timeout,
+          timeoutMs: d.endpointPolicy?.(w)?.timeoutMs ?? config.delivery.timeout,
         });
         if (d.stages) {
           // Written: when the client says the request left (a pool wait and connect before it), else when it was handed over.
@@ -286,7 +286,8 @@ export const createAttempter = (d: AttemptDeps) => {
     const error = response.kind === 'response' ? (response.status >= 400 ? `HTTP ${response.status}` : undefined) : `${response.kind}: ${response.error}`;
     const outcome = circuitOutcome(c);
     record({ id: w.id, endpointHash: w.endpoint_hash, host, now: at, outcome, probe: a.probe, counted: a.counted, error, sample: limitSample(response, outcome) });
-    const decision = decide(w, c, at, config.retry, rand());
+    const cap = d.endpointPolicy?.(w)?.maxBackoffMs;
+    const decision = decide(w, c, at, cap === undefined ? config.retry : { ...config.retry, max_delay: cap }, rand());
     if (decision.kind === 'delivered' && d.stages) {
       const created = Date.parse(w.created_at);
       if (!Number.isNaN(created)) d.stages.delivered(at - created, w.attempt + w.deferrals > 0);

@@ -21,6 +21,7 @@ import { collector } from './outcome-collect';
 import { createRunningCopies } from './running-copies';
 import { durablyWith } from './durably';
 import { createOwedWrites } from './owed-writes';
+import { stragglers } from './stragglers';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -102,6 +103,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       // A lane is a few webhooks of a batch (one config each): its own promises are kept few.
       const run = (async () => {
         if (prev) await prev;
+        const n = Math.min(config.kafka.per_key_parallelism, items.length);
+        // Asking ahead for the next webhook only works when this worker is the one that takes
+        // it: with parallel workers another may, and the answer asked ahead (a lease and a
+        // connection slot on a 'go') would be held by nobody.
+        const ahead = n === 1;
         const worker = async () => {
           while (next < items.length && !stopping) {
             const w = items[next++]!;
@@ -111,12 +117,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
               attempter.discard(w); // what was asked ahead for it is given back
             // Slow lane: each endpoint at its own pace (limit / latency).
             else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            onStep(w, seen ?? (await attempter.attempt(w, lane, items[next], start)));
+            onStep(w, seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start)));
             moved.set(key, d.clock.now());
           }
         };
         try {
-          const n = Math.min(config.kafka.per_key_parallelism, items.length);
           await (n === 1 ? worker() : Promise.all(Array.from({ length: n }, worker)));
         } finally {
           cut();
@@ -134,34 +139,6 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       return run;
     });
     return Promise.all(lanes).then(() => undefined);
-  };
-
-  /**
-   * Resolves true once the batch has stragglers: a lane that has not moved for
-   * straggler_after (a slow delivery, an admission that waits, or the tail of an earlier
-   * batch it queues behind), or the batch still running after batch_time_limit. False when
-   * every lane is done first. Lanes that keep finishing steps are not stragglers (a lease,
-   * snapshot and ack each for webhooks queued behind fast ones cost a quarter of the CPU).
-   */
-  const stragglers = async (all: Promise<void>, progress: Map<string, number>): Promise<boolean> => {
-    const { straggler_after, batch_time_limit } = config.delivery;
-    const done = all.then(() => false);
-    let doneTrue: Promise<boolean> | undefined; // made when first raced: a failed batch then rejects only where awaited
-    const deadline = d.clock.now() + Math.max(straggler_after, batch_time_limit);
-    for (;;) {
-      const now = d.clock.now();
-      if (!progress.size) return done;
-      let next = deadline;
-      for (const [key, started] of progress) next = Math.min(next, Math.max(started, moved.get(key) ?? 0) + straggler_after);
-      if (now >= next) return true;
-      // Checked again when the earliest lane would become a straggler (or the limit is reached); cleared once the batch is done.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const woke = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.max(1, next - now), false)));
-      const finished = await Promise.race([(doneTrue ??= done.then(() => true)), woke]);
-      clearTimeout(timer);
-      if (!finished) continue;
-      return false;
-    }
   };
 
   const flushable = (steps: Step[], leases: Leased[], records: LogRecord[] = []): Flushable => {
@@ -214,7 +191,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       partial.push(p);
     }, config.delivery.straggler_after);
     const { handoff_lease, max_handoff } = config.delivery;
-    const timedOut = await stragglers(all, progress).finally(() => clearInterval(ticker));
+    const timedOut = await stragglers({ clock: d.clock, delivery: config.delivery, moved }, all, progress).finally(() => clearInterval(ticker));
     if (timedOut && handoff.size() < max_handoff) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();

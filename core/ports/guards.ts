@@ -25,6 +25,8 @@ export type AdmitRequest = {
   id: string;
   /** Whether it was told to wait before (it is counted as queued until it is not). */
   waited?: boolean;
+  /** The endpoint's own concurrency ceiling (a Svix endpoint's maxConcurrency): its in-flight deliveries, in either lane, never above it. */
+  ceiling?: number;
 };
 
 /** What admission knew of the endpoint's adaptive limit when it let a delivery go. */

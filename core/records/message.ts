@@ -17,7 +17,8 @@ export const MessageRecordSchema = z.object({
   /** Raw JSON text, as sent. */
   payload: z.string(),
   timestamp: z.string(),
-  deliveries: z.array(z.object({ endpoint_id: z.string(), webhook_id: z.string() })),
+  /** `manual`: made by a resend (Svix's triggerType 1), not by the message itself. */
+  deliveries: z.array(z.object({ endpoint_id: z.string(), webhook_id: z.string(), manual: z.boolean().optional() })),
 });
 export type MessageRecord = z.infer<typeof MessageRecordSchema>;
 

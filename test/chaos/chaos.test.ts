@@ -4,6 +4,7 @@ import { formatFigures, profile, repetitions, type Figures } from './harness';
 import { chaosInfra } from './infra';
 import { joinScenario, rollingScenario } from './membership';
 import { flushScenario, kafkaScenario, killScenario, REDIS_OUTAGE_MS, redisScenario, SIZES } from './scenarios';
+import { SVIX_FANOUT } from './svix-traffic';
 
 // The chaos suite (docs/RELIABILITY.md "Chaos suite"): the binaries as processes on a
 // Kafka broker and a Redis server of its own (ports 19192, 16479, or the next free slot), which it flushes, kills
@@ -50,9 +51,11 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       fewDuplicates(f);
     });
 
-    it(`2. kill -9 of workers and schedulers every 3 s (${SIZES.kill} webhooks) #${run}`, async () => {
+    it(`2. kill -9 of workers and schedulers every 3 s (${SIZES.kill} webhooks, ${SIZES.svix} Svix messages to ${SVIX_FANOUT} endpoints) #${run}`, async () => {
       const f = record(await killScenario(run));
       expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
+      // Every message answered 202 made one webhook per endpoint, each counted in the books above.
+      expect(f.notes).toMatchObject({ svix_messages: SIZES.svix, svix_webhooks: SIZES.svix * SVIX_FANOUT });
       expect(f.notes.kills).toBeGreaterThan(2);
       fewDuplicates(f);
       expect(f.recover_ms, 'longest gap between deliveries').toBeLessThanOrEqual(KILL_STALL_MS);

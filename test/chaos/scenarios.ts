@@ -4,6 +4,7 @@ import { waitFor } from '../helpers/env';
 import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startClient, type ChaosFleet, type Client, type Figures, type Receiver } from './harness';
 import { chaosInfra, workersJoined } from './infra';
 import { enqueueWhenBack, groupAnswers } from './kafka-return';
+import { startSvixTraffic, SVIX_ENV } from './svix-traffic';
 import { longestFirstWait, traceTimeline, type Fault } from './trace';
 
 // The four chaos scenarios (docs/RELIABILITY.md "Chaos suite"). Each returns its figures;
@@ -13,8 +14,9 @@ import { longestFirstWait, traceTimeline, type Fault } from './trace';
 // runs, once: the same scenarios, outages and fleet, fewer webhooks (their fixed costs - the
 // 10 s outages, a broker restart, rebalances - dominate the time either way).
 export const SIZES = {
-  ci: { flush: 600, kill: 2000, kafka: 600, redis: 600 },
-  full: { flush: 5000, kill: 20_000, kafka: 5000, redis: 5000 },
+  // svix: messages sent through the kill -9 run beside the batches, each fanned out to 4 endpoints.
+  ci: { flush: 600, kill: 2000, kafka: 600, redis: 600, svix: 50 },
+  full: { flush: 5000, kill: 20_000, kafka: 5000, redis: 5000, svix: 500 },
 }[profile];
 
 export const SETTLE_MS = profile === 'full' ? 600_000 : 300_000;
@@ -110,7 +112,7 @@ export const flushScenario = (run: number) =>
     run,
   );
 
-/** 2. kill -9 of a random worker or scheduler every few seconds. */
+/** 2. kill -9 of a random worker or scheduler every few seconds, Svix messages fanned out beside the batches. */
 export const killScenario = (run: number) =>
   withParts(
     'kill-9',
@@ -120,6 +122,7 @@ export const killScenario = (run: number) =>
       // A steady stream through the kills (ci: 20 s, full: 67 s), so that a gap between
       // deliveries is a stall, not the end of a backlog or a retry's backoff.
       const client = startClient(fleet, rx, n, { ok: 16, flaky: 3, bad: 1 }, 4, { perSecond: profile === 'full' ? 300 : 100, batch: 20 });
+      const svix = await startSvixTraffic(fleet, rx, client, SIZES.svix, 10);
       const every = 3000;
       let kills = 0;
       let killing = true;
@@ -145,7 +148,7 @@ export const killScenario = (run: number) =>
       // Kill through the run: until nearly every webhook has arrived, and at least 3 times (a
       // fast machine must not get through the small ci profile between two kills).
       const deliveredOrDead = () => [...client.accepted.keys()].filter((id) => (rx.byId.get(id)?.ok ?? 0) > 0 || dl.reasons.has(id)).length;
-      await waitFor(() => client.accepted.size === n && deliveredOrDead() >= n * 0.97 && kills >= 3, {
+      await waitFor(() => client.accepted.size >= n && deliveredOrDead() >= n * 0.97 && kills >= 3, {
         timeoutMs: SETTLE_MS,
         intervalMs: 500,
         what: 'deliveries under kill -9',
@@ -153,6 +156,8 @@ export const killScenario = (run: number) =>
       killing = false;
       await killer;
       await client.done;
+      // The messages' webhooks join the books (client.accepted) once every message is on Kafka.
+      const fanned = await svix.done;
       const streamEnd = Date.now();
       const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
       if (process.env.HOWK_CHAOS_TRACE)
@@ -169,12 +174,16 @@ export const killScenario = (run: number) =>
           kills,
           worker_kills: faults.filter((x) => x.what.startsWith('kill -9 worker')).length,
           processes: '3 workers + 2 schedulers',
+          svix_messages: fanned.messages,
+          svix_webhooks: fanned.webhooks,
+          svix_duplicates: fanned.duplicates(),
           recover: 'longest gap between deliveries while killing and enqueueing',
           longest_first_attempt_wait_ms: longestFirstWait(client, rx, firstKillAt),
         },
       };
     },
     run,
+    SVIX_ENV,
   );
 
 /** 3. The Kafka broker stopped for 10 s, then started again. */

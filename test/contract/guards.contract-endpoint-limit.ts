@@ -151,6 +151,19 @@ export const endpointLimitCases = (make: MakeGuards, caps: GuardsCaps = {}): voi
       expect(await inflight()).toBe(4);
     });
 
+    it("holds an endpoint's own ceiling in both lanes, and answers a limit never above it", async () => {
+      const p = box(10);
+      expect(await admit1({ ceiling: 2 }, p)).toMatchObject({ kind: 'go', seen: { fastLimit: 2, limit: 2 } });
+      await go({ ceiling: 2 }, p);
+      expect(await admit1({ ceiling: 2 }, p)).toEqual({ kind: 'wait' });
+      // Without its ceiling the same endpoint would go (its adaptive limit is 20).
+      expect(await admit1({}, p)).toMatchObject({ kind: 'go' });
+      await makeSlow(p, { endpointHash: EP2 });
+      await go({ endpointHash: EP2, ceiling: 1 }, p);
+      expect(await admit1({ endpointHash: EP2, lane: 'slow', ceiling: 1 }, p)).toEqual({ kind: 'wait' });
+      expect(await admit1({ endpointHash: EP2, lane: 'slow' }, p)).toMatchObject({ kind: 'go' });
+    });
+
     it('delivers from the slow lane without counting when the endpoint limit is off', async () => {
       expect(await admit1({ lane: 'slow' }, box(0))).toEqual({ kind: 'go', probe: false, counted: NOT_COUNTED });
       expect(await inflight()).toBe(0);

@@ -19,7 +19,7 @@ import type { SecretBox } from '../../core/signing/secret-box';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
 import { startScriptState } from '../../core/scripts/store';
 import { startAppState, type AppState } from '../../core/apps/runtime';
-import { disabledEndpointGate, endpointThrottleOf } from '../../core/apps/gate';
+import { disabledEndpointGate, endpointPolicyOf, endpointThrottleOf } from '../../core/apps/gate';
 import type { KvStore } from '../../core/lua';
 import { memoryKv } from '../../core/memory/lua-kv';
 import { createNodeMetrics, type NodeMetrics } from './metrics';
@@ -201,6 +201,7 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
       deliveryScript: (id) => scriptStore.scriptFor(id),
       endpointDisabled: disabledEndpointGate(apps!.store.table),
       endpointThrottle: endpointThrottleOf(apps!.store.table),
+      endpointPolicy: endpointPolicyOf(apps!.store.table),
       luaKv,
       lua,
       stages,

@@ -175,7 +175,8 @@ export const admitArgs = (reqs: AdmitRequest[], p: GuardParams, k: RedisKeys = k
     let config = configs.get(r.configId);
     if (config === undefined) configs.set(r.configId, (config = configs.size + 1));
     const pass = r.passPause ?? [];
-    const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (cluster || pass.includes('config') ? 8 : 0);
+    // The endpoint's own ceiling rides above the flag bits (16 per unit): no argument more per request.
+    const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (cluster || pass.includes('config') ? 8 : 0) + (r.ceiling ?? 0) * 16;
     per.num(at.endpoint(r.endpointHash, r.host)).num(config);
     if (r.now === now) per.str('');
     else per.num(r.now);

@@ -16,12 +16,12 @@ export const AttemptOutSchema = z.object({
   status: z.number().int().describe('0 success, 2 fail (Svix MessageStatus)'),
   statusText: z.enum(['success', 'fail']),
   timestamp: z.string(),
-  triggerType: z.number().int(),
+  triggerType: z.number().int().describe('0 scheduled, 1 manual (a resend)'),
 });
 export type AttemptOut = z.infer<typeof AttemptOutSchema>;
 
-/** The attempts of a message, of its delivery to one endpoint when `endpointId` is given. */
-export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: string): Promise<AttemptOut[]> => {
+/** The attempts of a message, of its delivery to one endpoint when `endpointId` is given; without `content`, no response bodies (Svix's with_content=false). */
+export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: string, content = true): Promise<AttemptOut[]> => {
   const out: AttemptOut[] = [];
   for (const del of m.deliveries) {
     if (endpointId !== undefined && del.endpoint_id !== endpointId) continue;
@@ -35,13 +35,13 @@ export const attemptsOf = async (d: ApiDeps, m: MessageRecord, endpointId?: stri
         msgId: m.id,
         endpointId: del.endpoint_id,
         url: s.endpoint,
-        response: a.response ?? a.error ?? '',
+        response: content ? (a.response ?? a.error ?? '') : '',
         responseStatusCode: a.status_code ?? 0,
         responseDurationMs: a.duration_ms,
         status: ok ? 0 : 2,
         statusText: ok ? 'success' : 'fail',
         timestamp: a.at,
-        triggerType: 0,
+        triggerType: del.manual ? 1 : 0,
       });
     }
   }

@@ -34,6 +34,9 @@ export const endpointOut = (e: EndpointRecord) => ({
   throttleRate: e.throttle_rate,
   rateLimit: e.throttle_rate,
   maxAttempts: e.max_attempts ?? null,
+  timeoutMs: e.timeout_ms ?? null,
+  maxBackoffMs: e.max_backoff_ms ?? null,
+  maxConcurrency: e.max_concurrency ?? null,
   metadata: e.metadata,
   version: e.version,
   createdAt: e.created_at,
@@ -82,6 +85,9 @@ export const EndpointOutSchema = z.object({
   throttleRate: z.number().nullable(),
   rateLimit: z.number().nullable(),
   maxAttempts: z.number().nullable().describe("Howk's own: attempts of each webhook a message makes for it (null: retry.max_attempts)"),
+  timeoutMs: z.number().nullable().describe("Howk's own: time allowed for one attempt, ms, read at each attempt (null: delivery.timeout)"),
+  maxBackoffMs: z.number().nullable().describe("Howk's own: longest backoff between attempts, ms, read at each attempt (null: retry.max_delay)"),
+  maxConcurrency: z.number().nullable().describe("Howk's own: ceiling of the endpoint's adaptive in-flight limit, read at each admission (null: concurrency.max_limit)"),
   metadata: z.record(z.string(), z.string()),
   version: z.number(),
   createdAt: stamp,
@@ -112,17 +118,29 @@ export const SvixError = z.looseObject({
   error: z.looseObject({ code: z.string(), message: z.string() }).describe("Howk's own error, as on every route"),
 });
 
+const withContentParam = z.enum(['true', 'false']).optional();
 export const ListQuery = () =>
   z.object({
     limit: z.coerce.number().int().min(1).max(250).optional().describe('1-250, 50 by default'),
     iterator: z.string().max(256).optional().describe('the iterator of the previous page'),
     order: z.enum(['ascending', 'descending']).optional(),
   });
+/** A listing whose items have content Svix's `with_content=false` leaves out (payloads, response bodies, schemas). */
+export const ContentListQuery = () =>
+  ListQuery().extend({ with_content: withContentParam.describe('false: the content (payloads, response bodies, schemas) left out; true by default') });
+export const WithContentQuery = () => z.object({ with_content: withContentParam.describe('false: the payload is left out ({}); true by default') });
+
+/** Svix's `with_content` (true unless `false`); any other value is a 422 naming it. */
+export const withContent = (c: Context): boolean => {
+  const q = WithContentQuery().safeParse({ with_content: c.req.query('with_content') });
+  if (!q.success) throw ValidationError.fromZod(q.error, { at: 'query' });
+  return q.data.with_content !== 'false';
+};
 
 /** One page of `items` (given oldest first) after the item whose key is `iterator`. */
 export const page = <T>(c: Context, items: T[], key: (t: T) => string, descendingByDefault = false) => {
   const q = ListQuery().safeParse(c.req.query());
-  if (!q.success) throw ValidationError.fromZod(q.error, { root: 'query' });
+  if (!q.success) throw ValidationError.fromZod(q.error, { at: 'query' });
   const { limit = 50, iterator, order } = q.data;
   const descending = (order ?? (descendingByDefault ? 'descending' : 'ascending')) === 'descending';
   const ordered = descending ? [...items].reverse() : items;

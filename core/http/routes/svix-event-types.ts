@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { eventTypeIn, eventTypeUpdate } from '../../apps/schemas';
 import type { Route } from '../route';
-import { EventTypeOutSchema, eventTypeOut, ListQuery, listOf, page, readSvixBody, SMALL_BODY, store, SvixError } from './svix-common';
+import { ContentListQuery, EventTypeOutSchema, eventTypeOut, listOf, page, readSvixBody, SMALL_BODY, store, SvixError, withContent } from './svix-common';
 
 // Event types of the Svix API: one list for the whole server (Svix keeps one per
 // organization). Any key may read them; only a key that reaches every config writes them.
@@ -18,7 +18,7 @@ export const svixEventTypeRoutes: Route[] = [
     summary: 'List event types (archived ones with include_archived=true)',
     access: 'read',
     config: { from: 'self' },
-    request: { query: () => ListQuery().extend({ include_archived: z.enum(['true', 'false']).optional() }) },
+    request: { query: () => ContentListQuery().extend({ include_archived: z.enum(['true', 'false']).optional() }) },
     responses: { '200': { description: 'one page', schema: listOf(EventTypeOutSchema) }, ...errors },
     handler: (d) => [
       (c) => {
@@ -30,7 +30,8 @@ export const svixEventTypeRoutes: Route[] = [
             .filter((t) => all || !t.archived),
           (t) => t.name,
         );
-        return c.json({ ...p, data: p.data.map(eventTypeOut) });
+        const content = withContent(c);
+        return c.json({ ...p, data: p.data.map((t) => (content ? eventTypeOut(t) : { ...eventTypeOut(t), schemas: null })) });
       },
     ],
   },

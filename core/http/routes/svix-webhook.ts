@@ -16,7 +16,9 @@ const MessageOfWebhook = z.object({
   event_type: z.string(),
   endpoint_id: z.string(),
   endpoint_uid: z.string().nullable().describe('null too when the endpoint has been deleted since'),
-  deliveries: z.array(z.object({ endpoint_id: z.string(), webhook_id: z.string() })).describe('every webhook the message made, one per endpoint'),
+  deliveries: z
+    .array(z.object({ endpoint_id: z.string(), webhook_id: z.string(), manual: z.boolean().optional() }))
+    .describe('every webhook the message made, one per endpoint, and its resends (manual)'),
 });
 
 export const svixWebhookRoutes: Route[] = [

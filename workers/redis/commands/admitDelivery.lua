@@ -30,7 +30,9 @@
 -- then five per request: endpoint number (1..E), config number (1..C),
 --   now ms ('' = the previous request's; the first one gives it), webhook id (its lease and
 --   queue member), flags (the sum of: 1 waited before, 2 slow lane (else fast),
---   4 passes the endpoint pause, 8 passes the config pause: a webhook its drain released)
+--   4 passes the endpoint pause, 8 passes the config pause: a webhook its drain released;
+--   16 times the endpoint's own ceiling, 0 = none: its in-flight deliveries in either lane
+--   never above it, and the limit answered never above it either)
 -- Returns one answer per request, in request order, all in one flat list (an answer's kind,
 -- then its fields: the kind gives how many), each one of:
 --   'rebuilding' | 'paused', scope | 'park', reason, until | 'divert', reason | 'recovered' | 'wait'
@@ -226,7 +228,7 @@ local function reply(kind, x1, x2, x3, x4, x5, x6)
   return kind
 end
 
-local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
+local function admit(e, k_cfg, pass_ep, now, now_text, lane, id, cap)
   local scope = paused(not pass_ep and e.pause or nil, k_cfg)
   if scope then return reply('paused', scope) end
 
@@ -278,8 +280,11 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
   local fast_limit = 0
   if ep then
     fast_limit = math.min(L.allowed(ep), endpoint_max)
+    if cap > 0 then fast_limit = math.min(fast_limit, cap) end
     if lane == 'slow' then
       if not slow then return reply('recovered') end
+      -- The slow lane counts nothing else: only the endpoint's own ceiling stops it.
+      if cap > 0 and inflight(k_conc, now, now_text) >= cap then return reply('wait') end
     elseif inflight(k_conc, now, now_text) >= fast_limit then
       if slow then return reply('divert', 'endpoint_inflight') end
       return reply('wait')
@@ -291,7 +296,8 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id)
     lease(k_conc, now, now_text, id)
     -- The state is not written here: its text is made once per call.
     if not ep.text then ep.text = {string.format('%.17g', ep.limit), string.format('%.17g', ep.lat)} end
-    return reply('go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, ep.text[1], ep.text[2])
+    local limit_text = (cap > 0 and ep.limit > cap) and tostring(cap) or ep.text[1]
+    return reply('go', probe, 1, domain_max > 0 and 1 or 0, fast_limit, limit_text, ep.text[2])
   end
   return reply('go', probe, 0, domain_max > 0 and 1 or 0, 0, '0', '0')
 end
@@ -324,7 +330,7 @@ for i = 0, n - 1 do
   local e, id, flags = eps[ARGV[r0] + 0], ARGV[r0 + 3], ARGV[r0 + 4] + 0
   local lane = bit.band(flags, 2) == 0 and 'fast' or 'slow'
   local k_cfg = bit.band(flags, 8) == 0 and configs[ARGV[r0 + 1] + 0] or nil
-  local kind = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id)
+  local kind = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id, math.floor(flags / 16))
   if kind == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
     queue(e.queued, id, now)
