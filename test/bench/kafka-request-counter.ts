@@ -3,6 +3,8 @@
 // kafkajs (its request queue: every producer, consumer and admin client of every Kafka
 // instance goes through it). Installed by kafka-requests-role.ts; SIGUSR2 writes the totals
 // so far to the file named by KREQ_OUT, so a benchmark can take them before and after a window.
+// Redis commands are counted the same way, inside ioredis (every client of the process): by
+// command (a script call by its sha), and round trips (a single command or a whole pipeline).
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
@@ -16,6 +18,7 @@ export type Counts = {
   producedBatches: number;
   taken: number;
   takenBatches: number;
+  redis: { commands: Record<string, number>; roundTrips: number };
 };
 
 type Entry = { apiName: string; correlationId: number };
@@ -28,7 +31,7 @@ type QueueProto = {
 
 const require = createRequire(import.meta.url);
 
-export const counts: Counts = { apis: {}, fetches: {}, produced: {}, producedBatches: 0, taken: 0, takenBatches: 0 };
+export const counts: Counts = { apis: {}, fetches: {}, produced: {}, producedBatches: 0, taken: 0, takenBatches: 0, redis: { commands: {}, roundTrips: 0 } };
 const api = (name: string): ApiStats => (counts.apis[name] ??= { requests: 0, requestBytes: 0, responseBytes: 0, waitMs: 0 });
 
 let sending: ApiStats | undefined;
@@ -112,6 +115,25 @@ kafka.consumer = function (this: Kafka, ...a: unknown[]) {
     });
   };
   return c;
+};
+
+type RedisCommand = { name: string; args?: unknown[] };
+const ioredis = require('ioredis') as { Redis: { prototype: { sendCommand: (c: RedisCommand, stream?: unknown) => unknown } }; Pipeline: { prototype: { exec: () => unknown } } };
+const redisProto = ioredis.Redis.prototype;
+const sendCommand = redisProto.sendCommand;
+redisProto.sendCommand = function (this: unknown, c: RedisCommand, stream?: unknown) {
+  // A pipeline hands its commands over with a stream of its own: they count, the trip is the pipeline's.
+  if (!stream) counts.redis.roundTrips++;
+  const a0 = c.args?.[0];
+  const sha = c.name === 'evalsha' ? ((c as { script?: { sha?: string } }).script?.sha ?? (typeof a0 === 'string' ? a0 : undefined)) : undefined;
+  const name = sha ? `evalsha:${sha.slice(0, 8)}` : c.name;
+  counts.redis.commands[name] = (counts.redis.commands[name] ?? 0) + 1;
+  return sendCommand.call(this, c, stream);
+};
+const exec = ioredis.Pipeline.prototype.exec;
+ioredis.Pipeline.prototype.exec = function (this: unknown) {
+  counts.redis.roundTrips++;
+  return exec.call(this);
 };
 
 process.on('SIGUSR2', () => {
