@@ -23,7 +23,10 @@ const ConfigShape = z.object({
     max_headers: int(50, 'Most custom headers on one webhook', { min: 0 }),
     max_header_value_length: int(4096, 'Longest custom header value', { min: 1 }),
     max_idempotency_key_length: int(256, 'Longest idempotency_key', { min: 1 }),
-    produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
+    produce_linger: duration(
+      '2ms',
+      'How long howk-api gathers concurrent enqueues into one Kafka produce; an enqueue that comes after a quiet spell this long (a light load) is produced at once',
+    ),
     max_request_headers: int(100, 'Most HTTP headers on one API request (431 above)', { min: 8 }),
     max_request_header_bytes: int(16_384, 'Largest total of header names and values on one API request, in bytes (431 above)', { min: 1024, max: 65_536 }),
     trust_forwarded_for: bool(
@@ -124,7 +127,10 @@ const ConfigShape = z.object({
       'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency',
       { min: 1 },
     ),
-    commit_interval: duration('20ms', 'Offsets of the batches that resolve within this long are committed in one request (a crash redelivers at most this much more)'),
+    commit_interval: duration(
+      '100ms',
+      'Offsets of the batches that resolve within this long are committed in one request. A crash redelivers at most this much more, and the next owner skips what it finds ended in the statuses; at a light load a commit request per few webhooks cost the worker and the broker more than the deliveries',
+    ),
     max_unresolved: int(
       2000,
       'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve',
@@ -238,8 +244,8 @@ const ConfigShape = z.object({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
     outcome_linger: duration(
-      '5ms',
-      'How long the worker gathers outcome records (results, state, dead letters) into one Kafka produce: delays when a batch is durable and committed, never a delivery',
+      '20ms',
+      'How long the worker gathers outcome records (results, state, dead letters) of its batches into one Kafka produce, and then their statuses into one Redis write: delays when a batch is durable, committed and visible in its status (and a ?wait= answer), never a delivery',
     ),
   }),
   bridge: bridgeSection,

@@ -13,6 +13,7 @@ import { batchScript, scriptCommand } from './script-call';
 import { BATCH_SCRIPTS, forCluster, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
 import { pipe, slotOf } from './slots';
 import { NO_TARGETS, statusArgs } from './status-args';
+import { mergeStats } from './stats-merge';
 
 // HotState on Redis (keys: core/domain/keys.ts), one round trip per method, held to core/memory/hot-state.ts's semantics by test/contract/hot-state.contract.ts.
 
@@ -63,12 +64,17 @@ export class RedisHotState implements HotState {
    * pipeline with one writeStatuses.lua call for all their statuses. With pipelined
    * consumption a worker writes many small batches at once, and each round trip and script
    * call costs the worker and Redis more than the statuses it carries. An idle writer sends
-   * at once. Each caller resolves when the round trip that carried its batch succeeded.
+   * once the current event-loop turn is over: the batches whose outcomes one Kafka produce
+   * acknowledged (worker.outcome_linger) all apply in that turn, and leave in one round trip
+   * instead of the first alone and the rest after it. Each caller resolves when the round
+   * trip that carried its batch succeeded.
    */
   apply(batch: HotBatch): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.applies.push({ batch, resolve, reject });
-      if (!this.applying) this.pumpApplies();
+      if (this.applying) return;
+      this.applying = true;
+      setImmediate(() => this.pumpApplies());
     });
   }
 
@@ -103,7 +109,7 @@ export class RedisHotState implements HotState {
     void run().finally(() => this.pumpApplies());
   }
 
-  /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries, ended and stats. */
+  /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries and ended, then their stats per minute. */
   private async write(batches: HotBatch[]): Promise<void> {
     const p = pipe(this.redis);
     const keys = this.k;
@@ -121,8 +127,8 @@ export class RedisHotState implements HotState {
       // One ZREM and one DEL per batch, not two commands per webhook.
       const ended = batch.ended ?? [];
       if (ended.length) p.zrem(keys.retries(), ...ended).del(...ended.map(keys.retryData));
-      if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     }
+    for (const stats of mergeStats(batches)) this.addStats(p, stats, stats_ttl);
     if (p.length) await execPipeline(p);
   }
 
