@@ -8,6 +8,8 @@
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { createHash } from 'node:crypto';
+import { BATCH_SCRIPTS, SCRIPTS } from '../../workers/redis/scripts';
 
 export type ApiStats = { requests: number; requestBytes: number; responseBytes: number; waitMs: number };
 export type Counts = {
@@ -118,6 +120,12 @@ kafka.consumer = function (this: Kafka, ...a: unknown[]) {
 };
 
 type RedisCommand = { name: string; args?: unknown[] };
+/** Script calls are named by their script (a sha not found here keeps its first 8 digits). */
+const scriptNames = new Map<string, string>();
+for (const [name, v] of Object.entries({ ...SCRIPTS, ...BATCH_SCRIPTS })) {
+  const lua = typeof v === 'string' ? v : (v as { lua?: unknown }).lua;
+  if (typeof lua === 'string') scriptNames.set(createHash('sha1').update(lua).digest('hex'), name);
+}
 const ioredis = require('ioredis') as { Redis: { prototype: { sendCommand: (c: RedisCommand, stream?: unknown) => unknown } }; Pipeline: { prototype: { exec: () => unknown } } };
 const redisProto = ioredis.Redis.prototype;
 const sendCommand = redisProto.sendCommand;
@@ -126,7 +134,7 @@ redisProto.sendCommand = function (this: unknown, c: RedisCommand, stream?: unkn
   if (!stream) counts.redis.roundTrips++;
   const a0 = c.args?.[0];
   const sha = c.name === 'evalsha' ? ((c as { script?: { sha?: string } }).script?.sha ?? (typeof a0 === 'string' ? a0 : undefined)) : undefined;
-  const name = sha ? `evalsha:${sha.slice(0, 8)}` : c.name;
+  const name = sha ? `script:${scriptNames.get(sha) ?? sha.slice(0, 8)}` : c.name;
   counts.redis.commands[name] = (counts.redis.commands[name] ?? 0) + 1;
   return sendCommand.call(this, c, stream);
 };
