@@ -23,10 +23,7 @@ const ConfigShape = z.object({
     max_headers: int(50, 'Most custom headers on one webhook', { min: 0 }),
     max_header_value_length: int(4096, 'Longest custom header value', { min: 1 }),
     max_idempotency_key_length: int(256, 'Longest idempotency_key', { min: 1 }),
-    produce_linger: duration(
-      '2ms',
-      'How long howk-api gathers concurrent enqueues into one Kafka produce; an enqueue that comes after a quiet spell this long (a light load) is produced at once',
-    ),
+    produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
     max_request_headers: int(100, 'Most HTTP headers on one API request (431 above)', { min: 8 }),
     max_request_header_bytes: int(16_384, 'Largest total of header names and values on one API request, in bytes (431 above)', { min: 1024, max: 65_536 }),
     trust_forwarded_for: bool(
