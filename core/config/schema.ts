@@ -6,6 +6,7 @@ import { signingSection } from './signing';
 import { checkReplication, replicationKnobs } from './kafka-replication';
 import { checkRedisCluster, redisSection } from './redis';
 import { degradedSection } from './degraded';
+import { svixSection } from './svix';
 import { bool, duration, int, intList, intMap, list, listMap, num, oneOf, section, str, strMap } from './fields';
 
 /**
@@ -75,24 +76,7 @@ const ConfigShape = z.object({
       rate_burst: int(2000, 'Requests a key may make at once before rate_limit applies', { min: 1 }),
     }),
   }),
-  svix: section({
-    max_endpoints_per_app: int(10_000, 'Most endpoints of one application (POST .../endpoint answers 409 limit_reached above)', { min: 1 }),
-    max_endpoints: int(
-      100_000,
-      'Most endpoints of all applications together: every api instance holds them all in memory, up to 64 KB each (POST .../endpoint answers 409 limit_reached above)',
-      { min: 1 },
-    ),
-    max_applications: int(100_000, 'Most applications (POST /api/v1/app answers 409 limit_reached above)', { min: 1 }),
-    max_event_types: int(10_000, 'Most event types (POST /api/v1/event-type answers 409 limit_reached above)', { min: 1 }),
-    max_description_length: int(1024, 'Longest description of an endpoint or event type, and name of an application', { min: 16 }),
-    max_filter_types: int(256, 'Most event types in one endpoint filter (filterTypes) and channels in one endpoint or message', { min: 1 }),
-    max_fanout_bytes: int(
-      67_108_864,
-      'Most bytes one message may become: its payload times the endpoints it reaches (a message over it answers 413, nothing sent), as every webhook carries the payload',
-      { min: 1024 },
-    ),
-    messages_kept_per_app: int(1000, 'Latest messages of each application every api instance keeps in memory for GET .../msg (older ones answer 404)', { min: 1 }),
-  }),
+  svix: svixSection,
   kafka: section({
     brokers: list(['localhost:9092'], 'Kafka bootstrap brokers (comma-separated in env)'),
     client_id: str('howk', 'Kafka client id prefix'),
@@ -125,7 +109,10 @@ const ConfigShape = z.object({
       'Bytes a fetch waits for (up to max_wait) before the broker answers: 1 answers at the first record; more gathers bigger batches under load at the cost of up to max_wait of latency',
       { min: 1 },
     ),
-    commit_interval: duration('20ms', 'Offsets of the batches that resolve within this long are committed in one request (a crash redelivers at most this much more)'),
+    commit_interval: duration(
+      '100ms',
+      'Offsets of the batches that resolve within this long are committed in one request. A crash redelivers at most this much more, and the next owner skips what it finds ended in the statuses; at a light load a commit request per few webhooks cost the worker and the broker more than the deliveries',
+    ),
     max_unresolved: int(
       2000,
       'Records a worker consumer has taken and not yet resolved (delivered or handed off, outcomes durable), over all its partitions; past it, it takes no new batch until some resolve',
@@ -241,8 +228,8 @@ const ConfigShape = z.object({
     lanes: oneOf(['fast', 'slow', 'both'] as const, 'both', 'Which topics this worker consumes'),
     dry_run: bool(false, 'Log deliveries and assume 200 without sending'),
     outcome_linger: duration(
-      '5ms',
-      'How long the worker gathers outcome records (results, state, dead letters) into one Kafka produce: delays when a batch is durable and committed, never a delivery',
+      '20ms',
+      'How long the worker gathers outcome records (results, state, dead letters) of its batches into one Kafka produce, and then their statuses into one Redis write: delays when a batch is durable, committed and visible in its status (and a ?wait= answer), never a delivery',
     ),
   }),
   bridge: bridgeSection,

@@ -3,9 +3,13 @@
 // kafkajs (its request queue: every producer, consumer and admin client of every Kafka
 // instance goes through it). Installed by kafka-requests-role.ts; SIGUSR2 writes the totals
 // so far to the file named by KREQ_OUT, so a benchmark can take them before and after a window.
+// Redis commands are counted the same way, inside ioredis (every client of the process): by
+// command (a script call by its sha), and round trips (a single command or a whole pipeline).
 import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { createHash } from 'node:crypto';
+import { BATCH_SCRIPTS, SCRIPTS } from '../../workers/redis/scripts';
 
 export type ApiStats = { requests: number; requestBytes: number; responseBytes: number; waitMs: number };
 export type Counts = {
@@ -16,6 +20,7 @@ export type Counts = {
   producedBatches: number;
   taken: number;
   takenBatches: number;
+  redis: { commands: Record<string, number>; roundTrips: number };
 };
 
 type Entry = { apiName: string; correlationId: number };
@@ -28,7 +33,7 @@ type QueueProto = {
 
 const require = createRequire(import.meta.url);
 
-export const counts: Counts = { apis: {}, fetches: {}, produced: {}, producedBatches: 0, taken: 0, takenBatches: 0 };
+export const counts: Counts = { apis: {}, fetches: {}, produced: {}, producedBatches: 0, taken: 0, takenBatches: 0, redis: { commands: {}, roundTrips: 0 } };
 const api = (name: string): ApiStats => (counts.apis[name] ??= { requests: 0, requestBytes: 0, responseBytes: 0, waitMs: 0 });
 
 let sending: ApiStats | undefined;
@@ -112,6 +117,31 @@ kafka.consumer = function (this: Kafka, ...a: unknown[]) {
     });
   };
   return c;
+};
+
+type RedisCommand = { name: string; args?: unknown[] };
+/** Script calls are named by their script (a sha not found here keeps its first 8 digits). */
+const scriptNames = new Map<string, string>();
+for (const [name, v] of Object.entries({ ...SCRIPTS, ...BATCH_SCRIPTS })) {
+  const lua = typeof v === 'string' ? v : (v as { lua?: unknown }).lua;
+  if (typeof lua === 'string') scriptNames.set(createHash('sha1').update(lua).digest('hex'), name);
+}
+const ioredis = require('ioredis') as { Redis: { prototype: { sendCommand: (c: RedisCommand, stream?: unknown) => unknown } }; Pipeline: { prototype: { exec: () => unknown } } };
+const redisProto = ioredis.Redis.prototype;
+const sendCommand = redisProto.sendCommand;
+redisProto.sendCommand = function (this: unknown, c: RedisCommand, stream?: unknown) {
+  // A pipeline hands its commands over with a stream of its own: they count, the trip is the pipeline's.
+  if (!stream) counts.redis.roundTrips++;
+  const a0 = c.args?.[0];
+  const sha = c.name === 'evalsha' ? ((c as { script?: { sha?: string } }).script?.sha ?? (typeof a0 === 'string' ? a0 : undefined)) : undefined;
+  const name = sha ? `script:${scriptNames.get(sha) ?? sha.slice(0, 8)}` : c.name;
+  counts.redis.commands[name] = (counts.redis.commands[name] ?? 0) + 1;
+  return sendCommand.call(this, c, stream);
+};
+const exec = ioredis.Pipeline.prototype.exec;
+ioredis.Pipeline.prototype.exec = function (this: unknown) {
+  counts.redis.roundTrips++;
+  return exec.call(this);
 };
 
 process.on('SIGUSR2', () => {

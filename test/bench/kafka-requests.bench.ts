@@ -11,7 +11,6 @@
 // Knobs (env): BENCH_KREQ_N (5000) webhooks per phase, BENCH_KREQ_PHASES (a,b),
 // BENCH_KREQ_CONFIGS (50), BENCH_KREQ_IDLE_S (5), BENCH_KREQ_SETTLE_MS (1000) after the last
 // arrival before the window closes (the last outcomes and commits), BENCH_REDIS_DB (required).
-import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
@@ -19,6 +18,7 @@ import { createApiKey, endRun, flushDb, hasStarted, logFailure } from './bench-r
 import { apiReady, cpuTicksOf, CLK_TCK, fmt, freePort, gitRevision, pidListening, serviceEnv, setLogTag, sleep, startProcess, uptime, waitUntil, type Svc } from './busy-harness';
 import { deliverAll, startReceiver, type LoadShape, type Route } from './busy-load';
 import type { Counts } from './kafka-request-counter';
+import { diff as diffCounts, snapshot, type CountedRole } from './kafka-request-counts';
 
 setLogTag('kafka-requests');
 const N = Math.max(100, envInt('BENCH_KREQ_N', 5000));
@@ -35,36 +35,8 @@ const infra = loopbackInfra(envInt('BENCH_REDIS_DB', 0), 'and BENCH_REDIS_DB too
 const { brokers, redisUrl } = infra;
 const { runId, topics, logDir } = runNames('kreq');
 
-type Role = { svc: Svc; out: string };
-/** The role's counts so far (SIGUSR2 makes it write them). */
-const snapshot = async (r: Role): Promise<Counts> => {
-  rmSync(r.out, { force: true });
-  r.svc.child.kill('SIGUSR2');
-  for (let i = 0; i < 100; i++) {
-    try {
-      return JSON.parse(readFileSync(r.out, 'utf8')) as Counts;
-    } catch {
-      await sleep(20);
-    }
-  }
-  throw new Error(`${r.svc.name} wrote no counts`);
-};
-
-const diff = (a: Counts, b: Counts): Counts => {
-  const apis: Counts['apis'] = {};
-  for (const [k, v] of Object.entries(b.apis)) {
-    const o = a.apis[k] ?? { requests: 0, requestBytes: 0, responseBytes: 0, waitMs: 0 };
-    apis[k] = { requests: v.requests - o.requests, requestBytes: v.requestBytes - o.requestBytes, responseBytes: v.responseBytes - o.responseBytes, waitMs: v.waitMs - o.waitMs };
-  }
-  const produced: Record<string, number> = {};
-  for (const [k, v] of Object.entries(b.produced)) produced[k.replace(`${runId}.`, '')] = v - (a.produced[k] ?? 0);
-  const fetches: Counts['fetches'] = {};
-  for (const [k, v] of Object.entries(b.fetches)) {
-    const o = a.fetches[k] ?? { requests: 0, responseBytes: 0 };
-    fetches[k.replace(runId, '')] = { requests: v.requests - o.requests, responseBytes: v.responseBytes - o.responseBytes };
-  }
-  return { apis, fetches, produced, producedBatches: b.producedBatches - a.producedBatches, taken: b.taken - a.taken, takenBatches: b.takenBatches - a.takenBatches };
-};
+type Role = CountedRole;
+const diff = (a: Counts, b: Counts): Counts => diffCounts(a, b, runId);
 
 /** Lines of one role's counts, scaled per 1,000 webhooks (per second for the idle window). */
 const table = (name: string, c: Counts, per: number, unit: string): string[] => {
@@ -86,6 +58,7 @@ const table = (name: string, c: Counts, per: number, unit: string): string[] => 
     ...rows,
     `    fetches by consumer group: ${fetches.join(', ') || 'none'}`,
     `    records produced ${unit}: ${prod.join(', ') || 'none'} in ${s(c.producedBatches)} sendBatch calls; records taken ${s(c.taken)} in ${s(c.takenBatches)} batches`,
+    `    redis ${unit}: ${s(Object.values(c.redis.commands).reduce((x, y) => x + y, 0))} commands in ${s(c.redis.roundTrips)} round trips`,
   ];
 };
 

@@ -16,6 +16,7 @@ import { NO_TARGETS, statusArgs } from './status-args';
 import { RedisShardLeases } from './retry-leases';
 import { RedisRetrySchedule } from './retry-schedule';
 import { DEFAULT_RETRY_SHARDS } from '../../core/domain/retry-shards';
+import { mergeStats } from './stats-merge';
 
 // HotState on Redis (keys: core/domain/keys.ts), one round trip per method, held to core/memory/hot-state.ts's semantics by test/contract/hot-state.contract.ts.
 
@@ -70,12 +71,17 @@ export class RedisHotState implements HotState {
    * pipeline with one writeStatuses.lua call for all their statuses. With pipelined
    * consumption a worker writes many small batches at once, and each round trip and script
    * call costs the worker and Redis more than the statuses it carries. An idle writer sends
-   * at once. Each caller resolves when the round trip that carried its batch succeeded.
+   * once the current event-loop turn is over: the batches whose outcomes one Kafka produce
+   * acknowledged (worker.outcome_linger) all apply in that turn, and leave in one round trip
+   * instead of the first alone and the rest after it. Each caller resolves when the round
+   * trip that carried its batch succeeded.
    */
   apply(batch: HotBatch): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.applies.push({ batch, resolve, reject });
-      if (!this.applying) this.pumpApplies();
+      if (this.applying) return;
+      this.applying = true;
+      setImmediate(() => this.pumpApplies());
     });
   }
 
@@ -110,7 +116,7 @@ export class RedisHotState implements HotState {
     void run().finally(() => this.pumpApplies());
   }
 
-  /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries, ended and stats. */
+  /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries and ended, then their stats per minute. */
   private async write(batches: HotBatch[]): Promise<void> {
     const p = pipe(this.redis);
     const { retry_data_ttl, stats_ttl } = this.ttls;
@@ -123,8 +129,8 @@ export class RedisHotState implements HotState {
       for (const r of batch.retries ?? []) this.sched.add(p, r, retry_data_ttl);
       const ended = batch.ended ?? [];
       if (ended.length) this.sched.end(p, ended);
-      if (batch.stats) this.addStats(p, batch.stats, stats_ttl);
     }
+    for (const stats of mergeStats(batches)) this.addStats(p, stats, stats_ttl);
     if (p.length) await execPipeline(p);
   }
 
