@@ -217,7 +217,7 @@ export const createAdmission = (d: AdmissionDeps) => {
     for (;;) {
       let got: { a: Admission; release: () => void };
       try {
-        const decided = !asked && dg.enabled ? await admitLocally(degraded, w, originOf(w), passPause) : 'ask';
+        const decided = !asked && dg.enabled ? await admitLocally(degraded, w, originOf(w), passPause, d.endpointPolicy?.(w)?.maxConcurrency ?? undefined) : 'ask';
         if (decided !== 'ask' && decided.a.kind === 'go') admittedLocally.add(w.id);
         got = decided !== 'ask' ? decided : await (asked ?? ask(w, lane, waited, passPause));
         asked = undefined;

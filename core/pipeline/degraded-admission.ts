@@ -73,10 +73,11 @@ export const admitLocally = async (
   w: Webhook,
   place: { origin: string; host: string },
   passPause: readonly PauseScope['kind'][],
+  ceiling?: number,
 ): Promise<{ a: Admission; release: () => void } | 'ask'> => {
   for (;;) {
     if (d.outage.shouldAsk()) return 'ask';
-    const a = d.local.admit(w.id, w.endpoint_hash, place.host, w.config_id, d.clock.now(), passPause);
+    const a = d.local.admit(w.id, w.endpoint_hash, place.host, w.config_id, d.clock.now(), passPause, ceiling);
     if (a.kind === 'go') {
       const release = d.slots.take(place.origin) ?? (await d.slots.acquire(place.origin));
       return { a: { kind: 'go', probe: a.probe, counted: NONE }, release };

@@ -115,11 +115,11 @@ export const createLocalGuards = (bounds: LocalBounds, circuit: (CircuitParams &
       recordCircuit(c, now, outcome, probe, circuit);
     },
 
-    /** Decides without Redis; a 'go' counts the delivery as started under `id`. */
-    admit(id: string, hash: string, host: string, configId: string, now: number, passPause: readonly PauseScope['kind'][] = []): LocalAdmission {
+    /** Decides without Redis; a 'go' counts the delivery as started under `id`. `ceiling`: the endpoint's own concurrency ceiling, when lower. */
+    admit(id: string, hash: string, host: string, configId: string, now: number, passPause: readonly PauseScope['kind'][] = [], ceiling?: number): LocalAdmission {
       if (!passPause.includes('endpoint') && isPaused({ kind: 'endpoint', id: hash })) return { kind: 'paused', scope: 'endpoint' };
       if (!passPause.includes('config') && isPaused({ kind: 'config', id: configId })) return { kind: 'paused', scope: 'config' };
-      if ((perEndpoint.get(hash) ?? 0) >= bounds.perEndpoint || (perHost.get(host) ?? 0) >= bounds.perHost) return { kind: 'wait' };
+      if ((perEndpoint.get(hash) ?? 0) >= Math.min(bounds.perEndpoint, ceiling ?? Infinity) || (perHost.get(host) ?? 0) >= bounds.perHost) return { kind: 'wait' };
       let probe = false;
       if (circuit?.enabled) {
         const c = circuits.get(hash);

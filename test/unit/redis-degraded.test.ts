@@ -37,6 +37,15 @@ describe('local guards (no Redis)', () => {
     expect(g.admit('a3', 'ep-a', 'h', 'c', 0)).toEqual({ kind: 'wait' });
   });
 
+  it("holds an endpoint to its own concurrency ceiling when it is below the local bound (a Svix endpoint's maxConcurrency)", () => {
+    const g = createLocalGuards({ perEndpoint: 2, perHost: 4 }, CIRCUIT);
+    expect(g.admit('a1', 'ep-a', 'h', 'c', 0, [], 1).kind).toBe('go');
+    expect(g.admit('a2', 'ep-a', 'h', 'c', 0, [], 1)).toEqual({ kind: 'wait' });
+    expect(g.admit('b1', 'ep-b', 'h', 'c', 0).kind).toBe('go'); // another endpoint: the local bound
+    g.ended('a1');
+    expect(g.admit('a2', 'ep-a', 'h', 'c', 0, [], 1).kind).toBe('go');
+  });
+
   it('counts deliveries Redis let go before it left against the local bound', () => {
     const g = createLocalGuards({ perEndpoint: 2, perHost: 10 }, CIRCUIT);
     g.learn('ep', 'c', { kind: 'go', probe: false, counted: { endpoint: true, domain: false } }, 0);
