@@ -4,7 +4,7 @@ import { waitFor } from '../helpers/env';
 import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startClient, type ChaosFleet, type Client, type Figures, type Receiver } from './harness';
 import { chaosInfra, workersJoined } from './infra';
 import { enqueueWhenBack, groupAnswers } from './kafka-return';
-import { longestFirstWait, traceTimeline, type Fault } from './trace';
+import { longestFirstWait, traceSlowest, traceTimeline, type Fault } from './trace';
 
 // The four chaos scenarios (docs/RELIABILITY.md "Chaos suite"). Each returns its figures;
 // chaos.test.ts asserts.
@@ -153,12 +153,14 @@ export const killScenario = (run: number) =>
       await client.done;
       const streamEnd = Date.now();
       const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
-      if (process.env.HOWK_CHAOS_TRACE)
+      if (process.env.HOWK_CHAOS_TRACE) {
         traceTimeline(
           faults.filter((x) => x.what.includes('worker')),
           fleet.logs(),
           rx.gaps(firstKillAt, 500),
         );
+        traceSlowest(client, rx, faults, firstKillAt);
+      }
       return {
         ...f,
         recover_ms: rx.longestStall(firstKillAt, streamEnd),
