@@ -18,9 +18,10 @@ const TRAFFIC_S = profile === 'full' ? 60 : 25;
 const quantile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 /** Enqueue (the request that got the 202 was sent) → first 2xx at the receiver, per webhook delivered. */
-export const enqueueToDelivery = (client: Pick<Client, 'sentAt'>, rx: Receiver): number[] => {
+export const enqueueToDelivery = (client: Pick<Client, 'sentAt'>, rx: Receiver, from = 0, to = Infinity): number[] => {
   const out: number[] = [];
   for (const [id, sent] of client.sentAt) {
+    if (sent < from || sent >= to) continue;
     const first = rx.byId.get(id)?.first;
     if (first !== undefined && (rx.byId.get(id)?.ok ?? 0) > 0) out.push(first - sent);
   }
@@ -79,6 +80,9 @@ export const operatorScenario = (run: number) =>
           enqueue_to_delivery_p99_ms: quantile(e2e, 0.99),
           enqueue_to_delivery_max_ms: quantile(e2e, 1),
           over_6s: e2e.filter((x) => x > 6000).length,
+          // The machine's own share: the same measure for the webhooks enqueued before the kill.
+          before_kill_p99_ms: quantile(enqueueToDelivery(client, rx, 0, killAt), 0.99),
+          before_kill_max_ms: quantile(enqueueToDelivery(client, rx, 0, killAt), 1),
           longest_gap_ms: rx.longestStall(start, trafficEnd),
           traffic_s: Math.round((trafficEnd - start) / 1000),
         },
