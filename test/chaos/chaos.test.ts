@@ -100,8 +100,12 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       const f = record(await operatorScenario(run));
       expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
       fewDuplicates(f);
-      expect(f.recover_ms, "kill → the dead worker's partitions delivering again").toBeLessThanOrEqual(KILL_STALL_MS);
-      expect(f.notes.enqueue_to_delivery_max_ms, 'longest enqueue → delivery').toBeLessThanOrEqual(KILL_E2E_MS);
+      // The latency bounds in the full profile (`npm run test:chaos`, the operator's measure); the
+      // ci profile, on whatever else shares the CI machine, reports them.
+      if (profile === 'full') {
+        expect(f.recover_ms, "kill → the dead worker's partitions delivering again").toBeLessThanOrEqual(KILL_STALL_MS);
+        expect(f.notes.enqueue_to_delivery_max_ms, 'longest enqueue → delivery').toBeLessThanOrEqual(KILL_E2E_MS);
+      }
     });
   }
 });
