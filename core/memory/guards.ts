@@ -13,7 +13,7 @@ import {
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
-import { count, endLease, lease, prune, renewLease, type Leases } from './leases';
+import { atLimit, count, endLease, lease, renewLease, type Leases } from './leases';
 import type {
   Admission,
   AdmitRequest,
@@ -123,13 +123,13 @@ export class MemoryGuards implements Guards {
     const domainMax = p.maxInflightPerDomain(r.host);
     if (domainMax > 0) {
       const lim = Math.min(allowed(this.domainLimits.get(r.host) ?? freshLimit({ ...p.limits, ceiling: domainMax })), domainMax);
-      if (prune(this.domainLeases, r.host, r.now) >= lim) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
+      if (atLimit(this.domainLeases, r.host, r.now, lim, r.id)) return r.lane === 'fast' && slow ? { kind: 'divert', reason: 'domain_inflight' } : { kind: 'wait' };
     }
     let fastLimit = 0;
     const cap = r.ceiling || Infinity; // the slow lane goes past the fast-lane share (uncounted), never past the endpoint's own ceiling
     if (ep) {
       fastLimit = Math.min(allowed(ep), endpointMax, cap);
-      const full = (r.lane === 'fast' || cap < Infinity) && prune(this.endpointLeases, r.endpointHash, r.now) >= (r.lane === 'fast' ? fastLimit : cap);
+      const full = (r.lane === 'fast' || cap < Infinity) && atLimit(this.endpointLeases, r.endpointHash, r.now, r.lane === 'fast' ? fastLimit : cap, r.id);
       const d = r.lane === 'slow' && slow && full ? 'wait' : laneDecision(r.lane, full, slow);
       if (d === 'recovered') return { kind: 'recovered' };
       if (d === 'divert') return { kind: 'divert', reason: 'endpoint_inflight' };

@@ -20,6 +20,13 @@ export const prune = (m: Map<string, Leases>, k: string, now: number): number =>
   return l.size;
 };
 
+/**
+ * Whether `id` must wait at `limit`: the leases in force (expired ones dropped) fill it, and `id`
+ * holds none of them. One that does is a copy of a delivery already counted (a webhook consumed
+ * again after its worker died) and takes its lease over (admitDelivery.lua `holds`).
+ */
+export const atLimit = (m: Map<string, Leases>, k: string, now: number, limit: number, id: string): boolean => prune(m, k, now) >= limit && !(m.get(k)?.has(id) ?? false);
+
 export const lease = (m: Map<string, Leases>, k: string, id: string, now: number, ms: number): void => {
   prune(m, k, now);
   const l = m.get(k) ?? new Map<string, number>();

@@ -201,7 +201,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         // A pass this worker made, or a copy of one an earlier batch runs here, is not leased: the
         // lease would replace the retry its outcome scheduled, and the copy, known, writes nothing
         // to bring it back (known-passes.ts, pin / pinCopy). Its lane skips it.
-        if (known.pin(w) || (copies.earlier(w) && known.pinCopy(w))) finished.add(w);
+        if (known.pin(w) || (copies.earlier(w) && known.pinCopy(w, copies.oldestRun(w)))) finished.add(w);
         else rest.push(w);
       }
       const retries = rest.map((w) => ({ id: w.id, dueAt: now + handoff_lease, data: encodeWebhook(w) }));

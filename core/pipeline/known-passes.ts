@@ -100,11 +100,23 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
      * Another copy of `w`'s pass, consumed earlier by this worker, is still running: this copy
      * stays known for the batch (not leased). Its lease would replace the retry the earlier
      * copy's outcome may already have scheduled, and acking it once this copy turns out known
-     * would leave the webhook with nothing scheduled. The earlier copy's batch is earlier in
-     * the partition, so this one cannot commit before that copy is leased or its outcome durable.
+     * would leave the webhook with nothing scheduled. The batch commits only once that copy's
+     * outcome is durable (`earlier`: the copy's run), not once it is leased: the lease may be
+     * gone already. It is what brings a copy enqueued again by the scheduler (a lease that ran
+     * out under a stalled worker, then acked): committing that copy, skipped, while the first
+     * still ran lost the webhook when this worker died before the first one's outcome.
      */
-    pinCopy(w: Webhook): true {
+    pinCopy(w: Webhook, earlier: Promise<unknown>): true {
       pinned.add(w);
+      const made = async (): Promise<void> => {
+        const k = d.recent.known(w);
+        // Given up, or forgotten: the batch is not committed, and its copy comes again.
+        if (k === undefined) throw new Error('an earlier copy of this pass ended without its outcome');
+        if (k !== true) await k;
+      };
+      const durable = earlier.then(made, made);
+      durable.catch(() => {});
+      waits.push(durable);
       return true;
     },
     /** Resolves once the outcome of every pass found here is durable; rejects when one will not be written. */

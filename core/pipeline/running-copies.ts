@@ -8,6 +8,7 @@ import { passKey } from './recent-outcomes';
  */
 export const createRunningCopies = () => {
   const copies = new Map<string, Webhook[]>();
+  const runs = new WeakMap<Webhook, Promise<unknown>>();
   return {
     register(hooks: readonly Webhook[]): void {
       for (const w of hooks) {
@@ -20,6 +21,7 @@ export const createRunningCopies = () => {
     /** `hooks` run until `running` settles (every lane of their batch, handed-off ones too). */
     track(hooks: readonly Webhook[], running: Promise<unknown>): void {
       this.register(hooks);
+      for (const w of hooks) runs.set(w, running);
       const done = () => this.unregister(hooks);
       running.then(done, done);
     },
@@ -35,6 +37,11 @@ export const createRunningCopies = () => {
     earlier: (w: Webhook): boolean => {
       const c = copies.get(passKey(w));
       return c !== undefined && c[0] !== w;
+    },
+    /** Settles when the oldest running copy of `w`'s pass has run (its batch's lanes, handed-off ones too). */
+    oldestRun: (w: Webhook): Promise<unknown> => {
+      const first = copies.get(passKey(w))?.[0];
+      return (first && runs.get(first)) ?? Promise.resolve();
     },
   };
 };

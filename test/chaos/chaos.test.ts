@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatFigures, profile, repetitions, type Figures } from './harness';
 import { chaosInfra } from './infra';
 import { joinScenario, rollingScenario } from './membership';
+import { operatorScenario } from './operator';
 import { flushScenario, kafkaScenario, killScenario, REDIS_OUTAGE_MS, redisScenario, SIZES } from './scenarios';
 import { SVIX_FANOUT } from './svix-traffic';
 
@@ -20,6 +21,8 @@ const results: Figures[] = [];
 const SHARE = { ci: 0.02, full: 0.005 }[profile];
 /** The longest a killed worker's partitions may stand still (docs/RELIABILITY.md, "kill -9"). */
 const KILL_STALL_MS = 5000;
+/** The longest a webhook may wait from its enqueue to its delivery when a worker is killed (the operator scenario). */
+const KILL_E2E_MS = 6000;
 /** The longest a worker leaving (SIGTERM) or joining may pause the others. */
 const MEMBERSHIP_STALL_MS = 2000;
 const fewDuplicates = (f: Figures, share = SHARE) => expect(f.duplicates, `duplicates of ${f.sent} sent`).toBeLessThanOrEqual(Math.floor(f.sent * share));
@@ -95,6 +98,19 @@ describe(`chaos (${profile} profile, ${repetitions}x)`, () => {
       // Reported, not asserted: longest_first_attempt_wait_ms, which also counts the joiner's own
       // cold start on the partitions it takes (0.9-4.2 s on the loaded 2 cores).
       expect(f.recover_ms, 'longest gap between deliveries').toBeLessThanOrEqual(MEMBERSHIP_STALL_MS);
+    });
+
+    it(`7. the operator scenario: 2 workers, 300 webhooks/s over 50 endpoints, one killed with -9 at 10 s #${run}`, async () => {
+      const f = record(await operatorScenario(run));
+      expect(f).toMatchObject({ lost: 0, wrong_outcome: 0 });
+      // The duplicate and latency bounds in the full profile (`npm run test:chaos`, the operator's
+      // measure), where they are an open goal today (docs/RELIABILITY.md, "kill -9 under load");
+      // the ci profile, on whatever else shares the CI machine, reports them.
+      if (profile === 'full') {
+        fewDuplicates(f);
+        expect(f.recover_ms, "kill → the dead worker's partitions delivering again").toBeLessThanOrEqual(KILL_STALL_MS);
+        expect(f.notes.enqueue_to_delivery_max_ms, 'longest enqueue → delivery').toBeLessThanOrEqual(KILL_E2E_MS);
+      }
     });
   }
 });

@@ -187,14 +187,16 @@ export const deadLetterCollector = async (fleet: ChaosFleet) => {
 };
 
 export type Client = ReturnType<typeof startClient>;
+export type Pace = { perSecond: number; batch: number; endpoints?: number };
 
 /**
- * Enqueues n webhooks in batches of 100 (or `pace`d), `parallel` batches in flight. A refused batch
+ * Enqueues n webhooks in batches of 100 (or `pace`d: perSecond, in batches of `batch`, over `endpoints`, default 8, per kind), `parallel` batches in flight. A refused batch
  * (503 + Retry-After) is sent again after Retry-After: only 202s count as accepted.
  */
-export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4, pace?: { perSecond: number; batch: number }) => {
+export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4, pace?: Pace) => {
   const accepted = new Map<string, Kind>();
   const acceptedAt = new Map<string, number>();
+  const sentAt = new Map<string, number>(); // when the request that got the 202 left: the enqueue as its caller sees it
   const t0 = Date.now();
   const refusals: { at: number; status: number; retryAfter: string | null }[] = [];
   const kinds = Object.entries(mix).flatMap(([k, w]) => Array<Kind>(w!).fill(k as Kind));
@@ -204,10 +206,11 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
     const webhooks: { endpoint: string; payload: { i: number; kind: Kind }; max_attempts: number }[] = [];
     for (let i = from; i < to; i++) {
       const kind = kindOf(i);
-      webhooks.push({ endpoint: rx.url(kind, i % 8), payload: { i, kind }, max_attempts: MAX_ATTEMPTS[kind] });
+      webhooks.push({ endpoint: rx.url(kind, i % (pace?.endpoints ?? 8)), payload: { i, kind }, max_attempts: MAX_ATTEMPTS[kind] });
     }
     const body = JSON.stringify({ webhooks });
     for (;;) {
+      const sent = Date.now();
       // A request that fails without an answer may still have been produced: its webhooks are
       // not counted as sent (only a 202 is), though they may be delivered or dead-lettered.
       const res = await fetch(`${fleet.baseUrl}/webhooks/chaos-${i10(from)}/enqueue/batch`, {
@@ -219,7 +222,7 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
       if (res?.status === 202) {
         const out = (await res.json()) as { results: { webhook_id: string }[] };
         const at = Date.now();
-        out.results.forEach((r, k) => (accepted.set(r.webhook_id, webhooks[k]!.payload.kind), acceptedAt.set(r.webhook_id, at)));
+        out.results.forEach((r, k) => (accepted.set(r.webhook_id, webhooks[k]!.payload.kind), acceptedAt.set(r.webhook_id, at), sentAt.set(r.webhook_id, sent)));
         return;
       }
       const retryAfter = res?.headers.get('retry-after') ?? null;
@@ -238,7 +241,7 @@ export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Par
     }
   };
   const done = Promise.all(Array.from({ length: parallel }, lane)).then(() => undefined);
-  return { accepted, acceptedAt, refusals, done };
+  return { accepted, acceptedAt, sentAt, refusals, done };
 };
 
 const i10 = (i: number) => String(Math.floor(i / 100) % 10);

@@ -5,7 +5,7 @@ import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startC
 import { chaosInfra, workersJoined } from './infra';
 import { enqueueWhenBack, groupAnswers } from './kafka-return';
 import { startSvixTraffic, SVIX_ENV } from './svix-traffic';
-import { longestFirstWait, traceTimeline, type Fault } from './trace';
+import { longestFirstWait, traceSlowest, traceTimeline, type Fault } from './trace';
 
 // The four chaos scenarios (docs/RELIABILITY.md "Chaos suite"). Each returns its figures;
 // chaos.test.ts asserts.
@@ -160,12 +160,14 @@ export const killScenario = (run: number) =>
       const fanned = await svix.done;
       const streamEnd = Date.now();
       const { dead_letters_on_topic: _t, unresolved, ...f } = await settle(client, rx, dl, SETTLE_MS, fleet);
-      if (process.env.HOWK_CHAOS_TRACE)
+      if (process.env.HOWK_CHAOS_TRACE) {
         traceTimeline(
           faults.filter((x) => x.what.includes('worker')),
           fleet.logs(),
           rx.gaps(firstKillAt, 500),
         );
+        traceSlowest(client, rx, faults, firstKillAt);
+      }
       return {
         ...f,
         recover_ms: rx.longestStall(firstKillAt, streamEnd),

@@ -103,3 +103,28 @@ export const longestFirstWait = (client: { acceptedAt: Map<string, number> }, rx
   }
   return max;
 };
+
+/**
+ * HOWK_CHAOS_TRACE=1: the webhooks that waited longest for their first request, each placed
+ * against the last worker kill before its acceptance (ms from the kill to the 202, and the
+ * wait), with the receiver's answers: whether the slow ones cluster right after kills (the
+ * dead owner's partitions) or are spread (a backlog).
+ */
+export const traceSlowest = (client: { acceptedAt: Map<string, number>; accepted: Map<string, unknown> }, rx: Receiver, faults: Fault[], from: number, n = 15): void => {
+  const kills = faults.filter((f) => f.what.startsWith('kill -9 worker')).map((f) => f.at);
+  const waits: { id: string; at: number; wait: number }[] = [];
+  for (const [id, at] of client.acceptedAt) {
+    const first = (rx.byId.get(id) as { first?: number } | undefined)?.first;
+    if (at >= from && first !== undefined) waits.push({ id, at, wait: first - at });
+  }
+  waits.sort((a, b) => b.wait - a.wait);
+  const sorted = waits.map((w) => w.wait).sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+  console.log(`first waits: p50 ${q(0.5)} p99 ${q(0.99)} p99.9 ${q(0.999)} max ${q(1)} ms; over 5 s: ${sorted.filter((w) => w > 5000).length}`);
+  for (const w of waits.slice(0, n)) {
+    const kill = kills.filter((k) => k <= w.at + 6000).pop();
+    console.log(
+      `  ${w.id} ${String(client.accepted.get(w.id))} wait ${w.wait} ms, accepted ${kill === undefined ? '-' : w.at - kill} ms after the last worker kill, answers ${JSON.stringify(rx.byId.get(w.id)?.log ?? [])}`,
+    );
+  }
+};

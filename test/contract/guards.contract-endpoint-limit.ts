@@ -88,6 +88,19 @@ export const endpointLimitCases = (make: MakeGuards, caps: GuardsCaps = {}): voi
       expect(await admit1({ now: T0 + 10_000 }, p)).toEqual({ kind: 'wait' });
     });
 
+    it('lets a webhook consumed again after its worker died take over the lease its dead copy left, instead of waiting for it to run out', async () => {
+      const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerEndpoint: 1, maxInflightPerDomain: () => (caps.hostLimits === false ? 0 : 1), inflightLeaseMs: 4000 });
+      expect(await admit1({ id: 'wh_moved' }, p)).toMatchObject({ kind: 'go' });
+      h.forgetAdmitted(); // its worker was killed: no completion, no renewal
+      // 3 s later its partition's next owner consumes it again: the same webhook goes; any other waits.
+      expect(await admit1({ id: 'wh_other', now: T0 + 3000 }, p)).toEqual({ kind: 'wait' });
+      expect(await admit1({ id: 'wh_moved', now: T0 + 3000 }, p)).toMatchObject({ kind: 'go', counted: { endpoint: true } });
+      // Counted once, under the new admission's lease (it runs to T0 + 7 s, not T0 + 4 s).
+      expect((await h.guards.endpoint(EP, T0 + 3000, p)).inflight).toBe(1);
+      expect(await admit1({ id: 'wh_other', now: T0 + 5000 }, p)).toEqual({ kind: 'wait' });
+      expect(await admit1({ id: 'wh_other', now: T0 + 7000 }, p)).toMatchObject({ kind: 'go' });
+    });
+
     if (caps.hostLimits !== false)
       it('does the same for a host: a crashed delivery stops taking a share of the host limit when its lease runs out', async () => {
         const p = params({ circuit: { ...CB, enabled: false }, maxInflightPerDomain: () => 1, inflightLeaseMs: 10_000 });

@@ -179,6 +179,25 @@ describe('a known pass in a batch with stragglers', () => {
   });
 });
 
+describe('a copy of a pass that an earlier batch still runs in the background', () => {
+  it('commits only once that pass is durable: skipped while the first copy runs, it would lose the webhook if the worker died before that outcome', async () => {
+    const cfg = configOf({ 'delivery.straggler_after': 50, 'delivery.batch_time_limit': 50, 'kafka.per_key_parallelism': 1 });
+    const hot = new MemoryHotState(TTLS, systemClock);
+    const { sender: fast, hits } = countingSender();
+    // wh_slow's endpoint takes 500 ms: its lane is handed off under a lease.
+    const sender: Sender = { ...fast, send: async (req) => (await new Promise((r) => setTimeout(r, 500)), fast.send(req)) };
+    const deliver = createDeliverer({ config: cfg, hot, producer: new MemoryLog(1).producer(), clock: systemClock, log: silentLogger, sender });
+    await deliver(batchOf(['wh_slow']));
+    // A second copy of the same pass (the scheduler re-enqueued it: its lease ran out under a
+    // stalled worker) arrives while the first is still being sent.
+    await deliver(batchOf(['wh_slow']));
+    // Its batch resolved (may commit): the first copy's outcome must be durable by then.
+    expect((await hot.getStatus('wh_slow'))?.state).toBe('delivered');
+    await deliver.drain();
+    expect(Object.fromEntries(hits)).toEqual({ wh_slow: 1 });
+  });
+});
+
 describe('RecentOutcomes', () => {
   const w = (id: string, attempt = 0) => hook(id, { attempt });
 

@@ -177,6 +177,15 @@ local function lease_end(now)
   return e
 end
 
+-- A webhook that already holds a lease in the set is a copy of a delivery counted there: the
+-- same webhook consumed again by its partition's next owner once its worker died (the rebalance
+-- that moved the partition is the proof that copy is gone). It takes that lease over (its
+-- ZADD below moves the end and counts nothing) instead of waiting for it to run out. Asked
+-- only at a full limit, where it would otherwise wait.
+local function holds(key, id)
+  return redis.call('ZSCORE', key, id) ~= false
+end
+
 local function lease(key, now, now_text, id)
   -- The slow lane takes leases without counting first: expired ones must not pile up.
   inflight(key, now, now_text)
@@ -271,7 +280,7 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id, cap)
   local k_domain, k_conc, domain_max = h.inflight, e.inflight, h.max
   if domain_max > 0 then
     local allowed = math.min(L.allowed(load(h.limit, domain_max)), domain_max)
-    if inflight(k_domain, now, now_text) >= allowed then
+    if inflight(k_domain, now, now_text) >= allowed and not holds(k_domain, id) then
       if lane == 'fast' and slow then return reply('divert', 'domain_inflight') end
       return reply('wait')
     end
@@ -284,8 +293,8 @@ local function admit(e, k_cfg, pass_ep, now, now_text, lane, id, cap)
     if lane == 'slow' then
       if not slow then return reply('recovered') end
       -- The slow lane counts nothing else: only the endpoint's own ceiling stops it.
-      if cap > 0 and inflight(k_conc, now, now_text) >= cap then return reply('wait') end
-    elseif inflight(k_conc, now, now_text) >= fast_limit then
+      if cap > 0 and inflight(k_conc, now, now_text) >= cap and not holds(k_conc, id) then return reply('wait') end
+    elseif inflight(k_conc, now, now_text) >= fast_limit and not holds(k_conc, id) then
       if slow then return reply('divert', 'endpoint_inflight') end
       return reply('wait')
     end
