@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../core/config/load';
+import { MemoryHotState } from '../../core/memory/hot-state';
+import { MemoryLog } from '../../core/memory/log';
+import { MemoryTopicReader } from '../../core/memory/topic-reader';
+import { silentLogger } from '../../core/ports/logger';
+import { createOrphanSweep, orphanGrace } from '../../core/reconcile/orphans';
+import { T0, hook, snapshot, stamp, statusFor, tombstone } from '../helpers/reconcile-fixtures';
+
+// Which webhooks the orphan sweep schedules again, on the in-memory adapters with a fake
+// clock: only those howk.state says are due, past the grace, that the hot state carries nowhere.
+
+const TTLS = { status_ttl: 7 * 86_400_000, stats_ttl: 86_400_000, retry_data_ttl: 7 * 86_400_000 };
+
+describe('orphan sweep', () => {
+  it('takes the configured grace, raised to the longest a live delivery can go unmarked', () => {
+    const cfg = (o: Record<string, unknown>) => loadConfig({ env: {}, overrides: o });
+    // 30 s timeout + max(30 s claim lease, 5 s handoff lease, 4 s in-flight lease) + 1 s poll.
+    expect(orphanGrace(cfg({ 'reconciler.orphan_grace': 0 }))).toBe(61_000);
+    expect(orphanGrace(cfg({ 'reconciler.orphan_grace': 0, 'delivery.handoff_lease': 90_000 }))).toBe(121_000);
+    expect(orphanGrace(cfg({}))).toBe(300_000);
+  });
+
+  it('schedules again only the overdue webhook that nothing carries, once', async () => {
+    const config = loadConfig({ env: {}, overrides: { 'kafka.topics': { state: 's.state' } } });
+    const grace = orphanGrace(config);
+    let now = T0 + 1000 + grace + 1;
+    const clock = { now: () => now };
+    const log = new MemoryLog(2);
+    const hot = new MemoryHotState(TTLS, clock);
+    const ns = stamp(T0);
+    const w = Object.fromEntries(['lost', 'scheduled', 'newer', 'ended', 'gone', 'early'].map((id) => [id, hook(id)]));
+    await log.append(Object.values(w).map((x) => ({ topic: 's.state', ...snapshot(x, ns, x.id === 'early' ? now - grace + 1000 : T0 + 1000) })));
+    await log.append([{ topic: 's.state', ...tombstone('gone') }]);
+    await hot.apply({
+      statuses: [
+        ...['lost', 'scheduled', 'gone', 'early'].map((id) => ({ status: statusFor(w[id]!, ns) })),
+        { status: statusFor(w.newer!, stamp(T0 + 5000)) },
+        { status: statusFor(w.ended!, stamp(T0 + 5000), { state: 'delivered' }) },
+      ],
+      retries: [{ id: 'scheduled', dueAt: now + 60_000, data: 'x' }],
+    });
+    let repaired = 0;
+    const sweep = createOrphanSweep({ config, reader: new MemoryTopicReader(log), hot, log: silentLogger, clock, onRepaired: (n) => (repaired += n) });
+    const first = await sweep.sweepOnce();
+    expect(first).toMatchObject({ live: 5, candidates: 4, orphans: 1, repaired: ['lost'] });
+    expect(repaired).toBe(1);
+    // Due at once: the next claim takes it.
+    const due = await hot.claimDueRetries(now, 10, 1000);
+    expect(due.map((r) => r.id)).toEqual(['lost']);
+    // Its schedule now carries it (leased by that claim): the next sweep leaves it alone.
+    now += 10;
+    expect((await sweep.sweepOnce()).repaired).toEqual([]);
+    expect(repaired).toBe(1);
+  });
+});
