@@ -2,6 +2,7 @@ import type { Config } from '../config/schema';
 import { errorMessage } from '../errors/errors';
 import { sleep as defaultSleep } from '../domain/time';
 import type { Clock } from '../ports/clock';
+import type { RebuildState } from '../ports/hot-state';
 import type { Logger } from '../ports/logger';
 import type { OrphanRepair, RestoreItem, TopicReader } from '../ports/recovery';
 import { compareStamps, type Snapshot } from '../records/state';
@@ -35,12 +36,13 @@ export const orphanGrace = (config: Config): number => {
 
 const msOfStamp = (ns: string): number => Number(BigInt(ns) / 1_000_000n);
 
-export type SweepSummary = { live: number; candidates: number; orphans: number; repaired: string[] };
+/** `skipped`: the canary was missing (a rebuild's turn: it restores with its own delay). */
+export type SweepSummary = { live: number; candidates: number; orphans: number; repaired: string[]; skipped?: boolean };
 
 export type OrphanSweepDeps = {
   config: Config;
   reader: TopicReader;
-  hot: OrphanRepair;
+  hot: OrphanRepair & Pick<RebuildState, 'isInitialized'>;
   log: Logger;
   clock: Clock;
   /** Told how many webhooks each sweep scheduled again (the repairs metric). */
@@ -63,6 +65,7 @@ export const createOrphanSweep = (d: OrphanSweepDeps) => {
 
   /** One fold of howk.state and one look at the hot state per restore_batch webhooks overdue. */
   const sweepOnce = async (): Promise<SweepSummary> => {
+    if (!(await d.hot.isInitialized())) return { live: 0, candidates: 0, orphans: 0, repaired: [], skipped: true };
     const fold = createStateFold(d.log);
     await d.reader.readToEnd(d.config.kafka.topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
     const live = fold.live();

@@ -41,6 +41,7 @@ describe('orphan sweep', () => {
       retries: [{ id: 'scheduled', dueAt: now + 60_000, data: 'x' }],
     });
     let repaired = 0;
+    await hot.markInitialized('test');
     const sweep = createOrphanSweep({ config, reader: new MemoryTopicReader(log), hot, log: silentLogger, clock, onRepaired: (n) => (repaired += n) });
     const first = await sweep.sweepOnce();
     expect(first).toMatchObject({ live: 5, candidates: 4, orphans: 1, repaired: ['lost'] });
@@ -52,5 +53,18 @@ describe('orphan sweep', () => {
     now += 10;
     expect((await sweep.sweepOnce()).repaired).toEqual([]);
     expect(repaired).toBe(1);
+  });
+
+  it('leaves a Redis without its canary to the rebuild', async () => {
+    const config = loadConfig({ env: {}, overrides: { 'kafka.topics': { state: 's.state' } } });
+    const clock = { now: () => T0 + 1000 + orphanGrace(config) + 1 };
+    const log = new MemoryLog(2);
+    const hot = new MemoryHotState(TTLS, clock);
+    await log.append([{ topic: 's.state', ...snapshot(hook('lost'), stamp(T0)) }]);
+    const sweep = createOrphanSweep({ config, reader: new MemoryTopicReader(log), hot, log: silentLogger, clock });
+    expect(await sweep.sweepOnce()).toMatchObject({ skipped: true, repaired: [] });
+    expect(await hot.retryCount()).toBe(0);
+    await hot.markInitialized('test');
+    expect((await sweep.sweepOnce()).repaired).toEqual(['lost']);
   });
 });
