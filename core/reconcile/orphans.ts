@@ -12,7 +12,7 @@ import { createStateFold, restoreItemOf } from './replay';
 // retries"). A race that drops a webhook's schedule entry leaves it `retrying` with nothing
 // that would ever attempt it again. Every reconciler.orphan_sweep_interval the sweep folds
 // howk.state again (the rebuild's rules, core/reconcile/replay.ts) and, for each webhook
-// still due (retrying or pending, not held by a pause) whose due time and last snapshot are
+// still due (retrying or pending, parked by a circuit or rate limit, not held by a pause) whose due time and last snapshot are
 // older than the grace, asks the hot state whether anything still carries it: a schedule
 // entry (a scheduler's or a handoff's lease is one), an in-flight record. One that has none,
 // and whose stored status is not newer than the snapshot, is scheduled again with
@@ -53,7 +53,8 @@ export type OrphanSweepDeps = {
 /** Snapshots still due that have been due, and unchanged, for longer than the grace. */
 const overdue = (live: Snapshot[], now: number, grace: number): RestoreItem[] =>
   live.flatMap((s) => {
-    if (!WAITING.has(s.kind)) return [];
+    // A paused one waits in its pause's queue, not in the schedule; a parked one is scheduled.
+    if (s.kind === 'paused') return [];
     const item = restoreItemOf(s);
     if (!WAITING.has(item.status.state) || !item.retry) return [];
     return now - Math.max(s.dueAt, msOfStamp(s.updatedAtNs)) >= grace ? [item] : [];

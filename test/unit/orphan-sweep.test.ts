@@ -5,6 +5,7 @@ import { MemoryLog } from '../../core/memory/log';
 import { MemoryTopicReader } from '../../core/memory/topic-reader';
 import { silentLogger } from '../../core/ports/logger';
 import { createOrphanSweep, orphanGrace } from '../../core/reconcile/orphans';
+import { snapshotValue } from '../../core/records/state';
 import { T0, hook, snapshot, stamp, statusFor, tombstone } from '../helpers/reconcile-fixtures';
 
 // Which webhooks the orphan sweep schedules again, on the in-memory adapters with a fake
@@ -21,7 +22,7 @@ describe('orphan sweep', () => {
     expect(orphanGrace(cfg({}))).toBe(300_000);
   });
 
-  it('schedules again only the overdue webhook that nothing carries, once', async () => {
+  it('schedules again only the overdue webhooks that nothing carries (parked ones too, not paused ones), once', async () => {
     const config = loadConfig({ env: {}, overrides: { 'kafka.topics': { state: 's.state' } } });
     const grace = orphanGrace(config);
     let now = T0 + 1000 + grace + 1;
@@ -32,9 +33,18 @@ describe('orphan sweep', () => {
     const w = Object.fromEntries(['lost', 'scheduled', 'newer', 'ended', 'gone', 'early'].map((id) => [id, hook(id)]));
     await log.append(Object.values(w).map((x) => ({ topic: 's.state', ...snapshot(x, ns, x.id === 'early' ? now - grace + 1000 : T0 + 1000) })));
     await log.append([{ topic: 's.state', ...tombstone('gone') }]);
+    // Parked by a circuit (its schedule lost too), and held by a pause (its queue holds it, not the schedule).
+    const parked = hook('parked');
+    const paused = hook('paused');
+    await log.append([
+      { topic: 's.state', key: 'parked', value: snapshotValue(parked, statusFor(parked, ns, { held: 'circuit' }), T0 + 1000) },
+      { topic: 's.state', key: 'paused', value: snapshotValue(paused, statusFor(paused, ns, { held: 'paused' }), T0 + 1000) },
+    ]);
     await hot.apply({
       statuses: [
         ...['lost', 'scheduled', 'gone', 'early'].map((id) => ({ status: statusFor(w[id]!, ns) })),
+        { status: statusFor(parked, ns, { held: 'circuit' }) },
+        { status: statusFor(paused, ns, { held: 'paused' }) },
         { status: statusFor(w.newer!, stamp(T0 + 5000)) },
         { status: statusFor(w.ended!, stamp(T0 + 5000), { state: 'delivered' }) },
       ],
@@ -44,15 +54,16 @@ describe('orphan sweep', () => {
     await hot.markInitialized('test');
     const sweep = createOrphanSweep({ config, reader: new MemoryTopicReader(log), hot, log: silentLogger, clock, onRepaired: (n) => (repaired += n) });
     const first = await sweep.sweepOnce();
-    expect(first).toMatchObject({ live: 5, candidates: 4, orphans: 1, repaired: ['lost'] });
-    expect(repaired).toBe(1);
+    expect(first).toMatchObject({ live: 7, candidates: 5, orphans: 2 });
+    expect(first.repaired.sort()).toEqual(['lost', 'parked']);
+    expect(repaired).toBe(2);
     // Due at once: the next claim takes it.
     const due = await hot.claimDueRetries(now, 10, 1000);
-    expect(due.map((r) => r.id)).toEqual(['lost']);
+    expect(due.map((r) => r.id).sort()).toEqual(['lost', 'parked']);
     // Its schedule now carries it (leased by that claim): the next sweep leaves it alone.
     now += 10;
     expect((await sweep.sweepOnce()).repaired).toEqual([]);
-    expect(repaired).toBe(1);
+    expect(repaired).toBe(2);
   });
 
   it('leaves a Redis without its canary to the rebuild', async () => {
