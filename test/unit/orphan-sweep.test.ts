@@ -37,13 +37,13 @@ describe('orphan sweep', () => {
     const parked = hook('parked');
     const paused = hook('paused');
     await log.append([
-      { topic: 's.state', key: 'parked', value: snapshotValue(parked, statusFor(parked, ns, { held: 'circuit' }), T0 + 1000) },
+      { topic: 's.state', key: 'parked', value: snapshotValue(parked, statusFor(parked, ns, { held: 'circuit_open' }), T0 + 1000) },
       { topic: 's.state', key: 'paused', value: snapshotValue(paused, statusFor(paused, ns, { held: 'paused' }), T0 + 1000) },
     ]);
     await hot.apply({
       statuses: [
         ...['lost', 'scheduled', 'gone', 'early'].map((id) => ({ status: statusFor(w[id]!, ns) })),
-        { status: statusFor(parked, ns, { held: 'circuit' }) },
+        { status: statusFor(parked, ns, { held: 'circuit_open' }) },
         { status: statusFor(paused, ns, { held: 'paused' }) },
         { status: statusFor(w.newer!, stamp(T0 + 5000)) },
         { status: statusFor(w.ended!, stamp(T0 + 5000), { state: 'delivered' }) },
