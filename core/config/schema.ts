@@ -209,12 +209,11 @@ const ConfigShape = z.object({
     sentinel_interval: duration('30s', 'How often workers and schedulers check that Redis still holds the canary'),
     lock_ttl: duration('60s', 'TTL of the rebuild lock; the holder renews it every third of it'),
     restore_batch: int(500, 'Records restored into Redis per round trip during a rebuild', { min: 1 }),
-    restore_delay: duration(
-      '30s',
-      'Restored retries that were due already wait this long, so that copies already on their way (re-enqueued before the loss) arrive first and make them moot',
-    ),
+    restore_delay: duration('30s', 'Restored retries already due wait this long, so copies already on their way (re-enqueued before the loss) arrive first and make them moot'),
     read_idle_timeout: duration('5s', 'A rebuild stops waiting for a partition that yields nothing for this long (its tail was compacted away)'),
     rebuild_timeout: duration('10m', 'A rebuild that takes longer is abandoned (the lock is released) and tried again'),
+    orphan_sweep_interval: duration('1m', 'How often schedulers re-read howk.state for due webhooks nothing in Redis carries, and schedule them again (0 = never)'),
+    orphan_grace: duration('5m', 'How long past due a webhook must go unscheduled, unleased and not in flight before the orphan sweep acts (raised to a floor)'),
   }),
   ttl: section({
     circuit_state_ttl: duration('24h', 'TTL of circuit breaker state'),

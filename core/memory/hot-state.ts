@@ -234,6 +234,8 @@ export class MemoryHotState implements HotState {
     return (this.rec ??= new MemoryRecovery(tables, this.ttls, this.clock));
   }
   restore: HotState['restore'] = (items) => this.recovery.restore(items);
+  unscheduled: HotState['unscheduled'] = (items) => this.recovery.unscheduled(items);
+  reschedule: HotState['reschedule'] = (items) => this.recovery.reschedule(items);
   listWebhooks: HotState['listWebhooks'] = (q) => this.recovery.listWebhooks(q);
   putDeadLetters: HotState['putDeadLetters'] = (items) => this.recovery.putDeadLetters(items);
   getDeadLetter: HotState['getDeadLetter'] = (id) => this.recovery.getDeadLetter(id);

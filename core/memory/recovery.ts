@@ -45,6 +45,28 @@ export class MemoryRecovery {
     return written;
   }
 
+  /**
+   * The orphan sweep's look (core/reconcile/orphans.ts): webhooks with no retry row (a lease is
+   * one). In-flight records are howk-dev's guards', not this store's: the sweep's grace, longer
+   * than any attempt, covers a delivery in flight.
+   */
+  async unscheduled(items: { id: string }[]): Promise<Map<string, WebhookStatus | null>> {
+    return new Map(items.filter(({ id }) => !this.t.hasRetry(id)).map(({ id }) => [id, this.t.status(id) ?? null]));
+  }
+
+  /** The status where none as new is stored, then the retry unless one is scheduled. */
+  async reschedule(items: RestoreItem[]): Promise<string[]> {
+    const done: string[] = [];
+    for (const { status, retry } of items) {
+      const cur = this.t.status(status.webhook_id);
+      if (!cur || compareStamps(status.updated_at_ns, cur.updated_at_ns) > 0) this.t.putStatus(status);
+      if (!retry || this.t.hasRetry(retry.id)) continue;
+      this.t.putRetry(retry);
+      done.push(retry.id);
+    }
+    return done;
+  }
+
   async listWebhooks(q: WebhookQuery): Promise<Page<WebhookStatus>> {
     // The in-memory "index": this config's live statuses, newest id first.
     const sorted = [...this.t.statuses()].filter((s) => s.config_id === q.configId).sort((a, b) => (a.webhook_id < b.webhook_id ? 1 : -1));

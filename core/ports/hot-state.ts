@@ -1,7 +1,7 @@
 import type { StatName } from '../domain/stats';
 import type { AttemptRecord, WebhookStatus, WebhookStatusView } from '../domain/status';
 import type { Timeline, TimelineWindow } from '../domain/timeline';
-import type { DeadLetterEntry, DeadLetterQuery, Page, RestoreItem, WebhookQuery } from './recovery';
+import type { DeadLetterEntry, DeadLetterQuery, OrphanRepair, Page, RestoreItem, WebhookQuery } from './recovery';
 
 // Rebuildable hot state (Redis in production, memory in howk-dev). Operations are shaped
 // per batch: one call is one round trip.
@@ -199,4 +199,5 @@ export type HotState = IdempotencyStore &
   TimelineReader &
   DeadLetterStore &
   RebuildState &
+  OrphanRepair &
   HotConnection;

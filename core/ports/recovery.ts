@@ -57,3 +57,17 @@ export type TopicReader = {
   readToEnd(topic: string, onBatch: (b: ConsumedBatch) => Promise<void>, opts: { idleTimeoutMs: number }): Promise<ReadSummary>;
   close(): Promise<void>;
 };
+
+/** The orphan sweep's view of the hot state (core/reconcile/orphans.ts). */
+export type OrphanRepair = {
+  /**
+   * Of these webhooks, those that nothing in the hot state carries at `now`: no schedule entry
+   * (a lease is one) and no in-flight record; each with its stored status (null: none).
+   */
+  unscheduled(items: { id: string; endpointHash: string }[], now: number): Promise<Map<string, WebhookStatus | null>>;
+  /**
+   * Schedules each item's retry unless its webhook is scheduled already (never replaces one),
+   * and writes its status where none as new is stored. Returns the ids it scheduled.
+   */
+  reschedule(items: RestoreItem[]): Promise<string[]>;
+};

@@ -4,6 +4,7 @@ import { roleContract, type MakeHotState } from './hot-state.fixtures';
 import { deadLettersContract } from './hot-state.contract-deadletters';
 import { idempotencyContract } from './hot-state.contract-idempotency';
 import { listingContract } from './hot-state.contract-listing';
+import { orphansContract } from './hot-state.contract-orphans';
 import { outstandingContract } from './hot-state.contract-outstanding';
 import { rebuildContract } from './hot-state.contract-rebuild';
 import { retriesContract } from './hot-state.contract-retries';
@@ -34,5 +35,6 @@ export const hotStateContract = (name: string, make: MakeHotState<HotState>): vo
   timelineContract(name, make);
   deadLettersContract(name, make);
   rebuildContract(name, make);
+  orphansContract(name, make);
   connectionContract(name, make);
 };

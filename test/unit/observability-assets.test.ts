@@ -64,5 +64,6 @@ describe('infra/grafana and infra/prometheus', () => {
     expect(refs('HowkConsumerLagGrowing')).toContain('howk_consumer_lag');
     expect(refs('HowkCircuitsOpen')).toContain('howk_circuit_state');
     expect(refs('HowkRedisRebuilt')).toContain('howk_redis_rebuilds_total');
+    expect(refs('HowkOrphanedRetriesRepaired')).toContain('howk_orphaned_retries_repaired_total');
   });
 });

@@ -167,10 +167,10 @@ export const startFleet = async (p: FleetParts): Promise<Fleet> => {
   const guardCopy = guards && roles.worker && config.degraded.enabled ? startGuardReplica({ config, logStore, log, instance }) : undefined;
 
   // Redis rebuild from Kafka (core/reconcile): the canary check runs before any consumer starts.
-  const reconcile =
-    (roles.worker || roles.scheduler) && config.reconciler.enabled
-      ? embedReconciler({ config, logStore, hot, log, clock, guards: p.guards, onRebuilt: metrics.pipeline.rebuilt }, roles.worker ? 'worker' : 'scheduler')
-      : undefined;
+  // Schedulers also run the orphan sweep (core/reconcile/orphans.ts).
+  const orphans = roles.scheduler ? { onRepaired: metrics.pipeline.orphansRepaired } : undefined;
+  const parts = { config, logStore, hot, log, clock, guards: p.guards, onRebuilt: metrics.pipeline.rebuilt, orphans };
+  const reconcile = (roles.worker || roles.scheduler) && config.reconciler.enabled ? embedReconciler(parts, roles.worker ? 'worker' : 'scheduler') : undefined;
   if (reconcile) {
     await reconcile.ready();
     stops.push({ name: 'reconciler', run: () => reconcile.stop() });

@@ -18,6 +18,8 @@ export type PipelineMetrics = {
   luaRun(ms: number, outcome: 'ok' | 'error' | 'killed'): void;
   /** This process rebuilt the hot state from Kafka. */
   rebuilt(): void;
+  /** The orphan sweep scheduled again this many webhooks nothing would have attempted (core/reconcile/orphans.ts). */
+  orphansRepaired(n: number): void;
   /** A gauge read at scrape time (Redis or Kafka): bounded, a failed read shows no series. */
   probe(name: string, help: string, read: () => Promise<Value[]>): void;
 };
@@ -62,6 +64,7 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
   const luaTimes = new Map<string, Counts>(LUA_OUTCOMES.map((o) => [o, counts()]));
   let luaKills = 0;
   let rebuilds = 0;
+  let orphans = 0;
   const endpoints = createTopEndpoints(topN);
 
   const reg = (name: string, help: string, type: 'counter' | 'gauge' | 'histogram', read: () => Value[] | Promise<Value[]>) => customMetric(registry, name, help, type, read);
@@ -121,6 +124,8 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
   reg('howk_redis_rebuilds_total', 'Rebuilds of the hot state from Kafka this process ran (the canary was missing, or --force)', 'counter', () => [
     { metricName: 'howk_redis_rebuilds_total', labels: {}, value: rebuilds },
   ]);
+  const repairedHelp = 'Due webhooks nothing in the hot state would have attempted, scheduled again by the orphan sweep (each one a lost retry caught: alert on any increase)';
+  reg('howk_orphaned_retries_repaired_total', repairedHelp, 'counter', () => [{ metricName: 'howk_orphaned_retries_repaired_total', labels: {}, value: orphans }]);
 
   const events: PipelineEvents = {
     enqueueRequest: (outcome, reason) => bump(requests, `${outcome}\u0000${reason}`),
@@ -143,6 +148,7 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
       if (outcome === 'killed') luaKills++;
     },
     rebuilt: () => void rebuilds++,
+    orphansRepaired: (n) => void (orphans += n),
     probe: (name, help, read) => reg(name, help, 'gauge', () => bounded(read)),
   };
 };

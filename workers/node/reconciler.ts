@@ -7,7 +7,8 @@ import type { Logger } from '../../core/ports/logger';
 import type { Clock } from '../../core/ports/clock';
 import type { DeadLetterStore, RebuildState, RetrySchedule } from '../../core/ports/hot-state';
 import type { Log } from '../../core/ports/log';
-import type { TopicReader } from '../../core/ports/recovery';
+import type { OrphanRepair, TopicReader } from '../../core/ports/recovery';
+import { createOrphanSweep } from '../../core/reconcile/orphans';
 import { createReconciler, type EnsureOutcome, type Reconciler } from '../../core/reconcile/reconciler';
 import { pausableClaims, runSentinel, type Pausable } from '../../core/reconcile/sentinel';
 import { KafkaTopicReader } from '../kafka/topic-reader';
@@ -22,13 +23,15 @@ import { SqliteTopicReader } from '../sqlite/topic-reader';
 export type ReconcilerParts = {
   config: Config;
   logStore: Log;
-  hot: RebuildState & DeadLetterStore;
+  hot: RebuildState & DeadLetterStore & OrphanRepair;
   log: Logger;
   clock: Clock;
   reader?: TopicReader;
   /** Pauses and circuits are rebuilt only with these. */ guards?: GuardRestore;
   /** Told of each rebuild this process completed (the rebuilds metric). */
   onRebuilt?: () => void;
+  /** Runs the orphan sweep with the sentinel (schedulers and howk-reconciler --watch), telling this of its repairs. */
+  orphans?: { onRepaired: (n: number) => void };
 };
 
 /** A lock token unique to this process. */
@@ -61,6 +64,7 @@ export const embedReconciler = (p: ReconcilerParts, role: string): EmbeddedRecon
   const pausables: Pausable[] = [];
   const abort = new AbortController();
   let sentinel: Promise<void> | undefined;
+  let sweep: Promise<void> | undefined;
   return {
     reconciler,
     ready: () => reconciler.ensureInitialized(abort.signal),
@@ -72,10 +76,12 @@ export const embedReconciler = (p: ReconcilerParts, role: string): EmbeddedRecon
     },
     start: () => {
       sentinel ??= runSentinel({ config: p.config, hot: p.hot, reconciler, log: p.log, pausables: () => pausables }, abort.signal);
+      if (p.orphans) sweep ??= createOrphanSweep({ config: p.config, reader, hot: p.hot, log: p.log, clock: p.clock, onRepaired: p.orphans.onRepaired }).run(abort.signal);
     },
     stop: async () => {
       abort.abort();
       await sentinel?.catch(() => {});
+      await sweep?.catch(() => {});
       await reader.close();
     },
   };

@@ -14,7 +14,7 @@ import { onRedisFailure } from '../redis/exec';
 //   howk-reconciler            canary present → exit; missing → rebuild (or wait for the
 //                              instance that is rebuilding), then exit 0
 //   howk-reconciler --force    rebuild even though the canary is present (waits for the lock)
-//   howk-reconciler --watch    after that, keep running the sentinel until SIGTERM (with
+//   howk-reconciler --watch    after that, keep running the sentinel and the orphan sweep until SIGTERM (with
 //                              /health, /ready and /metrics on metrics.port when it is set)
 // Workers and schedulers embed the same code (workers/node/reconciler.ts); this binary is
 // for a forced rebuild, or a deployment that wants the sentinel outside the workers.
@@ -40,7 +40,10 @@ const served =
       ])
     : undefined;
 await logStore.admin.ensureTopics(topicSpecs(config));
-const embedded = embedReconciler({ config, logStore, hot, log, clock: systemClock, guards: hot.guards, onRebuilt: metrics.pipeline.rebuilt }, 'reconciler');
+const embedded = embedReconciler(
+  { config, logStore, hot, log, clock: systemClock, guards: hot.guards, onRebuilt: metrics.pipeline.rebuilt, orphans: { onRepaired: metrics.pipeline.orphansRepaired } },
+  'reconciler',
+);
 const close = async () => {
   await served?.close();
   await embedded.stop();

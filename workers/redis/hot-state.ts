@@ -7,6 +7,7 @@ import { TIMELINE, TIMELINE_WINDOWS, bucketStart, bucketTtlMs, timelineOf, timel
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type StatsWindow, type StatusWrite } from '../../core/ports/hot-state';
 import { call, execPipeline } from './exec';
 import { commitIdempotency } from './idempotency';
+import { RedisOrphans } from './orphans';
 import { RedisRecovery, type Owners } from './recovery';
 import { RespArgs } from './resp';
 import { batchScript, scriptCommand } from './script-call';
@@ -266,6 +267,9 @@ export class RedisHotState implements HotState {
     return (this.rec ??= new RedisRecovery(this.redis, this.ttls, this.k, this.sched));
   }
   restore: HotState['restore'] = (items) => this.recovery.restore(items);
+  private orphans: RedisOrphans | undefined;
+  unscheduled: HotState['unscheduled'] = (items, now) => (this.orphans ??= new RedisOrphans(this.redis, this.ttls, this.k, this.sched)).unscheduled(items, now);
+  reschedule: HotState['reschedule'] = (items) => (this.orphans ??= new RedisOrphans(this.redis, this.ttls, this.k, this.sched)).reschedule(items);
   listWebhooks: HotState['listWebhooks'] = (q) => this.recovery.listWebhooks(q);
   putDeadLetters: HotState['putDeadLetters'] = (items) => this.recovery.putDeadLetters(items);
   getDeadLetter: HotState['getDeadLetter'] = (id) => this.recovery.getDeadLetter(id);
