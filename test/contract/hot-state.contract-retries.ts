@@ -61,6 +61,9 @@ export const retriesContract = (name: string, make: MakeHotState<HotWriter & Ret
       await state.apply({ retries: [entry('wh_p', t - 10, pass(3))] });
       await state.apply({ retries: [entry('wh_p', t - 20, pass(2))] });
       await state.apply({ retries: [entry('wh_p', t - 20, pass(1, 1))] });
+      // Read from the fields before the payload, with or without deferrals (a payload's own "attempt" is not the pass).
+      const trap = encodeWebhook(hook('wh_p', { attempt: 2, deferrals: undefined, payload: '{"x":1,"attempt":9,"max_attempts":9,"deferrals":9,"created_at":1}' }));
+      await state.apply({ retries: [entry('wh_p', t - 20, trap)] });
       expect(await state.claimDueRetries(t, 10, LEASE)).toEqual([entry('wh_p', t + LEASE, pass(3))]);
       // The same pass (a park, a lease of it) and a later one (its outcome) replace it.
       await state.apply({ retries: [entry('wh_p', t - 5, pass(2, 1))] });

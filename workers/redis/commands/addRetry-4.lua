@@ -21,9 +21,11 @@
 -- A webhook's pass (attempt + deferrals) from the fields the encoder writes before the payload
 -- (the same reading as core/domain/retry-shards.ts passOfRetry); -1 when unreadable.
 local function passOf(data)
-  local a = string.match(data, '^{.-,"attempt":(%d+),"max_attempts":%d+[,}]')
+  -- The first match is the encoder's own field (a payload comes after it), and deferrals, when
+  -- written, follow max_attempts at once.
+  local _, last, a = string.find(data, ',"attempt":(%d+),"max_attempts":%d+')
   if not a then return -1 end
-  local d = string.match(data, '^{.-,"attempt":%d+,"max_attempts":%d+,"deferrals":(%d+),"created_at":')
+  local d = string.match(data, '^,"deferrals":(%d+),"created_at":', last + 1)
   return tonumber(a) + (tonumber(d) or 0)
 end
 
