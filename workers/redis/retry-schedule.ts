@@ -83,7 +83,7 @@ export class RedisRetrySchedule {
     return ((await execPipeline(p)) as number[]).reduce((a, b) => a + Number(b), 0);
   }
 
-  /** restoreRetry-4.lua's keys and arguments for a webhook's retry (the rebuild and the drain). */
+  /** The keys and arguments of restoreRetry-4.lua and addRetry-4.lua (the same) for a webhook's retry: a write, the rebuild, the drain. */
   restoreArgs(id: string, dueAt: number, data: string, ttlMs: number): { keys: string[]; args: (string | number)[] } {
     const s = shardOf(id, this.shards);
     const config = configOfRetry(data);
