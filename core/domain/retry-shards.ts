@@ -46,6 +46,16 @@ export const shareOf = (limit: number, shards: number, index: number): number =>
 export const configOfRetry = (data: string): string => /"config_id":"([A-Za-z0-9._:-]{1,128})"/.exec(data)?.[1] ?? '';
 
 /**
+ * The pass of a retry (attempt + deferrals) from its stored webhook's fields before the payload,
+ * without parsing the payload; -1 when unreadable. A retry write never replaces a scheduled
+ * retry of a later pass (workers/redis/commands/addRetry-4.lua reads it the same way).
+ */
+export const passOfRetry = (data: string): number => {
+  const m = /^\{.*?,"attempt":(\d+),"max_attempts":\d+(?:,"deferrals":(\d+),"created_at":|[,}])/.exec(data);
+  return m ? Number(m[1]) + Number(m[2] ?? 0) : -1;
+};
+
+/**
  * A claim over several shards in rounds: each round shares what is left of `limit` equally
  * among the shards still open (those not asked yet, and those that filled their share, so may
  * hold more); a shard that gave fewer than its share is done. `start` rotates where the

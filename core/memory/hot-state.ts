@@ -5,7 +5,7 @@ import type { Clock } from '../ports/clock';
 import { MemoryRecovery, type MemoryTables } from './recovery';
 import { expirySweeper } from './sweep';
 import { claimRetries, MemoryShardLeases, type RetryRow } from './retry-schedule';
-import { allShards, DEFAULT_RETRY_SHARDS } from '../domain/retry-shards';
+import { allShards, DEFAULT_RETRY_SHARDS, passOfRetry } from '../domain/retry-shards';
 import { MemoryTimeline } from './timeline';
 import type { TimelineWindow } from '../domain/timeline';
 import { STAT_NAMES, type HotBatch, type HotState, type HotTtls, type IdempotencyClaim, type RetryEntry, type StatsWindow } from '../ports/hot-state';
@@ -92,7 +92,12 @@ export class MemoryHotState implements HotState {
       this.statuses.set(id, { value: { status: next, history }, expiresAt: now + this.ttls.status_ttl });
       this.track(next);
     }
-    for (const r of batch.retries ?? []) this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
+    for (const r of batch.retries ?? []) {
+      // A copy of a pass made already never takes the place of a later pass's retry (addRetry-4.lua).
+      const old = this.retries.get(r.id);
+      if (old && old.expiresAt > now && passOfRetry(old.data) > passOfRetry(r.data)) continue;
+      this.retries.set(r.id, { dueAt: r.dueAt, data: r.data, expiresAt: now + this.ttls.retry_data_ttl });
+    }
     for (const id of batch.ended ?? []) this.retries.delete(id);
     if (batch.stats) {
       this.timelines.add(batch.stats, now);

@@ -1,5 +1,7 @@
 import { expect, it } from 'vitest';
 import type { HotWriter, RetryEntry, RetrySchedule } from '../../core/ports/hot-state';
+import { encodeWebhook } from '../../core/records/webhook';
+import { hook } from '../helpers/reconcile-fixtures';
 import { elapse, roleContract, withHarness, type MakeHotState } from './hot-state.fixtures';
 
 // RetrySchedule: leased claims over the retries HotWriter.apply schedules.
@@ -48,6 +50,30 @@ export const retriesContract = (name: string, make: MakeHotState<HotWriter & Ret
       expect(await state.retryCount()).toBe(2);
       const got = await state.claimDueRetries(t, 10, LEASE);
       expect(got).toEqual([entry('wh_2', t + LEASE), entry('wh_1', t + LEASE, 'v2')]);
+    });
+
+    it("never lets a copy of a pass made already take the place of a later pass's retry; the same or a later pass replaces it", async () => {
+      const { state, clock } = ctx.h();
+      const t = clock.now();
+      const pass = (attempt: number, deferrals = 0) => encodeWebhook(hook('wh_p', { attempt, deferrals }));
+      // Attempt 3's outcome: the 4th try. Then a late write of a copy of the 3rd pass (a lease or
+      // park of a worker that consumed it again): claimed, it would come back as the made pass.
+      await state.apply({ retries: [entry('wh_p', t - 10, pass(3))] });
+      await state.apply({ retries: [entry('wh_p', t - 20, pass(2))] });
+      await state.apply({ retries: [entry('wh_p', t - 20, pass(1, 1))] });
+      // Read from the fields before the payload, with or without deferrals (a payload's own "attempt" is not the pass).
+      const trap = encodeWebhook(hook('wh_p', { attempt: 2, deferrals: undefined, payload: '{"x":1,"attempt":9,"max_attempts":9,"deferrals":9,"created_at":1}' }));
+      await state.apply({ retries: [entry('wh_p', t - 20, trap)] });
+      expect(await state.claimDueRetries(t, 10, LEASE)).toEqual([entry('wh_p', t + LEASE, pass(3))]);
+      // The same pass (a park, a lease of it) and a later one (its outcome) replace it.
+      await state.apply({ retries: [entry('wh_p', t - 5, pass(2, 1))] });
+      expect(await state.claimDueRetries(t, 10, LEASE)).toEqual([entry('wh_p', t + LEASE, pass(2, 1))]);
+      await state.apply({ retries: [entry('wh_p', t - 1, pass(4))] });
+      expect(await state.claimDueRetries(t, 10, LEASE)).toEqual([entry('wh_p', t + LEASE, pass(4))]);
+      // Once acked (or ended), any pass may be scheduled again.
+      await state.ackRetries([{ id: 'wh_p', leaseDueAt: t + LEASE }]);
+      await state.apply({ retries: [entry('wh_p', t - 1, pass(0))] });
+      expect(await state.claimDueRetries(t, 10, LEASE)).toEqual([entry('wh_p', t + LEASE, pass(0))]);
     });
 
     it('claims only due retries, in due order within a shard, up to the limit, leasing each to now + lease', async () => {

@@ -125,8 +125,7 @@ export class RedisHotState implements HotState {
     // Encoded by hand (workers/redis/resp.ts: the bytes ioredis would send), first in the pipeline as before.
     if (statuses.length) this.writeStatuses(p as unknown as PipelineOf, statuses, this.redis.isCluster ? await this.recovery.ownersOfPatches(statuses) : undefined);
     for (const batch of batches) {
-      // Data before the schedule entry: a pipeline is not atomic, and a claim that ran between
-      // the two would drop an entry already due (Retry-After: 0) whose data was not there yet.
+      // One script call each (addRetry-4.lua): data and entry together, and never over a later pass.
       for (const r of batch.retries ?? []) this.sched.add(p, r, retry_data_ttl);
       const ended = batch.ended ?? [];
       if (ended.length) this.sched.end(p, ended);

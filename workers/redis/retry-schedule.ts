@@ -19,14 +19,10 @@ export class RedisRetrySchedule {
     readonly shards: number,
   ) {}
 
-  /** Data, the config's queue and its place among the shard's configs, then the schedule entry (a claim between them must not find an entry without data). */
+  /** One script call in the webhook's shard (addRetry-4.lua): written unless a later pass of the webhook is scheduled there. */
   add(p: ScriptedPipeline, r: RetryEntry, ttlMs: number): void {
-    const s = shardOf(r.id, this.shards);
-    const config = configOfRetry(r.data);
-    p.set(this.k.shardRetryData(s, r.id), r.data, 'PX', ttlMs);
-    p.zadd(this.k.shardConfigRetries(s, config), r.dueAt, r.id);
-    p.zadd(this.k.shardConfigs(s), 'LT', r.dueAt, config);
-    p.zadd(this.k.retryShard(s), r.dueAt, r.id);
+    const a = this.restoreArgs(r.id, r.dueAt, r.data, ttlMs);
+    p.howk_addRetry(...a.keys, ...a.args);
   }
 
   /** Any schedule of these webhooks goes: one ZREM and one DEL per shard (the config queues catch up at the next claim), and their entries in the pre-shard schedule. */
@@ -87,7 +83,7 @@ export class RedisRetrySchedule {
     return ((await execPipeline(p)) as number[]).reduce((a, b) => a + Number(b), 0);
   }
 
-  /** restoreRetry-4.lua's keys and arguments for a webhook's retry (the rebuild and the drain). */
+  /** The keys and arguments of restoreRetry-4.lua and addRetry-4.lua (the same) for a webhook's retry: a write, the rebuild, the drain. */
   restoreArgs(id: string, dueAt: number, data: string, ttlMs: number): { keys: string[]; args: (string | number)[] } {
     const s = shardOf(id, this.shards);
     const config = configOfRetry(data);

@@ -53,6 +53,7 @@ const batch = (name: string): string => {
 };
 
 export const SCRIPTS = {
+  addRetry: fixed('addRetry'),
   claimShard: fixed('claimShard'),
   dropLegacyRetries: fixed('dropLegacyRetries'),
   ackRetries: fixed('ackRetries'),
