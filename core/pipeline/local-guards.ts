@@ -1,5 +1,5 @@
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit, type CircuitOutcome, type CircuitParams } from '../policy/circuit';
-import { circuitKey, pauseKey } from '../records/guard';
+import { circuitKey, decodeGuard, pauseKey } from '../records/guard';
 import type { Admission, PauseScope } from '../ports/guards';
 
 // What a worker knows of the guards without Redis (docs/RELIABILITY.md, "Redis unreachable:
@@ -71,13 +71,13 @@ export const createLocalGuards = (bounds: LocalBounds, circuit: (CircuitParams &
         bounded(circuits, hash, closedCircuit());
         return;
       }
+      let g: ReturnType<typeof decodeGuard>;
       try {
-        const v = JSON.parse(value) as { open_until?: unknown; opened_count?: unknown };
-        if (typeof v.open_until !== 'number') return;
-        bounded(circuits, hash, { ...closedCircuit(), state: 'OPEN', open_until: v.open_until, opened_count: typeof v.opened_count === 'number' ? v.opened_count : 1 });
+        g = decodeGuard(key, value);
       } catch {
-        // Not a circuit record: the rebuild skips it too.
+        return; // not a circuit record: the rebuild skips it too
       }
+      if (g && 'openUntil' in g) bounded(circuits, hash, { ...closedCircuit(), state: 'OPEN', open_until: g.openUntil, opened_count: g.openedCount });
     },
 
     /** What a Redis answer says of the webhook's endpoint and config. */
