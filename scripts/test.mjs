@@ -44,23 +44,35 @@ let code = 0;
 // project can exit non-zero with every test passed (a hook that failed or timed out, an
 // unhandled error), which only this list and vitest's own output above tell.
 const causes = [];
-const failuresOf = (project, r) => {
+const failuresOf = (project, r, errors) => {
   for (const file of r.testResults ?? []) {
+    const name = relative(root, file.name);
     const failed = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
-    for (const a of failed) causes.push(`${project}: ${relative(root, file.name)} > ${a.fullName}: ${(a.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300)}`);
-    if (file.status === 'failed' && !failed.length)
-      causes.push(`${project}: ${relative(root, file.name)}: ${(file.message || 'failed outside any test (a hook or an error at load)').split('\n')[0].slice(0, 300)}`);
+    for (const a of failed) causes.push(`${project}: ${name} > ${a.fullName}: ${(a.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300)}`);
+    if (file.status === 'failed' && !failed.length) {
+      const skipped = (file.assertionResults ?? []).filter((a) => a.status !== 'passed').length;
+      const own = errors.filter((e) => e.file === name).map((e) => `${e.where}: ${e.message}`);
+      const why = own.length ? own.join('; ') : file.message || 'an error outside any test (a hook or an error at load)';
+      causes.push(`${project}: ${name}: failed outside its tests${skipped ? ` (${skipped} not run)` : ''}: ${why.split('\n')[0].slice(0, 400)}`);
+    }
   }
+  for (const e of errors.filter((x) => x.where === 'unhandled')) causes.push(`${project}: unhandled error: ${e.message}`);
 };
 await withInfra(async () => {
   for (const project of PROJECTS) {
     const report = join(root, '.tmp', `vitest-${project}.json`);
-    if (existsSync(report)) rmSync(report);
+    const errorsFile = join(root, '.tmp', `vitest-${project}-errors.json`);
+    for (const f of [report, errorsFile]) if (existsSync(f)) rmSync(f);
     const c = step(`vitest --project ${project}`, () =>
-      run(bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra], {
-        ...process.env,
-        ...PROJECT_ENV[project],
-      }),
+      run(
+        bin('vitest'),
+        ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, '--reporter=./scripts/failure-reporter.mjs', ...extra],
+        {
+          ...process.env,
+          ...PROJECT_ENV[project],
+          HOWK_TEST_ERRORS_FILE: errorsFile,
+        },
+      ),
     );
     code ||= c;
     if (existsSync(report)) {
@@ -69,7 +81,7 @@ await withInfra(async () => {
       totals.failed += r.numFailedTests;
       totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       totals.total += r.numTotalTests;
-      failuresOf(project, r);
+      failuresOf(project, r, existsSync(errorsFile) ? JSON.parse(readFileSync(errorsFile, 'utf8')) : []);
       if (c !== 0 && r.success && !causes.some((x) => x.startsWith(`${project}:`)))
         causes.push(`${project}: exit ${c} with every test passed: look above for "Unhandled" errors or a failed hook`);
     } else if (c !== 0) {

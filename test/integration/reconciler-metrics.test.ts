@@ -1,7 +1,7 @@
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { createRedis } from '../../workers/redis/client';
+import { dropTopics } from '../helpers/drop-topics';
 import { requireEnv, uniq, waitFor } from '../helpers/env';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
@@ -16,10 +16,7 @@ describe('howk-reconciler metrics (a process)', () => {
   let topics: Record<string, string> = {};
   afterAll(async () => {
     if (proc) await stopProc(proc);
-    const admin = new Kafka({ clientId: 'reconciler-metrics', brokers: requireEnv('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 }).catch(() => undefined);
-    await admin.disconnect();
+    await dropTopics(Object.values(topics));
   });
 
   it('serves GET /metrics on metrics.port with the rebuild it ran', async () => {

@@ -89,27 +89,32 @@ describe('howk-scheduler on a sharded retry schedule', () => {
     await admin.apply({ retries: first.map((w) => ({ id: w.id, dueAt: Date.now() - 10, data: encodeWebhook(w) })) });
     const scheds = ['a', 'b', 'c'].map((o) => scheduler(`sched-${o}`));
     await waitFor(async () => (await admin.retryCount()) === 0 && pending.length >= 3000, { timeoutMs: 60_000, what: 'all 3,000 moved' });
-    // Each scheduler holds its part of the shards, none held twice.
-    const leases = await Promise.all(
-      Array.from({ length: SHARDS }, (_, s) => (admin as unknown as { redis: { get(k: string): Promise<string | null> } }).redis.get(keys.retryShardLease(s))),
-    );
-    expect(new Set(leases.filter(Boolean))).toEqual(new Set(['sched-a', 'sched-b', 'sched-c']));
+    // The shards end up shared by the three (one lease per shard, so none is held twice). The
+    // first to start may hold them all for a while: each gives back its surplus at its next
+    // renewal, a third of the shard lease later, which a loaded machine can stretch.
+    const redis = (admin as unknown as { redis: { get(k: string): Promise<string | null>; pttl(k: string): Promise<number> } }).redis;
+    const leases = () => Promise.all(Array.from({ length: SHARDS }, (_, s) => redis.get(keys.retryShardLease(s))));
+    await waitFor(async () => new Set((await leases()).filter(Boolean)).size === 3, { timeoutMs: 20_000, what: 'the shards shared by sched-a, sched-b and sched-c' });
 
     // Kill c: its shards stay leased to it until the lease runs out.
-    const cShards = leases.flatMap((o, s) => (o === 'sched-c' ? [s] : []));
     await scheds[2]!.kill();
+    const cShards = (await leases()).flatMap((o, s) => (o === 'sched-c' ? [s] : []));
+    expect(cShards.length).toBeGreaterThan(0);
     const killedAt = Date.now();
+    // What is left of its leases: c renewed them at most a third of a lease before it died.
+    const left = Math.min(...(await Promise.all(cShards.map((sh) => redis.pttl(keys.retryShardLease(sh))))));
+    expect(left).toBeGreaterThan(0);
     const second: Webhook[] = [];
     while (second.length < 300) {
       const w = hook(second.length);
       if (cShards.includes(shardOf(w.id, SHARDS))) second.push(w);
     }
     await admin.apply({ retries: second.map((w) => ({ id: w.id, dueAt: Date.now() - 10, data: encodeWebhook(w) })) });
-    // Not before: the shards are still the dead one's.
-    await new Promise((r) => setTimeout(r, SHARD_LEASE / 3));
+    // Not before: the shards are still the dead one's until its leases run out.
+    await new Promise((r) => setTimeout(r, Math.max(0, killedAt + left - 250 - Date.now())));
     expect(pending.length).toBe(3000);
     await waitFor(async () => (await admin.retryCount()) === 0 && pending.length >= 3300, { timeoutMs: 60_000, what: "the killed scheduler's shards drained by the others" });
-    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(SHARD_LEASE - 200);
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(left - 100);
     await Promise.all([scheds[0]!.stop(), scheds[1]!.stop()]);
     await new Promise((r) => setTimeout(r, 500));
     const ids = movedIds();
