@@ -1,4 +1,5 @@
 import type { AppTable } from './table';
+import type { EndpointPolicy } from '../policy/endpoint-policy';
 
 // What the worker asks of the Svix API's model before it sends a webhook a message made:
 // has its endpoint been disabled since? The webhook names its endpoint by its idempotency key
@@ -45,9 +46,6 @@ export const endpointThrottleOf =
     if (!e || e.throttle_rate === null || e.throttle_rate <= 0) return undefined;
     return { endpointId: e.id, rate: e.throttle_rate };
   };
-
-/** A Svix endpoint's own delivery policy (Howk's fields); each one absent falls back to the global setting. */
-export type EndpointPolicy = { timeoutMs?: number; maxBackoffMs?: number; maxConcurrency?: number };
 
 /**
  * Read at each attempt, like the throttle rate: a change reaches webhooks already queued.

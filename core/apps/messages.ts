@@ -2,7 +2,7 @@ import type { Config } from '../config/schema';
 import type { EnqueueItem } from '../domain/enqueue';
 import { ulid } from '../domain/ids';
 import { ConflictError, NotFoundError, TooLargeError } from '../errors/errors';
-import type { EnqueueResult } from '../pipeline/enqueue';
+import type { EnqueueResult } from '../domain/enqueue';
 import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
 import { matchingEndpoints } from './filter';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config/schema';
 import { enqueueItemSchema, isHttpUrl } from '../domain/enqueue';
-import { signingSecretProblem, WHSEC_PREFIX } from '../signing/secret-format';
+import { signingSecretProblem, WHSEC_PREFIX } from '../domain/secret-format';
 
 // Request bodies of the Svix API, with the field names the official `svix` client sends
 // (camelCase). Unknown fields are refused; Svix fields Howk does not implement are accepted

@@ -1,4 +1,4 @@
-import { EDGE_REDIS_COMMANDS } from '../security/edge-redis-access';
+import { EDGE_REDIS_COMMANDS } from '../policy/edge-redis-access';
 import { duration, int, list, num, optStr, section, str } from './fields';
 
 /**
@@ -16,7 +16,7 @@ export const bridgeSection = section({
   max_request_size: int(8 * 1_048_576, 'Largest request body in bytes', { min: 1024 }),
   redis_commands: list(
     [...EDGE_REDIS_COMMANDS],
-    'Redis commands the edge may run (lower case); each runs only on the keys the edge needs (core/security/edge-redis-access.ts), whatever this list says',
+    'Redis commands the edge may run (lower case); each runs only on the keys the edge needs (core/policy/edge-redis-access.ts), whatever this list says',
   ),
   redis_max_request_size: int(1_048_576, 'Largest /redis request body in bytes', { min: 1024 }),
   redis_max_commands: int(1000, 'Most commands in one /redis pipeline or transaction', { min: 1 }),

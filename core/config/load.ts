@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { ValidationError } from '../errors/errors';
-import { signingSecretProblem } from '../signing/secret-format';
+import { signingSecretProblem } from '../domain/secret-format';
 import { readEnv, unknownEnvIssues, type ConfigIssue } from './env';
 import { formatDuration } from './fields';
 import { configLeaves, leafOf, schemaTree, type Leaf } from './leaves';

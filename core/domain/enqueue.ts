@@ -2,16 +2,25 @@ import { z } from 'zod';
 import { ValidationError, type Issue } from '../errors/errors';
 import { memoize } from './memo';
 import { elementMembers, memberSpan, slice, type Span } from './raw-json';
-import type { Config } from '../config/schema';
-import { CLIENT_MANAGED_HEADERS, HEADER_NAME, headerProblem } from '../security/headers';
-import { signingSecretProblem } from '../signing/secret-format';
+import { CLIENT_MANAGED_HEADERS, HEADER_NAME, headerProblem } from './headers';
+import { signingSecretProblem } from './secret-format';
 import { ENQUEUE_RESERVED_HEADERS } from './reserved-headers';
 
 // The enqueue contract: the request schemas and the item they yield, shared by howk-api, the
 // edge and transformers (/incoming). Validation runs on the parsed body; the payload's bytes
 // are cut from the raw text (see raw-json.ts).
 
-export type EnqueueLimits = Pick<Config['api'], 'max_batch_size' | 'max_endpoint_length' | 'max_headers' | 'max_header_value_length' | 'max_idempotency_key_length'>;
+/** The limits an enqueue is checked against: the api.* keys of the same names (config/schema.ts). */
+export type EnqueueLimits = {
+  readonly max_batch_size: number;
+  readonly max_endpoint_length: number;
+  readonly max_headers: number;
+  readonly max_header_value_length: number;
+  readonly max_idempotency_key_length: number;
+};
+
+/** What an enqueue answers for one webhook: its id, and whether it is new or a duplicate of one already accepted. */
+export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 
 /** An absolute http(s) URL. */
 export const isHttpUrl = (u: string): boolean => {

@@ -1,4 +1,4 @@
-import { CLIENT_MANAGED_HEADERS, SIGNATURE_HEADERS } from '../security/headers';
+import { CLIENT_MANAGED_HEADERS, SIGNATURE_HEADERS } from './headers';
 
 /**
  * Headers no webhook, transformer or delivery script may set: the signature and webhook

@@ -1,4 +1,4 @@
-import { checkHeaders } from '../security/headers';
+import { checkHeaders } from './headers';
 import { RESERVED_HEADERS } from './reserved-headers';
 
 // The grammar of delivery-time `${VAR}` templates (transformers' `_delivery_headers` /

@@ -1,7 +1,7 @@
 import { defaultLuaEngine, type RunOptions } from './engine';
 import { LuaRuntimeError } from './errors';
 import { lowerKeys } from './headers';
-import { checkHeaders } from '../security/headers';
+import { checkHeaders } from '../domain/headers';
 import { RESERVED_HEADERS } from '../domain/reserved-headers';
 import type { LuaServices } from './types';
 import { jsonEqual, stringifyJson } from './values';

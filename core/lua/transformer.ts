@@ -1,6 +1,6 @@
 import { defaultLuaEngine, type RunOptions } from './engine';
 import { lowerKeys } from './headers';
-import { checkHeaders } from '../security/headers';
+import { checkHeaders } from '../domain/headers';
 import { RESERVED_HEADERS } from '../domain/reserved-headers';
 import { checkTemplates } from '../domain/templates';
 import type { EnqueueItem } from '../domain/enqueue';

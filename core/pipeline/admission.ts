@@ -1,4 +1,4 @@
-import type { EndpointPolicy } from '../apps/gate';
+import type { EndpointPolicy } from '../policy/endpoint-policy';
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../records/webhook';
 import { urlParts, type UrlParts } from '../domain/memo';

@@ -5,7 +5,7 @@ import type { Webhook } from '../domain/webhook';
 import type { WebhookStatus } from '../domain/status';
 import { ValidationError, errorMessage } from '../errors/errors';
 import { claimKeyed, commitKeyed, releaseKeyed, requestFingerprint, type KeyedHook } from './idempotency';
-import type { EnqueueItem } from '../domain/enqueue';
+import type { EnqueueItem, EnqueueResult } from '../domain/enqueue';
 import type { PipelineEvents } from '../metrics/events';
 import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
 import type { StageRecorder } from '../metrics/stages';
@@ -16,8 +16,6 @@ import type { SecretBox } from '../signing/secret-box';
 import type { Logger } from '../ports/logger';
 import { encodeWebhook, webhookKey } from '../records/webhook';
 import { pendingWriter } from './pending-writes';
-
-export type EnqueueResult = { webhook_id: string; status: 'pending' | 'duplicate'; endpoint: string };
 
 /** A request that waits for the first attempts (?wait=): its listener marks the new webhooks, which it watches before they are produced. */
 export type EnqueueOptions = { awaitedBy?: string; beforeProduce?: (ids: string[]) => void };

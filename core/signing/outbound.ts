@@ -1,7 +1,7 @@
 import { memoize } from '../domain/memo';
 import { InvalidSecretError } from '../errors/errors';
 import { toBase64, toHex, utf8 } from './encoding';
-import { decodeWhsec, WHSEC_PREFIX } from './secret-format';
+import { decodeWhsec, WHSEC_PREFIX } from '../domain/secret-format';
 import { hmacSha256, type Hmac } from './hmac';
 
 export type SigningScheme = 'standard' | 'howk' | 'both';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
-import { EDGE_REDIS_GRANTS, edgeRedisRefusal } from '../../core/security/edge-redis-access';
+import { EDGE_REDIS_GRANTS, edgeRedisRefusal } from '../../core/policy/edge-redis-access';
 
 // What a leaked edge token can do to the fleet's Redis through howk-bridge.
 describe('the edge Redis allowlist (commands and key patterns)', () => {

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { findHeaderIssue, headerProblem } from '../../core/security/headers';
-import { decodeWhsec, signingSecretProblem } from '../../core/signing/secret-format';
+import { findHeaderIssue, headerProblem } from '../../core/domain/headers';
+import { decodeWhsec, signingSecretProblem } from '../../core/domain/secret-format';
 import { signatureHeaders } from '../../core/signing/outbound';
 import { InvalidSecretError } from '../../core/errors/errors';
 

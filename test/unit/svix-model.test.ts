@@ -4,7 +4,7 @@ import { disabledEndpointGate, endpointThrottleOf, messageWebhookKey } from '../
 import { applicationKey, decodeApplication, encodeApplication, endpointKey, type AppRecord, type EndpointRecord } from '../../core/records/application';
 import { decodeMessage, encodeMessage, messageKeyOf, type MessageRecord } from '../../core/records/message';
 import { AppTable } from '../../core/apps/table';
-import { splitSecrets } from '../../core/signing/secret-format';
+import { splitSecrets } from '../../core/domain/secret-format';
 
 // The Svix model's pure parts: which endpoints a message reaches, how records are stored on
 // howk.applications / howk.messages and read back, and the replica table they fold into.

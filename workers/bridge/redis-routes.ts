@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { Redis } from 'ioredis';
 import { ForbiddenError, ValidationError } from '../../core/errors/errors';
-import { edgeRedisRefusal } from '../../core/security/edge-redis-access';
+import { edgeRedisRefusal } from '../../core/policy/edge-redis-access';
 import { toHowkError } from '../redis/exec';
 import { withScripts } from '../redis/scripts';
 import { pipe, slotOf } from '../redis/slots';
@@ -11,7 +11,7 @@ import type { BridgeCounters } from './counters';
 // The subset of the Upstash Redis REST dialect that @upstash/redis sends: POST / with one
 // command as a JSON array, POST /pipeline and POST /multi-exec with arrays of them. Only
 // granted commands run, each only on the keys and with the options its grant names
-// (core/security/edge-redis-access.ts): anything else refuses the whole request with 403,
+// (core/policy/edge-redis-access.ts): anything else refuses the whole request with 403,
 // nothing of it run. With `Upstash-Encoding: base64` string replies travel
 // base64-encoded (the client decodes them; a bare "OK" stays as is, as Upstash does).
 

@@ -4,7 +4,7 @@ import { urlParts, type UrlParts } from '../../core/domain/memo';
 import type { DeliveryRequest, DeliveryResponse, Sender } from '../../core/ports/sender';
 import type { Logger } from '../../core/ports/logger';
 import { destinationPolicy } from '../../core/security/destination';
-import { findHeaderIssue } from '../../core/security/headers';
+import { findHeaderIssue } from '../../core/domain/headers';
 import { guardedConnector, isBlockedError } from './ssrf-guard';
 
 export type SenderOptions = {

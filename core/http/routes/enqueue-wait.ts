@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { checkConfigId } from '../../domain/config-id';
 import { BackloggedError, ValidationError, errorMessage } from '../../errors/errors';
-import type { EnqueueResult } from '../../pipeline/enqueue';
+import type { EnqueueResult } from '../../domain/enqueue';
 import type { SyncSlot } from '../../pipeline/sync-wait';
 import type { FirstOutcome } from '../../ports/outcome-bus';
 import type { ApiDeps } from '../deps';

@@ -4,7 +4,7 @@ import { checkConfigId } from '../../domain/config-id';
 import { readJsonBody } from '../json-body';
 import { ConfigParam } from '../params';
 import type { Route } from '../route';
-import { signingSecretProblem } from '../../signing/secret-format';
+import { signingSecretProblem } from '../../domain/secret-format';
 
 /** `whsec_<base64 of at least 16 bytes>`, or 16-512 printable ASCII characters used as they are. */
 export const SigningSecretSchema = z
