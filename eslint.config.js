@@ -140,4 +140,23 @@ export default tseslint.config(
     files: ['workers/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/edge/**'], message: 'workers/ never imports edge/.' }] }] },
   },
+  {
+    // The adapters implement core's ports on one engine each and know nothing of the hosts that
+    // wire them, nor of each other's engine (docs/ARCHITECTURE.md, Layout).
+    files: ['workers/kafka/**/*.ts', 'workers/redis/**/*.ts', 'workers/sqlite/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/edge/**'], message: 'workers/ never imports edge/.' },
+            {
+              regex: '^\\.\\./(api|bridge|cli|dev|node|reconciler|scheduler|worker|kafka|redis|sqlite)(/|$)',
+              message: 'An adapter (workers/kafka, redis, sqlite) imports core/ and its own folder only: the hosts wire adapters, not the other way round.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
