@@ -1,3 +1,4 @@
+import { createBatcher } from '../domain/batcher';
 import type { HotWriter, StatusWrite } from '../ports/hot-state';
 
 /** The 'pending' statuses of one request's new webhooks, with their stamp and endpoint hashes. */
@@ -7,8 +8,6 @@ export type PendingWrite = { statuses: StatusWrite[]; at: number; endpoints: str
 const MAX_MERGED = 1000;
 /** The smallest stats bucket (the per-minute timeline): requests of one minute share every bucket. */
 const MINUTE = 60_000;
-
-type Queued = { w: PendingWrite; resolve: () => void; reject: (e: unknown) => void };
 
 /**
  * Writes the enqueuer's 'pending' statuses and their stats. Writes made while one is out wait
@@ -20,55 +19,43 @@ type Queued = { w: PendingWrite; resolve: () => void; reject: (e: unknown) => vo
  * Each caller resolves once its statuses are written, or rejects with the error of its write.
  */
 export const pendingWriter = (hot: HotWriter) => {
-  let queue: Queued[] = [];
-  let busy = false;
-
-  const write = (group: Queued[]): Promise<void> => {
+  const write = (group: PendingWrite[]): Promise<void> => {
     const endpoints = new Set<string>();
     const statuses: StatusWrite[] = [];
-    for (const { w } of group) {
+    for (const w of group) {
       for (const s of w.statuses) statuses.push(s);
       for (const e of w.endpoints) endpoints.add(e);
     }
-    let applied: Promise<void>;
-    try {
-      applied = hot.apply({ statuses, stats: { at: group[0]!.w.at, counts: { enqueued: statuses.length }, endpoints: [...endpoints] } });
-    } catch (e) {
-      applied = Promise.reject(e);
-    }
-    return applied.then(
-      () => group.forEach((q) => q.resolve()),
-      (e: unknown) => group.forEach((q) => q.reject(e)),
-    );
+    return hot.apply({ statuses, stats: { at: group[0]!.at, counts: { enqueued: statuses.length }, endpoints: [...endpoints] } });
   };
-
-  const pump = (): void => {
-    if (!queue.length) {
-      busy = false;
-      return;
-    }
-    busy = true;
-    let n = 0;
-    let size = 0;
-    while (n < queue.length && (n === 0 || size + queue[n]!.w.statuses.length <= MAX_MERGED)) size += queue[n++]!.w.statuses.length;
-    const taken = queue.slice(0, n);
-    queue = queue.slice(n);
-    const byMinute = new Map<number, Queued[]>();
-    for (const q of taken) {
-      const m = Math.floor(q.w.at / MINUTE);
-      const g = byMinute.get(m);
-      if (g) g.push(q);
-      else byMinute.set(m, [q]);
-    }
-    void Promise.all([...byMinute.values()].map(write)).then(pump);
-  };
-
-  return (w: PendingWrite): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      queue.push({ w, resolve, reject });
-      if (!busy) {
-        busy = true;
-        queueMicrotask(pump);
+  const batcher = createBatcher<PendingWrite, Map<PendingWrite, unknown>>({
+    start: 'microtask',
+    maxWeight: MAX_MERGED,
+    weight: (w) => w.statuses.length,
+    // One write per minute of the stamps; each caller fails only with its own minute's write.
+    run: async (taken) => {
+      const byMinute = new Map<number, PendingWrite[]>();
+      for (const w of taken) {
+        const m = Math.floor(w.at / MINUTE);
+        const g = byMinute.get(m);
+        if (g) g.push(w);
+        else byMinute.set(m, [w]);
       }
+      const failed = new Map<PendingWrite, unknown>();
+      await Promise.all(
+        [...byMinute.values()].map(async (group) => {
+          try {
+            await write(group);
+          } catch (e) {
+            for (const w of group) failed.set(w, e);
+          }
+        }),
+      );
+      return failed;
+    },
+  });
+  return (w: PendingWrite): Promise<void> =>
+    batcher.add(w).then(({ result }) => {
+      if (result.has(w)) throw result.get(w);
     });
 };

@@ -1,3 +1,4 @@
+import { createBatcher, type Batcher } from '../../core/domain/batcher';
 import type { RestAck, RestRecord } from '../upstash/kafka';
 
 // Micro-batching of produces inside a DomainGate: the records of concurrent requests share
@@ -8,8 +9,6 @@ import type { RestAck, RestRecord } from '../upstash/kafka';
 // or refused whole.
 
 export type Flushed = { acks: RestAck[]; /** how long the produce that carried them took */ produceMs: number };
-type Waiter = { records: RestRecord[]; resolve: (f: Flushed) => void; reject: (e: unknown) => void };
-
 export type BatcherOptions = {
   maxRecords: number;
   produce: (records: RestRecord[]) => Promise<RestAck[]>;
@@ -21,67 +20,41 @@ export type BatcherOptions = {
 };
 
 export class MicroBatcher {
-  private waiting: Waiter[] = [];
-  private count = 0;
-  private inFlight = 0;
-  private soon = false;
+  private readonly batcher: Batcher<RestRecord[], Flushed>;
 
-  constructor(private readonly o: BatcherOptions) {}
+  constructor(o: BatcherOptions) {
+    this.batcher = createBatcher<RestRecord[], Flushed>({
+      start: 'microtask',
+      maxInFlight: o.maxInFlight ?? 0,
+      weight: (records) => records.length,
+      fullAt: o.maxRecords,
+      whenBusy: o.arm,
+      run: async (requests) => {
+        const all = requests.length === 1 ? requests[0]! : requests.flat();
+        const t0 = Date.now();
+        try {
+          const acks = await o.produce(all);
+          o.onFlush?.(all.length, true);
+          return { acks, produceMs: Date.now() - t0 };
+        } catch (e) {
+          o.onFlush?.(all.length, false);
+          throw e;
+        }
+      },
+    });
+  }
 
   get buffered(): number {
-    return this.count;
+    return this.batcher.waiting;
   }
 
   /** Resolves with the records' acks once the produce that carried them is acknowledged. */
-  add(records: RestRecord[]): Promise<Flushed> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ records, resolve, reject });
-      this.count += records.length;
-      if (this.count >= this.o.maxRecords) this.flush();
-      else if (this.inFlight < (this.o.maxInFlight ?? 0)) this.flushSoon();
-      else this.o.arm();
-    });
-  }
-
-  /** At the end of this turn: the records of requests handled in the same turn share it. */
-  private flushSoon(): void {
-    if (this.soon) return;
-    this.soon = true;
-    queueMicrotask(() => {
-      this.soon = false;
-      if (this.count) this.flush();
-    });
-  }
-
-  private settled(): void {
-    this.inFlight--;
-    if (this.count && this.inFlight < (this.o.maxInFlight ?? 0)) this.flush();
+  async add(records: RestRecord[]): Promise<Flushed> {
+    const { result, offset } = await this.batcher.add(records);
+    return { acks: result.acks.slice(offset, offset + records.length), produceMs: result.produceMs };
   }
 
   flush(): void {
-    const ws = this.waiting;
-    this.waiting = [];
-    this.count = 0;
-    if (!ws.length) return;
-    const all = ws.flatMap((w) => w.records);
-    const t0 = Date.now();
-    this.inFlight++;
-    this.o.produce(all).then(
-      (acks) => {
-        this.settled();
-        const produceMs = Date.now() - t0;
-        this.o.onFlush?.(all.length, true);
-        let i = 0;
-        for (const w of ws) {
-          w.resolve({ acks: acks.slice(i, i + w.records.length), produceMs });
-          i += w.records.length;
-        }
-      },
-      (e) => {
-        this.settled();
-        this.o.onFlush?.(all.length, false);
-        for (const w of ws) w.reject(e);
-      },
-    );
+    this.batcher.flush();
   }
 }

@@ -31,12 +31,12 @@ describe('DomainGate', () => {
     // idempotency and admission, not produce latency.
     bridge = await startBridge(env, undefined, { HOWK_KAFKA_PRODUCE_TIMEOUT: '30s' });
     worker = spawnRole('worker', { ...env, HOWK_CONCURRENCY_SLOW_LANE_RATE: '200' });
-    // 10/s with a burst of 20 per host; idempotency keys live 3 s so that expiry is observable (and outlives 50 concurrent requests on a busy machine).
+    // 10/s with a burst of 20 per host; idempotency keys live 6 s so that expiry is observable and outlives 50 concurrent requests on a busy machine (at 3 s, a run at load 23 took 5 s for them and made a second webhook).
     edge = await startEdge(
       edgeVars(env, bridge.url, {
         HOWK_EDGE_ADMISSION_RATE: '10',
         HOWK_EDGE_ADMISSION_BURST: '20',
-        HOWK_TTL_IDEMPOTENCY_TTL: '3000ms',
+        HOWK_TTL_IDEMPOTENCY_TTL: '6000ms',
         HOWK_EDGE_DOMAIN_RATES: JSON.stringify({ localhost: { rate: 100_000, burst: 100_000 } }),
       }),
     );
@@ -67,7 +67,7 @@ describe('DomainGate', () => {
     expect(ids.size).toBe(1);
     expect(replies.filter((r) => r.status === 202 && r.body.status === 'pending')).toHaveLength(1);
     expect(replies.filter((r) => r.status === 200 && r.body.status === 'duplicate')).toHaveLength(49);
-    // Checked before waiting on Kafka: the rows of this describe expire after 3 s.
+    // Checked before waiting on Kafka: the rows of this describe expire after 6 s.
     expect((await edge.gateStats('localhost')).idempotency_keys).toBeGreaterThanOrEqual(1);
     // Exactly one record reached Kafka (wait a little longer than it takes the first to appear).
     await waitFor(() => onTopics(key).length >= 1, { what: 'the record' });
@@ -85,7 +85,7 @@ describe('DomainGate', () => {
     expect(stats.alarm_at).toBeGreaterThan(Date.now());
     expect((await enqueue(edge, body)).body).toEqual({ webhook_id: first.body.webhook_id, status: 'duplicate' });
     // The alarm deletes the row from SQLite storage (not just a lookup that ignores it).
-    await waitFor(async () => (await edge.gateStats('expiry.localhost')).idempotency_keys === 0, { timeoutMs: 10_000, what: 'alarm expiry' });
+    await waitFor(async () => (await edge.gateStats('expiry.localhost')).idempotency_keys === 0, { timeoutMs: 20_000, what: 'alarm expiry' });
     const again = await enqueue(edge, body);
     expect(again.status).toBe(202);
     expect(again.body.webhook_id).not.toBe(first.body.webhook_id);

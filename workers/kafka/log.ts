@@ -4,6 +4,7 @@ import { useFastRecordDecoding } from './fetch-decoding';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import type { ConsumerOptions, Log, LogConsumer, LogProducer, LogRecord, PartitionLag, ProducerOptions, TopicSpec } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
+import { createBatcher } from '../../core/domain/batcher';
 import { createLogger, type Logger } from '../../core/ports/logger';
 import { createKafka, LazyAdmin } from './client';
 import { replicationProblem, resolveReplication } from '../../core/pipeline/topics';
@@ -191,77 +192,58 @@ export class KafkaLog implements Log {
     // one tick share a request too). Each caller still resolves only once the request that
     // carried its records is acknowledged (acks=all), and rejects when it failed or when
     // produce_timeout passed since its own call (its records are then dropped if not yet sent).
-    type Pending = { records: LogRecord[]; bytes: number; resolve: () => void; reject: (e: unknown) => void; dropped: boolean };
-    let queue: Pending[] = [];
-    let busy = false;
-    let scheduled = false;
-    let idle: (() => void)[] = [];
-    const pump = () => {
-      scheduled = false;
-      if (busy) return;
-      queue = queue.filter((q) => !q.dropped);
-      if (!queue.length) {
-        const ws = idle;
-        idle = [];
-        for (const w of ws) w();
-        return;
-      }
-      let bytes = 0;
-      let n = 0;
-      while (n < queue.length && (n === 0 || bytes + queue[n]!.bytes <= MAX_MERGED_BYTES)) bytes += queue[n++]!.bytes;
-      const taken = queue.slice(0, n);
-      queue = queue.slice(n);
-      busy = true;
-      const run = async () => {
+    type Pending = { records: LogRecord[]; bytes: number; dropped: boolean };
+    const linger = opts.lingerMs ?? 0;
+    // With a linger (the worker's outcome records), the sends of the next few ms share the
+    // request too: a pipelined worker resolves many small batches, and a produce request per
+    // batch cost the worker and the broker more than the records it carried.
+    const batcher = createBatcher<Pending, unknown[]>({
+      start: linger > 0 ? { lingerMs: linger } : 'microtask',
+      maxWeight: MAX_MERGED_BYTES,
+      weight: (p) => p.bytes,
+      // Each caller's error, if any (undefined: sent).
+      run: async (taken) => {
         try {
           await sendNow(taken.length === 1 ? taken[0]!.records : taken.flatMap((t) => t.records));
-          for (const t of taken) t.resolve();
+          return [];
         } catch (e) {
           // A refused request (a record over the broker's size limit, say) must not fail the
           // callers that only shared it: each one's records are sent again on their own. A
           // timeout or an unreachable broker fails them all.
-          if (taken.length === 1 || /timed out|connect/i.test(errorMessage(e))) {
-            for (const t of taken) t.reject(e);
-            return;
-          }
-          await Promise.all(taken.map((t) => (t.dropped ? undefined : sendNow(t.records).then(t.resolve, t.reject))));
+          if (taken.length === 1 || /timed out|connect/i.test(errorMessage(e))) throw e;
+          return Promise.all(
+            taken.map((t) =>
+              t.dropped
+                ? undefined
+                : sendNow(t.records).then(
+                    () => undefined,
+                    (err: unknown) => err ?? new Error('produce failed'),
+                  ),
+            ),
+          );
         }
-      };
-      void run().finally(() => {
-        busy = false;
-        pump();
-      });
-    };
-    const linger = opts.lingerMs ?? 0;
-    const schedule = () => {
-      if (scheduled || busy) return;
-      scheduled = true;
-      // With a linger (the worker's outcome records), the sends of the next few ms share the
-      // request too: a pipelined worker resolves many small batches, and a produce request per
-      // batch cost the worker and the broker more than the records it carried.
-      if (linger > 0) setTimeout(pump, linger);
-      else queueMicrotask(pump);
-    };
+      },
+    });
 
     return {
       send: (records: LogRecord[]) => {
         if (!records.length) return Promise.resolve();
         let bytes = 0;
         for (const r of records) bytes += (r.key?.length ?? 0) + (r.value?.length ?? 0) + 64;
-        let entry!: Pending;
-        const done = new Promise<void>((resolve, reject) => {
-          entry = { records, bytes, resolve, reject, dropped: false };
-          queue.push(entry);
+        const entry: Pending = { records, bytes, dropped: false };
+        const done = batcher.add(entry).then(({ result, index }) => {
+          if (result[index] !== undefined) throw result[index];
         });
-        schedule();
         return withTimeout(done, timeoutMs, 'kafka produce').catch((e) => {
+          // Not sent yet: it never will be. Already out: its produce goes on, unawaited.
           entry.dropped = true;
+          batcher.withdraw(entry);
           throw this.counted(e, 'produce');
         });
       },
       close: async () => {
         // Sends already accepted leave before the connection closes.
-        if (busy || queue.length) await new Promise<void>((r) => idle.push(r));
+        await batcher.idle();
         await slot.disconnect();
       },
     };
