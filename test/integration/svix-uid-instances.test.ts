@@ -127,7 +127,7 @@ describe('Svix uids are unique across two howk-api processes (Kafka + Redis)', (
   });
 
   it('10 applications renamed to one free uid at once over both instances: one 200, the rest 409 keep their old uid', async () => {
-    const apps = [];
+    const apps: { id: string; uid: string }[] = [];
     for (let i = 0; i < 10; i++) apps.push(await json<{ id: string; uid: string }>(call(0, 'POST', '/api/v1/app', { name: `r${i}`, uid: uniq(`r${i}`) })));
     await waitFor(async () => (await call(1, 'GET', `/api/v1/app/${apps[9]!.id}`)).status === 200, { what: 'the applications on instance 1' });
     const target = uniq('renamed');
