@@ -3,7 +3,7 @@ import { ConfigSchema } from '../../core/config/schema';
 import { createAppStore, type AppStore } from '../../core/apps/store';
 import { AppTable } from '../../core/apps/table';
 import { appUidScope, claimKey, encodeClaim } from '../../core/apps/uids';
-import { ConflictError } from '../../core/errors/errors';
+import { ConflictError, UnavailableError } from '../../core/errors/errors';
 import { appKey, encodeApplication, type AppRecord } from '../../core/records/application';
 import type { LogRecord } from '../../core/ports/log';
 import { createSecretBox } from '../../core/signing/secret-box';
@@ -141,5 +141,26 @@ describe('uids across two instances of the Svix model', () => {
     await c.settle();
     for (const s of c.stores) expect(s.app('u').id).toBe(again.id);
     c.stop();
+  });
+
+  it('a claim not read back within twice kafka.produce_timeout answers 503 (and waits no longer)', async () => {
+    const sent: LogRecord[] = [];
+    const box = await createSecretBox('k1', { k1: Buffer.alloc(32, 3).toString('base64') });
+    // A replica that reads nothing: the produce is acknowledged, nothing comes back.
+    const producer = { send: async (r: LogRecord[]) => void sent.push(...r), close: async () => {} };
+    const store = createAppStore({
+      config: ConfigSchema.parse({ kafka: { produce_timeout: 50 } }),
+      table: new AppTable(10),
+      producer,
+      box,
+      clock: { now: () => Date.now() },
+      synced: () => true,
+    });
+    const t0 = performance.now();
+    await expect(store.createApp({ name: 'a', uid: 'slow' })).rejects.toBeInstanceOf(UnavailableError);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(sent.map((r) => r.key)).toEqual([expect.stringMatching(/^uid\/app\/slow\/app_/), expect.stringMatching(/^app\/app_/)]);
+    // Without a uid nothing waits for the log.
+    expect((await store.createApp({ name: 'b' })).uid).toBeNull();
   });
 });
