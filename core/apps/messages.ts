@@ -3,6 +3,7 @@ import type { EnqueueItem } from '../domain/enqueue';
 import { ulid } from '../domain/ids';
 import { ConflictError, NotFoundError, TooLargeError } from '../errors/errors';
 import type { EnqueueResult } from '../domain/enqueue';
+import type { PipelineEvents } from '../metrics/events';
 import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
 import { matchingEndpoints } from './filter';
@@ -23,6 +24,8 @@ export type MessageDeps = {
   enqueue: (configId: string, items: EnqueueItem[]) => Promise<EnqueueResult[]>;
   producer: LogProducer;
   clock: { now(): number };
+  /** Counts a new message that reached no endpoint (howk_svix_messages_unrouted_total). */
+  events?: Pick<PipelineEvents, 'messageUnrouted'>;
 };
 
 const utf8 = new TextEncoder();
@@ -83,6 +86,7 @@ export const createMessages = (d: MessageDeps) => {
         deliveries: targets.map((e, i) => ({ endpoint_id: e.id, webhook_id: results[i]!.webhook_id })),
       };
       await keep(message);
+      if (!targets.length) d.events?.messageUnrouted();
       return { message, created: true };
     },
     /**

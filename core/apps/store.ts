@@ -1,75 +1,33 @@
-import type { Config } from '../config/schema';
 import { ulid } from '../domain/ids';
-import { ConflictError, NotConfiguredError, NotFoundError, UnavailableError } from '../errors/errors';
-import type { LogProducer } from '../ports/log';
-import type { SecretEntry } from '../records/config-secret';
-import { generateSigningSecret, validEntries } from '../security/config-secrets';
-import type { SecretBox } from '../signing/secret-box';
-import { toHex } from '../signing/encoding';
-import { appKey, applicationKey, encodeApplication, endpointKey, type AppRecord, type EndpointRecord, type EventTypeRecord, type ModelRecord } from '../records/application';
-import type { AppIn, EndpointIn, EndpointUpdate, EventTypeIn, EventTypeUpdate } from './schemas';
-import type { AppTable } from './table';
+import { ConflictError, NotFoundError } from '../errors/errors';
+import { appKey, encodeApplication, endpointKey, type AppRecord, type EventTypeRecord } from '../records/application';
+import { endpointOps } from './endpoint-store';
+import type { AppIn, EventTypeIn, EventTypeUpdate } from './schemas';
+import { storeContext, uidTaken, type AppStoreDeps, type StoreContext } from './store-context';
+import { appUidScope, claimKey, endpointUidsOf } from './uids';
 
 // Applications, endpoints and event types of the Svix API: each change is one produce to the
 // compacted howk.applications topic (acks=all), then applied to this instance's table at once
-// (read-your-writes); the other instances follow through the topic.
+// (read-your-writes); the other instances follow through the topic. A change that takes a uid
+// goes through the log first instead: the first claim in the log holds the uid, on every
+// instance (core/apps/uids.ts).
 
-export type AppStoreDeps = {
-  config: Config;
-  table: AppTable;
-  producer: LogProducer;
-  box?: SecretBox;
-  clock: { now(): number };
-  synced: () => boolean;
-};
+export type { AppStoreDeps } from './store-context';
 
 const limitReached = (message: string) => new ConflictError('limit_reached', message);
 
-const context = (d: AppStoreDeps) => {
-  const topic = d.config.kafka.topics.applications;
-  const { svix } = d.config;
-  const stamp = () => new Date(d.clock.now()).toISOString();
-  const needSync = () => {
-    if (!d.synced()) throw new UnavailableError('applications are still loading', 1);
+const appOps = ({ d, svix, stamp, needSync, write, claim, release, needFree, app }: StoreContext) => {
+  const free = (uid: string | null | undefined, self?: string) => {
+    if (uid) needFree('application', uid, appUidScope(uid), d.table.appByUid(uid), self);
   };
-  const needBox = (): SecretBox => {
-    if (!d.box) throw new NotConfiguredError('endpoints of the Svix API need HOWK_SECRETS_KEY on the server (their signing secrets are stored encrypted)');
-    return d.box;
+  /** An application record that lost `uid`'s claim, as `release` removes it. */
+  const lostApp = (id: string) => {
+    const a = d.table.anyApp(id);
+    return a && { key: appKey(a.id), uid: a.uid };
   };
-  const write = async (puts: ModelRecord[], deletes: string[] = []) => {
-    const records = [...puts.map((r) => ({ key: applicationKey(r), value: encodeApplication(r) })), ...deletes.map((key) => ({ key, value: null }))];
-    await d.producer.send(records.map((r) => ({ topic, ...r })));
-    for (const r of records) d.table.apply(r.key, r.value);
-  };
-  const sealed = async (secret: string, now: number): Promise<SecretEntry> => ({
-    id: `sec_${toHex(crypto.getRandomValues(new Uint8Array(8)))}`,
-    sealed: await needBox().seal(secret),
-    created_at: new Date(now).toISOString(),
-    expires_at: null,
-  });
-  const app = (idOrUid: string): AppRecord => {
-    needSync();
-    const a = d.table.app(idOrUid);
-    if (!a) throw new NotFoundError(`application ${idOrUid}`);
-    return a;
-  };
-  const endpoint = (appIdOrUid: string, idOrUid: string): EndpointRecord => {
-    const e = d.table.endpoint(app(appIdOrUid).id, idOrUid);
-    if (!e) throw new NotFoundError(`endpoint ${idOrUid}`);
-    return e;
-  };
-  const uidFree = (uid: string | null | undefined, owner: { uid: string | null; id: string } | undefined, taken: { id: string } | undefined, what: string) => {
-    if (uid && taken && taken.id !== owner?.id) throw new ConflictError('conflict', `${what} uid ${uid} is already taken`);
-  };
-
-  return { d, svix, stamp, needSync, needBox, write, sealed, app, endpoint, uidFree };
-};
-type Ctx = ReturnType<typeof context>;
-
-const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
   const createApp = async (input: AppIn): Promise<AppRecord> => {
     needSync();
-    uidFree(input.uid, undefined, input.uid ? d.table.app(input.uid) : undefined, 'application');
+    free(input.uid);
     if (d.table.appCount() >= svix.max_applications) throw limitReached(`at most ${svix.max_applications} applications (svix.max_applications)`);
     const at = stamp();
     const r: AppRecord = {
@@ -82,7 +40,8 @@ const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
       created_at: at,
       updated_at: at,
     };
-    await write([r]);
+    if (!r.uid) await write([r]);
+    else if (!(await claim(appUidScope(r.uid), r.id, { key: appKey(r.id), value: encodeApplication(r) }))) throw uidTaken('application', r.uid);
     return r;
   };
   return {
@@ -94,11 +53,18 @@ const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
     async getOrCreateApp(input: AppIn): Promise<{ app: AppRecord; created: boolean }> {
       needSync();
       const found = input.uid ? d.table.appByUid(input.uid) : undefined;
-      return found ? { app: found, created: false } : { app: await createApp(input), created: true };
+      if (found) return { app: found, created: false };
+      try {
+        return { app: await createApp(input), created: true };
+      } catch (e) {
+        // Another instance created it meanwhile: that one is the application of this uid.
+        const winner = e instanceof ConflictError && input.uid ? d.table.appByUid(input.uid) : undefined;
+        if (winner) return { app: winner, created: false };
+        throw e;
+      }
     },
     async updateApp(idOrUid: string, input: AppIn): Promise<AppRecord> {
       const old = app(idOrUid);
-      uidFree(input.uid, old, input.uid ? d.table.app(input.uid) : undefined, 'application');
       const r: AppRecord = {
         ...old,
         uid: input.uid ?? null,
@@ -107,102 +73,28 @@ const appOps = ({ d, svix, stamp, needSync, write, app, uidFree }: Ctx) => {
         throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
         updated_at: stamp(),
       };
-      await write([r]);
+      free(r.uid, old.id);
+      // The new uid is claimed first, and the record changed only once the claim holds.
+      if (r.uid && r.uid !== old.uid && !(await claim(appUidScope(r.uid), old.id))) throw uidTaken('application', r.uid);
+      const kept = r.uid ? claimKey(appUidScope(r.uid), old.id) : undefined;
+      const letGo = old.uid && old.uid !== r.uid ? release(appUidScope(old.uid), old.id, old.uid, lostApp) : [];
+      // Claims it does not use (a writer that died between claim and record) go too.
+      const stale = d.table.claims.keysOf(old.id).filter((k) => k !== kept);
+      await write([r], [...new Set([...letGo, ...stale])]);
       return r;
     },
-    /** The application and its endpoints go in one produce: no endpoint outlives it. */
+    /** The application and its endpoints (and the uids they hold) go in one produce: no endpoint outlives it. */
     async deleteApp(idOrUid: string): Promise<void> {
       const a = app(idOrUid);
-      await write([], [...d.table.endpointsOf(a.id).map((e) => endpointKey(a.id, e.id)), appKey(a.id)]);
+      const eps = d.table.allEndpointsOf(a.id);
+      const letGo = a.uid ? release(appUidScope(a.uid), a.id, a.uid, lostApp) : [];
+      const claims = [...d.table.claims.keysUnder(endpointUidsOf(a.id)), ...d.table.claims.keysOf(a.id)];
+      await write([], [...new Set([...eps.map((e) => endpointKey(a.id, e.id)), appKey(a.id), ...letGo, ...claims])]);
     },
   };
 };
 
-const endpointOps = ({ d, svix, stamp, needBox, write, sealed, app, endpoint, uidFree }: Ctx) => {
-  // Opened secrets by envelope: a message to many endpoints decrypts each once, not per message. Bounded; oldest out first.
-  const opened = new Map<string, string>();
-  const open = async (box: SecretBox, envelope: string): Promise<string> => {
-    let s = opened.get(envelope);
-    if (s === undefined) {
-      s = await box.open(envelope);
-      if (opened.size >= 20_000) opened.delete(opened.keys().next().value as string);
-      opened.set(envelope, s);
-    }
-    return s;
-  };
-  const endpointStore = {
-    endpoint,
-    listEndpoints: (appIdOrUid: string): EndpointRecord[] => d.table.endpointsOf(app(appIdOrUid).id),
-    async createEndpoint(appIdOrUid: string, input: EndpointIn): Promise<EndpointRecord> {
-      const a = app(appIdOrUid);
-      uidFree(input.uid, undefined, input.uid ? d.table.endpoint(a.id, input.uid) : undefined, 'endpoint');
-      if (d.table.endpointCount(a.id) >= svix.max_endpoints_per_app)
-        throw limitReached(`at most ${svix.max_endpoints_per_app} endpoints per application (svix.max_endpoints_per_app)`);
-      if (d.table.totalEndpoints() >= svix.max_endpoints) throw limitReached(`at most ${svix.max_endpoints} endpoints in all (svix.max_endpoints)`);
-      const now = d.clock.now();
-      const at = new Date(now).toISOString();
-      const r: EndpointRecord = {
-        kind: 'endpoint',
-        id: `ep_${ulid(now)}`,
-        app_id: a.id,
-        ...endpointSettings(input),
-        headers: input.headers ?? {},
-        metadata: input.metadata ?? {},
-        version: input.version ?? 1,
-        secrets: [await sealed(input.secret ?? generateSigningSecret(), now)],
-        created_at: at,
-        updated_at: at,
-      };
-      await write([r]);
-      return r;
-    },
-    async updateEndpoint(appIdOrUid: string, idOrUid: string, input: EndpointUpdate): Promise<EndpointRecord> {
-      const old = endpoint(appIdOrUid, idOrUid);
-      uidFree(input.uid, old, input.uid ? d.table.endpoint(old.app_id, input.uid) : undefined, 'endpoint');
-      const r: EndpointRecord = {
-        ...old,
-        ...endpointSettings(input),
-        metadata: input.metadata ?? old.metadata,
-        version: input.version ?? old.version,
-        updated_at: stamp(),
-      };
-      await write([r]);
-      return r;
-    },
-    async deleteEndpoint(appIdOrUid: string, idOrUid: string): Promise<void> {
-      const e = endpoint(appIdOrUid, idOrUid);
-      await write([], [endpointKey(e.app_id, e.id)]);
-    },
-    async setHeaders(appIdOrUid: string, idOrUid: string, headers: Record<string, string>): Promise<void> {
-      const e = endpoint(appIdOrUid, idOrUid);
-      await write([{ ...e, headers, updated_at: stamp() }]);
-    },
-    /** Every secret that signs for the endpoint now, newest first (a rotated-out one until its overlap ends). */
-    async signingSecrets(e: EndpointRecord): Promise<string[]> {
-      const box = needBox();
-      return Promise.all(validEntries({ config_id: e.id, secrets: e.secrets, updated_at: e.updated_at }, d.clock.now()).map((s) => open(box, s.sealed)));
-    },
-    /** The current secret, as Svix's GET .../secret shows it. */
-    async currentSecret(appIdOrUid: string, idOrUid: string): Promise<string> {
-      const all = await endpointStore.signingSecrets(endpoint(appIdOrUid, idOrUid));
-      if (!all.length) throw new NotFoundError(`signing secret of endpoint ${idOrUid}`);
-      return all[0]!;
-    },
-    /** A new current secret; the previous one keeps signing for signing.rotation_overlap. */
-    async rotateSecret(appIdOrUid: string, idOrUid: string, key?: string | null): Promise<void> {
-      const e = endpoint(appIdOrUid, idOrUid);
-      const now = d.clock.now();
-      const until = new Date(now + d.config.signing.rotation_overlap).toISOString();
-      const kept = validEntries({ config_id: e.id, secrets: e.secrets, updated_at: e.updated_at }, now).map((s) =>
-        s.expires_at === null || s.expires_at > until ? { ...s, expires_at: until } : s,
-      );
-      await write([{ ...e, secrets: [await sealed(key ?? generateSigningSecret(), now), ...kept], updated_at: new Date(now).toISOString() }]);
-    },
-  };
-  return endpointStore;
-};
-
-const eventTypeOps = ({ d, svix, stamp, needSync, write }: Ctx) => {
+const eventTypeOps = ({ d, svix, stamp, needSync, write }: StoreContext) => {
   const eventTypeStore = {
     listEventTypes: (): EventTypeRecord[] => (needSync(), d.table.listEventTypes()),
     eventType(name: string): EventTypeRecord {
@@ -243,7 +135,7 @@ const serializer = () => {
 };
 
 export const createAppStore = (d: AppStoreDeps) => {
-  const ctx = context(d);
+  const ctx = storeContext(d);
   const ops = { ...appOps(ctx), ...endpointOps(ctx), ...eventTypeOps(ctx) };
   const one = serializer();
   return {
@@ -264,21 +156,6 @@ export const createAppStore = (d: AppStoreDeps) => {
     box: d.box,
   };
 };
-
-/** The settings an endpoint create or update sets from its body (Svix's names → the record's). */
-const endpointSettings = (input: EndpointIn | EndpointUpdate) => ({
-  uid: input.uid ?? null,
-  url: input.url,
-  description: input.description ?? '',
-  disabled: input.disabled ?? false,
-  filter_types: input.filterTypes ?? null,
-  channels: input.channels ?? null,
-  throttle_rate: input.throttleRate ?? input.rateLimit ?? null,
-  max_attempts: input.maxAttempts ?? null,
-  timeout_ms: input.timeoutMs ?? null,
-  max_backoff_ms: input.maxBackoffMs ?? null,
-  max_concurrency: input.maxConcurrency ?? null,
-});
 
 const eventTypeBody = (i: EventTypeUpdate) => ({
   description: i.description,

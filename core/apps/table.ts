@@ -2,6 +2,7 @@ import { CompactedTable } from '../log/compacted-table';
 import type { Logger } from '../ports/logger';
 import { decodeApplication, endpointKey, type AppRecord, type EndpointRecord, type EventTypeRecord, type ModelRecord } from '../records/application';
 import { decodeMessage, type MessageRecord } from '../records/message';
+import { appUidScope, CLAIM_PREFIX, endpointUidScope, UidClaims } from './uids';
 
 // The in-memory replica of howk.applications and the latest messages of howk.messages: every
 // api instance applies each record as it reads it (core/security/replica.ts), so all converge.
@@ -24,6 +25,9 @@ export class AppTable {
   private readonly deleted = new Set<string>();
 
   private readonly model: CompactedTable<ModelRecord>;
+  /** Who holds each uid (core/apps/uids.ts): an object whose uid another holds is a create that lost, and is not shown. */
+  readonly claims = new UidClaims();
+  private readonly waiting = new Map<string, { value: string; done: () => void }[]>();
 
   constructor(
     private readonly messagesKept: number,
@@ -33,7 +37,38 @@ export class AppTable {
   }
 
   apply(key: string, value: string | null): void {
+    this.applyRecord(key, value);
+    const w = this.waiting.get(key);
+    if (!w || value === null) return;
+    for (const x of w.filter((x) => x.value === value)) x.done();
+  }
+
+  /**
+   * Resolves true once this exact record has been applied (by the replica: a writer that waits
+   * does not apply it itself), false after `ms`. Called before the produce, so the record
+   * cannot come by unseen.
+   */
+  whenApplied(key: string, value: string, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const entry = { value, done: () => end(true) };
+      const timer = setTimeout(() => end(false), ms);
+      const end = (ok: boolean) => {
+        clearTimeout(timer);
+        const rest = (this.waiting.get(key) ?? []).filter((x) => x !== entry);
+        if (rest.length) this.waiting.set(key, rest);
+        else this.waiting.delete(key);
+        resolve(ok);
+      };
+      this.waiting.set(key, [...(this.waiting.get(key) ?? []), entry]);
+    });
+  }
+
+  private applyRecord(key: string, value: string | null): void {
     if (key.startsWith('msg/')) return this.applyMessage(key, value);
+    if (key.startsWith(CLAIM_PREFIX)) {
+      if (!this.claims.apply(key, value)) this.log?.warn('malformed record not applied: the row keeps its last good record', { topic: 'applications', key });
+      return;
+    }
     const applied = this.model.apply(key, value);
     if (applied === 'malformed') return;
     if (applied === 'deleted') {
@@ -120,25 +155,52 @@ export class AppTable {
   /** An application by its id or its uid (Svix addresses both ways; an id wins). */
   app(idOrUid: string): AppRecord | undefined {
     const own = this.apps.get(idOrUid);
-    if (own) return own;
-    const id = this.appUids.get(idOrUid);
-    return id === undefined ? undefined : this.apps.get(id);
+    if (own && this.shown(own)) return own;
+    return this.appByUid(idOrUid);
   }
 
+  /** An application record by id, shown or not (a create that lost, to remove it). */
+  anyApp(id: string): AppRecord | undefined {
+    return this.apps.get(id);
+  }
+
+  /** The application that holds the uid; a record of one without any claim (written before claims were) by the uid alone. */
   appByUid(uid: string): AppRecord | undefined {
-    const id = this.appUids.get(uid);
-    return id === undefined ? undefined : this.apps.get(id);
+    const scope = appUidScope(uid);
+    const id = this.claims.holder(scope) ?? this.appUids.get(uid);
+    const a = id === undefined ? undefined : this.apps.get(id);
+    return a?.uid === uid && this.shown(a) ? a : undefined;
   }
 
+  /** The object holding `scope`'s uid, when it is claimed: a create that lost keeps its record until its writer removes it. */
+  private shownIn(scope: string | undefined, id: string): boolean {
+    const holder = scope === undefined ? undefined : this.claims.holder(scope);
+    return holder === undefined || holder === id;
+  }
+
+  private shown(a: AppRecord): boolean {
+    return this.shownIn(a.uid ? appUidScope(a.uid) : undefined, a.id);
+  }
+
+  private shownEndpoint(e: EndpointRecord): boolean {
+    return this.shownIn(e.uid ? endpointUidScope(e.app_id, e.uid) : undefined, e.id);
+  }
+
+  /** Every application record, a create that lost among them (the limit counts it until it is removed). */
   appCount(): number {
     return this.apps.size;
   }
 
   listApps(): AppRecord[] {
-    return byId(this.apps);
+    return byId(this.apps).filter((a) => this.shown(a));
   }
 
   endpointsOf(appId: string): EndpointRecord[] {
+    return byId(this.endpoints.get(appId)).filter((e) => this.shownEndpoint(e));
+  }
+
+  /** The application's endpoint records, a create that lost among them (to delete them all). */
+  allEndpointsOf(appId: string): EndpointRecord[] {
     return byId(this.endpoints.get(appId));
   }
 
@@ -158,7 +220,12 @@ export class AppTable {
     const m = this.endpoints.get(appId);
     if (!m) return undefined;
     const own = m.get(idOrUid);
-    if (own) return own;
+    if (own && this.shownEndpoint(own)) return own;
+    const holder = this.claims.holder(endpointUidScope(appId, idOrUid));
+    if (holder !== undefined) {
+      const e = m.get(holder);
+      return e?.uid === idOrUid ? e : undefined;
+    }
     for (const e of m.values()) if (e.uid === idOrUid) return e;
     return undefined;
   }

@@ -33,7 +33,9 @@ export type PipelineEvents = {
   decided(decision: Decision): void;
   /** A record dead-lettered before any attempt (an undecodable record). */
   deadLettered(reason: string): void;
+  /** A new message of the Svix API that reached no endpoint (none, all disabled, or none listens to its event type or channels). */
+  messageUnrouted(): void;
 };
 
 const nothing = () => {};
-export const noEvents: PipelineEvents = { enqueueRequest: nothing, enqueued: nothing, attempt: nothing, decided: nothing, deadLettered: nothing };
+export const noEvents: PipelineEvents = { enqueueRequest: nothing, enqueued: nothing, attempt: nothing, decided: nothing, deadLettered: nothing, messageUnrouted: nothing };

@@ -14,16 +14,19 @@ import { createSecretBox } from '../../core/signing/secret-box';
 const config = ConfigSchema.parse({ svix: { max_endpoints_per_app: 1 } });
 const setup = async (withBox = true, svix: Record<string, number> = { max_endpoints_per_app: 1 }) => {
   const sent: LogRecord[] = [];
+  const table = new AppTable(10);
   const producer = {
     // A produce takes a while: concurrent requests overlap as they do against Kafka.
     send: async (records: LogRecord[]) => {
       await new Promise((r) => setTimeout(r, 5));
       sent.push(...records);
+      // This instance's replica reads them back a little later.
+      setTimeout(() => records.forEach((r) => table.apply(r.key!, r.value)), 2);
     },
     close: async () => {},
   };
   const box = withBox ? await createSecretBox('k1', { k1: Buffer.alloc(32, 3).toString('base64') }) : undefined;
-  const store = createAppStore({ config: ConfigSchema.parse({ svix }), table: new AppTable(10), producer, box, clock: { now: () => Date.now() }, synced: () => true });
+  const store = createAppStore({ config: ConfigSchema.parse({ svix }), table, producer, box, clock: { now: () => Date.now() }, synced: () => true });
   return { store, sent };
 };
 

@@ -112,7 +112,10 @@ export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, se
     events,
     changes,
     overview: { timeline: (now, w) => hot.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
-    apps: apps && { store: apps.store, messages: createMessages({ config, store: apps.store, enqueue: (id, items) => enqueue(id, items), producer: apps.producer, clock }) },
+    apps: apps && {
+      store: apps.store,
+      messages: createMessages({ config, store: apps.store, enqueue: (id, items) => enqueue(id, items), producer: apps.producer, clock, events }),
+    },
   });
   return { app, producer, sync, changes, registry };
 };

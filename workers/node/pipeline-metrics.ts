@@ -50,6 +50,13 @@ const endpointSeries = (endpoints: TopEndpoints, now: number): { circuits: Value
   return { circuits, limits };
 };
 
+/** A counter without labels; the function adds to it. */
+const plainCounter = (registry: Registry, name: string, help: string): ((n: number) => void) => {
+  let value = 0;
+  customMetric(registry, name, help, 'counter', () => [{ metricName: name, labels: {}, value }]);
+  return (n) => void (value += n);
+};
+
 export const registerPipelineMetrics = (registry: Registry, topN: number): PipelineMetrics => {
   const requests = new Map<string, number>();
   const webhooks = new Map<string, number>([
@@ -63,8 +70,6 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
   const redisErrors = new Map<string, number>();
   const luaTimes = new Map<string, Counts>(LUA_OUTCOMES.map((o) => [o, counts()]));
   let luaKills = 0;
-  let rebuilds = 0;
-  let orphans = 0;
   const endpoints = createTopEndpoints(topN);
 
   const reg = (name: string, help: string, type: 'counter' | 'gauge' | 'histogram', read: () => Value[] | Promise<Value[]>) => customMetric(registry, name, help, type, read);
@@ -121,11 +126,12 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
   reg('howk_lua_kills_total', 'Lua worker threads terminated by the hard stop (a run past its CPU or wall-clock limit)', 'counter', () => [
     { metricName: 'howk_lua_kills_total', labels: {}, value: luaKills },
   ]);
-  reg('howk_redis_rebuilds_total', 'Rebuilds of the hot state from Kafka this process ran (the canary was missing, or --force)', 'counter', () => [
-    { metricName: 'howk_redis_rebuilds_total', labels: {}, value: rebuilds },
-  ]);
+  const rebuilt = plainCounter(registry, 'howk_redis_rebuilds_total', 'Rebuilds of the hot state from Kafka this process ran (the canary was missing, or --force)');
   const repairedHelp = 'Due webhooks nothing in the hot state would have attempted, scheduled again by the orphan sweep (each one a lost retry caught: alert on any increase)';
-  reg('howk_orphaned_retries_repaired_total', repairedHelp, 'counter', () => [{ metricName: 'howk_orphaned_retries_repaired_total', labels: {}, value: orphans }]);
+  const orphansRepaired = plainCounter(registry, 'howk_orphaned_retries_repaired_total', repairedHelp);
+  // No label: the message listing (GET /api/v1/app/{app}/msg) shows which application; a label per application would be a series per tenant.
+  const unroutedHelp = 'Messages of the Svix API accepted (202) that reached no endpoint: none, all disabled, or none listens to the event type or channels';
+  const unrouted = plainCounter(registry, 'howk_svix_messages_unrouted_total', unroutedHelp);
 
   const events: PipelineEvents = {
     enqueueRequest: (outcome, reason) => bump(requests, `${outcome}\u0000${reason}`),
@@ -137,6 +143,7 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
       else bump(dead, d.reason_type);
     },
     deadLettered: (reason) => bump(dead, reason),
+    messageUnrouted: () => unrouted(1),
   };
   return {
     events,
@@ -147,8 +154,8 @@ export const registerPipelineMetrics = (registry: Registry, topN: number): Pipel
       add(luaTimes.get(outcome)!, ms > 0 ? ms / 1000 : 0, 1);
       if (outcome === 'killed') luaKills++;
     },
-    rebuilt: () => void rebuilds++,
-    orphansRepaired: (n) => void (orphans += n),
+    rebuilt: () => rebuilt(1),
+    orphansRepaired: (n) => orphansRepaired(n),
     probe: (name, help, read) => reg(name, help, 'gauge', () => bounded(read)),
   };
 };
