@@ -31,8 +31,34 @@ export type TrackerHooks = {
 
 const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
+const onResolved = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: Entry) => {
+  if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
+  e.done = true;
+  e.resolvedAt = Date.now();
+  let to: bigint | undefined;
+  const covered: CommittedBatch[] = [];
+  while (s.queue[0]?.done) {
+    const d = s.queue.shift()!;
+    to = d.next;
+    covered.push({ count: d.count, resolvedAt: d.resolvedAt });
+  }
+  if (to !== undefined) hooks.commit(s.topic, s.partition, to, covered);
+};
+
+const onRejected = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: Entry, error: unknown) => {
+  if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
+  // The batch and every later one of the partition: their outcomes no longer move the offset
+  // (they may still deliver; the rewind delivers them again: at-least-once).
+  const i = s.queue.indexOf(e);
+  for (const dropped of s.queue.splice(i)) dropped.live = false;
+  s.position = e.first;
+  hooks.rewind(s.topic, s.partition, e.first, error);
+};
+
 export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) => {
   const parts = new Map<string, PartitionState>();
+  /** Log-end offsets read when the partitions were assigned (see `bound`), for those not taken yet. */
+  const ends = new Map<string, bigint>();
   let unresolved = 0;
   let running = 0;
   /** Batches taken and neither released nor settled (what maxBatchesInFlight counts). */
@@ -44,30 +70,6 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     waiters = [];
     for (const w of ws) w();
     hooks.settled?.();
-  };
-
-  const onResolved = (s: PartitionState, e: Entry) => {
-    if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
-    e.done = true;
-    e.resolvedAt = Date.now();
-    let to: bigint | undefined;
-    const covered: CommittedBatch[] = [];
-    while (s.queue[0]?.done) {
-      const d = s.queue.shift()!;
-      to = d.next;
-      covered.push({ count: d.count, resolvedAt: d.resolvedAt });
-    }
-    if (to !== undefined) hooks.commit(s.topic, s.partition, to, covered);
-  };
-
-  const onRejected = (s: PartitionState, e: Entry, error: unknown) => {
-    if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
-    // The batch and every later one of the partition: their outcomes no longer move the offset
-    // (they may still deliver; the rewind delivers them again: at-least-once).
-    const i = s.queue.indexOf(e);
-    for (const dropped of s.queue.splice(i)) dropped.live = false;
-    s.position = e.first;
-    hooks.rewind(s.topic, s.partition, e.first, error);
   };
 
   return {
@@ -107,7 +109,11 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       // A partition this consumer was just given (a new assignment, a restart after a crash):
       // its last owner may have handled records past the committed offset without committing
       // them, at most as many as it had in flight (its maxUnresolved, taken to equal ours).
-      if (!s) parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: first + BigInt(maxUnresolved) }));
+      if (!s) {
+        const most = first + BigInt(maxUnresolved);
+        const end = ends.get(k);
+        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: end !== undefined && end < most ? end : most }));
+      }
       const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
       s.position = next;
@@ -129,8 +135,8 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
         p = Promise.reject(err);
       }
       p.then(
-        () => onResolved(state, e),
-        (err: unknown) => onRejected(state, e, err),
+        () => onResolved(parts, hooks, state, e),
+        (err: unknown) => onRejected(parts, hooks, state, e, err),
       ).finally(() => {
         unresolved -= count;
         running--;
@@ -147,6 +153,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
      * longer commit). Returns the kept partitions with their positions.
      */
     reassign(keep: (topic: string, partition: number) => boolean): { topic: string; partition: number; position: bigint }[] {
+      ends.clear(); // read for the assignment before: `bound` is told again for this one
       const kept: { topic: string; partition: number; position: bigint }[] = [];
       for (const [k, s] of parts) {
         if (keep(s.topic, s.partition)) {
@@ -159,8 +166,24 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       return kept;
     },
 
+    /**
+     * The partition's log-end offset, read once it was assigned to this consumer. Its last owner
+     * gave it up before that (a member rejoins only once it has stopped fetching), so it cannot
+     * have taken a record at or past it: those records are not in doubt, whatever maxUnresolved
+     * allows. Only for the current assignment (`reassign` forgets them); an offset read later
+     * is only higher, so a late one never widens what is trusted.
+     */
+    bound(topic: string, partition: number, end: bigint): void {
+      const k = keyOf(topic, partition);
+      const s = parts.get(k);
+      if (s) {
+        if (end < s.doubtUntil) s.doubtUntil = end;
+      } else ends.set(k, end);
+    },
+
     /** Forgets every partition (a stopped consumer): later settlements commit nothing. */
     clear(): void {
+      ends.clear();
       for (const s of parts.values()) for (const e of s.queue) e.live = false;
       parts.clear();
     },
