@@ -17,8 +17,11 @@ type Entry = { first: bigint; next: bigint; count: number; done: boolean; live: 
 
 /** A resolved batch a commit covers: its record count and when its handler resolved (ms). */
 export type CommittedBatch = { count: number; resolvedAt: number };
-/** `doubtUntil`: records below it may have been consumed before, by another owner (see take). */
-type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint; doubtUntil: bigint };
+/**
+ * `doubtUntil`: records below it may have been consumed before, by another owner (see take).
+ * `end`: where the partition ended when it was assigned, once known (see bound).
+ */
+type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint; doubtUntil: bigint; end?: bigint };
 
 export type TrackerHooks = {
   /** Every batch up to `offset` (exclusive) has resolved: the partition may commit it. `batches`: the ones this commit newly covers. */
@@ -100,19 +103,25 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /**
      * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
      * synchronously, so that handlers start in the order batches are taken. `run` is given the
-     * batch's release (see ConsumedBatch.release) and whether the batch may have been consumed
-     * before by another owner (ConsumedBatch.maybeSeen).
+     * batch's release (see ConsumedBatch.release), whether the batch may have been consumed
+     * before by another owner (ConsumedBatch.maybeSeen), and whether it starts at or past where
+     * the partition ended when it was assigned (ConsumedBatch.afterAssignment, see bound).
      */
-    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void, maybeSeen: boolean) => Promise<void>): void {
+    take(
+      topic: string,
+      partition: number,
+      first: bigint,
+      next: bigint,
+      count: number,
+      run: (release: () => void, maybeSeen: boolean, afterAssignment: boolean) => Promise<void>,
+    ): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
       // A partition this consumer was just given (a new assignment, a restart after a crash):
       // its last owner may have handled records past the committed offset without committing
       // them, at most as many as it had in flight (its maxUnresolved, taken to equal ours).
       if (!s) {
-        const most = first + BigInt(maxUnresolved);
-        const end = ends.get(k);
-        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: end !== undefined && end < most ? end : most }));
+        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: first + BigInt(maxUnresolved), end: ends.get(k) }));
       }
       const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
@@ -130,7 +139,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const state = s;
       let p: Promise<void>;
       try {
-        p = run(release, first < state.doubtUntil);
+        p = run(release, first < state.doubtUntil, state.end !== undefined && first >= state.end);
       } catch (err) {
         p = Promise.reject(err);
       }
@@ -169,16 +178,15 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /**
      * The partition's log-end offset, read once it was assigned to this consumer. Its last owner
      * gave it up before that (a member rejoins only once it has stopped fetching), so it cannot
-     * have taken a record at or past it: those records are not in doubt, whatever maxUnresolved
-     * allows. Only for the current assignment (`reassign` forgets them); an offset read later
-     * is only higher, so a late one never widens what is trusted.
+     * have taken a record at or past it: batches from there on are `afterAssignment`. Only for
+     * the current assignment (`reassign` forgets those not taken yet); an offset read later is
+     * only higher, so a late one never claims too much.
      */
     bound(topic: string, partition: number, end: bigint): void {
       const k = keyOf(topic, partition);
       const s = parts.get(k);
-      if (s) {
-        if (end < s.doubtUntil) s.doubtUntil = end;
-      } else ends.set(k, end);
+      if (!s) ends.set(k, end);
+      else if (s.end === undefined || end < s.end) s.end = end;
     },
 
     /** Forgets every partition (a stopped consumer): later settlements commit nothing. */
