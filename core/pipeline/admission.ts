@@ -59,8 +59,9 @@ export const createAdmission = (d: AdmissionDeps) => {
   const slots = d.slots ?? createOriginSlots(config.delivery.max_conns_per_host, config.concurrency.initial_limit);
   const dg = config.degraded;
   const local = d.local ?? createLocalGuards({ perEndpoint: dg.max_inflight_per_endpoint, perHost: dg.max_inflight_per_host }, params.circuit);
-  const outage = createOutageState(d.clock, d.log, dg.recheck_interval);
   const rates = createLocalRates();
+  // The local buckets start empty at each outage: what Redis let go just before counts.
+  const outage = createOutageState(d.clock, d.log, dg.recheck_interval, () => rates.clear());
   /** Deliveries admitted locally (no Redis lease, no Redis probe slot). */
   const admittedLocally = new Set<string>();
   const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;

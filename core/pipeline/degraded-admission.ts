@@ -18,7 +18,7 @@ import type { OriginSlots } from './origin-slots';
  * one admission asks (the probe) while the others go on deciding locally: with a Redis that
  * hangs rather than refuses, every admission asking would wait out the command timeout.
  */
-export const createOutageState = (clock: Clock, log: Logger, recheckMs: number) => {
+export const createOutageState = (clock: Clock, log: Logger, recheckMs: number, onBack?: () => void) => {
   let down = false;
   let probing = false;
   let until = 0;
@@ -38,7 +38,10 @@ export const createOutageState = (clock: Clock, log: Logger, recheckMs: number) 
       until = clock.now() + recheckMs;
     },
     answered(): void {
-      if (down) log.info('guards answer again: admission by Redis resumes');
+      if (down) {
+        log.info('guards answer again: admission by Redis resumes');
+        onBack?.();
+      }
       down = false;
       probing = false;
     },

@@ -29,6 +29,8 @@ export const createLocalRates = () => {
       const b = refill(key, rate, burst, now);
       return b.tokens >= 1 ? 0 : Math.ceil(((1 - b.tokens) * 1000) / rate);
     },
+    /** Forgets every bucket (Redis answers again: the next outage starts them empty). */
+    clear: (): void => buckets.clear(),
     /** Spends the token `wait` found (call it right after a 0, in the same turn). */
     take(key: string): void {
       const b = buckets.get(key);

@@ -21,7 +21,8 @@ const place = { origin: 'http://h', host: 'h' };
 const degraded = (rate: number, burst: number) => {
   let now = 1_000_000;
   const clock = { now: () => now };
-  const outage = createOutageState(clock, silentLogger, 1e9);
+  const rates = createLocalRates();
+  const outage = createOutageState(clock, silentLogger, 1e9, () => rates.clear());
   outage.failed(new Error('connect ECONNREFUSED'));
   const local = createLocalGuards({ perEndpoint: 100, perHost: 100 }, undefined);
   const d = {
@@ -31,7 +32,7 @@ const degraded = (rate: number, burst: number) => {
     clock,
     recheckMs: 1e9,
     rate: { rate, burst },
-    rates: createLocalRates(),
+    rates,
     nap: async (_hash: string, ms: number) => void (now += ms),
   };
   /** When each of `n` webhooks of `hash` went (ms after the start), each one ended at once. */
@@ -47,7 +48,7 @@ const degraded = (rate: number, burst: number) => {
     }
     return at;
   };
-  return { goes };
+  return { goes, outage, later: (ms: number) => void (now += ms) };
 };
 
 describe('rate limits while degraded', () => {
@@ -61,6 +62,15 @@ describe('rate limits while degraded', () => {
     // Another endpoint has its own bucket.
     const other = await goes(1, 'ep-b');
     expect(other[0]).toBeLessThanOrEqual(200);
+  });
+
+  it('starts the buckets empty again at the next outage (nothing saved up while Redis answered)', async () => {
+    const { goes, outage, later } = degraded(5, 5);
+    await goes(3);
+    outage.answered();
+    later(60_000); // a minute with Redis: a kept bucket would have saved up its burst
+    outage.failed(new Error('connect ECONNREFUSED'));
+    expect((await goes(1))[0]).toBeGreaterThanOrEqual(200);
   });
 
   it('lets webhooks go at once without a rate limit (rate 0)', async () => {
