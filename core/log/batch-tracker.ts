@@ -17,8 +17,11 @@ type Entry = { first: bigint; next: bigint; count: number; done: boolean; live: 
 
 /** A resolved batch a commit covers: its record count and when its handler resolved (ms). */
 export type CommittedBatch = { count: number; resolvedAt: number };
-/** `doubtUntil`: records below it may have been consumed before, by another owner (see take). */
-type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint; doubtUntil: bigint };
+/**
+ * `doubtUntil`: records below it may have been consumed before, by another owner (see take).
+ * `end`: where the partition ended when it was assigned, once known (see bound).
+ */
+type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint; doubtUntil: bigint; end?: bigint };
 
 export type TrackerHooks = {
   /** Every batch up to `offset` (exclusive) has resolved: the partition may commit it. `batches`: the ones this commit newly covers. */
@@ -31,8 +34,34 @@ export type TrackerHooks = {
 
 const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
+const onResolved = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: Entry) => {
+  if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
+  e.done = true;
+  e.resolvedAt = Date.now();
+  let to: bigint | undefined;
+  const covered: CommittedBatch[] = [];
+  while (s.queue[0]?.done) {
+    const d = s.queue.shift()!;
+    to = d.next;
+    covered.push({ count: d.count, resolvedAt: d.resolvedAt });
+  }
+  if (to !== undefined) hooks.commit(s.topic, s.partition, to, covered);
+};
+
+const onRejected = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: Entry, error: unknown) => {
+  if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
+  // The batch and every later one of the partition: their outcomes no longer move the offset
+  // (they may still deliver; the rewind delivers them again: at-least-once).
+  const i = s.queue.indexOf(e);
+  for (const dropped of s.queue.splice(i)) dropped.live = false;
+  s.position = e.first;
+  hooks.rewind(s.topic, s.partition, e.first, error);
+};
+
 export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) => {
   const parts = new Map<string, PartitionState>();
+  /** Log-end offsets read when the partitions were assigned (see `bound`), for those not taken yet. */
+  const ends = new Map<string, bigint>();
   let unresolved = 0;
   let running = 0;
   /** Batches taken and neither released nor settled (what maxBatchesInFlight counts). */
@@ -44,30 +73,6 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     waiters = [];
     for (const w of ws) w();
     hooks.settled?.();
-  };
-
-  const onResolved = (s: PartitionState, e: Entry) => {
-    if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
-    e.done = true;
-    e.resolvedAt = Date.now();
-    let to: bigint | undefined;
-    const covered: CommittedBatch[] = [];
-    while (s.queue[0]?.done) {
-      const d = s.queue.shift()!;
-      to = d.next;
-      covered.push({ count: d.count, resolvedAt: d.resolvedAt });
-    }
-    if (to !== undefined) hooks.commit(s.topic, s.partition, to, covered);
-  };
-
-  const onRejected = (s: PartitionState, e: Entry, error: unknown) => {
-    if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
-    // The batch and every later one of the partition: their outcomes no longer move the offset
-    // (they may still deliver; the rewind delivers them again: at-least-once).
-    const i = s.queue.indexOf(e);
-    for (const dropped of s.queue.splice(i)) dropped.live = false;
-    s.position = e.first;
-    hooks.rewind(s.topic, s.partition, e.first, error);
   };
 
   return {
@@ -98,16 +103,26 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /**
      * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
      * synchronously, so that handlers start in the order batches are taken. `run` is given the
-     * batch's release (see ConsumedBatch.release) and whether the batch may have been consumed
-     * before by another owner (ConsumedBatch.maybeSeen).
+     * batch's release (see ConsumedBatch.release), whether the batch may have been consumed
+     * before by another owner (ConsumedBatch.maybeSeen), and whether it starts at or past where
+     * the partition ended when it was assigned (ConsumedBatch.afterAssignment, see bound).
      */
-    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void, maybeSeen: boolean) => Promise<void>): void {
+    take(
+      topic: string,
+      partition: number,
+      first: bigint,
+      next: bigint,
+      count: number,
+      run: (release: () => void, maybeSeen: boolean, afterAssignment: boolean) => Promise<void>,
+    ): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
       // A partition this consumer was just given (a new assignment, a restart after a crash):
       // its last owner may have handled records past the committed offset without committing
       // them, at most as many as it had in flight (its maxUnresolved, taken to equal ours).
-      if (!s) parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: first + BigInt(maxUnresolved) }));
+      if (!s) {
+        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: first + BigInt(maxUnresolved), end: ends.get(k) }));
+      }
       const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
       s.position = next;
@@ -124,13 +139,13 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const state = s;
       let p: Promise<void>;
       try {
-        p = run(release, first < state.doubtUntil);
+        p = run(release, first < state.doubtUntil, state.end !== undefined && first >= state.end);
       } catch (err) {
         p = Promise.reject(err);
       }
       p.then(
-        () => onResolved(state, e),
-        (err: unknown) => onRejected(state, e, err),
+        () => onResolved(parts, hooks, state, e),
+        (err: unknown) => onRejected(parts, hooks, state, e, err),
       ).finally(() => {
         unresolved -= count;
         running--;
@@ -147,6 +162,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
      * longer commit). Returns the kept partitions with their positions.
      */
     reassign(keep: (topic: string, partition: number) => boolean): { topic: string; partition: number; position: bigint }[] {
+      ends.clear(); // read for the assignment before: `bound` is told again for this one
       const kept: { topic: string; partition: number; position: bigint }[] = [];
       for (const [k, s] of parts) {
         if (keep(s.topic, s.partition)) {
@@ -159,8 +175,23 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       return kept;
     },
 
+    /**
+     * The partition's log-end offset, read once it was assigned to this consumer. Its last owner
+     * gave it up before that (a member rejoins only once it has stopped fetching), so it cannot
+     * have taken a record at or past it: batches from there on are `afterAssignment`. Only for
+     * the current assignment (`reassign` forgets those not taken yet); an offset read later is
+     * only higher, so a late one never claims too much.
+     */
+    bound(topic: string, partition: number, end: bigint): void {
+      const k = keyOf(topic, partition);
+      const s = parts.get(k);
+      if (!s) ends.set(k, end);
+      else if (s.end === undefined || end < s.end) s.end = end;
+    },
+
     /** Forgets every partition (a stopped consumer): later settlements commit nothing. */
     clear(): void {
+      ends.clear();
       for (const s of parts.values()) for (const e of s.queue) e.live = false;
       parts.clear();
     },

@@ -14,6 +14,7 @@ import type { EndpointPacer } from './pacer';
 import { sleep } from '../domain/time';
 import { admitLocally, createOutageState } from './degraded-admission';
 import { createLocalGuards, type LocalGuards } from './local-guards';
+import { createLocalRates } from './local-rates';
 
 export type Lane = 'fast' | 'slow';
 
@@ -58,7 +59,9 @@ export const createAdmission = (d: AdmissionDeps) => {
   const slots = d.slots ?? createOriginSlots(config.delivery.max_conns_per_host, config.concurrency.initial_limit);
   const dg = config.degraded;
   const local = d.local ?? createLocalGuards({ perEndpoint: dg.max_inflight_per_endpoint, perHost: dg.max_inflight_per_host }, params.circuit);
-  const outage = createOutageState(d.clock, d.log, dg.recheck_interval);
+  const rates = createLocalRates();
+  // The local buckets start empty at each outage: what Redis let go just before counts.
+  const outage = createOutageState(d.clock, d.log, dg.recheck_interval, () => rates.clear());
   /** Deliveries admitted locally (no Redis lease, no Redis probe slot). */
   const admittedLocally = new Set<string>();
   const ask1 = guards ? coalesce((reqs: Parameters<Guards['admit']>[0]) => guards.admit(reqs, params)) : undefined;
@@ -202,7 +205,8 @@ export const createAdmission = (d: AdmissionDeps) => {
       record({ id: w.id, endpointHash: w.endpoint_hash, host: originOf(w).host, now: d.clock.now(), outcome: 'neutral', probe: a.probe, counted: a.counted });
   };
 
-  const degraded = { local, outage, slots, clock: d.clock, recheckMs: dg.recheck_interval, isStopping: d.isStopping, nap: napUntilCompletion };
+  const rate = { rate: config.rate_limit.rate, burst: config.rate_limit.burst };
+  const degraded = { local, outage, slots, clock: d.clock, recheckMs: dg.recheck_interval, rate, rates, isStopping: d.isStopping, nap: napUntilCompletion };
 
   const admit = async (w: Webhook, lane: Lane): Promise<Admitted> => {
     if (!ask1 || !guards) {
@@ -261,7 +265,17 @@ export const createAdmission = (d: AdmissionDeps) => {
     }
   };
 
-  return { admit, askAhead, discard, abandon, record, settle: (): Promise<unknown> => complete?.idle() ?? Promise.resolve(), hostOf: (w: Webhook) => originOf(w).host };
+  return {
+    admit,
+    askAhead,
+    discard,
+    abandon,
+    record,
+    outage,
+    rates,
+    settle: (): Promise<unknown> => complete?.idle() ?? Promise.resolve(),
+    hostOf: (w: Webhook) => originOf(w).host,
+  };
 };
 
 export type AdmissionControl = ReturnType<typeof createAdmission>;

@@ -18,7 +18,7 @@ import type { SecretBox } from '../signing/secret-box';
 import { splitSecrets } from '../domain/secret-format';
 import { createAdmission, type AdmissionDeps, type Lane } from './admission';
 import { semaphore } from './limiter';
-import { untilAnswered } from './degraded-admission';
+import { createThrottle } from './endpoint-throttle';
 import type { Attempted } from './outcome-records';
 import { endAttemptSpan, startAttemptSpan } from './attempt-span';
 import { TRACEPARENT, type TraceSpan, type Tracing } from '../ports/tracing';
@@ -68,6 +68,9 @@ export const createAttempter = (d: AttemptDeps) => {
   const gate = semaphore(config.delivery.max_concurrency);
   const admission = createAdmission(d);
   const { record } = admission;
+  // A throttleRate parks the webhook (no attempt spent) until its endpoint's own bucket has a
+  // token (one second's worth may be saved up); before admission, so it holds no lease.
+  const throttle = createThrottle({ ...d, outage: admission.outage, rates: admission.rates });
 
   // A per-request secret wins, then the config's secrets (several during a rotation), then the
   // default. Without a promise when they are known at once (the common case: every delivery).
@@ -208,17 +211,6 @@ export const createAttempter = (d: AttemptDeps) => {
     } finally {
       release();
     }
-  };
-
-  // A throttleRate parks the webhook (no attempt spent) until its endpoint's own bucket has a
-  // token (one second's worth may be saved up); before admission, so it holds no lease.
-  const throttle = async (w: Webhook): Promise<Step | undefined> => {
-    const t = d.endpointThrottle?.(w);
-    if (!t || !d.guards?.takeToken) return undefined;
-    const now = d.clock.now();
-    // The endpoint's own rate is its owner's explicit bound, kept only in Redis: without it the webhook waits, in its batch.
-    const waitMs = await untilAnswered(() => d.guards!.takeToken!(w.endpoint_hash, t.endpointId, t.rate, t.rate, d.clock.now()), config, d.isStopping);
-    return waitMs > 0 ? { kind: 'parked', webhook: w, until: now + waitMs, reason: 'rate_limited', at: now } : undefined;
   };
 
   // Not async: a step known at once (a hold) or the delivery's own promise, not one more around it.

@@ -6,6 +6,7 @@ import type { Clock } from '../ports/clock';
 import type { Admission, PauseScope } from '../ports/guards';
 import type { Logger } from '../ports/logger';
 import type { LocalGuards } from './local-guards';
+import type { LocalRates } from './local-rates';
 import type { OriginSlots } from './origin-slots';
 
 // Admission while Redis does not answer (docs/RELIABILITY.md, "Redis unreachable: delivery
@@ -17,7 +18,7 @@ import type { OriginSlots } from './origin-slots';
  * one admission asks (the probe) while the others go on deciding locally: with a Redis that
  * hangs rather than refuses, every admission asking would wait out the command timeout.
  */
-export const createOutageState = (clock: Clock, log: Logger, recheckMs: number) => {
+export const createOutageState = (clock: Clock, log: Logger, recheckMs: number, onBack?: () => void) => {
   let down = false;
   let probing = false;
   let until = 0;
@@ -37,7 +38,10 @@ export const createOutageState = (clock: Clock, log: Logger, recheckMs: number) 
       until = clock.now() + recheckMs;
     },
     answered(): void {
-      if (down) log.info('guards answer again: admission by Redis resumes');
+      if (down) {
+        log.info('guards answer again: admission by Redis resumes');
+        onBack?.();
+      }
       down = false;
       probing = false;
     },
@@ -52,6 +56,9 @@ export type DegradedDeps = {
   slots: OriginSlots;
   clock: Clock;
   recheckMs: number;
+  /** rate_limit.* of every endpoint, kept per worker (rate 0: none). */
+  rate: { rate: number; burst: number };
+  rates: LocalRates;
   isStopping?: () => boolean;
   /** Sleeps until a local completion of the endpoint (or `ms`). */
   nap: (hash: string, ms: number) => Promise<void>;
@@ -77,8 +84,18 @@ export const admitLocally = async (
 ): Promise<{ a: Admission; release: () => void } | 'ask'> => {
   for (;;) {
     if (d.outage.shouldAsk()) return 'ask';
+    const { rate, burst } = d.rate;
+    const key = `rate:${w.endpoint_hash}`;
+    // Over the endpoint's rate the webhook waits in its lane: a park would need Redis to hold it.
+    const due = rate > 0 ? d.rates.wait(key, rate, burst, d.clock.now()) : 0;
+    if (due > 0) {
+      if (d.isStopping?.()) throw new Error('worker stopping: a delivery waiting for its turn gives up');
+      await d.nap(w.endpoint_hash, Math.min(due, WAIT_MS));
+      continue;
+    }
     const a = d.local.admit(w.id, w.endpoint_hash, place.host, w.config_id, d.clock.now(), passPause, ceiling);
     if (a.kind === 'go') {
+      if (rate > 0) d.rates.take(key);
       const release = d.slots.take(place.origin) ?? (await d.slots.acquire(place.origin));
       return { a: { kind: 'go', probe: a.probe, counted: NONE }, release };
     }

@@ -168,7 +168,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const progress = new Map<string, number>();
     // No await before this: each config's lane must be registered in `tails` at the call, so that
     // the lanes of a batch started next queue behind these (test/unit/deliver-overlap.test.ts).
-    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup }, hooks, batch.maybeSeen === true);
+    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup }, hooks, batch.maybeSeen === true, batch.afterAssignment === true);
     const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);

@@ -37,13 +37,15 @@ export type KnownDeps = {
  *   partition's last owner delivered is known only there, and attempting it blind could send
  *   it twice (docs/RELIABILITY.md, "Redis unreachable"); without lookupRetryMs it knows nothing.
  */
-export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean) => {
+export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean, afterAssignment = false) => {
   const lookup = async (ended: EndedLookup, ids: string[]): Promise<Map<string, number>> => {
     for (;;) {
       try {
         return await ended.endedAttempts(ids);
       } catch (e) {
-        if (d.lookupRetryMs === undefined) {
+        // Past the partition's end at assignment its last owner had none of them: the lookup is
+        // kept while Redis answers (it costs nothing then), not waited for while it does not.
+        if (d.lookupRetryMs === undefined || afterAssignment) {
           d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
           return new Map<string, number>();
         }

@@ -37,6 +37,12 @@ export type ConsumedBatch = {
    * them. The worker then looks up which of them have ended (core/pipeline/known-passes.ts).
    */
   maybeSeen?: boolean;
+  /**
+   * The batch starts at or past where its partition ended when this consumer was given it: its
+   * last owner gave it up before, so (a member dropped from its group that still fetches aside)
+   * nobody else had these records. Told only by logs that can read that end (Kafka).
+   */
+  afterAssignment?: boolean;
 };
 
 export type LogProducer = {

@@ -7,7 +7,7 @@ import { createLogger, silentLogger, type Logger } from '../../core/ports/logger
 import { topicSpecs } from '../../core/pipeline/topics';
 import { systemClock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
-import type { HotState } from '../../core/ports/hot-state';
+import type { EndedLookup, HotState } from '../../core/ports/hot-state';
 import type { ConsumedRecord, Log } from '../../core/ports/log';
 import { createSecretBox } from '../../core/signing/secret-box';
 import { KafkaLog } from '../../workers/kafka/log';
@@ -20,6 +20,7 @@ import { redisKv } from '../../workers/redis/lua-kv';
 import { redisInboundReplays } from '../../workers/redis/inbound-replays';
 import type { InboundReplays } from '../../core/ports/inbound-replays';
 import { redisOutcomeBus } from '../../workers/redis/outcome-bus';
+import { redisEndedLookup } from '../../workers/redis/ended-lookup';
 import type { OutcomeBus } from '../../core/ports/outcome-bus';
 import type { KvStore } from '../../core/lua';
 import { requireEnv, uniq } from './env';
@@ -86,7 +87,15 @@ export const testConfig = (mode: Mode, overrides: Record<string, unknown> = {}):
 /** A whole fleet (api + worker + scheduler) in this process, on real Kafka + Redis or on the in-memory adapters. */
 export const startTestFleet = async (
   mode: Mode,
-  opts: { overrides?: Record<string, unknown>; redisDb?: number; roles?: { api?: boolean; worker?: boolean; scheduler?: boolean }; config?: Config; log?: Logger } = {},
+  opts: {
+    overrides?: Record<string, unknown>;
+    redisDb?: number;
+    roles?: { api?: boolean; worker?: boolean; scheduler?: boolean };
+    config?: Config;
+    log?: Logger;
+    /** The worker looks up ended statuses for batches that may have been consumed before, as howk-worker does (kafka mode). */
+    endedLookup?: boolean;
+  } = {},
 ): Promise<TestFleet> => {
   const config = opts.config ?? testConfig(mode, opts.overrides);
   const log = opts.log ?? (process.env.HOWK_TEST_LOGS ? createLogger('test', 'debug') : silentLogger);
@@ -98,6 +107,7 @@ export const startTestFleet = async (
   let luaKv: KvStore | undefined;
   let inboundReplays: InboundReplays | undefined;
   let outcomes: (OutcomeBus & { close(): Promise<void> }) | undefined;
+  let ended: EndedLookup | undefined;
   const collected = new Map<string, ConsumedRecord[]>();
   let stopCollector = async () => {};
   let redisDb: number | undefined;
@@ -120,6 +130,7 @@ export const startTestFleet = async (
     luaKv = redisKv(redis);
     inboundReplays = redisInboundReplays(redis);
     outcomes = redisOutcomeBus(redis);
+    if (opts.endedLookup) ended = redisEndedLookup(redis);
     logStore = new KafkaLog({
       brokers: config.kafka.brokers,
       clientId: 'test',
@@ -143,7 +154,7 @@ export const startTestFleet = async (
     logStore = new MemoryLog();
     guards = new MemoryGuards();
   }
-  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv, inboundReplays, outcomes });
+  const fleet = await startFleet({ config, logStore, hot, sender, log, secretBox, guards, roles: opts.roles, luaKv, inboundReplays, outcomes, ended });
   const baseUrl = fleet.baseUrl ?? '';
   return {
     mode,

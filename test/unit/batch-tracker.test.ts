@@ -35,6 +35,23 @@ describe('batch tracker', () => {
     expect(seen).toEqual([true, true, false, true]);
   });
 
+  it("tells batches at or past the partition's end when it was assigned (its last owner never had them), before or after its first batch; a new assignment forgets that end", async () => {
+    const seen: string[] = [];
+    const t = createBatchTracker(1000, { commit: () => {}, rewind: () => {} });
+    const take = (partition: number, first: number, next: number) =>
+      t.take('t', partition, BigInt(first), BigInt(next), next - first, (_release, maybeSeen, after) => (seen.push(`${maybeSeen}/${after}`), Promise.resolve()));
+    t.bound('t', 0, 105n); // told before the first batch
+    take(0, 100, 105);
+    take(0, 105, 110);
+    take(1, 50, 55); // told after its first batch: the later ones are past it
+    t.bound('t', 1, 55n);
+    take(1, 55, 60);
+    await flush();
+    t.reassign(() => false);
+    take(0, 110, 115); // given back: nothing known of its end this time
+    expect(seen).toEqual(['true/false', 'true/true', 'true/false', 'true/true', 'true/false']);
+  });
+
   it('commits a partition only past a prefix of resolved batches, partitions independently', async () => {
     const { commits, batches, take } = setup();
     take(0, 0, 5);

@@ -176,4 +176,30 @@ describe('a batch that may have been consumed before, while Redis is away', () =
     await done;
     expect(hits).toEqual([]);
   });
+  it('is attempted at once when it starts past where its partition ended at assignment: nobody else had it, so the lookup is not waited for', async () => {
+    const config = loadConfig({ env: {}, overrides: { 'degraded.recheck_interval': 50, 'delivery.straggler_after': 60_000, 'delivery.batch_time_limit': 60_000 } });
+    const topic = config.kafka.topics.pending;
+    let lookups = 0;
+    const ended: EndedLookup = {
+      endedAttempts: async () => {
+        lookups++;
+        throw new Error('connect ECONNREFUSED');
+      },
+    };
+    const hits: string[] = [];
+    const sender: Sender = {
+      send: async (req): Promise<DeliveryResponse> => {
+        hits.push(req.headers['webhook-id']!);
+        return { kind: 'response', status: 200, retryAfter: null, bodySnippet: 'ok', durationMs: 1 };
+      },
+      close: async () => {},
+    };
+    const w = hook('wh_new', { config_id: 'cfg', attempt: 0, endpoint: 'https://k.example.com/hook' });
+    const record = { topic, partition: 0, offset: '0', key: 'cfg', value: encodeWebhook(w), timestamp: 0 };
+    const batch: ConsumedBatch = { topic, partition: 0, maybeSeen: true, afterAssignment: true, records: [record] };
+    const hot = new MemoryHotState(TTLS, systemClock);
+    await createDeliverer({ config, hot, producer: new MemoryLog(1).producer(), clock: systemClock, log: silentLogger, sender, ended })(batch);
+    expect(hits).toEqual(['wh_new']);
+    expect(lookups).toBe(1);
+  });
 });

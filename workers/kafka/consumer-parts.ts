@@ -1,7 +1,7 @@
 import type { Consumer, IHeaders } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
-import type { BatchTracker } from '../../core/log/batch-tracker';
+import { DEFAULT_MAX_HOLD_MS, type BatchTracker } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 
 /** Longest a member about to rejoin waits for its batches in flight (the whole group waits for it meanwhile). */
@@ -57,3 +57,36 @@ export const WAIT_HEARTBEAT_MS = 1000;
 export const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 export const isRebalancing = (e: unknown) =>
   /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);
+
+/** Reads the log-end offset of each partition of a topic (the admin's listOffsets). */
+export type ReadEnds = (topic: string) => Promise<{ partition: number; high: string }[]>;
+
+/**
+ * Tells the tracker where each partition of a new assignment ended when it was assigned: the
+ * records from there on were never its last owner's, so they need no ended-status lookup
+ * (core/log/batch-tracker.ts, `bound`). Best effort: without an answer the tracker keeps its
+ * own, wider window. `current` is false once another assignment (or a crash) came since.
+ */
+export const boundDoubt = async (read: ReadEnds, assignment: Record<string, number[]>, tracker: BatchTracker, current: () => boolean, log: Logger): Promise<void> => {
+  for (const [topic, ps] of Object.entries(assignment)) {
+    if (!ps.length) continue;
+    try {
+      const ends = await settleWithin(read(topic), CONSUMER_STOP_WAIT_MS, () => new Error('listOffsets'));
+      if (!current()) return;
+      for (const { partition, high } of ends) if (ps.includes(partition)) tracker.bound(topic, partition, BigInt(high));
+    } catch (e) {
+      log.debug('log-end offsets not read at assignment; first records looked up as consumed before', { topic, error: errorMessage(e) });
+    }
+  }
+};
+
+/**
+ * Holds the fetcher until fewer than `most` batches are busy, for at most maxHoldMs: a
+ * batch whose deliveries cannot finish (a handoff writing its lease snapshot while the broker
+ * is away) must not keep eachBatch running, or kafkajs cannot rejoin its group after an
+ * outage until the rebalance times out (30 s, seen in the chaos Kafka-outage scenario).
+ */
+export const holdFetch = async (tracker: BatchTracker, most: number, maxHoldMs = DEFAULT_MAX_HOLD_MS): Promise<void> => {
+  if (tracker.busy() < most) return;
+  await Promise.race([tracker.fewerBusyThan(most), new Promise((r) => setTimeout(r, maxHoldMs))]);
+};

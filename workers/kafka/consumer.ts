@@ -1,7 +1,7 @@
 import type { Consumer, ConsumerRunConfig, EachBatchPayload } from 'kafkajs';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
-import { createBatchTracker, DEFAULT_MAX_HOLD_MS, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
+import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, type BatchTracker, type CommittedBatch } from '../../core/log/batch-tracker';
 import type { Logger } from '../../core/ports/logger';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
 import * as parts from './consumer-parts';
@@ -66,6 +66,7 @@ export class KafkaConsumer implements LogConsumer {
     private readonly log: Logger,
     private readonly onError?: (op: string) => void,
     private readonly refit?: () => Promise<Consumer | undefined>,
+    private readonly readEnds?: parts.ReadEnds,
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
@@ -81,6 +82,7 @@ export class KafkaConsumer implements LogConsumer {
 
   private listening = false;
   private restarts = 0; // in a row, after crashes kafkajs does not restart (reset by a join)
+  private assignments = 0; // joins and crashes: an answer of boundDoubt for an older one is dropped
 
   async run(handler: BatchHandler): Promise<void> {
     if (!this.listening) {
@@ -90,6 +92,7 @@ export class KafkaConsumer implements LogConsumer {
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, (e) => {
         this.onError?.('consumer_crash');
+        this.assignments++;
         this.revoking = undefined;
         this.assigned.clear();
         this.tracker.reassign(() => false);
@@ -135,6 +138,8 @@ export class KafkaConsumer implements LogConsumer {
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => parts.keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
     const kept = this.tracker.reassign((topic, partition) => this.assigned.has(parts.keyOf(topic, partition)));
+    const n = ++this.assignments;
+    if (this.readEnds) void parts.boundDoubt(this.readEnds, assignment, this.tracker, () => n === this.assignments, this.log);
     // Called from inside kafkajs' join (the event is synchronous): it must not throw.
     for (const { topic, partition, position } of kept) {
       try {
@@ -173,24 +178,13 @@ export class KafkaConsumer implements LogConsumer {
     }));
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
-    this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, (release, maybeSeen) =>
-      handler({ topic, partition, records, release, maybeSeen }),
+    this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, (release, maybeSeen, afterAssignment) =>
+      handler({ topic, partition, records, release, maybeSeen, afterAssignment }),
     );
     // The batch runs; only the next fetch waits (kafkajs fetches again once every batch of the
     // last response has been through eachBatch).
     const most = this.opts.maxBatchesInFlight;
-    if (most !== undefined && !this.stopping) await this.holdFetch(most);
-  }
-
-  /**
-   * Holds the fetcher until fewer than `most` batches are busy, for at most maxHoldMs: a
-   * batch whose deliveries cannot finish (a handoff writing its lease snapshot while the broker
-   * is away) must not keep eachBatch running, or kafkajs cannot rejoin its group after an
-   * outage until the rebalance times out (30 s, seen in the chaos Kafka-outage scenario).
-   */
-  private async holdFetch(most: number): Promise<void> {
-    if (this.tracker.busy() < most) return;
-    await Promise.race([this.tracker.fewerBusyThan(most), new Promise((r) => setTimeout(r, this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS))]);
+    if (most !== undefined && !this.stopping) await parts.holdFetch(this.tracker, most, this.opts.maxHoldMs);
   }
 
   /** Heartbeats (kafkajs sends one only when its interval is up); on a rebalance, finishes what is in flight (see the top of the file). */

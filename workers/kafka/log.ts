@@ -260,7 +260,8 @@ export class KafkaLog implements Log {
       const fitted = await this.fitSession(wanted, log);
       return fitted === wanted ? undefined : make(fitted);
     };
-    const c = new KafkaConsumer(make(wanted), opts, this.opts.partitionsConsumedConcurrently ?? 4, log, this.opts.onError, refit);
+    const readEnds = async (topic: string) => (await this.adminClient.get()).fetchTopicOffsets(topic);
+    const c = new KafkaConsumer(make(wanted), opts, this.opts.partitionsConsumedConcurrently ?? 4, log, this.opts.onError, refit, readEnds);
     this.consumers.push(c);
     return c;
   }
