@@ -71,8 +71,6 @@ export default tseslint.config(
       'console/lab/page.tsx',
       'core/http/routes/incoming.ts',
       'core/lab/engine.ts',
-      'core/lua/engine.ts',
-      'core/lua/runtime.ts',
       'core/pipeline/admission.ts',
       'core/pipeline/attempt.ts',
       'core/pipeline/deliver.ts',
