@@ -76,7 +76,6 @@ export default tseslint.config(
       'core/pipeline/deliver.ts',
       'core/reconcile/reconciler.ts',
       'workers/node/fleet.ts',
-      'workers/node/lua-pool/pool.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },
   },
