@@ -74,7 +74,6 @@ export default tseslint.config(
       'core/pipeline/admission.ts',
       'core/pipeline/attempt.ts',
       'core/pipeline/deliver.ts',
-      'core/reconcile/reconciler.ts',
       'workers/node/fleet.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },
