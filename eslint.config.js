@@ -70,7 +70,6 @@ export default tseslint.config(
       'console/deliveries/page.tsx',
       'console/lab/page.tsx',
       'core/http/routes/incoming.ts',
-      'core/lab/engine.ts',
       'core/pipeline/admission.ts',
       'core/pipeline/attempt.ts',
       'core/pipeline/deliver.ts',
