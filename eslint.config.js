@@ -69,7 +69,6 @@ export default tseslint.config(
     files: [
       'console/deliveries/page.tsx',
       'console/lab/page.tsx',
-      'core/http/routes/incoming.ts',
       'core/pipeline/admission.ts',
       'core/pipeline/attempt.ts',
       'core/pipeline/deliver.ts',
