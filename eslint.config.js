@@ -72,7 +72,6 @@ export default tseslint.config(
       'core/pipeline/admission.ts',
       'core/pipeline/attempt.ts',
       'core/pipeline/deliver.ts',
-      'workers/node/fleet.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },
   },
