@@ -35,8 +35,10 @@ export type Vm = {
   closeState(s: VmState): void;
   /** Pushes a table of the host functions (the prelude's `H`). */
   pushHostTable(L: number): void;
-  /** Compiles source ('t') or our own cached bytecode ('b'); never user-supplied bytecode. */
-  /** Chunk names prefix Lua's messages ("script:3: ..."); the prelude is "howk" so its frames are told apart. */
+  /**
+   * Compiles source ('t') or our own cached bytecode ('b'); never user-supplied bytecode.
+   * Chunk names prefix Lua's messages ("script:3: ..."); the prelude is "howk" so its frames are told apart.
+   */
   load(L: number, chunk: string | Uint8Array, mode: 't' | 'b', name?: string): number;
   /** Bytecode of the function on top of the stack (debug info kept: error lines survive). */
   dump(L: number): Uint8Array;
