@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState, type Dispatch, type StateUpdater } from 'preact/hooks';
 import { time, type PageProps } from '../actions';
 import { ErrorAlert } from '../alert';
 import { ApiError, apiGet } from '../api';
@@ -7,8 +7,8 @@ import { useShortcuts } from '../keys';
 import { Pager, useCursors } from '../pager';
 import { navigate } from '../router';
 import { Details } from './details';
-import { useLiveRows } from './live';
-import { STATES, type Page } from './types';
+import { useLiveRows, type LiveState } from './live';
+import { STATES, type Page, type Row } from './types';
 
 // Deliveries: GET /webhooks of one config, filtered by state, a page at a time. Every value
 // from the API is rendered as a text node.
@@ -25,19 +25,50 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const configId = query.get('config_id') ?? '';
   const state = query.get('state') ?? '';
   const pages = useCursors();
-  const [page, setPage] = useState<Page | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   const configInput = useRef<HTMLInputElement>(null);
-  const cursor = pages.cursor;
 
   useEffect(() => {
     pages.reset();
     setOpen(null);
   }, [configId, state]);
+  const { page, setPage, error, loading } = useWebhookPage({ configId, state, cursor: pages.cursor, apiKey, tick, onUnauthorized });
+  const { live, seen } = useLiveMerge(configId, state, apiKey, pages.cursor, setPage);
 
+  const next = () => pages.next(page?.next_cursor);
+  const refresh = () => setTick((t) => t + 1);
+  useShortcuts('Deliveries', [
+    { key: '/', label: 'Focus the config filter', run: () => configInput.current?.focus() },
+    { key: 'r', label: 'Refresh', run: refresh },
+    { key: 'n', label: 'Next page', run: next },
+    { key: 'p', label: 'Previous page', run: pages.prev },
+  ]);
+
+  return (
+    <section aria-labelledby="deliveries-title">
+      <h1 id="deliveries-title">Deliveries</h1>
+      <ConfigFilters form={FILTERS} configId={configId} choice={state} configInput={configInput} refresh={refresh} />
+      <p class="status" role="status">
+        {!configId ? 'Enter a config id to list its deliveries (newest first).' : loading ? 'Loading…' : page ? `${page.count} deliveries on this page (page ${pages.page}).` : ''}
+      </p>
+      {configId && <LiveLine live={live} seen={seen} />}
+      <ErrorAlert text={error} />
+      {page && page.items.length > 0 && <DeliveryTable page={page} configId={configId} state={state} open={open} setOpen={setOpen} apiKey={apiKey} />}
+      {page && page.items.length === 0 && <p>No deliveries match.</p>}
+      {configId && <Pager label="Pages of deliveries" cursors={pages} hasNext={!!page?.next_cursor} next={next} />}
+    </section>
+  );
+};
+
+type PageQuery = { configId: string; state: string; cursor: string | null; apiKey: string | null; tick: number; onUnauthorized: () => void };
+type PageLoad = { page: Page | null; setPage: Dispatch<StateUpdater<Page | null>>; error: string | null; loading: boolean };
+
+/** The page of GET /webhooks the filter and cursor name, read again when `tick` changes. */
+const useWebhookPage = ({ configId, state, cursor, apiKey, tick, onUnauthorized }: PageQuery): PageLoad => {
+  const [page, setPage] = useState<Page | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
   useEffect(() => {
     if (!configId) {
       setPage(null);
@@ -59,9 +90,14 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: PageProps) => {
       .finally(() => live && setLoading(false));
     return () => void (live = false);
   }, [configId, state, cursor, apiKey, tick]);
+  return { page, setPage, error, loading };
+};
 
-  // Live updates: a changed row is replaced where it is; a new one goes on top of the first page.
-  const [seen, setSeen] = useState({ added: 0, changed: 0 });
+type Seen = { added: number; changed: number };
+
+/** Live updates: a changed row is replaced where it is; a new one goes on top of the first page. */
+const useLiveMerge = (configId: string, state: string, apiKey: string | null, cursor: string | null, setPage: PageLoad['setPage']): { live: LiveState; seen: Seen } => {
+  const [seen, setSeen] = useState<Seen>({ added: 0, changed: 0 });
   useEffect(() => setSeen({ added: 0, changed: 0 }), [configId, state]);
   const live = useLiveRows(configId, state, apiKey, (r) =>
     setPage((p) => {
@@ -76,100 +112,85 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: PageProps) => {
       return { ...p, items: [r, ...p.items], count: p.count + 1 };
     }),
   );
+  // Read when a row arrives, not when the callback was made: only the first page takes new rows.
   const cursorRef = useRef(cursor);
   cursorRef.current = cursor;
-
-  const next = () => pages.next(page?.next_cursor);
-  const refresh = () => setTick((t) => t + 1);
-  useShortcuts('Deliveries', [
-    { key: '/', label: 'Focus the config filter', run: () => configInput.current?.focus() },
-    { key: 'r', label: 'Refresh', run: refresh },
-    { key: 'n', label: 'Next page', run: next },
-    { key: 'p', label: 'Previous page', run: pages.prev },
-  ]);
-
-  return (
-    <section aria-labelledby="deliveries-title">
-      <h1 id="deliveries-title">Deliveries</h1>
-      <ConfigFilters form={FILTERS} configId={configId} choice={state} configInput={configInput} refresh={refresh} />
-      <p class="status" role="status">
-        {!configId ? 'Enter a config id to list its deliveries (newest first).' : loading ? 'Loading…' : page ? `${page.count} deliveries on this page (page ${pages.page}).` : ''}
-      </p>
-      {configId && (
-        <p class={`live live-${live}`} data-testid="live" aria-live="polite">
-          {live === 'live'
-            ? 'Live: new deliveries and state changes appear as they happen.'
-            : live === 'connecting'
-              ? 'Connecting to live updates…'
-              : 'Live updates are off; reconnecting.'}
-          {seen.added + seen.changed > 0 && ` Since loaded: ${seen.added} new, ${seen.changed} changed.`}
-        </p>
-      )}
-      <ErrorAlert text={error} />
-      {page && page.items.length > 0 && (
-        <table class="deliveries">
-          <caption>
-            Deliveries of config {configId}
-            {state ? `, state ${state}` : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Webhook</th>
-              <th scope="col">State</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Last result</th>
-              <th scope="col">Created</th>
-              <th scope="col">Next retry</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.items.map((r) => [
-              <tr key={r.webhook_id}>
-                <td>
-                  <a
-                    class="inspect"
-                    href={`/console/webhooks/${encodeURIComponent(r.webhook_id)}`}
-                    onClick={(e) => (e.preventDefault(), navigate(`/console/webhooks/${encodeURIComponent(r.webhook_id)}`))}
-                    aria-label={`Inspect ${r.webhook_id}`}
-                  >
-                    Inspect
-                  </a>{' '}
-                  <button
-                    type="button"
-                    class="link"
-                    aria-expanded={open === r.webhook_id}
-                    aria-controls={`d-${r.webhook_id}`}
-                    onClick={() => setOpen(open === r.webhook_id ? null : r.webhook_id)}
-                  >
-                    {r.webhook_id}
-                  </button>
-                </td>
-                <td>
-                  <span class={`state state-${r.state}`}>{r.state}</span>
-                  {r.held ? ` (held: ${r.held})` : ''}
-                </td>
-                <td>
-                  {r.attempts} / {r.max_attempts}
-                </td>
-                <td class="endpoint">{r.endpoint}</td>
-                <td>{r.last_status_code ?? r.last_error ?? '—'}</td>
-                <td>{time(r.created_at)}</td>
-                <td>{time(r.next_retry_at)}</td>
-              </tr>,
-              open === r.webhook_id && (
-                <tr key={`${r.webhook_id}-details`} id={`d-${r.webhook_id}`}>
-                  <td colSpan={7}>
-                    <Details row={r} apiKey={apiKey} />
-                  </td>
-                </tr>
-              ),
-            ])}
-          </tbody>
-        </table>
-      )}
-      {page && page.items.length === 0 && <p>No deliveries match.</p>}
-      {configId && <Pager label="Pages of deliveries" cursors={pages} hasNext={!!page?.next_cursor} next={next} />}
-    </section>
-  );
+  return { live, seen };
 };
+
+const LiveLine = ({ live, seen }: { live: LiveState; seen: Seen }) => (
+  <p class={`live live-${live}`} data-testid="live" aria-live="polite">
+    {live === 'live'
+      ? 'Live: new deliveries and state changes appear as they happen.'
+      : live === 'connecting'
+        ? 'Connecting to live updates…'
+        : 'Live updates are off; reconnecting.'}
+    {seen.added + seen.changed > 0 && ` Since loaded: ${seen.added} new, ${seen.changed} changed.`}
+  </p>
+);
+
+type TableProps = { page: Page; configId: string; state: string; open: string | null; setOpen: (id: string | null) => void; apiKey: string | null };
+
+const DeliveryTable = ({ page, configId, state, open, setOpen, apiKey }: TableProps) => (
+  <table class="deliveries">
+    <caption>
+      Deliveries of config {configId}
+      {state ? `, state ${state}` : ''}
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Webhook</th>
+        <th scope="col">State</th>
+        <th scope="col">Attempts</th>
+        <th scope="col">Endpoint</th>
+        <th scope="col">Last result</th>
+        <th scope="col">Created</th>
+        <th scope="col">Next retry</th>
+      </tr>
+    </thead>
+    <tbody>{page.items.map((r) => deliveryRows(r, open, setOpen, apiKey))}</tbody>
+  </table>
+);
+
+/** A row's line, and its details under it while it is the open one (a keyed pair, not a component). */
+const deliveryRows = (r: Row, open: string | null, setOpen: (id: string | null) => void, apiKey: string | null) => [
+  <tr key={r.webhook_id}>
+    <td>
+      <a
+        class="inspect"
+        href={`/console/webhooks/${encodeURIComponent(r.webhook_id)}`}
+        onClick={(e) => (e.preventDefault(), navigate(`/console/webhooks/${encodeURIComponent(r.webhook_id)}`))}
+        aria-label={`Inspect ${r.webhook_id}`}
+      >
+        Inspect
+      </a>{' '}
+      <button
+        type="button"
+        class="link"
+        aria-expanded={open === r.webhook_id}
+        aria-controls={`d-${r.webhook_id}`}
+        onClick={() => setOpen(open === r.webhook_id ? null : r.webhook_id)}
+      >
+        {r.webhook_id}
+      </button>
+    </td>
+    <td>
+      <span class={`state state-${r.state}`}>{r.state}</span>
+      {r.held ? ` (held: ${r.held})` : ''}
+    </td>
+    <td>
+      {r.attempts} / {r.max_attempts}
+    </td>
+    <td class="endpoint">{r.endpoint}</td>
+    <td>{r.last_status_code ?? r.last_error ?? '—'}</td>
+    <td>{time(r.created_at)}</td>
+    <td>{time(r.next_retry_at)}</td>
+  </tr>,
+  open === r.webhook_id && (
+    <tr key={`${r.webhook_id}-details`} id={`d-${r.webhook_id}`}>
+      <td colSpan={7}>
+        <Details row={r} apiKey={apiKey} />
+      </td>
+    </tr>
+  ),
+];

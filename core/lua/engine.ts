@@ -48,141 +48,158 @@ export type LuaEngine = {
 
 const MB = 1024 * 1024;
 
+/** A loaded WASM instance with the prelude compiled once; every state loads its bytecode. */
+type LoadedVm = { vm: Vm; prelude: Uint8Array };
+/** Compiled scripts as bytecode keyed by source, oldest first (LRU by re-insertion). */
+type ScriptCache = { entries: Map<string, Uint8Array>; max: number };
+/** One run in progress: what every stage of it reads and the CPU time it has used so far. */
+type Run = { vm: Vm; s: RunState; lim: LuaLimits; cpuMs: number; wallDeadline: number };
+
 export const createLuaEngine = (opts: LuaEngineOptions = {}): LuaEngine => {
   const limits: LuaLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const cacheEntries = opts.cacheEntries ?? 256;
-  const cache = new Map<string, Uint8Array>();
-  let vmPromise: Promise<{ vm: Vm; prelude: Uint8Array }> | undefined;
+  const cache: ScriptCache = { entries: new Map(), max: opts.cacheEntries ?? 256 };
+  let vmPromise: Promise<LoadedVm> | undefined;
+  const getVm = (): Promise<LoadedVm> =>
+    (vmPromise ??= loadVm(opts, limits).catch((e: unknown) => {
+      vmPromise = undefined; // a failed load is retried by the next run, not cached
+      throw e;
+    }));
 
-  const getVm = () =>
-    (vmPromise ??= (opts.loadWasm ?? defaultWasmLoader)()
-      .then((w) => {
-        const vm = createVm<RunState>(w.module as unknown as Em, { ...coreHost, ...ioHost }, { maxTotalBytes: (opts.maxTotalMemoryMb ?? 1024) * MB });
-        // The prelude is compiled once; every state loads its bytecode.
-        const s = blankState('delivery', {}, limits);
-        const L = vm.newState(s);
-        try {
-          if (vm.load(L, PRELUDE, 't', 'howk') !== LUA_OK) throw new Error(`prelude: ${vm.readString(L, -1)}`);
-          return { vm, prelude: vm.dump(L) };
-        } finally {
-          vm.closeState(s);
-        }
-      })
-      .catch((e: unknown) => {
-        vmPromise = undefined; // a failed load is retried by the next run, not cached
-        throw e;
-      }));
-
-  /** Leaves the compiled script on the stack, or throws LuaSyntaxError. */
-  const loadScript = (vm: Vm, s: RunState, code: string): void => {
-    const hit = cache.get(code);
-    if (hit) {
-      cache.delete(code); // LRU: re-inserted as newest
-      cache.set(code, hit);
-      if (vm.load(s.L, hit, 'b') === LUA_OK) return;
-      vm.pop(s.L, 1);
-    }
-    // Mode 't': uploaded scripts are source text only, never (forgeable) bytecode.
-    const status = vm.load(s.L, code, 't');
-    if (status === LUA_ERRMEM) throw new LuaMemoryError(s.memMax);
-    if (status !== LUA_OK) throw new LuaSyntaxError(vm.readString(s.L, -1) ?? 'syntax error');
-    if (cache.size >= cacheEntries) cache.delete(cache.keys().next().value as string);
-    cache.set(code, vm.dump(s.L));
-  };
-
-  const failure = (vm: Vm, s: RunState, status: number): LuaError => {
-    if (s.killed === 'timeout') {
-      return new LuaTimeoutError(
-        s.instrLeft < 0 ? `script timeout: instruction budget of ${s.limits.maxInstructions} exceeded` : `${KILL_MESSAGES.timeout} (${s.limits.timeoutMs} ms)`,
-      );
-    }
-    const t = vm.type(s.L, -1);
-    const message = t === T_STRING || t === T_NUMBER ? vm.readString(s.L, -1)! : `(error object is a ${t === 0 ? 'nil' : 'non-string'} value)`;
-    if (s.killed === 'memory' || status === LUA_ERRMEM || (s.memHit && message.includes(KILL_MESSAGES.memory))) return new LuaMemoryError(s.memMax);
-    // Reporting runs uncapped (it allocates outside a protected call) and killed (no script code may run meanwhile).
-    s.memMax = Infinity;
-    s.killed = 'timeout';
-    const tb = vm.traceback(s);
-    const frames = tb
-      ?.split('\n')
-      .filter((l) => l.includes('script:'))
-      .map((l) => l.trim());
-    return new LuaRuntimeError(message, frames?.length ? frames.join('\n') : undefined);
-  };
-
-  const run = async (spec: RunSpec): Promise<RunOutcome> => {
-    const { vm, prelude } = await getVm();
-    const lim: LuaLimits = { ...limits, ...spec.limits };
-    const s = blankState(spec.mode, spec.services ?? {}, lim);
-    s.input = spec.input;
-    s.emit = spec.emit;
-    const L = vm.newState(s);
-    const wallDeadline = performance.now() + lim.wallTimeoutMs;
-    let cpuMs = 0;
-    // CPU time is counted only while Lua runs; each slice gets what is left of the budget.
-    // A slice that overran without the hook noticing (a long C call, e.g. a backtracking
-    // pattern, then fewer than 1000 instructions) is a timeout too: the deadline is the contract.
-    const slice = <T>(fn: () => T): T => {
-      const t0 = performance.now();
-      s.sliceDeadline = t0 + (lim.timeoutMs - cpuMs);
-      try {
-        return fn();
-      } finally {
-        cpuMs += performance.now() - t0;
-        if (cpuMs > lim.timeoutMs) s.killed ??= 'timeout';
-      }
-    };
-    try {
-      // The script runs in a thread of its own, anchored at the bottom of L's stack. A thread
-      // stopped by the deadline hook keeps its hooks off (lua_resume does not restore them):
-      // as the main thread, lua_close would then run its pending __close handlers unbounded;
-      // a dead side thread is freed without running them.
-      const T = vm.em._lua_newthread(L);
-      if (vm.load(L, prelude, 'b', 'howk') !== LUA_OK) throw new Error('prelude failed to load');
-      // Arguments are pushed before the cap is set: outside a protected call a refused
-      // allocation would be a panic. Everything after this runs protected.
-      vm.pushHostTable(L);
-      vm.pushString(L, spec.mode);
-      vm.em._lua_pushinteger(L, BigInt(lim.maxStringBytes));
-      s.memMax = lim.memoryLimitMb * MB;
-      const ps = slice(() => vm.pcall(s, 3, 1));
-      if (ps !== LUA_OK || s.killed) throw failure(vm, s, ps);
-      vm.em._lua_xmove(L, T, 1); // the driver
-      s.L = T;
-      loadScript(vm, s, spec.code);
-      let nargs = 1; // driver(main)
-      for (;;) {
-        const { status, results } = slice(() => vm.resume(s, nargs));
-        if (status === LUA_OK && !s.killed) break;
-        if (status !== LUA_YIELD || s.killed) throw failure(vm, s, status);
-        const id = results === 2 && vm.type(T, -1) === T_NUMBER ? Number(vm.readString(T, -1)) : NaN;
-        vm.pop(T, results);
-        const pending = s.tickets.get(id);
-        if (!pending) throw new LuaRuntimeError('coroutine.yield outside a coroutine is not allowed');
-        s.tickets.delete(id);
-        await untilDeadline(pending, wallDeadline, lim.wallTimeoutMs);
-        nargs = 0;
-      }
-      return { finished: s.finished, cpuMs };
-    } finally {
-      s.abort.abort(new Error('script finished'));
-      vm.closeState(s);
-    }
-  };
-
-  const checkSyntax = async (code: string): Promise<void> => {
-    const { vm } = await getVm();
-    const s = blankState('delivery', {}, limits);
-    vm.newState(s);
-    s.memMax = limits.memoryLimitMb * MB;
-    try {
-      loadScript(vm, s, code);
-    } finally {
-      vm.closeState(s);
-    }
-  };
-
+  const run = async (spec: RunSpec): Promise<RunOutcome> => runScript(await getVm(), cache, { ...limits, ...spec.limits }, spec);
+  const checkSyntax = async (code: string): Promise<void> => compileOnly((await getVm()).vm, cache, limits, code);
   return { limits, run, checkSyntax };
+};
+
+const loadVm = async (opts: LuaEngineOptions, limits: LuaLimits): Promise<LoadedVm> => {
+  const w = await (opts.loadWasm ?? defaultWasmLoader)();
+  const vm = createVm<RunState>(w.module as unknown as Em, { ...coreHost, ...ioHost }, { maxTotalBytes: (opts.maxTotalMemoryMb ?? 1024) * MB });
+  const s = blankState('delivery', {}, limits);
+  const L = vm.newState(s);
+  try {
+    if (vm.load(L, PRELUDE, 't', 'howk') !== LUA_OK) throw new Error(`prelude: ${vm.readString(L, -1)}`);
+    return { vm, prelude: vm.dump(L) };
+  } finally {
+    vm.closeState(s);
+  }
+};
+
+/** Leaves the compiled script on the stack, or throws LuaSyntaxError. */
+const loadScript = (vm: Vm, cache: ScriptCache, s: RunState, code: string): void => {
+  const hit = cache.entries.get(code);
+  if (hit) {
+    cache.entries.delete(code); // LRU: re-inserted as newest
+    cache.entries.set(code, hit);
+    if (vm.load(s.L, hit, 'b') === LUA_OK) return;
+    vm.pop(s.L, 1);
+  }
+  // Mode 't': uploaded scripts are source text only, never (forgeable) bytecode.
+  const status = vm.load(s.L, code, 't');
+  if (status === LUA_ERRMEM) throw new LuaMemoryError(s.memMax);
+  if (status !== LUA_OK) throw new LuaSyntaxError(vm.readString(s.L, -1) ?? 'syntax error');
+  if (cache.entries.size >= cache.max) cache.entries.delete(cache.entries.keys().next().value as string);
+  cache.entries.set(code, vm.dump(s.L));
+};
+
+const failure = (vm: Vm, s: RunState, status: number): LuaError => {
+  if (s.killed === 'timeout') {
+    return new LuaTimeoutError(
+      s.instrLeft < 0 ? `script timeout: instruction budget of ${s.limits.maxInstructions} exceeded` : `${KILL_MESSAGES.timeout} (${s.limits.timeoutMs} ms)`,
+    );
+  }
+  const t = vm.type(s.L, -1);
+  const message = t === T_STRING || t === T_NUMBER ? vm.readString(s.L, -1)! : `(error object is a ${t === 0 ? 'nil' : 'non-string'} value)`;
+  if (s.killed === 'memory' || status === LUA_ERRMEM || (s.memHit && message.includes(KILL_MESSAGES.memory))) return new LuaMemoryError(s.memMax);
+  // Reporting runs uncapped (it allocates outside a protected call) and killed (no script code may run meanwhile).
+  s.memMax = Infinity;
+  s.killed = 'timeout';
+  const tb = vm.traceback(s);
+  const frames = tb
+    ?.split('\n')
+    .filter((l) => l.includes('script:'))
+    .map((l) => l.trim());
+  return new LuaRuntimeError(message, frames?.length ? frames.join('\n') : undefined);
+};
+
+const runScript = async ({ vm, prelude }: LoadedVm, cache: ScriptCache, lim: LuaLimits, spec: RunSpec): Promise<RunOutcome> => {
+  const s = blankState(spec.mode, spec.services ?? {}, lim);
+  s.input = spec.input;
+  s.emit = spec.emit;
+  const L = vm.newState(s);
+  const run: Run = { vm, s, lim, cpuMs: 0, wallDeadline: performance.now() + lim.wallTimeoutMs };
+  try {
+    startDriver(run, L, prelude, spec.mode);
+    loadScript(vm, cache, s, spec.code);
+    await driveToEnd(run);
+    return { finished: s.finished, cpuMs: run.cpuMs };
+  } finally {
+    s.abort.abort(new Error('script finished'));
+    vm.closeState(s);
+  }
+};
+
+// CPU time is counted only while Lua runs; each slice gets what is left of the budget.
+// A slice that overran without the hook noticing (a long C call, e.g. a backtracking
+// pattern, then fewer than 1000 instructions) is a timeout too: the deadline is the contract.
+const slice = <T>(run: Run, fn: () => T): T => {
+  const t0 = performance.now();
+  run.s.sliceDeadline = t0 + (run.lim.timeoutMs - run.cpuMs);
+  try {
+    return fn();
+  } finally {
+    run.cpuMs += performance.now() - t0;
+    if (run.cpuMs > run.lim.timeoutMs) run.s.killed ??= 'timeout';
+  }
+};
+
+/** Runs the prelude on L and moves the driver it returns onto the script's own thread, which becomes s.L. */
+const startDriver = (run: Run, L: number, prelude: Uint8Array, mode: RunState['mode']): void => {
+  const { vm, s, lim } = run;
+  // The script runs in a thread of its own, anchored at the bottom of L's stack. A thread
+  // stopped by the deadline hook keeps its hooks off (lua_resume does not restore them):
+  // as the main thread, lua_close would then run its pending __close handlers unbounded;
+  // a dead side thread is freed without running them.
+  const T = vm.em._lua_newthread(L);
+  if (vm.load(L, prelude, 'b', 'howk') !== LUA_OK) throw new Error('prelude failed to load');
+  // Arguments are pushed before the cap is set: outside a protected call a refused
+  // allocation would be a panic. Everything after this runs protected.
+  vm.pushHostTable(L);
+  vm.pushString(L, mode);
+  vm.em._lua_pushinteger(L, BigInt(lim.maxStringBytes));
+  s.memMax = lim.memoryLimitMb * MB;
+  const ps = slice(run, () => vm.pcall(s, 3, 1));
+  if (ps !== LUA_OK || s.killed) throw failure(vm, s, ps);
+  vm.em._lua_xmove(L, T, 1); // the driver
+  s.L = T;
+};
+
+/** Resumes the driver(main) until it returns, awaiting each host call it yields on. */
+const driveToEnd = async (run: Run): Promise<void> => {
+  const { vm, s, lim } = run;
+  let nargs = 1; // driver(main)
+  for (;;) {
+    const { status, results } = slice(run, () => vm.resume(s, nargs));
+    if (status === LUA_OK && !s.killed) return;
+    if (status !== LUA_YIELD || s.killed) throw failure(vm, s, status);
+    const id = results === 2 && vm.type(s.L, -1) === T_NUMBER ? Number(vm.readString(s.L, -1)) : NaN;
+    vm.pop(s.L, results);
+    const pending = s.tickets.get(id);
+    if (!pending) throw new LuaRuntimeError('coroutine.yield outside a coroutine is not allowed');
+    s.tickets.delete(id);
+    await untilDeadline(pending, run.wallDeadline, lim.wallTimeoutMs);
+    nargs = 0;
+  }
+};
+
+/** Upload-time validation: compiles under the run memory cap, runs nothing. */
+const compileOnly = (vm: Vm, cache: ScriptCache, limits: LuaLimits, code: string): void => {
+  const s = blankState('delivery', {}, limits);
+  vm.newState(s);
+  s.memMax = limits.memoryLimitMb * MB;
+  try {
+    loadScript(vm, cache, s, code);
+  } finally {
+    vm.closeState(s);
+  }
 };
 
 const blankState = (mode: RunState['mode'], services: LuaServices, limits: LuaLimits): RunState => ({

@@ -11,7 +11,7 @@ import { deadLetterEntryOf, deadProgress, deadStatusOf } from './deadletters';
 import type { GuardRestore } from '../ports/guards';
 import { replayGuards, restoreHeld, splitHeld, type GuardSummary } from './guard-replay';
 import type { Snapshot } from '../records/state';
-import { createStateFold, restoreItemOf, type FoldStats } from './replay';
+import { createStateFold, restoreItemOf, type FoldStats, type StateFold } from './replay';
 
 // Rebuilds the hot state from Kafka, because a Redis loss must lose nothing (Kafka is the
 // source of truth), with a canary + lock protocol (docs/RELIABILITY.md, Redis loss):
@@ -67,151 +67,167 @@ const chunks = <T>(xs: T[], n: number): T[][] => {
 export const deferred = (item: RestoreItem, now: number, delayMs: number): RestoreItem =>
   item.retry && item.retry.dueAt <= now ? { ...item, retry: { ...item.retry, dueAt: now + delayMs } } : item;
 
-export const createReconciler = (d: ReconcilerDeps) => {
-  const { config, hot, log } = d;
-  const rc = config.reconciler;
-  const topics = config.kafka.topics;
-  const sleep = d.sleep ?? defaultSleep;
-
-  const rebuildNow = async (): Promise<RebuildSummary> => {
-    const t0 = d.clock.now();
-    // Pauses first: the held webhooks of howk.state go back behind those still in force.
-    const g = d.guards
-      ? await replayGuards({
-          reader: d.reader,
-          guards: d.guards,
-          topic: topics.guards,
-          idleTimeoutMs: rc.read_idle_timeout,
-          circuitTtlMs: config.ttl.circuit_state_ttl,
-          now: () => d.clock.now(),
-          log,
-        })
-      : undefined;
-    const fold = createStateFold(log);
-    const read = await d.reader.readToEnd(topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: rc.read_idle_timeout });
-    const live = fold.live();
-    let restored = 0;
-    const now = d.clock.now();
-    const schedule = async (snaps: Snapshot[]) => {
-      let n = 0;
-      for (const c of chunks(snaps, rc.restore_batch)) n += await hot.restore(c.map((s) => deferred(restoreItemOf(s), now, rc.restore_delay)));
-      return n;
-    };
-    const { held, rest } = g ? splitHeld(live, g.paused) : { held: new Map(), rest: live };
-    restored += await schedule(rest);
-    if (g && d.guards) {
-      const [n, h] = await restoreHeld(d.guards, hot, held.values(), rc.restore_batch, schedule);
-      restored += n;
-      g.summary.held = h;
-    }
-
-    // Dead letters: listable again, and the terminal status of webhooks that died - unless
-    // a snapshot recorded more progress than the death: the webhook was retried since.
-    const dl = { records: 0, indexed: 0, restored: 0, idled: [] as number[] };
-    const dlRead = await d.reader.readToEnd(
-      topics.deadletter,
-      async (b) => {
-        dl.records += b.records.length;
-        const entries = b.records.flatMap((r) => (r.value === null ? [] : [deadLetterEntryOf(r.value)])).filter((e): e is DeadLetterEntry => e !== null);
-        for (const c of chunks(entries, rc.restore_batch)) {
-          await hot.putDeadLetters(c);
-          dl.indexed += c.length;
-          const statuses: RestoreItem[] = [];
-          for (const e of c) {
-            const s = deadStatusOf(e);
-            if (s && fold.seenProgress(e.webhookId) <= deadProgress(e)) statuses.push({ status: s });
-          }
-          dl.restored += await hot.restore(statuses);
-        }
-      },
-      { idleTimeoutMs: rc.read_idle_timeout },
-    );
-    dl.idled = dlRead.idled;
-    const summary = { state: { ...fold.stats, live: live.length, restored, idled: read.idled }, deadletters: dl, ...(g && { guards: g.summary }), ms: d.clock.now() - t0 };
-    if (read.idled.length || dlRead.idled.length) log.warn('rebuild stopped waiting for partitions whose tail was compacted away', { state: read.idled, deadletter: dlRead.idled });
-    return summary;
-  };
-
-  /** Rebuild while holding the lock: heartbeats keep it, a time limit bounds it. */
-  const rebuildLocked = async (): Promise<RebuildSummary> => {
-    const beat = setInterval(
-      () => {
-        hot.renewLock(d.owner, rc.lock_ttl).then(
-          (ok) => ok || log.warn('rebuild lock lost (another instance may rebuild too; restores are idempotent)'),
-          (e) => log.warn('rebuild lock not renewed', { error: errorMessage(e) }),
-        );
-      },
-      Math.max(100, Math.floor(rc.lock_ttl / 3)),
-    );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const limit = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new UnavailableError(`rebuild took longer than ${rc.rebuild_timeout} ms`)), rc.rebuild_timeout);
-    });
-    try {
-      log.warn('hot state rebuild: replaying Kafka', { owner: d.owner });
-      const summary = await Promise.race([rebuildNow(), limit]);
-      await hot.markInitialized(JSON.stringify({ by: d.owner, at: iso(d.clock.now()), restored: summary.state.restored, dead_letters: summary.deadletters.indexed }));
-      log.warn('hot state rebuilt; canary set', { ...summary.state, deadletters: summary.deadletters, guards: summary.guards, ms: summary.ms });
-      d.onRebuilt?.(summary);
-      return summary;
-    } finally {
-      clearInterval(beat);
-      clearTimeout(timer);
-      await hot.releaseLock(d.owner).catch((e) => log.warn('rebuild lock not released (it expires)', { error: errorMessage(e) }));
-    }
-  };
-
+export type Reconciler = {
   /**
    * Returns once the canary is present: at once, after this instance rebuilt, or after it
    * waited for another instance's rebuild. Failures (Redis or Kafka unreachable) are
    * retried with backoff until `signal` aborts.
    */
-  const ensureInitialized = async (signal?: AbortSignal): Promise<EnsureOutcome> => {
-    /** One look: the canary present, a rebuild done by this instance, or another instance's rebuild to wait for. */
-    const check = async (): Promise<EnsureOutcome | 'waiting'> => {
-      if (await hot.isInitialized()) return 'present';
-      if (!(await hot.acquireLock(d.owner, rc.lock_ttl))) return 'waiting';
-      // Another instance may have finished between our check and our lock.
-      if (await hot.isInitialized()) {
-        await hot.releaseLock(d.owner);
-        return 'waited';
-      }
-      await rebuildLocked();
-      return 'rebuilt';
-    };
-    let waited = false;
-    while (!signal?.aborted) {
-      // A failure (Redis or Kafka unreachable) backs off; a look that succeeds starts the backoff over.
-      const seen = await retryUntil(check, {
-        baseMs: WAIT_POLL_MS,
-        capMs: MAX_BACKOFF_MS,
-        signal,
-        sleep,
-        onRetry: (e, wait) => log.warn('hot state check or rebuild failed; trying again', { error: errorMessage(e), in_ms: wait }),
-      }).catch((e: unknown) => {
-        if (signal?.aborted) return 'stopped' as const;
-        throw e;
-      });
-      if (seen === 'stopped') break;
-      if (seen === 'present') return waited ? 'waited' : 'present';
-      if (seen !== 'waiting') return seen;
-      if (!waited) log.info('canary missing; another instance is rebuilding: waiting for it');
-      waited = true;
-      await sleep(WAIT_POLL_MS, signal);
-    }
-    throw new UnavailableError('stopped while waiting for the hot state to be initialized');
-  };
-
+  ensureInitialized(signal?: AbortSignal): Promise<EnsureOutcome>;
   /** howk-reconciler --force: rebuild even though the canary is there (waits for the lock). */
-  const forceRebuild = async (signal?: AbortSignal): Promise<RebuildSummary> => {
-    while (!signal?.aborted) {
-      if (await hot.acquireLock(d.owner, rc.lock_ttl)) return rebuildLocked();
-      await sleep(WAIT_POLL_MS, signal);
-    }
-    throw new UnavailableError('stopped while waiting for the rebuild lock');
-  };
-
-  return { ensureInitialized, forceRebuild, rebuildNow };
+  forceRebuild(signal?: AbortSignal): Promise<RebuildSummary>;
+  rebuildNow(): Promise<RebuildSummary>;
 };
 
-export type Reconciler = ReturnType<typeof createReconciler>;
+/** The deps with what every stage below reads of them resolved once. */
+type Ctx = ReconcilerDeps & { rc: Config['reconciler']; topics: Config['kafka']['topics']; sleep: NonNullable<ReconcilerDeps['sleep']> };
+type DeadLetterSummary = RebuildSummary['deadletters'];
+
+export const createReconciler = (d: ReconcilerDeps): Reconciler => {
+  const c: Ctx = { ...d, rc: d.config.reconciler, topics: d.config.kafka.topics, sleep: d.sleep ?? defaultSleep };
+  return { ensureInitialized: (signal) => ensureInitialized(c, signal), forceRebuild: (signal) => forceRebuild(c, signal), rebuildNow: () => rebuildNow(c) };
+};
+
+const rebuildNow = async (c: Ctx): Promise<RebuildSummary> => {
+  const t0 = c.clock.now();
+  // Pauses first: the held webhooks of howk.state go back behind those still in force.
+  const g = c.guards ? await replayGuardsOf(c, c.guards) : undefined;
+  const fold = createStateFold(c.log);
+  const read = await c.reader.readToEnd(c.topics.state, async (b) => b.records.forEach(fold.add), { idleTimeoutMs: c.rc.read_idle_timeout });
+  const live = fold.live();
+  const restored = await restoreLive(c, live, g);
+  const { dl, idled } = await replayDeadLetters(c, fold);
+  const summary = { state: { ...fold.stats, live: live.length, restored, idled: read.idled }, deadletters: dl, ...(g && { guards: g.summary }), ms: c.clock.now() - t0 };
+  if (read.idled.length || idled.length) c.log.warn('rebuild stopped waiting for partitions whose tail was compacted away', { state: read.idled, deadletter: idled });
+  return summary;
+};
+
+const replayGuardsOf = (c: Ctx, guards: GuardRestore): ReturnType<typeof replayGuards> =>
+  replayGuards({
+    reader: c.reader,
+    guards,
+    topic: c.topics.guards,
+    idleTimeoutMs: c.rc.read_idle_timeout,
+    circuitTtlMs: c.config.ttl.circuit_state_ttl,
+    now: () => c.clock.now(),
+    log: c.log,
+  });
+
+/** Schedules the live snapshots again; those of paused scopes go back as held. Returns how many were restored. */
+const restoreLive = async (c: Ctx, live: Snapshot[], g: Awaited<ReturnType<typeof replayGuards>> | undefined): Promise<number> => {
+  const now = c.clock.now();
+  const schedule = async (snaps: Snapshot[]): Promise<number> => {
+    let n = 0;
+    for (const ch of chunks(snaps, c.rc.restore_batch)) n += await c.hot.restore(ch.map((s) => deferred(restoreItemOf(s), now, c.rc.restore_delay)));
+    return n;
+  };
+  const { held, rest } = g ? splitHeld(live, g.paused) : { held: new Map(), rest: live };
+  let restored = await schedule(rest);
+  if (g && c.guards) {
+    const [n, h] = await restoreHeld(c.guards, c.hot, held.values(), c.rc.restore_batch, schedule);
+    restored += n;
+    g.summary.held = h;
+  }
+  return restored;
+};
+
+// Dead letters: listable again, and the terminal status of webhooks that died - unless
+// a snapshot recorded more progress than the death: the webhook was retried since.
+const replayDeadLetters = async (c: Ctx, fold: StateFold): Promise<{ dl: DeadLetterSummary; idled: number[] }> => {
+  const dl: DeadLetterSummary = { records: 0, indexed: 0, restored: 0, idled: [] };
+  const dlRead = await c.reader.readToEnd(
+    c.topics.deadletter,
+    async (b) => {
+      dl.records += b.records.length;
+      const entries = b.records.flatMap((r) => (r.value === null ? [] : [deadLetterEntryOf(r.value)])).filter((e): e is DeadLetterEntry => e !== null);
+      for (const ch of chunks(entries, c.rc.restore_batch)) {
+        await c.hot.putDeadLetters(ch);
+        dl.indexed += ch.length;
+        const statuses: RestoreItem[] = [];
+        for (const e of ch) {
+          const s = deadStatusOf(e);
+          if (s && fold.seenProgress(e.webhookId) <= deadProgress(e)) statuses.push({ status: s });
+        }
+        dl.restored += await c.hot.restore(statuses);
+      }
+    },
+    { idleTimeoutMs: c.rc.read_idle_timeout },
+  );
+  dl.idled = dlRead.idled;
+  return { dl, idled: dlRead.idled };
+};
+
+/** Rebuild while holding the lock: heartbeats keep it, a time limit bounds it. */
+const rebuildLocked = async (c: Ctx): Promise<RebuildSummary> => {
+  const { rc, hot, log } = c;
+  const beat = setInterval(
+    () => {
+      hot.renewLock(c.owner, rc.lock_ttl).then(
+        (ok) => ok || log.warn('rebuild lock lost (another instance may rebuild too; restores are idempotent)'),
+        (e) => log.warn('rebuild lock not renewed', { error: errorMessage(e) }),
+      );
+    },
+    Math.max(100, Math.floor(rc.lock_ttl / 3)),
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UnavailableError(`rebuild took longer than ${rc.rebuild_timeout} ms`)), rc.rebuild_timeout);
+  });
+  try {
+    log.warn('hot state rebuild: replaying Kafka', { owner: c.owner });
+    const summary = await Promise.race([rebuildNow(c), limit]);
+    await hot.markInitialized(JSON.stringify({ by: c.owner, at: iso(c.clock.now()), restored: summary.state.restored, dead_letters: summary.deadletters.indexed }));
+    log.warn('hot state rebuilt; canary set', { ...summary.state, deadletters: summary.deadletters, guards: summary.guards, ms: summary.ms });
+    c.onRebuilt?.(summary);
+    return summary;
+  } finally {
+    clearInterval(beat);
+    clearTimeout(timer);
+    await hot.releaseLock(c.owner).catch((e) => log.warn('rebuild lock not released (it expires)', { error: errorMessage(e) }));
+  }
+};
+
+/** One look: the canary present, a rebuild done by this instance, or another instance's rebuild to wait for. */
+const lookOnce = async (c: Ctx): Promise<EnsureOutcome | 'waiting'> => {
+  if (await c.hot.isInitialized()) return 'present';
+  if (!(await c.hot.acquireLock(c.owner, c.rc.lock_ttl))) return 'waiting';
+  // Another instance may have finished between our check and our lock.
+  if (await c.hot.isInitialized()) {
+    await c.hot.releaseLock(c.owner);
+    return 'waited';
+  }
+  await rebuildLocked(c);
+  return 'rebuilt';
+};
+
+const ensureInitialized = async (c: Ctx, signal?: AbortSignal): Promise<EnsureOutcome> => {
+  let waited = false;
+  while (!signal?.aborted) {
+    // A failure (Redis or Kafka unreachable) backs off; a look that succeeds starts the backoff over.
+    const seen = await retryUntil(() => lookOnce(c), {
+      baseMs: WAIT_POLL_MS,
+      capMs: MAX_BACKOFF_MS,
+      signal,
+      sleep: c.sleep,
+      onRetry: (e, wait) => c.log.warn('hot state check or rebuild failed; trying again', { error: errorMessage(e), in_ms: wait }),
+    }).catch((e: unknown) => {
+      if (signal?.aborted) return 'stopped' as const;
+      throw e;
+    });
+    if (seen === 'stopped') break;
+    if (seen === 'present') return waited ? 'waited' : 'present';
+    if (seen !== 'waiting') return seen;
+    if (!waited) c.log.info('canary missing; another instance is rebuilding: waiting for it');
+    waited = true;
+    await c.sleep(WAIT_POLL_MS, signal);
+  }
+  throw new UnavailableError('stopped while waiting for the hot state to be initialized');
+};
+
+const forceRebuild = async (c: Ctx, signal?: AbortSignal): Promise<RebuildSummary> => {
+  while (!signal?.aborted) {
+    if (await c.hot.acquireLock(c.owner, c.rc.lock_ttl)) return rebuildLocked(c);
+    await c.sleep(WAIT_POLL_MS, signal);
+  }
+  throw new UnavailableError('stopped while waiting for the rebuild lock');
+};
