@@ -1,0 +1,181 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import kafkajs from 'kafkajs';
+import { loadConfig } from '../../core/config/load';
+import { uniq, waitFor } from '../helpers/env';
+import { TEST_SECRET } from '../helpers/fleet';
+import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
+import type { Client, Receiver } from '../chaos/harness';
+
+// The parts of the fault tests on the scaled set-up (test/replicated/faults-*.cluster.test.ts):
+// a Redis Cluster that is theirs alone (they kill and freeze its nodes, so never the one
+// REDIS_CLUSTER_NODES names nor the 17100 one the other files share), Howk's binaries as
+// processes on whatever Kafka and Redis they are given, and the figures every fault reports.
+
+const run = promisify(execFile);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A 3-master, 3-replica Redis Cluster on base..base+5 (HOWK_REPLICATED_FAULT_REDIS_PORT, default 17110). */
+export const faultRedisCluster = (base = Number(process.env.HOWK_REPLICATED_FAULT_REDIS_PORT ?? 17110)) => {
+  const ports = Array.from({ length: 6 }, (_, i) => base + i);
+  const script = async (...args: string[]) =>
+    (await run('bash', [join(root, 'scripts/infra/redis-cluster.sh'), ...args], { env: { ...process.env, REDIS_CLUSTER_PORT: String(base) }, timeout: 120_000 })).stdout;
+  const node = (port: number) => new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const ask = async <T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T | undefined> => {
+    const r = node(port);
+    r.on('error', () => {});
+    try {
+      await r.connect();
+      return await fn(r);
+    } catch {
+      return undefined;
+    } finally {
+      r.disconnect();
+    }
+  };
+  const info = (port: number) => ask(port, (r) => r.info('replication'));
+  const pid = (port: number) => Number(readFileSync(`/tmp/howk-redis-cluster-${base}/${port}/redis.pid`, 'utf8').trim());
+  return {
+    ports,
+    nodes: ports.map((p) => `127.0.0.1:${p}`),
+    /** Starts it empty (what a crashed run left is stopped first), every master with its replica in sync. */
+    start: async () => {
+      await script('stop').catch(() => '');
+      await script('start');
+      await waitFor(async () => (await Promise.all(ports.map(info))).filter((i) => /connected_slaves:1\b/.test(i ?? '')).length === 3, {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: 'every master with a replica attached',
+      });
+    },
+    stop: () => script('stop'),
+    /** Starts the nodes that are down; a killed one comes back empty and rejoins from its nodes.conf. */
+    restart: () => script('start'),
+    kill9: (port: number) => script('kill9', String(port)),
+    /** SIGSTOP / SIGCONT to every node: a cluster that holds connections open and answers nothing. */
+    signalAll: (sig: 'SIGSTOP' | 'SIGCONT') => ports.forEach((p) => process.kill(pid(p), sig)),
+    role: async (port: number) => /role:(\w+)/.exec((await info(port)) ?? '')?.[1],
+    /** The masters (by port), with the number of keys each holds. */
+    masters: async () => {
+      const out: { port: number; keys: number }[] = [];
+      for (const p of ports) {
+        const r = await ask(p, async (c) => ({ role: /role:(\w+)/.exec(await c.info('replication'))?.[1], keys: await c.dbsize() }));
+        if (r?.role === 'master') out.push({ port: p, keys: r.keys });
+      }
+      return out;
+    },
+    stateOk: async (port: number) => /cluster_state:ok/.test((await ask(port, (r) => r.cluster('INFO'))) ?? ''),
+  };
+};
+
+export type FaultFleet = Awaited<ReturnType<typeof faultFleet>>;
+
+/** howk-api, workers and a scheduler as processes on `infra` (HOWK_KAFKA_BROKERS and a Redis), topics of their own. */
+export const faultFleet = async (name: string, infra: Record<string, string>, workers = 2) => {
+  const prefix = uniq(`fault-${name}`);
+  const port = await freePort();
+  const topics = Object.keys(loadConfig({ env: {} }).kafka.topics);
+  const env: Record<string, string> = {
+    HOWK_API_PORT: String(port),
+    HOWK_API_HOST: '127.0.0.1',
+    HOWK_API_AUTH_ENABLED: 'false',
+    ...Object.fromEntries(topics.map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${prefix}.${t}`])),
+    HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
+    HOWK_KAFKA_PARTITIONS: '6',
+    HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8',
+    HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
+    HOWK_RETRY_BASE_DELAY: '1s',
+    HOWK_RETRY_MAX_DELAY: '4s',
+    HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
+    HOWK_SCHEDULER_LEASE: '5s',
+    // The scripted 503s of the flaky endpoints must not open circuits.
+    HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
+    HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
+    HOWK_RECONCILER_LOCK_TTL: '10s',
+    HOWK_RECONCILER_RESTORE_DELAY: '10s',
+    HOWK_LOG_LEVEL: process.env.HOWK_FAULT_LOGS ? 'info' : 'error',
+    ...infra,
+  };
+  const procs: Proc[] = [spawnRole('api', env), spawnRole('scheduler', env)];
+  for (let i = 0; i < workers; i++) procs.push(spawnRole('worker', env));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const output = () => procs.map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n');
+  const stop = () => Promise.all(procs.map((p) => stopProc(p)));
+  try {
+    await waitFor(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 120_000, what: 'howk-api ready' });
+    // Every worker in the group before traffic starts, so that no join moves partitions mid-fault.
+    const admin = new kafkajs.Kafka({ clientId: `${prefix}-check`, brokers: env.HOWK_KAFKA_BROKERS!.split(','), logLevel: kafkajs.logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await waitFor(
+        async () => {
+          const [g] = (await admin.describeGroups([`${prefix}-workers`])).groups;
+          return g?.state === 'Stable' && g.members.length === workers;
+        },
+        { timeoutMs: 120_000, intervalMs: 250, what: `${workers} workers in the group` },
+      );
+    } finally {
+      await admin.disconnect();
+    }
+  } catch (e) {
+    await stop();
+    throw new Error(`${(e as Error).message}\n${output()}`);
+  }
+  return { prefix, env, baseUrl, output, stop };
+};
+
+export type FaultFigures = {
+  fault: string;
+  sent: number;
+  delivered: number;
+  lost: number;
+  duplicates: number;
+  refused: number;
+  first_delivery_after_fault_ms: number;
+  longest_stall_ms: number;
+  seconds: number;
+  notes: Record<string, unknown>;
+};
+
+/**
+ * Waits until every accepted webhook is delivered (a dead letter counts as lost: every
+ * endpoint here accepts in the end), then counts. The stall is the longest time without a 2xx
+ * from the fault until the last webhook was accepted (the stream is steady until then).
+ */
+export const faultFigures = async (
+  fault: string,
+  client: Client,
+  rx: Receiver,
+  at: { start: number; fault: number },
+  notes: Record<string, unknown>,
+  settleMs = 120_000,
+): Promise<FaultFigures> => {
+  await client.done;
+  const lastAccepted = Math.max(...client.acceptedAt.values());
+  const delivered = () => [...client.accepted.keys()].filter((id) => (rx.byId.get(id)?.ok ?? 0) > 0).length;
+  await waitFor(() => delivered() === client.accepted.size, { timeoutMs: settleMs, intervalMs: 500 }).catch(() => undefined);
+  let duplicates = 0;
+  for (const id of client.accepted.keys()) duplicates += Math.max(0, (rx.byId.get(id)?.ok ?? 0) - 1);
+  const first = rx.firstOkAfter(at.fault);
+  return {
+    fault,
+    sent: client.accepted.size,
+    delivered: delivered(),
+    lost: client.accepted.size - delivered(),
+    duplicates,
+    refused: client.refusals.length,
+    first_delivery_after_fault_ms: first === undefined ? -1 : first - at.fault,
+    longest_stall_ms: rx.longestStall(at.fault, lastAccepted),
+    seconds: Math.round((Date.now() - at.start) / 1000),
+    notes,
+  };
+};
+
+export const formatFault = (f: FaultFigures): string =>
+  `fault ${f.fault}: sent ${f.sent}, delivered ${f.delivered}, lost ${f.lost}, duplicates ${f.duplicates}, refused ${f.refused}, ` +
+  `first delivery after the fault ${f.first_delivery_after_fault_ms} ms, longest stall ${f.longest_stall_ms} ms, run ${f.seconds} s ${JSON.stringify(f.notes)}`;
