@@ -49,8 +49,8 @@ cmd_start() {
       --logfile "$DIR/$p/redis.log" --dir "$DIR/$p" >&2 || die "redis-server on $p failed to start"
   done
   for p in "${PORTS[@]}"; do
-    for ((i = 0; i < 100; i++)); do ping_ok "$p" && break; sleep 0.1; done
-    ping_ok "$p" || die "node $p did not answer PING within 10 s (see $DIR/$p/redis.log)"
+    for ((i = 0; i < 300; i++)); do ping_ok "$p" && break; sleep 0.1; done
+    ping_ok "$p" || die "node $p did not answer PING within 30 s (see $DIR/$p/redis.log)"
   done
   if never_joined; then
     # shellcheck disable=SC2046
