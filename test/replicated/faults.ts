@@ -138,6 +138,8 @@ export type FaultFigures = {
   refused: number;
   first_delivery_after_fault_ms: number;
   longest_stall_ms: number;
+  /** The longest an accepted webhook waited for its first attempt (a partition or slot that stalled). */
+  longest_first_wait_ms: number;
   seconds: number;
   notes: Record<string, unknown>;
 };
@@ -162,6 +164,8 @@ export const faultFigures = async (
   let duplicates = 0;
   for (const id of client.accepted.keys()) duplicates += Math.max(0, (rx.byId.get(id)?.ok ?? 0) - 1);
   const first = rx.firstOkAfter(at.fault);
+  let longestWait = 0;
+  for (const [id, t] of client.acceptedAt) longestWait = Math.max(longestWait, (rx.byId.get(id)?.first ?? t) - t);
   return {
     fault,
     sent: client.accepted.size,
@@ -171,6 +175,7 @@ export const faultFigures = async (
     refused: client.refusals.length,
     first_delivery_after_fault_ms: first === undefined ? -1 : first - at.fault,
     longest_stall_ms: rx.longestStall(at.fault, lastAccepted),
+    longest_first_wait_ms: longestWait,
     seconds: Math.round((Date.now() - at.start) / 1000),
     notes,
   };
@@ -178,4 +183,4 @@ export const faultFigures = async (
 
 export const formatFault = (f: FaultFigures): string =>
   `fault ${f.fault}: sent ${f.sent}, delivered ${f.delivered}, lost ${f.lost}, duplicates ${f.duplicates}, refused ${f.refused}, ` +
-  `first delivery after the fault ${f.first_delivery_after_fault_ms} ms, longest stall ${f.longest_stall_ms} ms, run ${f.seconds} s ${JSON.stringify(f.notes)}`;
+  `first delivery after the fault ${f.first_delivery_after_fault_ms} ms, longest stall ${f.longest_stall_ms} ms, longest wait for a first attempt ${f.longest_first_wait_ms} ms, run ${f.seconds} s ${JSON.stringify(f.notes)}`;
