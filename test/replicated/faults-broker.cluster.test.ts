@@ -54,7 +54,7 @@ describe('a broker of three killed with -9 mid-stream', () => {
     await waitFor(() => client.accepted.size >= N / 3, { timeoutMs: 120_000, what: 'a third accepted' });
     const faultAt = Date.now();
     await cluster.kill9(victim);
-    const f = await faultFigures('kafka broker kill -9', client, rx, { start, fault: faultAt }, { victim, led_pending_partitions: `${led} of 6` });
+    const f = await faultFigures(fleet.baseUrl, 'kafka broker kill -9', client, rx, { start, fault: faultAt }, { victim, led_pending_partitions: `${led} of 6` });
     const refusals = client.refusals.map((r) => `${r.status}:${r.retryAfter ? 'retry-after' : 'none'}`);
     f.notes.refusals = [...new Set(refusals)].join(',') || 'none';
 

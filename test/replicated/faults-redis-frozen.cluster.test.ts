@@ -47,7 +47,7 @@ describe('the whole Redis Cluster frozen mid-stream', () => {
     redis.signalAll('SIGCONT');
     frozen = false;
     const during = { accepted: client.accepted.size - acceptedBefore, delivered: rx.okBetween(faultAt, thawAt), refused: client.refusals.filter((r) => r.at >= faultAt).length };
-    const f = await faultFigures('redis cluster frozen', client, rx, { start, fault: faultAt }, { outage_ms: thawAt - faultAt });
+    const f = await faultFigures(fleet.baseUrl, 'redis cluster frozen', client, rx, { start, fault: faultAt }, { outage_ms: thawAt - faultAt });
     f.notes.accepted_during_outage = during.accepted;
     f.notes.delivered_during_outage = during.delivered;
     f.notes.refused_during_outage = during.refused;

@@ -48,7 +48,7 @@ describe('a Redis Cluster master killed with -9 mid-stream', () => {
       what: `a replica of ${victim} promoted`,
     });
     const failoverMs = Date.now() - faultAt;
-    const f = await faultFigures('redis master kill -9', client, rx, { start, fault: faultAt }, { victim, victim_keys: keys, failover_ms: failoverMs });
+    const f = await faultFigures(fleet.baseUrl, 'redis master kill -9', client, rx, { start, fault: faultAt }, { victim, victim_keys: keys, failover_ms: failoverMs });
     f.notes.refusals = [...new Set(client.refusals.map((r) => `${r.status}:${r.retryAfter ? 'retry-after' : 'none'}`))].join(',') || 'none';
     f.notes.delivered_during_failover = rx.okBetween(faultAt, faultAt + failoverMs);
 

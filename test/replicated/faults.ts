@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,6 +10,7 @@ import { uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import type { Client, Receiver } from '../chaos/harness';
+import { traceDuplicates } from '../chaos/trace';
 
 // The parts of the fault tests on the scaled set-up (test/replicated/faults-*.cluster.test.ts):
 // a Redis Cluster that is theirs alone (they kill and freeze its nodes, so never the one
@@ -105,7 +106,13 @@ export const faultFleet = async (name: string, infra: Record<string, string>, wo
   for (let i = 0; i < workers; i++) procs.push(spawnRole('worker', env));
   const baseUrl = `http://127.0.0.1:${port}`;
   const output = () => procs.map((p) => `--- ${p.role}\n${p.output().slice(-3000)}`).join('\n');
-  const stop = () => Promise.all(procs.map((p) => stopProc(p)));
+  const stop = async () => {
+    await Promise.all(procs.map((p) => stopProc(p)));
+    // HOWK_FAULT_LOGS=1: every process's info-level output, kept in .tmp/fault-logs/<fleet>/.
+    if (!process.env.HOWK_FAULT_LOGS) return;
+    mkdirSync(join(root, '.tmp', 'fault-logs', prefix), { recursive: true });
+    procs.forEach((p, i) => writeFileSync(join(root, '.tmp', 'fault-logs', prefix, `${i}-${p.role}.log`), p.output()));
+  };
   try {
     await waitFor(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 120_000, what: 'howk-api ready' });
     // Every worker in the group before traffic starts, so that no join moves partitions mid-fault.
@@ -129,6 +136,16 @@ export const faultFleet = async (name: string, infra: Record<string, string>, wo
   return { prefix, env, baseUrl, output, stop };
 };
 
+/** What Howk says of a webhook that never arrived, and what reached the receiver of it. */
+const whereIs = async (baseUrl: string, id: string, rx: Receiver) => ({
+  id,
+  status: await fetch(`${baseUrl}/webhooks/${id}/status`)
+    .then((r) => r.json())
+    .catch((e: Error) => e.message),
+  requests: rx.byId.get(id)?.requests ?? 0,
+  log: rx.byId.get(id)?.log,
+});
+
 export type FaultFigures = {
   fault: string;
   sent: number;
@@ -150,6 +167,7 @@ export type FaultFigures = {
  * from the fault until the last webhook was accepted (the stream is steady until then).
  */
 export const faultFigures = async (
+  baseUrl: string,
   fault: string,
   client: Client,
   rx: Receiver,
@@ -163,6 +181,9 @@ export const faultFigures = async (
   await waitFor(() => delivered() === client.accepted.size, { timeoutMs: settleMs, intervalMs: 500 }).catch(() => undefined);
   let duplicates = 0;
   for (const id of client.accepted.keys()) duplicates += Math.max(0, (rx.byId.get(id)?.ok ?? 0) - 1);
+  const missing = [...client.accepted.keys()].filter((id) => !rx.byId.get(id)?.ok);
+  if (missing.length) notes.missing = await Promise.all(missing.slice(0, 5).map((id) => whereIs(baseUrl, id, rx)));
+  if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
   const first = rx.firstOkAfter(at.fault);
   let longestWait = 0;
   for (const [id, t] of client.acceptedAt) longestWait = Math.max(longestWait, (rx.byId.get(id)?.first ?? t) - t);
