@@ -180,7 +180,13 @@ export const faultFigures = async (
   const delivered = () => [...client.accepted.keys()].filter((id) => (rx.byId.get(id)?.ok ?? 0) > 0).length;
   await waitFor(() => delivered() === client.accepted.size, { timeoutMs: settleMs, intervalMs: 500 }).catch(() => undefined);
   let duplicates = 0;
-  for (const id of client.accepted.keys()) duplicates += Math.max(0, (rx.byId.get(id)?.ok ?? 0) - 1);
+  const byKind: Record<string, number> = {};
+  for (const [id, kind] of client.accepted) {
+    const extra = Math.max(0, (rx.byId.get(id)?.ok ?? 0) - 1);
+    duplicates += extra;
+    if (extra) byKind[kind] = (byKind[kind] ?? 0) + extra;
+  }
+  if (duplicates) notes.duplicates_by_kind = byKind;
   const missing = [...client.accepted.keys()].filter((id) => !rx.byId.get(id)?.ok);
   if (missing.length) notes.missing = await Promise.all(missing.slice(0, 5).map((id) => whereIs(baseUrl, id, rx)));
   if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
