@@ -192,7 +192,13 @@ export const faultFigures = async (
   if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
   const first = rx.firstOkAfter(at.fault);
   let longestWait = 0;
-  for (const [id, t] of client.acceptedAt) longestWait = Math.max(longestWait, (rx.byId.get(id)?.first ?? t) - t);
+  let before = 0; // the same, of webhooks accepted before the fault: what the loaded machine costs without it
+  for (const [id, t] of client.acceptedAt) {
+    const wait = (rx.byId.get(id)?.first ?? t) - t;
+    longestWait = Math.max(longestWait, wait);
+    if (t < at.fault) before = Math.max(before, Math.min(wait, at.fault - t));
+  }
+  notes.longest_first_wait_before_fault_ms = before;
   return {
     fault,
     sent: client.accepted.size,
