@@ -162,7 +162,7 @@ export type FaultFigures = {
 };
 
 /**
- * Waits until every accepted webhook is delivered (a dead letter counts as lost: every
+ * Waits (up to 4 min) until every accepted webhook is delivered (a dead letter counts as lost: every
  * endpoint here accepts in the end), then counts. The stall is the longest time without a 2xx
  * from the fault until the last webhook was accepted (the stream is steady until then).
  */
@@ -173,12 +173,16 @@ export const faultFigures = async (
   rx: Receiver,
   at: { start: number; fault: number },
   notes: Record<string, unknown>,
-  settleMs = 120_000,
+  settleMs = 240_000,
 ): Promise<FaultFigures> => {
   await client.done;
   const lastAccepted = Math.max(...client.acceptedAt.values());
   const delivered = () => [...client.accepted.keys()].filter((id) => (rx.byId.get(id)?.ok ?? 0) > 0).length;
   await waitFor(() => delivered() === client.accepted.size, { timeoutMs: settleMs, intervalMs: 500 }).catch(() => undefined);
+  // How long the backlog took to drain (to the 500 ms of the wait's polling): on the loaded
+  // machine the workers can run tens of seconds behind, and a retry re-enqueued then waits
+  // behind them on the pending topic.
+  notes.drained_ms_after_last_accept = Date.now() - lastAccepted;
   let duplicates = 0;
   const byKind: Record<string, number> = {};
   for (const [id, kind] of client.accepted) {
