@@ -79,5 +79,5 @@ describe('a broker of three killed with -9 mid-stream', () => {
     // Never a 500 nor a dropped connection: a producer that cannot write says when to come back.
     expect(refusals.filter((r) => r !== '503:retry-after')).toEqual([]);
     expect(f.first_delivery_after_fault_ms).toBeGreaterThanOrEqual(0);
-  }, 400_000);
+  }, 480_000);
 });

@@ -61,5 +61,5 @@ describe('the whole Redis Cluster frozen mid-stream', () => {
     expect(f.sent).toBe(N);
     expect(f.duplicates).toBeLessThanOrEqual(Math.floor(N * MAX_DUPLICATE_SHARE));
     expect(f.first_delivery_after_fault_ms).toBeGreaterThanOrEqual(0);
-  }, 400_000);
+  }, 480_000);
 });
