@@ -6,6 +6,8 @@
 #   scripts/infra/redis-cluster.sh start   # start the six nodes, create the cluster once
 #   scripts/infra/redis-cluster.sh stop    # SHUTDOWN NOSAVE each node, remove the run dir
 #   scripts/infra/redis-cluster.sh status  # exit 0 if the cluster state is ok
+#   scripts/infra/redis-cluster.sh kill9 <port>  # SIGKILL one node (`start` brings it back
+#                                                # empty; it rejoins from its nodes.conf)
 #
 # Environment: REDIS_CLUSTER_PORT (default 17000: nodes on 17000-17005, cluster bus +10000).
 # stdout carries only REDIS_CLUSTER_NODES=h:p,...; progress goes to stderr.
@@ -27,6 +29,9 @@ nodes() {
 print_env() { echo "REDIS_CLUSTER_NODES=$(nodes | tr ' ' ',')"; }
 ping_ok() { [[ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null || true)" == "PONG" ]]; }
 cluster_ok() { redis-cli -h 127.0.0.1 -p "$BASE" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
+# A node that knows no other has never been in a cluster; one restarted after kill9 knows them
+# all from its nodes.conf and must not be created into a new one.
+never_joined() { redis-cli -h 127.0.0.1 -p "$BASE" cluster info 2>/dev/null | grep -q '^cluster_known_nodes:1\b'; }
 
 cmd_start() {
   command -v redis-server >/dev/null 2>&1 || "$here/redis.sh" ensure
@@ -44,16 +49,16 @@ cmd_start() {
       --logfile "$DIR/$p/redis.log" --dir "$DIR/$p" >&2 || die "redis-server on $p failed to start"
   done
   for p in "${PORTS[@]}"; do
-    for ((i = 0; i < 100; i++)); do ping_ok "$p" && break; sleep 0.1; done
-    ping_ok "$p" || die "node $p did not answer PING within 10 s (see $DIR/$p/redis.log)"
+    for ((i = 0; i < 300; i++)); do ping_ok "$p" && break; sleep 0.1; done
+    ping_ok "$p" || die "node $p did not answer PING within 30 s (see $DIR/$p/redis.log)"
   done
-  if ! cluster_ok; then
+  if never_joined; then
     # shellcheck disable=SC2046
     redis-cli --cluster create $(nodes) --cluster-replicas 1 --cluster-yes >"$DIR/create.out" 2>&1 ||
       { cat "$DIR/create.out" >&2; die "redis-cli --cluster create failed"; }
-    for ((i = 0; i < 100; i++)); do cluster_ok && break; sleep 0.1; done
-    cluster_ok || die "cluster state not ok within 10 s"
   fi
+  for ((i = 0; i < 200; i++)); do cluster_ok && break; sleep 0.1; done
+  cluster_ok || die "cluster state not ok within 20 s"
   log "redis cluster ready: 3 masters + 3 replicas on $(nodes)"
   print_env
 }
@@ -69,6 +74,17 @@ cmd_stop() {
   done
   rm -rf "$DIR"
   log "stopped (ports ${PORTS[0]}-${PORTS[5]})"
+}
+
+cmd_kill9() {
+  local p="${1:-}" pid i
+  [[ " ${PORTS[*]} " == *" $p "* ]] || die "kill9: give one of the ports ${PORTS[*]}"
+  pid="$(cat "$DIR/$p/redis.pid" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || { log "node $p is not running"; return 0; }
+  kill -KILL "$pid"
+  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$DIR/$p/redis.pid"
+  log "SIGKILL node $p (pid $pid)"
 }
 
 cmd_status() {
@@ -87,5 +103,6 @@ case "$sub" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  kill9) cmd_kill9 "$@" ;;
+  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -193,7 +193,7 @@ export type Pace = { perSecond: number; batch: number; endpoints?: number };
  * Enqueues n webhooks in batches of 100 (or `pace`d: perSecond, in batches of `batch`, over `endpoints`, default 8, per kind), `parallel` batches in flight. A refused batch
  * (503 + Retry-After) is sent again after Retry-After: only 202s count as accepted.
  */
-export const startClient = (fleet: ChaosFleet, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4, pace?: Pace) => {
+export const startClient = (fleet: Pick<ChaosFleet, 'baseUrl'>, rx: Receiver, n: number, mix: Partial<Record<Kind, number>>, parallel = 4, pace?: Pace) => {
   const accepted = new Map<string, Kind>();
   const acceptedAt = new Map<string, number>();
   const sentAt = new Map<string, number>(); // when the request that got the 202 left: the enqueue as its caller sees it

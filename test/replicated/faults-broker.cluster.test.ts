@@ -1,0 +1,83 @@
+import kafkajs, { type Admin } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chaosReceiver, startClient, type Receiver } from '../chaos/harness';
+import { waitFor } from '../helpers/env';
+import { redisUrlOf, useRedisDb } from '../helpers/redis-db';
+import { cluster } from './cluster';
+import { faultFigures, faultFleet, formatFault, type FaultFleet } from './faults';
+
+// A Kafka broker killed with SIGKILL under a steady stream of webhooks, on the replicated
+// project's three brokers (test/replicated/cluster.ts: started fresh here and stopped after;
+// the project runs its files one at a time). Howk's topics have 3 replicas and
+// min.insync.replicas 2, its producer is idempotent: an enqueue is either accepted (202) or
+// refused with 503 + Retry-After, every accepted webhook is delivered, and the broker rejoins
+// the in-sync replicas once restarted. Figures in docs/RELIABILITY.md, "Faults on a
+// replicated Kafka and a Redis Cluster".
+
+const N = 3000;
+const PACE = { perSecond: 100, batch: 50 };
+const DUPLICATE_GOAL = 0.02;
+const REJOIN_MS = 90_000;
+
+describe('a broker of three killed with -9 mid-stream', () => {
+  const db = useRedisDb();
+  let admin: Admin;
+  let rx: Receiver;
+  let fleet: FaultFleet | undefined;
+
+  beforeAll(async () => {
+    await cluster.start();
+    admin = new kafkajs.Kafka({ clientId: 'fault-broker-admin', brokers: cluster.brokers, logLevel: kafkajs.logLevel.NOTHING }).admin();
+    await admin.connect();
+    rx = await chaosReceiver();
+  }, 240_000);
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await rx?.close();
+    await admin?.disconnect().catch(() => {});
+    await cluster.stop();
+  }, 120_000);
+
+  it('accepts or refuses with 503 + Retry-After, delivers every accepted webhook; the broker rejoins the ISR', async () => {
+    const start = Date.now();
+    fleet = await faultFleet('broker', { HOWK_KAFKA_BROKERS: cluster.brokers.join(','), HOWK_REDIS_URL: redisUrlOf(db()), HOWK_KAFKA_IDEMPOTENT_PRODUCER: 'true' });
+    const pending = `${fleet.prefix}.pending`;
+    const topics = Object.keys(fleet.env)
+      .filter((k) => k.startsWith('HOWK_KAFKA_TOPICS_'))
+      .map((k) => fleet!.env[k]!);
+    const leaders = new Map<number, number>();
+    for (const p of (await admin.fetchTopicMetadata({ topics: [pending] })).topics[0]!.partitions) leaders.set(p.leader, (leaders.get(p.leader) ?? 0) + 1);
+    const [victim, led] = [...leaders].sort((a, b) => b[1] - a[1])[0]!;
+
+    const client = startClient(fleet, rx, N, { ok: 8, flaky: 2 }, 4, PACE);
+    await waitFor(() => client.accepted.size >= N / 3, { timeoutMs: 120_000, what: 'a third accepted' });
+    const faultAt = Date.now();
+    await cluster.kill9(victim);
+    const f = await faultFigures(fleet.baseUrl, 'kafka broker kill -9', client, rx, { start, fault: faultAt }, { victim, led_pending_partitions: `${led} of 6` });
+    const refusals = client.refusals.map((r) => `${r.status}:${r.retryAfter ? 'retry-after' : 'none'}`);
+    f.notes.refusals = [...new Set(refusals)].join(',') || 'none';
+
+    const restartAt = Date.now();
+    await cluster.restart();
+    await waitFor(async () => (await admin.fetchTopicMetadata({ topics })).topics.every((t) => t.partitions.every((p) => p.isr.length === 3)), {
+      timeoutMs: REJOIN_MS,
+      intervalMs: 500,
+      what: `broker ${victim} back in every ISR`,
+    });
+    f.notes.rejoin_isr_ms = Date.now() - restartAt;
+    // Reported, not asserted: seven runs gave 0, 858, 531, 183, 0, 576 and 0 duplicates. Those with
+    // duplicates logged the workers' offset commits failing while their group coordinator moved
+    // off the killed broker; the partitions' next owners then sent again what they did not
+    // recognise (docs/RELIABILITY.md, "Faults on a replicated Kafka and a Redis Cluster",
+    // open). The 2 % the Redis faults meet is the goal.
+    f.notes.duplicate_share = `${((100 * f.duplicates) / f.sent).toFixed(1)} % (goal ${100 * DUPLICATE_GOAL} %)`;
+    console.log(formatFault(f));
+
+    expect(f.lost, fleet.output()).toBe(0);
+    expect(f.sent).toBe(N);
+    // Never a 500 nor a dropped connection: a producer that cannot write says when to come back.
+    expect(refusals.filter((r) => r !== '503:retry-after')).toEqual([]);
+    expect(f.first_delivery_after_fault_ms).toBeGreaterThanOrEqual(0);
+  }, 480_000);
+});
