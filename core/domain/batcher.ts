@@ -4,7 +4,7 @@
 //
 // - `start`: when a batch leaves once an item waits and a call may go out: at once, after the
 //   current microtasks (the callers a single event resumed share it), after the current
-//   macrotask, or after a linger of some milliseconds;
+//   macrotask (or the host's own end of a turn), or after a linger of some milliseconds;
 // - `maxInFlight`: calls out at once. Items added while that many are out wait, and leave
 //   together the moment one returns (how a busy writer gathers its callers without a timer);
 // - `maxWeight`: the most one call carries (by `weight`, at least one item); the rest waits;
@@ -16,7 +16,13 @@
 // Every caller learns the fate of the call that carried its item: its promise resolves with
 // that call's result and the item's place in the batch, or rejects with the call's error.
 
-export type BatchStart = 'now' | 'microtask' | 'macrotask' | { lingerMs: number };
+export type BatchStart =
+  | 'now'
+  | 'microtask'
+  | 'macrotask'
+  | { lingerMs: number }
+  /** The host's own "after this turn" (Node's setImmediate: after the I/O of this turn, before timers). */
+  | { defer: (fire: () => void) => void };
 
 export type BatcherOptions<T, R> = {
   run: (items: T[]) => Promise<R>;
@@ -113,7 +119,9 @@ class QueueBatcher<T, R> implements Batcher<T, R> {
     if (s === 'now') return this.fire();
     this.scheduled = true;
     if (s === 'microtask') queueMicrotask(() => this.fire());
-    else this.timer = setTimeout(() => this.fire(), s === 'macrotask' ? 0 : s.lingerMs);
+    else if (s === 'macrotask') this.timer = setTimeout(() => this.fire(), 0);
+    else if ('defer' in s) s.defer(() => this.fire());
+    else this.timer = setTimeout(() => this.fire(), s.lingerMs);
   }
 
   private cancel(): void {

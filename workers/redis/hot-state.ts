@@ -18,6 +18,7 @@ import { RedisShardLeases } from './retry-leases';
 import { RedisRetrySchedule } from './retry-schedule';
 import { DEFAULT_RETRY_SHARDS } from '../../core/domain/retry-shards';
 import { mergeStats } from './stats-merge';
+import { createBatcher } from '../../core/domain/batcher';
 
 // HotState on Redis (keys: core/domain/keys.ts), one round trip per method, held to core/memory/hot-state.ts's semantics by test/contract/hot-state.contract.ts.
 
@@ -78,44 +79,35 @@ export class RedisHotState implements HotState {
    * trip that carried its batch succeeded.
    */
   apply(batch: HotBatch): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.applies.push({ batch, resolve, reject });
-      if (this.applying) return;
-      this.applying = true;
-      setImmediate(() => this.pumpApplies());
+    return this.applies.add(batch).then(({ result, index }) => {
+      if (result[index] !== undefined) throw result[index];
     });
   }
 
-  private readonly applies: { batch: HotBatch; resolve: () => void; reject: (e: unknown) => void }[] = [];
-  private applying = false;
-
-  private pumpApplies(): void {
-    if (!this.applies.length) {
-      this.applying = false;
-      return;
-    }
-    this.applying = true;
-    let statuses = 0;
-    let n = 0;
-    while (n < this.applies.length && (n === 0 || statuses + (this.applies[n]!.batch.statuses?.length ?? 0) <= MAX_MERGED_STATUSES))
-      statuses += this.applies[n++]!.batch.statuses?.length ?? 0;
-    const taken = this.applies.splice(0, n);
-    const run = async () => {
+  /** Each batch's error, if any (undefined: written). */
+  private readonly applies = createBatcher<HotBatch, unknown[]>({
+    start: { defer: setImmediate },
+    maxWeight: MAX_MERGED_STATUSES,
+    weight: (b) => b.statuses?.length ?? 0,
+    run: async (taken) => {
       try {
-        await this.write(taken.map((t) => t.batch));
-        for (const t of taken) t.resolve();
+        await this.write(taken);
+        return [];
       } catch (e) {
         // An error reply (a defect in one batch) must not fail the batches that only shared
         // its round trip: each is written again on its own. Redis away fails them all.
-        if (taken.length === 1 || !(e instanceof Error && e.name === 'ReplyError')) {
-          for (const t of taken) t.reject(e);
-          return;
-        }
-        await Promise.all(taken.map((t) => this.write([t.batch]).then(t.resolve, t.reject)));
+        if (taken.length === 1 || !(e instanceof Error && e.name === 'ReplyError')) throw e;
+        return Promise.all(
+          taken.map((b) =>
+            this.write([b]).then(
+              () => undefined,
+              (err: unknown) => err ?? new Error('status write failed'),
+            ),
+          ),
+        );
       }
-    };
-    void run().finally(() => this.pumpApplies());
-  }
+    },
+  });
 
   /** Batches in the order given: all statuses in one script call (LWW: order-free), then each batch's retries and ended, then their stats per minute. */
   private async write(batches: HotBatch[]): Promise<void> {
