@@ -22,6 +22,7 @@ import { createRunningCopies } from './running-copies';
 import { durablyWith } from './durably';
 import { createOwedWrites } from './owed-writes';
 import { stragglers } from './stragglers';
+import { createSentMarks, RESCHEDULED } from './sent-marks';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -75,6 +76,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const leases = createLeaseKeeper({ hot: d.hot, clock: d.clock, log: d.log, leaseMs: config.delivery.handoff_lease });
 
   const copies = createRunningCopies();
+  const marks = createSentMarks(config.delivery.sent_marks ? d.ended : undefined, d.log, d.clock);
 
   // When each config's lane last finished a step, in any batch: a lane queued behind the
   // tail of an earlier batch is moving as long as that tail is.
@@ -117,7 +119,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
               attempter.discard(w); // what was asked ahead for it is given back
             // Slow lane: each endpoint at its own pace (limit / latency).
             else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            onStep(w, seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start)));
+            const step = seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start));
+            if (!seen) marks.step(step);
+            onStep(w, step);
             moved.set(key, d.clock.now());
           }
         };
@@ -150,11 +154,13 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     fetchedStages(d.stages, batch, d.clock.now());
     const records: LogRecord[] = [];
     const hooks: Webhook[] = [];
+    const rescheduled: Webhook[] = [];
     for (const rec of batch.records) {
       try {
         const w = decodeWebhook(rec.value ?? '');
         // A record produced with a trace context but no `trace` (another producer): its header is the parent.
         if (d.tracing && !w.trace && rec.headers?.[TRACEPARENT]) w.trace = rec.headers[TRACEPARENT];
+        if (rec.headers?.[RESCHEDULED]) rescheduled.push(w);
         hooks.push(w);
       } catch (e) {
         d.log.error('undecodable record dead-lettered', { topic: rec.topic, partition: rec.partition, offset: rec.offset });
@@ -168,7 +174,14 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const progress = new Map<string, number>();
     // No await before this: each config's lane must be registered in `tails` at the call, so that
     // the lanes of a batch started next queue behind these (test/unit/deliver-overlap.test.ts).
-    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup }, hooks, batch.maybeSeen === true);
+    // Records the scheduler put back are looked up for their sent marks, not waited on: while
+    // Redis is away they are sent (what only the marks know is a duplicate, never a loss).
+    const seen = batch.maybeSeen === true;
+    const known = knownPasses(
+      { recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup, ...(seen ? {} : { lookupRetryMs: undefined }) },
+      hooks,
+      seen || (config.delivery.sent_marks && rescheduled),
+    );
     const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);
@@ -230,6 +243,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       throw e;
     }
     if (known.skipped()) d.log.info('webhooks consumed again were not sent again: their pass was made', { webhooks: known.skipped(), of: hooks.length });
+    if (known.replayed()) d.log.info('webhooks consumed again were not sent again: a sent mark names their pass', { webhooks: known.replayed(), of: hooks.length });
     // Its deliveries are done or handed off: writing their outcomes needs no more of the worker.
     batch.release?.();
     await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle(), known.durable()]);

@@ -31,11 +31,17 @@ export const profile: 'ci' | 'full' = (() => {
 export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 'full' ? 3 : 1));
 
 export type Receiver = Awaited<ReturnType<typeof chaosReceiver>>;
+/** A 2xx the receiver gave: when, to which attempt (x-webhook-attempt), on which connection. */
+export type Answer = { at: number; attempt: number; conn: number };
 
 export const chaosReceiver = async () => {
-  const byId = new Map<string, { requests: number; ok: number; first?: number; log?: string[] }>();
+  const byId = new Map<string, { requests: number; ok: number; first?: number; log?: string[]; oks?: Answer[] }>();
   const times: number[] = [];
   const okTimes: number[] = [];
+  // Each connection's number and when it closed: a worker killed with -9 closes its connections at once.
+  const conns = new WeakMap<object, number>();
+  const closedAt = new Map<number, number>();
+  let connections = 0;
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -50,6 +56,7 @@ export const chaosReceiver = async () => {
       if (status === 200) {
         e.ok++;
         okTimes.push(now);
+        (e.oks ??= []).push({ at: now, attempt, conn: conns.get(req.socket) ?? 0 });
       }
       // HOWK_CHAOS_TRACE=1: every answer per webhook, to tell where duplicates come from.
       if (process.env.HOWK_CHAOS_TRACE) (e.log ??= []).push(`${now}:a${attempt}:${status}`);
@@ -57,12 +64,18 @@ export const chaosReceiver = async () => {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
     });
   });
+  server.on('connection', (sock) => {
+    const n = ++connections;
+    conns.set(sock, n);
+    sock.on('close', () => closedAt.set(n, Date.now()));
+  });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     url: (kind: Kind, shard: number) => `http://127.0.0.1:${port}/${kind}/${shard}`,
     byId,
+    closedAt,
     /** Requests that reached the receiver in [from, to). */
     requestsBetween: (from: number, to: number) => times.filter((t) => t >= from && t < to).length,
     /** 2xx answers given in [from, to). */
