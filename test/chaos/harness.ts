@@ -7,13 +7,12 @@ import { TEST_SECRET } from '../helpers/fleet';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { chaosInfra, workersJoined } from './infra';
 import type { Kind, Receiver } from './receiver';
+import { diagnose, traceDuplicates } from './trace';
 
 export { chaosReceiver, FLAKY_FAILURES, type Answer, type Kind, type Receiver } from './receiver';
 
 export const OUTCOME: Record<Kind, string> = { ok: 'delivered', flaky: 'delivered', bad: 'unrecoverable', exhaust: 'exhausted' };
 const MAX_ATTEMPTS: Record<Kind, number> = { ok: 10, flaky: 10, bad: 10, exhaust: 3 };
-
-import { diagnose, traceDuplicates } from './trace';
 
 // The pieces every chaos scenario is made of: a receiver that records every delivery, the
 // binaries as processes on the chaos servers, a client that enqueues (retrying a refused
