@@ -98,10 +98,10 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     /**
      * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
      * synchronously, so that handlers start in the order batches are taken. `run` is given the
-     * batch's release (see ConsumedBatch.release) and whether the batch may have been consumed
-     * before by another owner (ConsumedBatch.maybeSeen).
+     * batch's release (see ConsumedBatch.release), whether the batch may have been consumed
+     * before by another owner (ConsumedBatch.maybeSeen), and whether it is lost (ConsumedBatch.lost).
      */
-    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void, maybeSeen: boolean) => Promise<void>): void {
+    take(topic: string, partition: number, first: bigint, next: bigint, count: number, run: (release: () => void, maybeSeen: boolean, lost: () => boolean) => Promise<void>): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
       // A partition this consumer was just given (a new assignment, a restart after a crash):
@@ -124,7 +124,8 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const state = s;
       let p: Promise<void>;
       try {
-        p = run(release, first < state.doubtUntil);
+        // Lost: the partition went to another owner (or was rewound, or the consumer stopped): nothing of the batch commits here any more.
+        p = run(release, first < state.doubtUntil, () => !e.live);
       } catch (err) {
         p = Promise.reject(err);
       }

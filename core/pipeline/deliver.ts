@@ -83,7 +83,14 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const moved = new Map<string, number>();
 
   /** Runs the batch's lanes (one per config). `progress` holds when each lane not yet done started. */
-  const runLanes = (hooks: Webhook[], progress: Map<string, number>, known: KnownPasses, onStep: (w: Webhook, s: Step) => void, onCut: (ws: Webhook[]) => void): Promise<void> => {
+  const runLanes = (
+    hooks: Webhook[],
+    progress: Map<string, number>,
+    known: KnownPasses,
+    onStep: (w: Webhook, s: Step) => void,
+    onCut: (ws: Webhook[]) => void,
+    lost: (w: Webhook) => boolean,
+  ): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
     for (const w of hooks) {
       const g = groups.get(w.config_id);
@@ -111,7 +118,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         // connection slot on a 'go') would be held by nobody.
         const ahead = n === 1;
         const worker = async () => {
-          while (next < items.length && !stopping) {
+          while (next < items.length && !stopping && !lost(items[next]!)) {
             const w = items[next++]!;
             let seen = known.check(w);
             if (seen instanceof Promise) seen = await seen;
@@ -177,11 +184,8 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // Records the scheduler put back are looked up for their sent marks, not waited on: while
     // Redis is away they are sent (what only the marks know is a duplicate, never a loss).
     const seen = batch.maybeSeen === true;
-    const known = knownPasses(
-      { recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup, ...(seen ? {} : { lookupRetryMs: undefined }) },
-      hooks,
-      seen || (config.delivery.sent_marks && rescheduled),
-    );
+    const lookupOf = { recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup, ...(seen ? {} : { lookupRetryMs: undefined }) };
+    const known = knownPasses(lookupOf, hooks, seen || (config.delivery.sent_marks && rescheduled));
     const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);
@@ -191,7 +195,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       else steps.push(s);
     };
     // Handed off, then given up unattempted (a stop, a lane that failed): due now, not after the lease.
-    const all = runLanes(hooks, progress, known, onStep, (ws) => void leases.release(ws.flatMap((w) => leased.get(w) ?? [])));
+    // A partition lost to another owner: what is not started nor handed off is left to it (no duplicates).
+    const lost = (w: Webhook) => batch.lost?.() === true && !leased.has(w);
+    const all = runLanes(hooks, progress, known, onStep, (ws) => void leases.release(ws.flatMap((w) => leased.get(w) ?? [])), lost);
     copies.track(hooks, all); // synchronously with the call: copies are kept in batch order
     // A long batch (its lanes all moving) writes the outcomes it has every straggler_after,
     // so statuses and results do not wait for its end; the offsets still commit only once
@@ -236,8 +242,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     } else {
       await all;
     }
-    // A stop cut some lanes short: leave the batch uncommitted so that it comes again.
-    if (hooks.some((w) => !finished.has(w) && !leased.has(w))) {
+    // A stop cut some lanes short: the batch stays uncommitted (a lost one writes what it sent first, below).
+    const cutShort = hooks.some((w) => !finished.has(w) && !leased.has(w));
+    if (cutShort && stopping) {
       const e = new Error('worker stopping: batch left uncommitted');
       recent.settle(attemptedOf(steps), e);
       throw e;
@@ -247,6 +254,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     // Its deliveries are done or handed off: writing their outcomes needs no more of the worker.
     batch.release?.();
     await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle(), known.durable()]);
+    if (cutShort) throw new Error('partition lost: its webhooks not started are left to its next owner');
   };
 
   /** Makes the outcomes of some of a batch's steps durable (plus `records`, e.g. dead letters of undecodable records). */

@@ -37,6 +37,12 @@ export type ConsumedBatch = {
    * them. The worker then looks up which of them have ended (core/pipeline/known-passes.ts).
    */
   maybeSeen?: boolean;
+  /**
+   * True once nothing of this batch can commit here any more: its partition went to another
+   * consumer in a rebalance (which starts from the last commit), a rewind, a stop. Its
+   * deliveries not yet started are then the next owner's to make (core/pipeline/deliver.ts).
+   */
+  lost?: () => boolean;
 };
 
 export type LogProducer = {
