@@ -44,7 +44,16 @@ describe('a pass answered 2xx whose worker died before its outcome was durable',
   });
 
   const setup = async (name: string, patch: Record<string, unknown> = {}) => {
-    const config = testConfig('kafka', { 'kafka.partitions': 2, 'worker.lanes': 'fast', 'kafka.session_timeout': 6000, ...patch });
+    // No handoff on a slow machine: a handoff's outcome flush retries as long as the process
+    // lives, so A (whose produce never succeeds) could not stop.
+    const config = testConfig('kafka', {
+      'kafka.partitions': 2,
+      'worker.lanes': 'fast',
+      'kafka.session_timeout': 6000,
+      'delivery.straggler_after': 60_000,
+      'delivery.batch_time_limit': 60_000,
+      ...patch,
+    });
     const redis = createRedis(requireEnv('REDIS_URL'), { db, commandTimeoutMs: 2000 });
     await redis.flushdb();
     const hot = new RedisHotState(redis, { status_ttl: config.ttl.status_ttl, stats_ttl: config.ttl.stats_ttl, retry_data_ttl: config.ttl.retry_data_ttl });
