@@ -211,7 +211,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }, config.delivery.straggler_after);
     const { handoff_lease, max_handoff } = config.delivery;
     const timedOut = await stragglers({ clock: d.clock, delivery: config.delivery, moved }, all, progress).finally(() => clearInterval(ticker));
-    if (timedOut && handoff.size() < max_handoff) {
+    if (timedOut && handoff.size() < max_handoff && batch.lost?.() !== true) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();
       const rest: Webhook[] = [];
