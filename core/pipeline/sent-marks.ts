@@ -11,25 +11,29 @@ export const RESCHEDULED_HEADERS: Readonly<Record<string, string>> = Object.free
 
 /** Marks waiting past this many (Redis slow or away) are dropped: a mark is an optimisation, never owed. */
 const MAX_QUEUED = 10_000;
+/** Mark writes in flight at once: past it, marks gather for the next one. */
+const MAX_WRITES = 4;
 
 /**
  * Writes a sent mark (EndedLookup.markSent) for every pass an endpoint answered 2xx, as soon as
- * the answer is in: one write in flight at a time, the marks of every answer that came
- * meanwhile in the next one. The mark reaches Redis a round trip after the 2xx, where the
- * outcome waits for its batch (outcome_linger, straggler_after) and a Kafka produce: a worker
+ * the answer is in: the marks of the answers of one task in one write, up to MAX_WRITES writes
+ * in flight (a mark waiting behind another write is a wider window for a kill; past it, the
+ * marks of the answers that came meanwhile go in the next one). The mark reaches Redis a round
+ * trip after the 2xx, where the outcome waits for its batch (outcome_linger, straggler_after)
+ * and a Kafka produce: a worker
  * killed in between leaves the mark, and the next owner of the record writes the outcome
  * instead of sending it again (known-passes.ts). A failed write is dropped (the copy is sent).
  */
 export const createSentMarks = (ended: EndedLookup | undefined, log: Logger, clock: Clock) => {
   const write = ended?.markSent?.bind(ended);
   let queued: { id: string; mark: SentMark }[] = [];
-  let writing = false;
+  let writing = 0;
   let warned = 0;
   const flush = () => {
-    if (!write || writing || !queued.length) return;
+    if (!write || writing >= MAX_WRITES || !queued.length) return;
     const marks = queued;
     queued = [];
-    writing = true;
+    writing++;
     write(marks)
       .catch((e: unknown) => {
         // Once a minute at most: while Redis is away every batch would log it.
@@ -39,7 +43,7 @@ export const createSentMarks = (ended: EndedLookup | undefined, log: Logger, clo
         }
       })
       .finally(() => {
-        writing = false;
+        writing--;
         flush();
       });
   };
