@@ -158,6 +158,10 @@ const ConfigShape = z.object({
       'Attempts a worker remembers (webhook id and attempt): a record consumed again (a rewound partition, a consumer restarted after a broker outage, a retry enqueued twice) whose attempt is remembered is not sent again (0: off)',
       { min: 0 },
     ),
+    sent_marks: bool(
+      true,
+      "Right after an endpoint's 2xx, mark the pass in its status hash (one pipelined Redis write per answers that arrive together), before its outcome is written with its batch: a worker killed in between leaves the mark, and the record's next owner writes the delivered outcome instead of sending it again (docs/RELIABILITY.md, Sent marks)",
+    ),
     allowed_networks: list([], 'CIDR ranges deliveries may reach although they are not public (SSRF guard), e.g. 10.1.0.0/16,::1/128; howk-dev defaults to loopback'),
   }),
   retry: section({

@@ -104,8 +104,9 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
      * Takes the batch [first, next) of a partition (`count` records) and starts `run` at once,
      * synchronously, so that handlers start in the order batches are taken. `run` is given the
      * batch's release (see ConsumedBatch.release), whether the batch may have been consumed
-     * before by another owner (ConsumedBatch.maybeSeen), and whether it starts at or past where
-     * the partition ended when it was assigned (ConsumedBatch.afterAssignment, see bound).
+     * before by another owner (ConsumedBatch.maybeSeen), whether it starts at or past where
+     * the partition ended when it was assigned (ConsumedBatch.afterAssignment, see bound), and
+     * whether it is lost (ConsumedBatch.lost).
      */
     take(
       topic: string,
@@ -113,7 +114,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       first: bigint,
       next: bigint,
       count: number,
-      run: (release: () => void, maybeSeen: boolean, afterAssignment: boolean) => Promise<void>,
+      run: (release: () => void, maybeSeen: boolean, afterAssignment: boolean, lost: () => boolean) => Promise<void>,
     ): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
@@ -139,7 +140,8 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const state = s;
       let p: Promise<void>;
       try {
-        p = run(release, first < state.doubtUntil, state.end !== undefined && first >= state.end);
+        // Lost: the partition went to another owner (or was rewound, or the consumer stopped): nothing of the batch commits here any more.
+        p = run(release, first < state.doubtUntil, state.end !== undefined && first >= state.end, () => !e.live);
       } catch (err) {
         p = Promise.reject(err);
       }

@@ -136,8 +136,8 @@ class MemoryConsumer extends PolledConsumer {
         if (at >= records.length) continue;
         const batch = records.slice(at, at + MAX_BATCH);
         took = true;
-        this.tracker.take(topic, partition, from, from + BigInt(batch.length), batch.length, (release, maybeSeen) =>
-          handler({ topic, partition, records: batch, release, maybeSeen }),
+        this.tracker.take(topic, partition, from, from + BigInt(batch.length), batch.length, (release, maybeSeen, _afterAssignment, lost) =>
+          handler({ topic, partition, records: batch, release, maybeSeen, lost }),
         );
       }
     }

@@ -22,6 +22,7 @@ import { createRunningCopies } from './running-copies';
 import { durablyWith } from './durably';
 import { createOwedWrites } from './owed-writes';
 import { stragglers } from './stragglers';
+import { createSentMarks, RESCHEDULED } from './sent-marks';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -75,13 +76,21 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const leases = createLeaseKeeper({ hot: d.hot, clock: d.clock, log: d.log, leaseMs: config.delivery.handoff_lease });
 
   const copies = createRunningCopies();
+  const marks = createSentMarks(config.delivery.sent_marks ? d.ended : undefined, d.log, d.clock);
 
   // When each config's lane last finished a step, in any batch: a lane queued behind the
   // tail of an earlier batch is moving as long as that tail is.
   const moved = new Map<string, number>();
 
   /** Runs the batch's lanes (one per config). `progress` holds when each lane not yet done started. */
-  const runLanes = (hooks: Webhook[], progress: Map<string, number>, known: KnownPasses, onStep: (w: Webhook, s: Step) => void, onCut: (ws: Webhook[]) => void): Promise<void> => {
+  const runLanes = (
+    hooks: Webhook[],
+    progress: Map<string, number>,
+    known: KnownPasses,
+    onStep: (w: Webhook, s: Step) => void,
+    onCut: (ws: Webhook[]) => void,
+    lost: (w: Webhook) => boolean,
+  ): Promise<void> => {
     const groups = new Map<string, Webhook[]>();
     for (const w of hooks) {
       const g = groups.get(w.config_id);
@@ -109,7 +118,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
         // connection slot on a 'go') would be held by nobody.
         const ahead = n === 1;
         const worker = async () => {
-          while (next < items.length && !stopping) {
+          while (next < items.length && !stopping && !lost(items[next]!)) {
             const w = items[next++]!;
             let seen = known.check(w);
             if (seen instanceof Promise) seen = await seen;
@@ -117,7 +126,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
               attempter.discard(w); // what was asked ahead for it is given back
             // Slow lane: each endpoint at its own pace (limit / latency).
             else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            onStep(w, seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start)));
+            const step = seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start));
+            if (!seen) marks.step(step);
+            onStep(w, step);
             moved.set(key, d.clock.now());
           }
         };
@@ -150,11 +161,13 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     fetchedStages(d.stages, batch, d.clock.now());
     const records: LogRecord[] = [];
     const hooks: Webhook[] = [];
+    const rescheduled: Webhook[] = [];
     for (const rec of batch.records) {
       try {
         const w = decodeWebhook(rec.value ?? '');
         // A record produced with a trace context but no `trace` (another producer): its header is the parent.
         if (d.tracing && !w.trace && rec.headers?.[TRACEPARENT]) w.trace = rec.headers[TRACEPARENT];
+        if (rec.headers?.[RESCHEDULED]) rescheduled.push(w);
         hooks.push(w);
       } catch (e) {
         d.log.error('undecodable record dead-lettered', { topic: rec.topic, partition: rec.partition, offset: rec.offset });
@@ -168,7 +181,11 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     const progress = new Map<string, number>();
     // No await before this: each config's lane must be registered in `tails` at the call, so that
     // the lanes of a batch started next queue behind these (test/unit/deliver-overlap.test.ts).
-    const known = knownPasses({ recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup }, hooks, batch.maybeSeen === true, batch.afterAssignment === true);
+    // Records the scheduler put back are looked up for their sent marks, not waited on: while
+    // Redis is away they are sent (what only the marks know is a duplicate, never a loss).
+    const seen = batch.maybeSeen === true;
+    const lookupOf = { recent, ended: d.ended, clock: d.clock, log: d.log, ...lookup, ...(seen ? {} : { lookupRetryMs: undefined }) };
+    const known = knownPasses(lookupOf, hooks, seen || (config.delivery.sent_marks && rescheduled), batch.afterAssignment === true);
     const onStep = (w: Webhook, s: Step) => {
       finished.add(w);
       if (s.kind === 'attempted') recent.made(w);
@@ -178,7 +195,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
       else steps.push(s);
     };
     // Handed off, then given up unattempted (a stop, a lane that failed): due now, not after the lease.
-    const all = runLanes(hooks, progress, known, onStep, (ws) => void leases.release(ws.flatMap((w) => leased.get(w) ?? [])));
+    // A partition lost to another owner: what is not started nor handed off is left to it (no duplicates).
+    const lost = (w: Webhook) => batch.lost?.() === true && !leased.has(w);
+    const all = runLanes(hooks, progress, known, onStep, (ws) => void leases.release(ws.flatMap((w) => leased.get(w) ?? [])), lost);
     copies.track(hooks, all); // synchronously with the call: copies are kept in batch order
     // A long batch (its lanes all moving) writes the outcomes it has every straggler_after,
     // so statuses and results do not wait for its end; the offsets still commit only once
@@ -192,7 +211,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     }, config.delivery.straggler_after);
     const { handoff_lease, max_handoff } = config.delivery;
     const timedOut = await stragglers({ clock: d.clock, delivery: config.delivery, moved }, all, progress).finally(() => clearInterval(ticker));
-    if (timedOut && handoff.size() < max_handoff) {
+    if (timedOut && handoff.size() < max_handoff && batch.lost?.() !== true) {
       // Synchronously with the check: from here on, these webhooks report to the handoff.
       const now = d.clock.now();
       const rest: Webhook[] = [];
@@ -223,16 +242,19 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
     } else {
       await all;
     }
-    // A stop cut some lanes short: leave the batch uncommitted so that it comes again.
-    if (hooks.some((w) => !finished.has(w) && !leased.has(w))) {
+    // A stop cut some lanes short: the batch stays uncommitted (a lost one writes what it sent first, below).
+    const cutShort = hooks.some((w) => !finished.has(w) && !leased.has(w));
+    if (cutShort && stopping) {
       const e = new Error('worker stopping: batch left uncommitted');
       recent.settle(attemptedOf(steps), e);
       throw e;
     }
     if (known.skipped()) d.log.info('webhooks consumed again were not sent again: their pass was made', { webhooks: known.skipped(), of: hooks.length });
+    if (known.replayed()) d.log.info('webhooks consumed again were not sent again: a sent mark names their pass', { webhooks: known.replayed(), of: hooks.length });
     // Its deliveries are done or handed off: writing their outcomes needs no more of the worker.
     batch.release?.();
     await Promise.all([...partial, writeOutcomes(steps.splice(0), records), attempter.settle(), known.durable()]);
+    if (cutShort) throw new Error('partition lost: its webhooks not started are left to its next owner');
   };
 
   /** Makes the outcomes of some of a batch's steps durable (plus `records`, e.g. dead letters of undecodable records). */

@@ -2,10 +2,13 @@ import type { Webhook } from '../domain/webhook';
 import { sleep } from '../domain/time';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
-import type { EndedLookup } from '../ports/hot-state';
+import type { EndedLookup, SentMark } from '../ports/hot-state';
 import type { Logger } from '../ports/logger';
 import type { Step } from './attempt';
 import type { RecentOutcomes } from './recent-outcomes';
+import { replayedStep } from './sent-marks';
+
+type Stored = { ended: Map<string, number>; sent: Map<string, SentMark> };
 
 export type KnownDeps = {
   recent: RecentOutcomes;
@@ -37,17 +40,17 @@ export type KnownDeps = {
  *   partition's last owner delivered is known only there, and attempting it blind could send
  *   it twice (docs/RELIABILITY.md, "Redis unreachable"); without lookupRetryMs it knows nothing.
  */
-export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean, afterAssignment = false) => {
-  const lookup = async (ended: EndedLookup, ids: string[]): Promise<Map<string, number>> => {
+export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean | readonly Webhook[], afterAssignment = false) => {
+  const lookup = async (ended: EndedLookup, ids: string[]): Promise<Stored> => {
     for (;;) {
       try {
-        return await ended.endedAttempts(ids);
+        return ended.lookup ? await ended.lookup(ids) : { ended: await ended.endedAttempts(ids), sent: new Map() };
       } catch (e) {
         // Past the partition's end at assignment its last owner had none of them: the lookup is
         // kept while Redis answers (it costs nothing then), not waited for while it does not.
         if (d.lookupRetryMs === undefined || afterAssignment) {
           d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
-          return new Map<string, number>();
+          return { ended: new Map(), sent: new Map() };
         }
         if (d.isStopping?.()) throw e;
         d.log.warn('ended statuses not read; webhooks consumed again wait for Redis', { error: errorMessage(e), webhooks: ids.length });
@@ -55,11 +58,13 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
       }
     }
   };
+  // All of a batch that may have been consumed before, or only the records the scheduler put back.
+  const asked = maybeSeen === true ? hooks : maybeSeen === false ? [] : maybeSeen;
   const stored =
-    maybeSeen && d.ended && hooks.length
+    d.ended && asked.length
       ? lookup(
           d.ended,
-          hooks.map((w) => w.id),
+          asked.map((w) => w.id),
         )
       : undefined;
   stored?.catch(() => {}); // met again by each webhook's check
@@ -72,10 +77,18 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     skipped++;
     return { kind: 'known', webhook: w, at: d.clock.now() };
   };
-  const fromStore = async (w: Webhook, lookup: Promise<Map<string, number>>): Promise<Step | undefined> => {
-    const attempts = (await lookup).get(w.id);
+  let replayed = 0;
+  const fromStore = async (w: Webhook, lookup: Promise<Stored>): Promise<Step | undefined> => {
+    const { ended, sent } = await lookup;
+    const attempts = ended.get(w.id);
     // attempts counts every pass made (attempt + deferrals + 1): past this one, it was made.
-    return attempts !== undefined && attempts > w.attempt + w.deferrals ? known(w) : undefined;
+    if (attempts !== undefined && attempts > w.attempt + w.deferrals) return known(w);
+    // This very pass was answered 2xx and its outcome not written (its worker died first):
+    // the outcome is written now, from the mark, and nothing is sent (sent-marks.ts).
+    const mark = sent.get(w.id);
+    if (mark?.pass !== w.attempt + w.deferrals) return undefined;
+    replayed++;
+    return replayedStep(w, mark);
   };
   return {
     /** A 'known' step for `w`, or undefined when it is to be attempted (a promise only while the lookup is out). */
@@ -124,6 +137,8 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     /** Resolves once the outcome of every pass found here is durable; rejects when one will not be written. */
     durable: (): Promise<unknown> => (waits.length ? Promise.all(waits) : Promise.resolve()),
     skipped: () => skipped,
+    /** Webhooks whose outcome was written from a sent mark, not sent. */
+    replayed: () => replayed,
   };
 };
 

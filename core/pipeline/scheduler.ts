@@ -6,6 +6,7 @@ import type { Clock } from '../ports/clock';
 import type { RetrySchedule, ShardLeases } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import { sleep } from '../domain/time';
+import { RESCHEDULED_HEADERS } from './sent-marks';
 import type { Logger } from '../ports/logger';
 
 export type SchedulerDeps = { config: Config; hot: RetrySchedule; producer: LogProducer; clock: Clock; log: Logger };
@@ -26,7 +27,9 @@ export const createSchedulerTick =
     for (const r of claimed) {
       try {
         const w = decodeWebhook(r.data);
-        records.push({ topic: kafka.topics.pending, key: webhookKey(w), value: r.data });
+        // Its pass may have been answered already (a handoff lease that ran out under a dead
+        // worker): the worker looks its sent mark up before sending (sent-marks.ts).
+        records.push({ topic: kafka.topics.pending, key: webhookKey(w), value: r.data, headers: RESCHEDULED_HEADERS });
       } catch (e) {
         // It can never be delivered; keep it where operators look for failures.
         d.log.error('unreadable retry record dead-lettered', { webhook_id: r.id, error: errorMessage(e) });

@@ -90,7 +90,19 @@ export type StatusReader = {
  */
 export type EndedLookup = {
   endedAttempts(ids: readonly string[]): Promise<Map<string, number>>;
+  /** The ended statuses (as endedAttempts) and the sent marks of these webhooks, in one round trip. */
+  lookup?(ids: readonly string[]): Promise<{ ended: Map<string, number>; sent: Map<string, SentMark> }>;
+  /**
+   * Marks passes answered 2xx, written right after the answer and before the outcome's
+   * records: a worker killed in between leaves the mark, and the next pass over the same
+   * record writes the outcome instead of sending it again (docs/RELIABILITY.md, *Sent marks*).
+   * Best effort: a mark not written only means the copy is sent.
+   */
+  markSent?(marks: readonly { id: string; mark: SentMark }[]): Promise<void>;
 };
+
+/** A pass (attempt + deferrals) an endpoint answered 2xx: the status code, when (ms), and how long it took. */
+export type SentMark = { pass: number; status: number; at: number; durationMs: number };
 
 /** GET /webhooks. Listing indexes follow every status write (apply and restore). */
 export type WebhookListing = {

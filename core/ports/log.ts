@@ -43,6 +43,12 @@ export type ConsumedBatch = {
    * nobody else had these records. Told only by logs that can read that end (Kafka).
    */
   afterAssignment?: boolean;
+  /**
+   * True once nothing of this batch can commit here any more: its partition went to another
+   * consumer in a rebalance (which starts from the last commit), a rewind, a stop. Its
+   * deliveries not yet started are then the next owner's to make (core/pipeline/deliver.ts).
+   */
+  lost?: () => boolean;
 };
 
 export type LogProducer = {

@@ -1,26 +1,23 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../core/config/load';
 import { KafkaLog } from '../../workers/kafka/log';
 import { uniq, waitFor } from '../helpers/env';
 import { TEST_SECRET } from '../helpers/fleet';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { chaosInfra, workersJoined } from './infra';
+import type { Kind, Receiver } from './receiver';
 import { diagnose, traceDuplicates } from './trace';
+
+export { chaosReceiver, FLAKY_FAILURES, type Answer, type Kind, type Receiver } from './receiver';
+
+export const OUTCOME: Record<Kind, string> = { ok: 'delivered', flaky: 'delivered', bad: 'unrecoverable', exhaust: 'exhausted' };
+const MAX_ATTEMPTS: Record<Kind, number> = { ok: 10, flaky: 10, bad: 10, exhaust: 3 };
 
 // The pieces every chaos scenario is made of: a receiver that records every delivery, the
 // binaries as processes on the chaos servers, a client that enqueues (retrying a refused
 // batch after Retry-After, as a well-behaved producer does), and the books: sent, delivered,
 // dead-lettered, lost, duplicates.
-
-/** How the receiver treats a webhook: its fate without any chaos. */
-export type Kind = 'ok' | 'flaky' | 'bad' | 'exhaust';
-export const OUTCOME: Record<Kind, string> = { ok: 'delivered', flaky: 'delivered', bad: 'unrecoverable', exhaust: 'exhausted' };
-const MAX_ATTEMPTS: Record<Kind, number> = { ok: 10, flaky: 10, bad: 10, exhaust: 3 };
-/** flaky answers 503 to its first attempts, so it is mid-retry for seconds. */
-export const FLAKY_FAILURES = 3;
 
 /** HOWK_CHAOS_PROFILE: ci (default; what `npm test` runs) or full (`npm run test:chaos`). */
 export const profile: 'ci' | 'full' = (() => {
@@ -29,61 +26,6 @@ export const profile: 'ci' | 'full' = (() => {
   return p;
 })();
 export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 'full' ? 3 : 1));
-
-export type Receiver = Awaited<ReturnType<typeof chaosReceiver>>;
-
-export const chaosReceiver = async () => {
-  const byId = new Map<string, { requests: number; ok: number; first?: number; log?: string[] }>();
-  const times: number[] = [];
-  const okTimes: number[] = [];
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const kind = (req.url ?? '/ok').split('/')[1] as Kind;
-      const attempt = Number(req.headers['x-webhook-attempt'] ?? 1);
-      const status = kind === 'bad' ? 400 : kind === 'exhaust' ? 503 : kind === 'flaky' && attempt <= FLAKY_FAILURES ? 503 : 200;
-      const id = String(req.headers['webhook-id']);
-      const now = Date.now();
-      const e = byId.get(id) ?? { requests: 0, ok: 0, first: now };
-      e.requests++;
-      times.push(now);
-      if (status === 200) {
-        e.ok++;
-        okTimes.push(now);
-      }
-      // HOWK_CHAOS_TRACE=1: every answer per webhook, to tell where duplicates come from.
-      if (process.env.HOWK_CHAOS_TRACE) (e.log ??= []).push(`${now}:a${attempt}:${status}`);
-      byId.set(id, e);
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: (kind: Kind, shard: number) => `http://127.0.0.1:${port}/${kind}/${shard}`,
-    byId,
-    /** Requests that reached the receiver in [from, to). */
-    requestsBetween: (from: number, to: number) => times.filter((t) => t >= from && t < to).length,
-    /** 2xx answers given in [from, to). */
-    okBetween: (from: number, to: number) => okTimes.filter((t) => t >= from && t < to).length,
-    /** First 2xx answered at or after `t`. */
-    firstOkAfter: (t: number) => okTimes.find((x) => x >= t),
-    /** Longest time without a 2xx between two deliveries, from `from` on (up to `to`). */
-    longestStall: (from: number, to = Infinity) => {
-      let max = 0;
-      for (let i = 1; i < okTimes.length; i++) if (okTimes[i]! >= from && okTimes[i - 1]! < to) max = Math.max(max, okTimes[i]! - okTimes[i - 1]!);
-      return max;
-    },
-    /** The times without a 2xx longer than `min` ms, from `from` on: [start, end]. */
-    gaps: (from: number, min: number) => {
-      const out: [number, number][] = [];
-      for (let i = 1; i < okTimes.length; i++) if (okTimes[i]! >= from && okTimes[i]! - okTimes[i - 1]! > min) out.push([okTimes[i - 1]!, okTimes[i]!]);
-      return out;
-    },
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-  };
-};
 
 export type ChaosFleet = Awaited<ReturnType<typeof chaosFleet>>;
 

@@ -3,6 +3,7 @@ import { createRedis } from '../../workers/redis/client';
 import { waitFor } from '../helpers/env';
 import { chaosFleet, chaosReceiver, deadLetterCollector, profile, settle, startClient, type ChaosFleet, type Client, type Figures, type Receiver } from './harness';
 import { chaosInfra, workersJoined } from './infra';
+import { duplicateBreakdown } from './duplicates';
 import { enqueueWhenBack, groupAnswers } from './kafka-return';
 import { startSvixTraffic, SVIX_ENV } from './svix-traffic';
 import { longestFirstWait, traceSlowest, traceTimeline, type Fault } from './trace';
@@ -181,6 +182,7 @@ export const killScenario = (run: number) =>
           svix_duplicates: fanned.duplicates(),
           recover: 'longest gap between deliveries while killing and enqueueing',
           longest_first_attempt_wait_ms: longestFirstWait(client, rx, firstKillAt),
+          duplicate_breakdown: duplicateBreakdown(rx, faults),
         },
       };
     },

@@ -38,7 +38,7 @@ export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => v
     inboundReplays: redisInboundReplays(redis),
     outcomes: redisOutcomeBus(redis),
     keyMirror: createKeyMirror(redis),
-    ended: redisEndedLookup(redis),
+    ended: redisEndedLookup(redis, c.ttl.status_ttl),
   });
 };
 
