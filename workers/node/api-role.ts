@@ -55,6 +55,29 @@ export type ApiRoleParts = {
   apps: AppState | undefined;
 };
 
+/**
+ * Ready only once the tables the API serves from Kafka are loaded: before that a script or
+ * Svix write answers 503 "still loading" (seen right after /ready in a test that wrote a
+ * script at once). A table that has loaded stays loaded, whatever Kafka does later.
+ */
+const tablesLoaded = (tables: Record<string, Promise<void> | undefined>): DependencyCheck => {
+  const loading = new Set<string>();
+  for (const [name, ready] of Object.entries(tables)) {
+    if (!ready) continue;
+    loading.add(name);
+    void ready.then(
+      () => loading.delete(name),
+      () => undefined,
+    );
+  }
+  return {
+    name: 'tables',
+    check: async () => {
+      if (loading.size) throw new Error(`still loading from Kafka: ${[...loading].join(', ')}`);
+    },
+  };
+};
+
 /** The api role of a process: its enqueuer, first-outcome waits, event streams and the API app over them. */
 export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, security, scripts, luaKv, lua, apps }: ApiRoleParts) => {
   const { config, logStore, hot, log } = p;
@@ -64,6 +87,7 @@ export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, se
   const dependencies: DependencyCheck[] = [
     { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
     { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
+    tablesLoaded({ 'delivery scripts': scripts?.ready, applications: apps?.ready }),
   ];
   const sync = createSyncWaits({
     bus: outcomes,
