@@ -27,34 +27,42 @@ export const profile: 'ci' | 'full' = (() => {
 })();
 export const repetitions = Number(process.env.HOWK_CHAOS_REPEAT ?? (profile === 'full' ? 3 : 1));
 
+/**
+ * The settings a fault fleet's processes share, here and in the replicated project's fault
+ * tests: topics and a consumer group of their own, loopback receivers, short retries, and
+ * circuits that the scripted 503s of the flaky endpoints never open.
+ */
+export const fleetSettings = (prefix: string): Record<string, string> => ({
+  ...Object.fromEntries(Object.keys(loadConfig({ env: {} }).kafka.topics).map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${prefix}.${t}`])),
+  HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
+  HOWK_KAFKA_PARTITIONS: '6',
+  HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8',
+  HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
+  HOWK_RETRY_BASE_DELAY: '1s',
+  HOWK_RETRY_MAX_DELAY: '4s',
+  HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
+  HOWK_SCHEDULER_LEASE: '5s',
+  // Circuits on (while Redis is away each worker keeps the last known ones), but not opened by the scripted failures.
+  HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
+  HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
+  HOWK_RECONCILER_LOCK_TTL: '10s',
+  // Restored retries that were due wait this long for copies already on their way (default 30 s).
+  HOWK_RECONCILER_RESTORE_DELAY: '10s',
+});
+
 export type ChaosFleet = Awaited<ReturnType<typeof chaosFleet>>;
 
 /** howk-api, workers and schedulers as processes on the chaos Kafka + Redis; topics of their own. */
 export const chaosFleet = async (name: string, counts: { workers: number; schedulers: number }, extra: Record<string, string> = {}) => {
   const prefix = uniq(`chaos-${name}`);
   const port = await freePort();
-  const topics = Object.keys(loadConfig({ env: {} }).kafka.topics);
   const env: Record<string, string> = {
     HOWK_API_PORT: String(port),
     HOWK_API_HOST: '127.0.0.1',
     HOWK_API_AUTH_ENABLED: 'false',
     HOWK_KAFKA_BROKERS: chaosInfra.brokers,
     HOWK_REDIS_URL: `${chaosInfra.redisUrl}/0`,
-    ...Object.fromEntries(topics.map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${prefix}.${t}`])),
-    HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
-    HOWK_KAFKA_PARTITIONS: '6',
-    HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8',
-    HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
-    HOWK_RETRY_BASE_DELAY: '1s',
-    HOWK_RETRY_MAX_DELAY: '4s',
-    HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
-    HOWK_SCHEDULER_LEASE: '5s',
-    // Circuits on (while Redis is away each worker keeps the last known ones), but not opened by the scripted failures.
-    HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
-    HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
-    HOWK_RECONCILER_LOCK_TTL: '10s',
-    // Restored retries that were due wait this long for copies already on their way (default 30 s).
-    HOWK_RECONCILER_RESTORE_DELAY: '10s',
+    ...fleetSettings(prefix),
     // HOWK_CHAOS_TRACE reads the workers' group membership lines (info) for its timeline.
     HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS || process.env.HOWK_CHAOS_TRACE ? 'info' : 'error',
     ...extra,

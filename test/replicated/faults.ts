@@ -5,11 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import kafkajs from 'kafkajs';
-import { loadConfig } from '../../core/config/load';
 import { uniq, waitFor } from '../helpers/env';
-import { TEST_SECRET } from '../helpers/fleet';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
-import type { Client, Receiver } from '../chaos/harness';
+import { fleetSettings, type Client, type Receiver } from '../chaos/harness';
 import { traceDuplicates } from '../chaos/trace';
 
 // The parts of the fault tests on the scaled set-up (test/replicated/faults-*.cluster.test.ts):
@@ -80,25 +78,11 @@ export type FaultFleet = Awaited<ReturnType<typeof faultFleet>>;
 export const faultFleet = async (name: string, infra: Record<string, string>, workers = 2) => {
   const prefix = uniq(`fault-${name}`);
   const port = await freePort();
-  const topics = Object.keys(loadConfig({ env: {} }).kafka.topics);
   const env: Record<string, string> = {
     HOWK_API_PORT: String(port),
     HOWK_API_HOST: '127.0.0.1',
     HOWK_API_AUTH_ENABLED: 'false',
-    ...Object.fromEntries(topics.map((t) => [`HOWK_KAFKA_TOPICS_${t.toUpperCase()}`, `${prefix}.${t}`])),
-    HOWK_KAFKA_CONSUMER_GROUP: `${prefix}-workers`,
-    HOWK_KAFKA_PARTITIONS: '6',
-    HOWK_DELIVERY_ALLOWED_NETWORKS: '127.0.0.0/8',
-    HOWK_SIGNING_DEFAULT_SECRET: TEST_SECRET,
-    HOWK_RETRY_BASE_DELAY: '1s',
-    HOWK_RETRY_MAX_DELAY: '4s',
-    HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
-    HOWK_SCHEDULER_LEASE: '5s',
-    // The scripted 503s of the flaky endpoints must not open circuits.
-    HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
-    HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
-    HOWK_RECONCILER_LOCK_TTL: '10s',
-    HOWK_RECONCILER_RESTORE_DELAY: '10s',
+    ...fleetSettings(prefix),
     HOWK_LOG_LEVEL: process.env.HOWK_FAULT_LOGS ? 'info' : 'error',
     ...infra,
   };
