@@ -1,3 +1,4 @@
+import { createBatcher } from '../domain/batcher';
 import type { Webhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
 import type { EndedLookup, SentMark } from '../ports/hot-state';
@@ -26,36 +27,29 @@ const MAX_WRITES = 4;
  */
 export const createSentMarks = (ended: EndedLookup | undefined, log: Logger, clock: Clock) => {
   const write = ended?.markSent?.bind(ended);
-  let queued: { id: string; mark: SentMark }[] = [];
-  let writing = 0;
   let warned = 0;
-  const flush = () => {
-    if (!write || writing >= MAX_WRITES || !queued.length) return;
-    const marks = queued;
-    queued = [];
-    writing++;
-    write(marks)
-      .catch((e: unknown) => {
-        // Once a minute at most: while Redis is away every batch would log it.
-        if (clock.now() - warned > 60_000) {
-          warned = clock.now();
-          log.warn('sent marks not written; a copy of these deliveries consumed again would be sent again', { error: errorMessage(e), marks: marks.length });
-        }
-      })
-      .finally(() => {
-        writing--;
-        flush();
-      });
-  };
+  const marks =
+    write &&
+    createBatcher<{ id: string; mark: SentMark }, void>({
+      // After the current task: the answers that came in together go in one write.
+      start: 'microtask',
+      maxInFlight: MAX_WRITES,
+      run: (taken) =>
+        write(taken).catch((e: unknown) => {
+          // Once a minute at most: while Redis is away every batch would log it.
+          if (clock.now() - warned > 60_000) {
+            warned = clock.now();
+            log.warn('sent marks not written; a copy of these deliveries consumed again would be sent again', { error: errorMessage(e), marks: taken.length });
+          }
+        }),
+    });
   return {
     /** Marks `s` when it is a pass answered 2xx. */
     step(s: Step): void {
-      if (!write || s.kind !== 'attempted' || s.o.decision.kind !== 'delivered' || s.o.response.kind !== 'response') return;
+      if (!marks || s.kind !== 'attempted' || s.o.decision.kind !== 'delivered' || s.o.response.kind !== 'response') return;
+      if (marks.waiting >= MAX_QUEUED) return;
       const w = s.o.webhook;
-      if (queued.length >= MAX_QUEUED) return;
-      queued.push({ id: w.id, mark: { pass: w.attempt + w.deferrals, status: s.o.response.status, at: s.o.at, durationMs: s.o.response.durationMs } });
-      // After the current task: the answers that came in together go in one write.
-      if (queued.length === 1) queueMicrotask(flush);
+      void marks.add({ id: w.id, mark: { pass: w.attempt + w.deferrals, status: s.o.response.status, at: s.o.at, durationMs: s.o.response.durationMs } });
     },
   };
 };
