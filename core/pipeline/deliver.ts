@@ -23,6 +23,7 @@ import { durablyWith } from './durably';
 import { createOwedWrites } from './owed-writes';
 import { stragglers } from './stragglers';
 import { createSentMarks, RESCHEDULED } from './sent-marks';
+import { attemptHoldingPauses } from './pause-hold';
 
 export type DeliverDeps = AttemptDeps & {
   config: Config;
@@ -50,17 +51,9 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
   const { config } = d;
   const topics = config.kafka.topics;
   let stopping = false;
-  const attempter = createAttempter({
-    ...d,
-    isStopping: () => stopping,
-    beforeHold: (w) => {
-      const at = d.clock.now();
-      const patch = { webhook_id: w.id, updated_at_ns: nowNs(at), held: 'paused' as const, next_retry_at: null };
-      return durably('hold snapshot', () => d.producer.send([{ topic: topics.state, key: w.id, value: snapshotValue(w, patch, at) }]));
-    },
-  });
-
+  const attempter = createAttempter({ ...d, isStopping: () => stopping });
   const durably = durablyWith(d.log, () => stopping);
+  const attemptOne = attemptHoldingPauses({ ...d, attempter, durably }, lane);
   const owed = createOwedWrites(d.hot, d.log, config.degraded.max_owed_statuses);
   const lookup = { lookupRetryMs: config.degraded.enabled ? config.degraded.recheck_interval : undefined, isStopping: () => stopping };
 
@@ -126,7 +119,7 @@ export const createDeliverer = (d: DeliverDeps, lane: Lane = 'fast') => {
               attempter.discard(w); // what was asked ahead for it is given back
             // Slow lane: each endpoint at its own pace (limit / latency).
             else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-            const step = seen ?? (await attempter.attempt(w, lane, ahead ? items[next] : undefined, start));
+            const step = seen ?? (await attemptOne(w, ahead ? items[next] : undefined, start));
             if (!seen) marks.step(step);
             onStep(w, step);
             moved.set(key, d.clock.now());

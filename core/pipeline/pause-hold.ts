@@ -1,0 +1,48 @@
+import type { Config } from '../config/schema';
+import { nowNs } from '../domain/time';
+import type { Webhook } from '../domain/webhook';
+import type { Clock } from '../ports/clock';
+import type { PauseScope } from '../ports/guards';
+import type { LogProducer } from '../ports/log';
+import { snapshotValue } from '../records/state';
+import type { Lane, PauseMet, Step } from './attempt';
+
+type Attempter = {
+  attempt: (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number, pass?: readonly PauseScope['kind'][]) => Promise<Step | PauseMet>;
+  hold: (m: PauseMet) => Promise<Step | { pass: PauseScope['kind'] } | undefined>;
+};
+
+export type PauseHoldDeps = {
+  config: Config;
+  clock: Clock;
+  producer: LogProducer;
+  attempter: Attempter;
+  /** Retries a write until it is taken (or the worker stops): the deliverer's. */
+  durably: (what: string, fn: () => Promise<unknown>) => Promise<void>;
+};
+
+/**
+ * The attempt stage with a pause met at admission held here: Kafka first (the webhook's
+ * howk.state snapshot), then Redis. A FLUSHALL must never take a held webhook whose snapshot
+ * howk.state has not got yet (test/unit/reconcile-flush-race.test.ts). A pause that ended or
+ * drained meanwhile sends the webhook back to admission.
+ */
+export const attemptHoldingPauses = (d: PauseHoldDeps, lane: Lane) => {
+  const topic = d.config.kafka.topics.state;
+  const snapshot = (w: Webhook) => {
+    const at = d.clock.now();
+    const patch = { webhook_id: w.id, updated_at_ns: nowNs(at), held: 'paused' as const, next_retry_at: null };
+    return d.durably('hold snapshot', () => d.producer.send([{ topic, key: w.id, value: snapshotValue(w, patch, at) }]));
+  };
+  return async (w: Webhook, next: Webhook | undefined, fetchedAt: number): Promise<Step> => {
+    let pass: PauseScope['kind'][] | undefined;
+    for (;;) {
+      const s = await d.attempter.attempt(w, lane, next, fetchedAt, pass);
+      if (s.kind !== 'pause_met') return s;
+      await snapshot(w);
+      const held = await d.attempter.hold(s);
+      if (held && 'kind' in held) return held;
+      pass = held ? [...(pass ?? []), held.pass] : (pass ?? []);
+    }
+  };
+};
