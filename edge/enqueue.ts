@@ -9,7 +9,7 @@ import type { IdempotencyStore } from '../core/ports/hot-state';
 import type { Clock } from '../core/ports/clock';
 import type { SecretBox } from '../core/signing/secret-box';
 import type { Logger } from '../core/ports/logger';
-import { GATE_ORIGIN, type AdmitReply, type AdmitRequest, type AdmitResult, type GateError, type ReserveReply } from './gate/protocol';
+import { GATE_ORIGIN, type AdmitReply, type GateAdmitRequest, type AdmitResult, type GateError, type ReserveReply } from './gate/protocol';
 import type { DurableObjectNamespace } from './runtime';
 import type { RestProducer, RestRecord } from './upstash/kafka';
 
@@ -83,7 +83,7 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
    * Several hosts, one outcome: every gate reserves (dedupe + admission, no produce), the
    * Worker produces all the records in one call, then every gate settles.
    */
-  const acrossHosts = async (configId: string, reqs: AdmitRequest[]): Promise<AdmitResult[][]> => {
+  const acrossHosts = async (configId: string, reqs: GateAdmitRequest[]): Promise<AdmitResult[][]> => {
     const reserved = await Promise.allSettled(reqs.map((r) => gate<ReserveReply>(r.host, '/reserve', r)));
     const settle = (ok: boolean) =>
       Promise.all(
@@ -126,7 +126,7 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
       byHost.set(host, [...(byHost.get(host) ?? []), i]);
     });
     const groups = [...byHost];
-    const reqs: AdmitRequest[] = groups.map(([host, idx]) => ({
+    const reqs: GateAdmitRequest[] = groups.map(([host, idx]) => ({
       config_id: configId,
       host,
       items: idx.map((i) => ({

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api';
 import { Payload } from '../payload';
-import type { DeadLetter, Row, Status } from './types';
+import type { DeadLetterView, Row, Status } from './types';
 
 // One delivery's attempts (GET /webhooks/:id/status) and, once it is dead-lettered, its
 // payload and the last response (GET /deadletter/:id). Shown as text, never as markup.
@@ -10,12 +10,12 @@ const DEAD = new Set(['failed', 'exhausted']);
 
 export const Details = ({ row, apiKey }: { row: Row; apiKey: string | null }) => {
   const [status, setStatus] = useState<Status | null>(null);
-  const [dead, setDead] = useState<DeadLetter | null>(null);
+  const [dead, setDead] = useState<DeadLetterView | null>(null);
   const [error, setError] = useState<string | null>(null);
   const id = encodeURIComponent(row.webhook_id);
   useEffect(() => {
     apiGet<Status>(`/webhooks/${id}/status`, apiKey).then(setStatus, (e: Error) => setError(e.message));
-    if (DEAD.has(row.state)) apiGet<DeadLetter>(`/deadletter/${id}`, apiKey).then(setDead, () => setDead(null));
+    if (DEAD.has(row.state)) apiGet<DeadLetterView>(`/deadletter/${id}`, apiKey).then(setDead, () => setDead(null));
   }, [id, row.state, apiKey]);
   if (error) return <p role="alert">{error}</p>;
   if (!status) return <p>Loading…</p>;

@@ -25,4 +25,4 @@ export type Attempt = { attempt: number; at: string; outcome: string; status_cod
 
 export type Status = Row & { history: Attempt[] };
 
-export type DeadLetter = { reason?: string; reason_type?: string; last_response?: string | null; webhook?: { payload?: unknown } };
+export type DeadLetterView = { reason?: string; reason_type?: string; last_response?: string | null; webhook?: { payload?: unknown } };

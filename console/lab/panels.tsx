@@ -1,4 +1,4 @@
-import { describeBehaviour, type Counters, type DeadLetter, type LabSnapshot, type LogLine, type SubscriberView } from '../../core/lab';
+import { describeBehaviour, type Counters, type LabDeadLetter, type LabSnapshot, type LogLine, type SubscriberView } from '../../core/lab';
 
 // The Lab's read-only panels: counters, a card per subscriber, the dead letters and the log.
 
@@ -94,7 +94,7 @@ export const SubscriberCard = ({ s, onFail, onRepair }: CardProps) => (
   </article>
 );
 
-export const DeadLetters = ({ list, names, onReplay }: { list: DeadLetter[]; names: Map<string, string>; onReplay: (id: string) => void }) => (
+export const DeadLetters = ({ list, names, onReplay }: { list: LabDeadLetter[]; names: Map<string, string>; onReplay: (id: string) => void }) => (
   <section aria-labelledby="dl-title" class="panel">
     <h2 id="dl-title">Dead letters ({list.length})</h2>
     {list.length === 0 ? (

@@ -5,7 +5,7 @@ import { takeToken } from '../policy/token-bucket';
 import { react } from './subscriber';
 import { LAB_EPOCH, type DeliveryRecord, type Flight, type LabState, type SubscriberState } from './state';
 import { at, backoffText, dur, pushLine } from './text';
-import type { AttemptRecord, DeadLetter } from './types';
+import type { AttemptRecord, LabDeadLetter } from './types';
 
 // One worker's path through the real policy functions: admission (circuit, then the token
 // bucket, as admitDelivery does), the attempt, classify → circuit record → decide.
@@ -83,7 +83,7 @@ const circuitText = (x: SubscriberState, before: { state: string; opened: number
   return undefined;
 };
 
-const deadLetterOf = (s: LabState, d: DeliveryRecord, reasonType: string, reason: string): DeadLetter =>
+const deadLetterOf = (s: LabState, d: DeliveryRecord, reasonType: string, reason: string): LabDeadLetter =>
   Object.freeze({
     id: d.id,
     eventId: d.eventId,

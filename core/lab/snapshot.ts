@@ -1,5 +1,5 @@
 import type { DeliveryRecord, LabState, SubscriberState } from './state';
-import type { Counters, DeadLetter, DeliveryView, LabSnapshot, SubscriberView } from './types';
+import type { Counters, LabDeadLetter, DeliveryView, LabSnapshot, SubscriberView } from './types';
 
 // The public copy of the state: plain data only (no Map, Set or shared references), so a
 // UI can keep, diff or JSON-encode it without touching the engine.
@@ -29,7 +29,7 @@ export const deliveryView = (d: DeliveryRecord): DeliveryView => ({
   history: d.history.map((h) => ({ ...h })),
 });
 
-export const deadLetterView = (dl: DeadLetter): DeadLetter => ({ ...dl, history: dl.history.map((h) => ({ ...h })) });
+export const deadLetterView = (dl: LabDeadLetter): LabDeadLetter => ({ ...dl, history: dl.history.map((h) => ({ ...h })) });
 
 const subscriberView = (s: LabState, x: SubscriberState): SubscriberView => {
   const { rate, burst } = s.config.rateLimit;

@@ -5,7 +5,7 @@ import type { LabConfig, LabSubscriberSpec } from './config';
 import { createRandom, type Random } from './random';
 import type { Reaction } from './subscriber';
 import { logRing, type LogRing } from './text';
-import type { AttemptRecord, Behaviour, DeadLetter, DeliveryState, Held, Scenario, ScriptedCommand } from './types';
+import type { AttemptRecord, Behaviour, LabDeadLetter, DeliveryState, Held, Scenario, ScriptedCommand } from './types';
 
 // The engine's internal state: mutable, owned by one Lab; the snapshot is the public copy.
 
@@ -70,7 +70,7 @@ export type LabState = {
   /** Due deliveries waiting for a worker, oldest first. */
   ready: DeliveryRecord[];
   flights: Flight[];
-  deadLetters: DeadLetter[];
+  deadLetters: LabDeadLetter[];
   totals: { events: number; deliveries: number; replays: number; rejected: number };
   seq: { flight: number };
   log: LogRing;

@@ -53,7 +53,7 @@ export type DeliveryView = {
   history: AttemptRecord[];
 };
 
-export type DeadLetter = {
+export type LabDeadLetter = {
   id: string;
   eventId: string;
   subscriberId: string;
@@ -151,7 +151,7 @@ export type LabSnapshot = {
   /** Newest first. */
   deliveries: DeliveryView[];
   /** Oldest first. */
-  deadLetters: DeadLetter[];
+  deadLetters: LabDeadLetter[];
   /** Oldest first, at most config.logBound lines. */
   log: LogLine[];
   config: LabConfig;

@@ -40,14 +40,14 @@ export const parkedUntil = (c: CircuitView, now: number, p: Pick<CircuitParams, 
   return null;
 };
 
-export type Admission = { rate: number; burst: number };
+export type SustainedRate = { rate: number; burst: number };
 
 /**
  * The fast-lane admission a measured limit sustains: `allowed(limit)` deliveries in flight,
  * each taking the latency estimate, so limit × 1000 / latency per second, with a burst of
  * one limit's worth. Null until a latency was measured.
  */
-export const sustained = (s: LimitState | null): Admission | null => {
+export const sustained = (s: LimitState | null): SustainedRate | null => {
   if (!s || s.latMs <= 0) return null;
   const n = allowed(s);
   return { rate: (n * 1000) / s.latMs, burst: n };

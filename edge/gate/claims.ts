@@ -1,6 +1,6 @@
 import { UnavailableError } from '../../core/errors/errors';
-import type { IdempotencyStore } from './idempotency';
-import type { AdmitRequest, AdmitResult, LaneChoice } from './protocol';
+import type { GateIdempotencyTable } from './idempotency';
+import type { GateAdmitRequest, AdmitResult, RouteChoice } from './protocol';
 
 // Idempotency claims of one gate. A key is first claimed in memory (the gate is the only
 // writer of its host's keys, so memory is enough while a produce is in flight), and becomes
@@ -13,7 +13,7 @@ export type Prepared = {
   results: (AdmitResult | Promise<AdmitResult>)[];
   claims: Claim[];
   /** Items to produce, with the lane each was admitted to. */
-  fresh: ({ index: number } & LaneChoice)[];
+  fresh: ({ index: number } & RouteChoice)[];
   duplicates: number;
 };
 
@@ -21,7 +21,7 @@ export class ClaimBook {
   private readonly inflight = new Map<string, Promise<string>>();
 
   constructor(
-    private readonly store: IdempotencyStore,
+    private readonly store: GateIdempotencyTable,
     private readonly ttlMs: () => number,
   ) {}
 
@@ -30,7 +30,7 @@ export class ClaimBook {
    * `wait: false` (reservations of multi-host requests) refuses to wait on an in-flight key,
    * so that two such requests can never wait on each other across gates.
    */
-  prepare(req: AdmitRequest, now: number, lane: (index: number) => LaneChoice, wait: boolean): Prepared {
+  prepare(req: GateAdmitRequest, now: number, lane: (index: number) => RouteChoice, wait: boolean): Prepared {
     const out: Prepared = { results: [], claims: [], fresh: [], duplicates: 0 };
     const mine = new Map<string, Claim>();
     req.items.forEach((it, index) => {

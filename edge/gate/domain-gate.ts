@@ -4,15 +4,15 @@ import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions, type EdgeConfig } from '
 import { transformerSecretNames } from '../incoming/registry';
 import type { DurableObjectState } from '../runtime';
 import { createRestProducer, type RestRecord } from '../upstash/kafka';
-import { chooseLane } from './admission';
+import { chooseRoute } from './route';
 import { MicroBatcher } from './batcher';
 import { BucketStore } from './buckets';
 import { CapacityView } from './capacity';
 import { ClaimBook, type Claim, type Prepared } from './claims';
-import { IdempotencyStore } from './idempotency';
+import { GateIdempotencyTable } from './idempotency';
 import { Reservoir } from './latency';
 import { parkedRecord, schedule, type Parked } from './park';
-import type { AdmitReply, AdmitRequest, AdmitResult, GateError, GateStats, RateReply, RateRequest, ReserveReply, SettleRequest } from './protocol';
+import type { AdmitReply, GateAdmitRequest, AdmitResult, GateError, GateStats, RateReply, RateRequest, ReserveReply, SettleRequest } from './protocol';
 
 // DomainGate: one Durable Object per destination host (idFromName(host)), the strongly
 // consistent front of that host's traffic. It dedupes idempotency keys, admits to the fast
@@ -30,7 +30,7 @@ const RESERVATION_TTL_MS = 10_000;
 
 export class DomainGate {
   private readonly cfg: EdgeConfig;
-  private readonly idem: IdempotencyStore;
+  private readonly idem: GateIdempotencyTable;
   private readonly claims: ClaimBook;
   private readonly batcher: MicroBatcher;
   private readonly reservations = new Map<string, { claims: Claim[]; timer: ReturnType<typeof setTimeout> }>();
@@ -50,7 +50,7 @@ export class DomainGate {
   ) {
     this.cfg = edgeConfigFrom(env, transformerSecretNames());
     const e = this.cfg.edge;
-    this.idem = new IdempotencyStore(state.storage.sql);
+    this.idem = new GateIdempotencyTable(state.storage.sql);
     this.claims = new ClaimBook(this.idem, () => this.cfg.config.ttl.idempotency_ttl);
     this.buckets = new BucketStore(state.storage.sql);
     this.redis = edgeRedisOf(e);
@@ -80,8 +80,8 @@ export class DomainGate {
   async fetch(req: Request): Promise<Response> {
     const path = new URL(req.url).pathname;
     try {
-      if (req.method === 'POST' && path === '/admit') return json({ results: await this.admit((await req.json()) as AdmitRequest) } satisfies AdmitReply);
-      if (req.method === 'POST' && path === '/reserve') return json(await this.reserve((await req.json()) as AdmitRequest));
+      if (req.method === 'POST' && path === '/admit') return json({ results: await this.admit((await req.json()) as GateAdmitRequest) } satisfies AdmitReply);
+      if (req.method === 'POST' && path === '/reserve') return json(await this.reserve((await req.json()) as GateAdmitRequest));
       if (req.method === 'POST' && path === '/settle') return json(this.settle((await req.json()) as SettleRequest));
       if (req.method === 'POST' && path === '/ratelimit') return json(this.rateLimit((await req.json()) as RateRequest));
       if (req.method === 'GET' && path === '/stats') return json(this.stats());
@@ -116,20 +116,20 @@ export class DomainGate {
     return (this.capacity ??= new CapacityView(this.redis, host, this.cfg.edge.capacity_cache));
   }
 
-  private async prepare(req: AdmitRequest, wait: boolean): Promise<Prepared> {
+  private async prepare(req: GateAdmitRequest, wait: boolean): Promise<Prepared> {
     if (!req || typeof req.config_id !== 'string' || typeof req.host !== 'string' || !Array.isArray(req.items)) throw new ValidationError('malformed admit request');
     const hashes = [...new Set(req.items.map((it) => it.endpoint_hash).filter((h): h is string => typeof h === 'string'))];
     const cap = await this.capacityOf(req.host).of(hashes, Date.now());
     const now = Date.now();
     const { edge, config } = this.cfg;
     const lane = (i: number) =>
-      chooseLane({ cap, host: req.host, endpointHash: req.items[i]!.endpoint_hash, now, edge, circuit: config.circuit_breaker, buckets: this.buckets, canPark: wait });
+      chooseRoute({ cap, host: req.host, endpointHash: req.items[i]!.endpoint_hash, now, edge, circuit: config.circuit_breaker, buckets: this.buckets, canPark: wait });
     const p = this.claims.prepare(req, now, lane, wait);
     this.counters.duplicates += p.duplicates;
     return p;
   }
 
-  private accepted(req: AdmitRequest, p: Prepared): Promise<AdmitResult[]> {
+  private accepted(req: GateAdmitRequest, p: Prepared): Promise<AdmitResult[]> {
     for (const f of p.fresh) {
       this.counters[f.lane]++;
       p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', lane: f.lane, ...(f.until ? { until: f.until } : {}) };
@@ -155,7 +155,7 @@ export class DomainGate {
     return t.ok ? { ok: true } : { ok: false, retry_after: Math.max(1, Math.ceil(t.waitMs / 1000)) };
   }
 
-  private async admit(req: AdmitRequest): Promise<AdmitResult[]> {
+  private async admit(req: GateAdmitRequest): Promise<AdmitResult[]> {
     const t0 = Date.now();
     const p = await this.prepare(req, true);
     const { topics } = this.cfg.config.kafka;
@@ -185,7 +185,7 @@ export class DomainGate {
    * Parked webhooks join the retry schedule. Should Redis refuse, they go to the slow lane
    * instead, where the worker parks them on arrival: accepted either way, never lost.
    */
-  private async schedule(req: AdmitRequest, parked: Parked[]): Promise<void> {
+  private async schedule(req: GateAdmitRequest, parked: Parked[]): Promise<void> {
     try {
       if (!this.redis) throw new Error('no Redis REST endpoint');
       await schedule(this.redis, parked, this.cfg.config.ttl.retry_data_ttl);
@@ -195,7 +195,7 @@ export class DomainGate {
     }
   }
 
-  private async reserve(req: AdmitRequest): Promise<ReserveReply> {
+  private async reserve(req: GateAdmitRequest): Promise<ReserveReply> {
     const p = await this.prepare(req, false);
     const reservation = crypto.randomUUID();
     const timer = setTimeout(() => this.settle({ reservation, ok: false }), RESERVATION_TTL_MS);

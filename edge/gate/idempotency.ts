@@ -6,7 +6,7 @@ import type { SqlStorage } from '../runtime';
 // Keys reserved by a multi-host request wait for its settle in `reservations`: a gate evicted
 // between the two still holds them, and commits them when the settle comes.
 
-export class IdempotencyStore {
+export class GateIdempotencyTable {
   constructor(private readonly sql: SqlStorage) {
     sql.exec('CREATE TABLE IF NOT EXISTS idempotency (k TEXT PRIMARY KEY, webhook_id TEXT NOT NULL, expires_at INTEGER NOT NULL)');
     sql.exec('CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at)');

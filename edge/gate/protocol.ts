@@ -7,12 +7,12 @@
 //          gate whether it worked, so that the request is accepted or refused whole.
 
 export type AdmitItem = { webhook_id: string; endpoint_hash?: string; idempotency_key?: string; /** the encoded webhook record */ value: string };
-export type AdmitRequest = { config_id: string; host: string; items: AdmitItem[] };
+export type GateAdmitRequest = { config_id: string; host: string; items: AdmitItem[] };
 
 /** pending: the fast lane; slow: howk.slow; parked: in the retry schedule (open circuit). */
-export type Lane = 'pending' | 'slow' | 'parked';
-export type LaneChoice = { lane: Lane; /** parked: when the circuit lets it go */ until?: number };
-export type AdmitResult = { webhook_id: string; status: 'pending' | 'duplicate'; lane?: Lane; until?: number };
+export type GateRoute = 'pending' | 'slow' | 'parked';
+export type RouteChoice = { lane: GateRoute; /** parked: when the circuit lets it go */ until?: number };
+export type AdmitResult = { webhook_id: string; status: 'pending' | 'duplicate'; lane?: GateRoute; until?: number };
 export type AdmitReply = { results: AdmitResult[] };
 export type ReserveReply = { reservation: string; results: AdmitResult[] };
 export type SettleRequest = { reservation: string; ok: boolean };
@@ -28,7 +28,7 @@ export type GateStats = {
   flushes: number;
   flushed_records: number;
   produce_failures: number;
-  admitted: Record<Lane, number>;
+  admitted: Record<GateRoute, number>;
   duplicates: number;
   buffered: number;
   reservations: number;

@@ -1,11 +1,11 @@
 import type { Config } from '../../core/config/schema';
 import type { Log, PartitionLag } from '../../core/ports/log';
+import type { Lane } from '../../core/pipeline/admission';
 
 // The lag of the two delivery lanes' consumer groups, read through the log's admin: the
 // metrics (workers/node/metric-probes.ts) and the console's gauges (workers/node/gauges.ts)
 // ask the same question the same way.
 
-export type Lane = 'fast' | 'slow';
 export type LaneGroup = { group: string; topic: string };
 
 export const laneGroups = (kafka: Config['kafka']): Record<Lane, LaneGroup> => ({

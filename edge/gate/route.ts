@@ -2,7 +2,7 @@ import { backlogged, parkedUntil, sustained, type HostCapacity } from '../../cor
 import type { Config } from '../../core/config/schema';
 import { admissionOf, type EdgeSettings } from '../config';
 import type { BucketStore } from './buckets';
-import type { LaneChoice } from './protocol';
+import type { RouteChoice } from './protocol';
 
 // The lane of one webhook at its host's gate, from the capacity the fleet measured:
 // 1. its endpoint's circuit is open (or half-open between probes): parked until it lets a
@@ -13,7 +13,7 @@ import type { LaneChoice } from './protocol';
 //    the rate the measured limit sustains; the slow lane past it. A host the fleet has not
 //    measured yet is admitted at the configured rate (edge.admission_rate, domain_rates).
 
-export type LaneInputs = {
+export type RouteInputs = {
   cap: HostCapacity;
   host: string;
   endpointHash: string | undefined;
@@ -24,7 +24,7 @@ export type LaneInputs = {
   canPark: boolean;
 };
 
-export const chooseLane = (i: LaneInputs): LaneChoice => {
+export const chooseRoute = (i: RouteInputs): RouteChoice => {
   const e = i.endpointHash === undefined ? undefined : i.cap.endpoints[i.endpointHash];
   if (e && i.circuit.enabled) {
     const until = parkedUntil(e.circuit, i.now, i.circuit);
