@@ -7,7 +7,7 @@ import type { PipelineEvents } from '../metrics/events';
 import type { LogProducer } from '../ports/log';
 import { toHex } from '../signing/encoding';
 import { matchingEndpoints } from './filter';
-import { messageWebhookKey } from './gate';
+import { messageWebhookKey } from './endpoint-rules';
 import { encodeMessage, messageKey, type MessageRecord } from '../records/message';
 import type { EndpointRecord } from '../records/application';
 import type { MessageIn } from './schemas';
@@ -104,7 +104,7 @@ export const createMessages = (d: MessageDeps) => {
         if (!m.deliveries.some((x) => x.endpoint_id === e.id)) throw new NotFoundError(`message ${m.id} to endpoint ${e.id} (it was never sent there)`);
         if (e.disabled) throw new ConflictError('endpoint_disabled', `endpoint ${e.id} is disabled: enable it to resend`);
         const nonce = requestKey ? toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', utf8.encode(requestKey)))).slice(0, 26) : ulid(d.clock.now());
-        // svix:<msg>:<resend>:<endpoint>: the worker finds the endpoint by the key's last part (core/apps/gate.ts).
+        // svix:<msg>:<resend>:<endpoint>: the worker finds the endpoint by the key's last part (core/apps/endpoint-rules.ts).
         const [r] = await d.enqueue(app.id, [await webhookOf(e, m.payload, messageWebhookKey(`${m.id}:r${nonce}`, e.id))]);
         const webhookId = r!.webhook_id;
         const latest = d.store.table.message(app.id, m.id) ?? m;

@@ -9,7 +9,7 @@ import { AppTable } from './table';
 export type AppState = { store: AppStore; producer: LogProducer; ready: Promise<void>; stop(): Promise<void> };
 
 /** The Svix API's model of one api process: howk.applications and howk.messages replayed into memory by a replica of its own. */
-/** `messages`: false for a worker, which needs the model only (core/apps/gate.ts). */
+/** `messages`: false for a worker, which needs the model only (core/apps/endpoint-rules.ts). */
 export const startAppState = (o: { config: Config; logStore: Log; log: Logger; clock: { now(): number }; box?: SecretBox; instance: string; messages?: boolean }): AppState => {
   const table = new AppTable(o.config.svix.messages_kept_per_app, o.log);
   const producer = o.logStore.producer();

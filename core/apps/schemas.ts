@@ -57,7 +57,7 @@ const endpointFields = (c: Config) => {
     version: z.number().int().min(1).nullable().optional(),
     /** Howk's own: attempts of each webhook a message makes for this endpoint (null: retry.max_attempts). */
     maxAttempts: z.number().int().min(1).max(1000).nullable().optional(),
-    // Howk's own delivery policy, read at each attempt (core/apps/gate.ts endpointPolicyOf); null: the global one.
+    // Howk's own delivery policy, read at each attempt (core/apps/endpoint-rules.ts endpointPolicyOf); null: the global one.
     timeoutMs: z.number().int().min(MIN_TIMEOUT_MS).max(MAX_TIMEOUT_MS).nullable().optional(),
     maxBackoffMs: z.number().int().min(MIN_BACKOFF_MS).max(MAX_BACKOFF_MS).nullable().optional(),
     maxConcurrency: z

@@ -22,7 +22,7 @@ export const ScriptReason = z.enum([
   'secret_missing',
   'secret_host_not_allowed',
   'credential_host_not_allowed',
-  // A Svix API endpoint disabled after the webhook was queued for it (core/apps/gate.ts).
+  // A Svix API endpoint disabled after the webhook was queued for it (core/apps/endpoint-rules.ts).
   'endpoint_disabled',
 ]);
 export type ScriptReason = z.infer<typeof ScriptReason>;

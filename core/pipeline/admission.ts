@@ -33,7 +33,7 @@ export type AdmissionDeps = {
   isStopping?: () => boolean;
   /** What the worker knows of the guards without Redis, shared by its lanes (one is made when not given). */
   local?: LocalGuards;
-  /** A Svix endpoint's own timeout, backoff cap and concurrency ceiling (core/apps/gate.ts), read at each attempt. */
+  /** A Svix endpoint's own timeout, backoff cap and concurrency ceiling (core/apps/endpoint-rules.ts), read at each attempt. */
   endpointPolicy?: (w: Webhook) => EndpointPolicy | undefined;
 };
 

@@ -35,7 +35,7 @@ export type PauseMet = { kind: 'pause_met'; webhook: Webhook; scope: PauseScope[
 export type AttemptDeps = AdmissionDeps &
   PrepareDeps &
   SignSendDeps & {
-    /** A Svix endpoint's own rate limit (core/apps/gate.ts), taken from the guards before admission. */
+    /** A Svix endpoint's own rate limit (core/apps/endpoint-rules.ts), taken from the guards before admission. */
     endpointThrottle?: (w: Webhook) => { endpointId: string; rate: number } | undefined;
     random?: () => number;
     /** Attempts, retries, deferrals and dead letters counted (core/metrics/events.ts). */

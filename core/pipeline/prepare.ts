@@ -19,7 +19,7 @@ export type PrepareDeps = {
   log: Logger;
   /** The delivery script of a config (own or an ancestor's) and the config it is stored on, run before signing (docs/LUA.md). */
   deliveryScript?: (configId: string) => { code: string; owner: string } | undefined;
-  /** Why the webhook's Svix API endpoint no longer takes it (disabled since it was queued), if it does not (core/apps/gate.ts). */
+  /** Why the webhook's Svix API endpoint no longer takes it (disabled since it was queued), if it does not (core/apps/endpoint-rules.ts). */
   endpointDisabled?: (w: Webhook) => string | undefined;
   /** Store of the Lua kv module (keys kv:{config_id}:{key}). */
   luaKv?: KvStore;

@@ -38,12 +38,12 @@ const signedOf = (sig: Record<string, string>) => {
 
 /**
  * The sign and send stages of an attempt: the request's headers (signature last), then the
- * worker-wide send gate (`delivery.max_concurrency`) and the sender. A local fault (a secret
+ * worker-wide send slots (`delivery.max_concurrency`) and the sender. A local fault (a secret
  * that cannot sign, a header that may not leave) is a response kind, never a throw.
  */
 export const createSignSend = (d: SignSendDeps) => {
   const { config } = d;
-  const gate = semaphore(config.delivery.max_concurrency);
+  const sendSlots = semaphore(config.delivery.max_concurrency);
   // A per-request secret wins, then the config's secrets (several during a rotation), then the
   // default. Without a promise when they are known at once (the common case: every delivery).
   const defaults: readonly string[] = Object.freeze(config.signing.default_secret ? [config.signing.default_secret] : []);
@@ -73,7 +73,7 @@ export const createSignSend = (d: SignSendDeps) => {
   };
 
   const sendSigned = async (w: Webhook, p: Prepared, target: Target, headers: Record<string, string>, admittedAt: number): Promise<DeliveryResponse> => {
-    if (!gate.take()) await gate.wait();
+    if (!sendSlots.take()) await sendSlots.wait();
     try {
       const handed = d.clock.now();
       const r = await d.sender.send({ url: target.url, headers, body: p.body, timeoutMs: d.endpointPolicy?.(w)?.timeoutMs ?? config.delivery.timeout });
@@ -85,7 +85,7 @@ export const createSignSend = (d: SignSendDeps) => {
       }
       return r;
     } finally {
-      gate.release();
+      sendSlots.release();
     }
   };
 

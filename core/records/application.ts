@@ -36,7 +36,7 @@ export const EndpointRecordSchema = z.object({
   throttle_rate: z.number().int().nullable(),
   /** Attempts of each webhook a message makes for it (Howk's own field); null or absent: retry.max_attempts. */
   max_attempts: z.number().int().nullable().optional(),
-  /** Howk's own delivery policy, read at each attempt (core/apps/gate.ts); null or absent: the global one. */
+  /** Howk's own delivery policy, read at each attempt (core/apps/endpoint-rules.ts); null or absent: the global one. */
   timeout_ms: z.number().int().nullable().optional(),
   max_backoff_ms: z.number().int().nullable().optional(),
   max_concurrency: z.number().int().nullable().optional(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listensTo, matchingEndpoints } from '../../core/apps/filter';
-import { disabledEndpointGate, endpointThrottleOf, messageWebhookKey } from '../../core/apps/gate';
+import { disabledEndpointCheck, endpointThrottleOf, messageWebhookKey } from '../../core/apps/endpoint-rules';
 import { applicationKey, decodeApplication, encodeApplication, endpointKey, type AppRecord, type EndpointRecord } from '../../core/records/application';
 import { decodeMessage, encodeMessage, messageKeyOf, type MessageRecord } from '../../core/records/message';
 import { AppTable } from '../../core/apps/table';
@@ -143,7 +143,7 @@ describe('the replica table', () => {
 describe('the worker gate of disabled endpoints', () => {
   const t = new AppTable(10);
   t.apply('app/app_1', encodeApplication(app('app_1')));
-  const gate = disabledEndpointGate(t);
+  const gate = disabledEndpointCheck(t);
   const hook = (epId: string, created: string, key = messageWebhookKey('msg_1', epId)) => ({ config_id: 'app_1', idempotency_key: key, created_at: created });
 
   it('a webhook queued before its endpoint was disabled dead-letters', () => {
@@ -177,10 +177,10 @@ describe('the worker gate of deleted endpoints and throttle rates', () => {
   it('a deleted endpoint dead-letters its webhooks, whatever their age; so do those of a deleted application', () => {
     t.apply('ep/app_1/ep_del', encodeApplication(ep('app_1', 'ep_del')));
     t.apply('ep/app_1/ep_del', null);
-    expect(disabledEndpointGate(t)(hook('ep_del'))).toMatch(/ep_del .* deleted/);
+    expect(disabledEndpointCheck(t)(hook('ep_del'))).toMatch(/ep_del .* deleted/);
     t.apply('ep/app_1/ep_kept', encodeApplication(ep('app_1', 'ep_kept')));
     t.apply('app/app_1', null);
-    expect(disabledEndpointGate(t)(hook('ep_kept'))).toMatch(/ep_kept .* deleted/);
+    expect(disabledEndpointCheck(t)(hook('ep_kept'))).toMatch(/ep_kept .* deleted/);
   });
 
   it("the throttle is the endpoint's current throttleRate, none without one", () => {

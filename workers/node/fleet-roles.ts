@@ -1,6 +1,6 @@
 import type { ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { disabledEndpointGate, endpointPolicyOf, endpointThrottleOf } from '../../core/apps/gate';
+import { disabledEndpointCheck, endpointPolicyOf, endpointThrottleOf } from '../../core/apps/endpoint-rules';
 import { runScheduler } from '../../core/pipeline/scheduler';
 import { startWorker } from '../../core/pipeline/worker';
 import { indexingDeadLetters } from '../../core/reconcile/deadletters';
@@ -39,7 +39,7 @@ export const startWorkerRole = async (b: Boot, r: Replicas, g: GuardChain, recon
     configSecrets: (id, at) => configSecrets.secretsFor(id, at),
     guards: g.guards,
     deliveryScript: (id) => scriptStore.scriptFor(id),
-    endpointDisabled: disabledEndpointGate(table),
+    endpointDisabled: disabledEndpointCheck(table),
     endpointThrottle: endpointThrottleOf(table),
     endpointPolicy: endpointPolicyOf(table),
     luaKv: b.luaKv,

@@ -78,7 +78,7 @@ export const SCRIPTS = {
   resumeScope: fixed('resumeScope'),
   takeHeld: fixed('takeHeld'),
   dropHeld: fixed('dropHeld'),
-  // A Svix endpoint's throttleRate (core/apps/gate.ts).
+  // A Svix endpoint's throttleRate (core/apps/endpoint-rules.ts).
   takeToken: fixed('takeToken'),
   // A rebuild's guard state (core/reconcile/guard-replay.ts).
   restoreCircuit: fixed('restoreCircuit'),

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { messageWebhookKey } from '../../apps/gate';
+import { messageWebhookKey } from '../../apps/endpoint-rules';
 import { secretsText } from '../../apps/messages';
 import type { EndpointRecord } from '../../records/application';
 import { isMediaType } from '../../domain/enqueue';
@@ -117,7 +117,7 @@ export const hookRoutes: Route[] = [
           if (e.disabled) throw new ConflictError('endpoint_disabled', `hook ${c.req.param('name')!}: endpoint ${e.id} is disabled; nothing was enqueued`);
           await checkOutstanding(d, appId);
           const ahead = await position(d, appId);
-          // The svix: key lets the worker dead-letter it if the endpoint is disabled before it goes (core/apps/gate.ts).
+          // The svix: key lets the worker dead-letter it if the endpoint is disabled before it goes (core/apps/endpoint-rules.ts).
           const [r] = await d.enqueue(appId, [
             {
               endpoint: e.url,

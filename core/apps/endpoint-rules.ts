@@ -16,7 +16,7 @@ export const messageWebhookKey = (msgId: string, endpointId: string): string => 
  * was made. A record older than the webhook is this replica lagging behind the api that made it
  * (which saw the endpoint enabled), so the webhook goes.
  */
-export const disabledEndpointGate =
+export const disabledEndpointCheck =
   (table: AppTable) =>
   (w: { config_id: string; idempotency_key?: string; created_at: string }): string | undefined => {
     const key = w.idempotency_key;
