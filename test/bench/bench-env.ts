@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../core/config/load';
+import { pidListening } from './busy-harness';
 
 export const envNum = (name: string, def: number): number => {
   const v = process.env[name];
@@ -37,6 +38,20 @@ export const loopbackInfra = (redisDb: number, hint: string): Infra => {
   if (!['127.0.0.1', 'localhost'].includes(u.hostname)) throw new Error(`the benchmark only talks to 127.0.0.1; REDIS_URL is ${redisBase}`);
   u.pathname = `/${redisDb}`;
   return { brokers, redisBase, redisUrl: u.toString() };
+};
+
+/**
+ * The broker and Redis processes of the CPU tables, by the ports they listen on: one row each
+ * on single servers ('kafka broker', 'redis-server'), a row per node (named by its port) when
+ * KAFKA_BROKERS lists several or `clusterNodes` names a Redis Cluster.
+ */
+export const infraProcesses = (i: Infra, clusterNodes: string[]): { name: string; pid: number | undefined }[] => {
+  const brokers = i.brokers.split(',').map((b) => Number(b.trim().split(':')[1]));
+  const redis = clusterNodes.length ? clusterNodes.map((n) => Number(n.split(':')[1])) : [infraPorts(i).redis];
+  return [
+    ...brokers.map((port) => ({ name: brokers.length > 1 ? `kafka broker :${port}` : 'kafka broker', pid: pidListening(port) })),
+    ...redis.map((port) => ({ name: redis.length > 1 ? `redis-server :${port}` : 'redis-server', pid: pidListening(port) })),
+  ];
 };
 
 /** The port of the first broker and of Redis (to find their pids for the CPU tables). */

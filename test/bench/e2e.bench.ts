@@ -21,6 +21,8 @@
 //                            CPU.*.<pid>.0.*.cpuprofile; summarise with cpuprofile-top.ts)
 //   BENCH_KEEP_TOPICS=1      keep the run's topics (deleted by default)
 //   BENCH_TARGET (3000)      the delivered/s figure the summary compares with
+//   HOWK_REDIS_CLUSTER_NODES a Redis Cluster instead of REDIS_URL's Redis (not flushed; every
+//                            node's CPU counted, as every broker's of KAFKA_BROKERS)
 // Any HOWK_* variable in the environment reaches the services (e.g. HOWK_KAFKA_PARTITIONS),
 // except the names the bench makes unique per run (topics, group, api port, Redis URL).
 //
@@ -29,9 +31,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
+import { envInt, infraProcesses, loopbackInfra, runNames } from './bench-env';
 import { createApiKey, endRun, flushDb, hardDeadline, hasStarted, logFailure } from './bench-run';
-import { apiReady, fmt, freePort, log, pidListening, root, serviceEnv, setLogTag, sleep, startProcess, stopProcess, systemTicks, waitUntil, type Svc } from './busy-harness';
+import { apiReady, fmt, freePort, log, root, serviceEnv, setLogTag, sleep, startProcess, stopProcess, systemTicks, waitUntil, type Svc } from './busy-harness';
 import { enqueueAll, payloadOf, type EnqueueResult, type LoadShape, type Route } from './busy-load';
 import { startE2eCpu } from './e2e-cpu';
 import { startE2eReceiver, type E2eReceiver } from './e2e-receiver';
@@ -66,6 +68,9 @@ const SHAPE: LoadShape = { batch: BATCH, concurrency: CONCURRENCY, payloadBytes:
 const SETTINGS: E2eSettings = { mode: MODE, batch: BATCH, concurrency: CONCURRENCY, configs: CONFIGS, origins: ORIGINS, rate: RATE, n: N, prefill: PREFILL, target: TARGET };
 
 const infra = loopbackInfra(REDIS_DB, 'run `npm run bench` (starts Kafka + Redis) or export them.');
+// A Redis Cluster (test/bench/scaled.bench.ts starts one for the run): the services use it, and
+// every node's CPU is counted; there is no database to flush (the cluster is the run's own).
+const CLUSTER_NODES = (process.env.HOWK_REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
 const { brokers, redisUrl } = infra;
 const { runId, topics, logDir } = runNames('bench');
 const profDir = join(root, '.tmp', 'bench-prof', runId);
@@ -199,13 +204,11 @@ const measure = async (c: Ctx, services: { api: Svc; worker: Svc; scheduler: Svc
     await stopProcess(worker);
     c.svcs.splice(c.svcs.indexOf(worker), 1);
   }
-  const ports = infraPorts(infra);
   const cpu = startE2eCpu([
     { name: 'howk-api', pid: services.api.child.pid },
     { name: 'howk-worker', pid: worker.child.pid },
     { name: 'howk-scheduler', pid: services.scheduler.child.pid },
-    { name: 'kafka broker', pid: pidListening(ports.kafka) },
-    { name: 'redis-server', pid: pidListening(ports.redis) },
+    ...infraProcesses(infra, CLUSTER_NODES),
   ]);
   const tStart = performance.now();
   let enqueueDone = false;
@@ -251,7 +254,7 @@ const main = async (): Promise<number> => {
   log(`service logs in ${logDir}`);
   const busyBefore = await busyNow();
   log(`machine busy before the run: ${busyBefore.toFixed(0)}% of all cores`);
-  await flushDb(redisUrl);
+  if (!CLUSTER_NODES.length) await flushDb(redisUrl);
 
   const rx = await startE2eReceiver(SECRET, ORIGINS);
   const apiPort = await freePort();

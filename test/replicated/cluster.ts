@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Admin } from 'kafkajs';
 
 // The three-broker Kafka of the replicated tests, started and stopped by
 // scripts/infra/kafka-cluster.sh on ports of its own (HOWK_REPLICATED_KAFKA_PORT, default
@@ -30,4 +31,15 @@ export const cluster = {
   restart: () => script('start'),
   kill9: (node: number) => script('kill9', String(node)),
   stop: () => script('stop'),
+};
+
+/**
+ * The node id of the broker coordinating `group`: the leader of __consumer_offsets partition
+ * abs(hashCode(group)) % its partitions (the broker's rule; the topic exists once a group has joined).
+ */
+export const coordinatorOf = async (admin: Admin, group: string): Promise<number> => {
+  let h = 0;
+  for (let i = 0; i < group.length; i++) h = (Math.imul(31, h) + group.charCodeAt(i)) | 0;
+  const parts = (await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] })).topics[0]!.partitions;
+  return parts.find((p) => p.partitionId === Math.abs(h) % parts.length)!.leader;
 };

@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import './request-queue';
 import './member-id';
+import './coordinator';
 
 // The kafkajs client of the log and of the topic reader: kafkajs' own logger silenced (the
 // callers report failures through Howk's logger and error counters), a broker that does not

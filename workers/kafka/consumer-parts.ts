@@ -48,6 +48,8 @@ export const headersOf = (h: IHeaders | undefined): { headers?: Record<string, s
 export const CONSUMER_STOP_WAIT_MS = 3000;
 /** How long a stopping consumer waits for its last commit. */
 export const COMMIT_STOP_WAIT_MS = 2000;
+/** A commit that failed is sent again this soon, with what resolved since. */
+export const COMMIT_RETRY_MS = 500;
 /** A rejected batch's partition rests this long before it is fetched again. */
 export const REWIND_PAUSE_MS = 200;
 

@@ -250,6 +250,8 @@ export class KafkaConsumer implements LogConsumer {
           this.log.warn('offset commit failed', { error: errorMessage(e), offsets });
           this.onError?.('commit');
           for (const o of offsets) if (!this.pending.has(parts.keyOf(o.topic, o.partition))) this.pending.set(parts.keyOf(o.topic, o.partition), o);
+          // Tried again shortly even when no batch resolves meanwhile (a coordinator that moved is found again then).
+          if (!this.stopping) setTimeout(() => void this.flush(), parts.COMMIT_RETRY_MS).unref();
           return;
         }
       }

@@ -27,7 +27,7 @@ class ScriptCommand extends Command {
   private retried = false;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly script: BatchScript,
     private readonly callArgs: RespArgs,
     private readonly slotKey?: string,
@@ -37,13 +37,26 @@ class ScriptCommand extends Command {
     // one flat string (converting a string to a number flattens it), not the chain of pieces
     // they were added as, which costs the GC an object per piece for as long.
     void Number(callArgs.text);
-    const reject = this.reject;
-    this.reject = (err: Error) => {
+    // The NOSCRIPT fallback sits on `reject`, which ioredis sets anew whenever it renews the
+    // command's promise: a cluster pipeline answered MOVED, CLUSTERDOWN or a closed connection
+    // (a failover) sends its commands again with fresh promises. Without this the command sent
+    // again to the promoted replica, whose script cache is empty, failed with NOSCRIPT.
+    let reject = this.orEval(this.reject);
+    Object.defineProperty(this, 'reject', {
+      configurable: true,
+      get: () => reject,
+      set: (r: (err: Error) => void) => (reject = this.orEval(r)),
+    });
+  }
+
+  /** `reject`, but a first NOSCRIPT answer sends the command again as EVAL instead. */
+  private orEval(reject: (err: Error) => void): (err: Error) => void {
+    return (err: Error) => {
       if (this.retried || !err.message.startsWith('NOSCRIPT')) return reject(err);
       this.retried = true;
       this.name = 'eval';
       // The same command (its promise, its timeout) goes back in the queue.
-      void redis.sendCommand(this);
+      void this.redis.sendCommand(this);
     };
   }
 
