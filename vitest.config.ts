@@ -8,6 +8,10 @@ import SlowFirstSequencer from './test/sequencer.js';
 const integrationWorkers = Math.max(1, Number(process.env.HOWK_TEST_INTEGRATION_WORKERS ?? 1) || 1);
 
 export default defineConfig({
+  // `npm test` runs its projects in vitest processes side by side: each keeps its results cache
+  // (durations, failures; they order the files) in a folder of its own, so that none reads a
+  // cache file another is writing.
+  ...(process.env.HOWK_TEST_CACHE_DIR ? { cacheDir: process.env.HOWK_TEST_CACHE_DIR } : {}),
   test: {
     sequence: { sequencer: SlowFirstSequencer },
     projects: [

@@ -144,7 +144,7 @@ const runProject = async (project) => {
     bin('vitest'),
     ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, '--reporter=./scripts/failure-reporter.mjs', ...extra],
     {
-      env: { ...process.env, ...PROJECT_ENV[project], HOWK_TEST_ERRORS_FILE: errorsFile },
+      env: { ...process.env, ...PROJECT_ENV[project], HOWK_TEST_ERRORS_FILE: errorsFile, HOWK_TEST_CACHE_DIR: join(root, 'node_modules', '.vite', `npm-test-${project}`) },
       onLine: (l) => {
         log.write(`${l}\n`);
         console.log(`[${project}] ${l}`);
