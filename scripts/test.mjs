@@ -3,11 +3,11 @@
 // "tests: N passed, N failed, N skipped".
 //
 // The checks run two at a time. The projects run in lanes side by side, each lane its projects
-// one after another; by default three lanes: integration (2 files at a time); unit, edge,
-// replicated; browser, chaos. The lanes share no server the tests stop or flush: integration
-// and edge use the shared Kafka and Redis, each file on topics, groups and a Redis db of its
-// own; replicated and chaos start Kafka brokers and Redis servers of their own (replicated's
-// faults on the shared Kafka use topics of their own); unit and browser use none. HOWK_TEST_LANES chooses the lanes by hand
+// one after another; by default three lanes: integration (2 files at a time); unit, then
+// replicated; browser, then edge, then chaos. The lanes share no server the tests stop or
+// flush: integration and edge use the shared Kafka and Redis, each file on topics, groups and a
+// Redis db of its own; replicated and chaos start the Kafka brokers and Redis servers they kill
+// on ports of their own; unit and browser use none. HOWK_TEST_LANES chooses the lanes by hand
 // ("a,b;c": lanes split by ';', projects by ','; "serial": all in one lane, the old order) and
 // HOWK_TEST_INTEGRATION_WORKERS the integration files at a time (docs/TESTING.md).
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,7 +19,7 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
 const ORDER = ['unit', 'integration', 'browser', 'edge', 'replicated', 'chaos'];
 const LANES = (() => {
-  const spec = process.env.HOWK_TEST_LANES ?? 'integration;unit,edge,replicated;browser,chaos';
+  const spec = process.env.HOWK_TEST_LANES ?? 'integration;unit,replicated;browser,edge,chaos';
   const lanes =
     spec === 'serial'
       ? [ORDER]
