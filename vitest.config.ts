@@ -2,13 +2,13 @@ import { defineConfig } from 'vitest/config';
 import SlowFirstSequencer from './test/sequencer.js';
 
 // Unit and memory-contract tests run in parallel. Integration files run one at a time unless
-// HOWK_TEST_INTEGRATION_WORKERS says more (`npm test` runs 2: every file keeps to a Redis db,
-// topics and consumer groups of its own, so files running side by side share nothing but the
-// servers); the other projects that talk to Kafka and Redis run one file at a time.
+// HOWK_TEST_INTEGRATION_WORKERS says more (every file keeps to a Redis db, topics and consumer
+// groups of its own, so files side by side share only the servers and the CPU; docs/TESTING.md);
+// the other projects that talk to Kafka and Redis run one file at a time.
 const integrationWorkers = Math.max(1, Number(process.env.HOWK_TEST_INTEGRATION_WORKERS ?? 1) || 1);
 
 export default defineConfig({
-  // `npm test` runs its projects in vitest processes side by side: each keeps its results cache
+  // `npm test` can run its projects in vitest processes side by side: each keeps its results cache
   // (durations, failures; they order the files) in a folder of its own, so that none reads a
   // cache file another is writing.
   ...(process.env.HOWK_TEST_CACHE_DIR ? { cacheDir: process.env.HOWK_TEST_CACHE_DIR } : {}),
