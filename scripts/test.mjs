@@ -178,7 +178,7 @@ const runProject = async (project) => {
 };
 
 await withInfra(async () => {
-  console.log(`\n== lanes: ${LANES.map((l) => l.join(' → ')).join('  |  ')} (integration ${PROJECT_ENV.integration.HOWK_TEST_INTEGRATION_WORKERS} files at a time)`);
+  console.log(`\n== lanes: ${LANES.map((l) => l.join(' → ')).join('  |  ')} (integration files at a time: ${PROJECT_ENV.integration.HOWK_TEST_INTEGRATION_WORKERS})`);
   await Promise.all(
     LANES.map(async (lane) => {
       for (const project of lane) await runProject(project);
