@@ -1,9 +1,19 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/sequencer.js';
 
-// Unit and memory-contract tests run in parallel; everything that talks to the shared
-// Kafka broker and Redis server runs one file at a time (2-core machines).
+// Unit and memory-contract tests run in parallel. Integration files run one at a time unless
+// HOWK_TEST_INTEGRATION_WORKERS says more (every file keeps to a Redis db, topics and consumer
+// groups of its own, so files side by side share only the servers and the CPU; docs/TESTING.md);
+// the other projects that talk to Kafka and Redis run one file at a time.
+const integrationWorkers = Math.max(1, Number(process.env.HOWK_TEST_INTEGRATION_WORKERS ?? 1) || 1);
+
 export default defineConfig({
+  // `npm test` can run its projects in vitest processes side by side: each keeps its results cache
+  // (durations, failures; they order the files) in a folder of its own, so that none reads a
+  // cache file another is writing.
+  ...(process.env.HOWK_TEST_CACHE_DIR ? { cacheDir: process.env.HOWK_TEST_CACHE_DIR } : {}),
   test: {
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         test: {
@@ -18,7 +28,8 @@ export default defineConfig({
           include: ['test/contract/**/*.{redis,kafka}.test.ts', 'test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          fileParallelism: integrationWorkers > 1,
+          maxWorkers: integrationWorkers,
         },
       },
       {
@@ -36,10 +47,12 @@ export default defineConfig({
       {
         // Howk on three Kafka brokers of its own (scripts/infra/kafka-cluster.sh, started and
         // stopped by the test): replicated topics, the Log contract, a broker killed mid-produce,
-        // `howk doctor` and `howk topics migrate` (docs/TESTING.md, "Scaled set-up").
+        // `howk doctor` and `howk topics migrate` (docs/TESTING.md, "Scaled set-up"). The Redis
+        // Cluster the files share is started once, by the global setup.
         test: {
           name: 'replicated',
           include: ['test/replicated/**/*.test.ts'],
+          globalSetup: ['test/replicated/global-setup.ts'],
           testTimeout: 240_000,
           hookTimeout: 240_000,
           fileParallelism: false,

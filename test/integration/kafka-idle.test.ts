@@ -15,6 +15,8 @@ const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/request
   prototype: { checkPendingRequests: () => void; push: (r: { entry: { apiName: string } }) => void };
 };
 
+const IDLE_WAIT_MS = 6_000;
+
 describe('Kafka client when idle', () => {
   const prefix = uniq('idle');
   let log: KafkaLog;
@@ -65,20 +67,22 @@ describe('Kafka client when idle', () => {
     const p = log.producer();
     await p.send([{ topic, key: 'k', value: 'first' }]);
     const got: ConsumedRecord[] = [];
-    const c = log.consumer({ groupId: `${prefix}-g`, topics: [topic], idleWaitMs: 20_000 });
+    // 6 s: long next to a lane's max_wait (250 ms). Not longer: the first record waits it out once
+    // (a new member's partitions start paused, and kafkajs sleeps the idle wait while none fetch).
+    const c = log.consumer({ groupId: `${prefix}-g`, topics: [topic], idleWaitMs: IDLE_WAIT_MS });
     consumers.push(c);
     await c.run(async (b) => {
       got.push(...b.records);
     });
     await waitFor(() => got.length >= 1, { what: 'the first record' });
-    // The consumer's fetch now waits at the broker for up to 20 s; a record ends it.
+    // The consumer's fetch now waits at the broker for up to the idle wait; a record ends it.
     await new Promise((r) => setTimeout(r, 300));
     const sent = Date.now();
     await p.send([{ topic, key: 'k', value: 'second' }]);
-    await waitFor(() => got.length >= 2, { what: 'the second record', timeoutMs: 10_000 });
+    await waitFor(() => got.length >= 2, { what: 'the second record', timeoutMs: IDLE_WAIT_MS / 2 });
     expect(got.map((r) => r.value)).toEqual(['first', 'second']);
     // Well under the idle wait: the record ended the fetch, the wait did not run out.
-    expect(Date.now() - sent).toBeLessThan(10_000);
+    expect(Date.now() - sent).toBeLessThan(IDLE_WAIT_MS / 2);
   });
 
   it('an idle worker lane at the default kafka.max_wait polls a few times a second', async () => {
