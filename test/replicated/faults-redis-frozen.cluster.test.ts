@@ -12,7 +12,7 @@ import { faultFigures, faultFleet, faultRedisCluster, formatFault, sleep, type F
 
 const N = 2000;
 const PACE = { perSecond: 100, batch: 50 };
-const OUTAGE_MS = Number(process.env.HOWK_FAULT_REDIS_OUTAGE_MS ?? 15_000);
+const OUTAGE_MS = Number(process.env.HOWK_FAULT_REDIS_OUTAGE_MS ?? 30_000);
 const MAX_DUPLICATE_SHARE = 0.02;
 
 describe('the whole Redis Cluster frozen mid-stream', () => {
