@@ -58,6 +58,8 @@ const onRejected = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: 
   hooks.rewind(s.topic, s.partition, e.first, error);
 };
 
+const latest = (a: bigint, ...more: (bigint | undefined)[]): bigint => more.reduce<bigint>((m, x) => (x !== undefined && x > m ? x : m), a);
+
 export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) => {
   const parts = new Map<string, PartitionState>();
   /** Log-end offsets read when the partitions were assigned (see `bound`), for those not taken yet. */
@@ -106,7 +108,8 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
      * batch's release (see ConsumedBatch.release), whether the batch may have been consumed
      * before by another owner (ConsumedBatch.maybeSeen), whether it starts at or past where
      * the partition ended when it was assigned (ConsumedBatch.afterAssignment, see bound), and
-     * whether it is lost (ConsumedBatch.lost).
+     * whether it is lost (ConsumedBatch.lost). `high`: the partition's high-water mark as
+     * fetched with the batch, when the log tells it (Kafka).
      */
     take(
       topic: string,
@@ -115,14 +118,19 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       next: bigint,
       count: number,
       run: (release: () => void, maybeSeen: boolean, afterAssignment: boolean, lost: () => boolean) => Promise<void>,
+      high?: bigint,
     ): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
       // A partition this consumer was just given (a new assignment, a restart after a crash):
       // its last owner may have handled records past the committed offset without committing
-      // them, at most as many as it had in flight (its maxUnresolved, taken to equal ours).
+      // them. Not only maxUnresolved of them: a head batch that stays unresolved keeps every
+      // later one resolved and uncommitted, without bound. Only the high-water mark bounds
+      // them (the last owner could read nothing past it, and it only grows); maxUnresolved
+      // stays the floor for logs that do not tell it.
       if (!s) {
-        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: first + BigInt(maxUnresolved), end: ends.get(k) }));
+        const end = ends.get(k);
+        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: latest(first + BigInt(maxUnresolved), high, end), end }));
       }
       const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
@@ -189,6 +197,8 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const s = parts.get(k);
       if (!s) ends.set(k, end);
       else if (s.end === undefined || end < s.end) s.end = end;
+      // Records below the end may be the last owner's, however many (see take).
+      if (s && end > s.doubtUntil) s.doubtUntil = end;
     },
 
     /** Forgets every partition (a stopped consumer): later settlements commit nothing. */

@@ -32,9 +32,11 @@ export type ConsumedBatch = {
    */
   release?: () => void;
   /**
-   * The records may have been handled before by another consumer: the first records of a
-   * partition this consumer was just given (an assignment, a restart), up to maxUnresolved of
-   * them. The worker then looks up which of them have ended (core/pipeline/known-passes.ts).
+   * The records may have been handled before by another consumer: those of a partition this
+   * consumer was just given (an assignment, a restart) below its high-water mark when first
+   * fetched (its last owner may have handled any of them and committed none), or its first
+   * maxUnresolved where the log does not tell that mark. The worker then looks up which of
+   * them have ended (core/pipeline/known-passes.ts).
    */
   maybeSeen?: boolean;
   /**

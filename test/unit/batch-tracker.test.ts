@@ -35,6 +35,31 @@ describe('batch tracker', () => {
     expect(seen).toEqual([true, true, false, true]);
   });
 
+  it("marks every record below the partition's high-water mark at its first fetch as maybe seen, past maxUnresolved (a last owner whose head batch never resolved committed none of the later ones it handled), or below its end when assigned", async () => {
+    const seen: string[] = [];
+    const t = createBatchTracker(10, { commit: () => {}, rewind: () => {} });
+    const take = (partition: number, first: number, next: number, high?: number) =>
+      t.take(
+        't',
+        partition,
+        BigInt(first),
+        BigInt(next),
+        next - first,
+        (_release, maybeSeen) => (seen.push(`${partition}:${first}:${maybeSeen}`), Promise.resolve()),
+        high === undefined ? undefined : BigInt(high),
+      );
+    take(0, 100, 105, 140); // the last owner may have handled up to 139
+    take(0, 120, 130, 160);
+    take(0, 135, 140, 170);
+    take(0, 140, 145, 180); // later high-water marks are records produced since: nobody had them
+    t.bound('t', 1, 90n); // the end read at the assignment, past the first maxUnresolved
+    take(1, 50, 60);
+    take(1, 85, 90);
+    take(1, 90, 95);
+    await flush();
+    expect(seen).toEqual(['0:100:true', '0:120:true', '0:135:true', '0:140:false', '1:50:true', '1:85:true', '1:90:false']);
+  });
+
   it("tells batches at or past the partition's end when it was assigned (its last owner never had them), before or after its first batch; a new assignment forgets that end", async () => {
     const seen: string[] = [];
     const t = createBatchTracker(1000, { commit: () => {}, rewind: () => {} });

@@ -60,6 +60,9 @@ export const keyOf = (topic: string, partition: number) => `${topic}\u0000${part
 export const isRebalancing = (e: unknown) =>
   /REBALANCE_IN_PROGRESS|ILLEGAL_GENERATION|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|rebalanc/i.test(`${(e as { type?: string }).type ?? ''} ${errorMessage(e)}`);
 
+/** A fetched batch's high-water mark, if kafkajs gave one that parses (the tracker's doubt window, core/log/batch-tracker.ts). */
+export const highOf = (hw: string | undefined): bigint | undefined => (hw && /^\d+$/.test(hw) ? BigInt(hw) : undefined);
+
 /** Reads the log-end offset of each partition of a topic (the admin's listOffsets). */
 export type ReadEnds = (topic: string) => Promise<{ partition: number; high: string }[]>;
 

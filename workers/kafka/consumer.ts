@@ -178,8 +178,14 @@ export class KafkaConsumer implements LogConsumer {
     }));
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
-    this.tracker.take(topic, partition, BigInt(batch.messages[0]!.offset), BigInt(batch.lastOffset()) + 1n, records.length, (release, maybeSeen, afterAssignment, lost) =>
-      handler({ topic, partition, records, release, maybeSeen, afterAssignment, lost }),
+    this.tracker.take(
+      topic,
+      partition,
+      BigInt(batch.messages[0]!.offset),
+      BigInt(batch.lastOffset()) + 1n,
+      records.length,
+      (release, maybeSeen, afterAssignment, lost) => handler({ topic, partition, records, release, maybeSeen, afterAssignment, lost }),
+      parts.highOf(batch.highWatermark),
     );
     // The batch runs; only the next fetch waits (kafkajs fetches again once every batch of the
     // last response has been through eachBatch).
