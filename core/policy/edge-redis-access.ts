@@ -1,4 +1,4 @@
-import { keys } from '../domain/keys';
+import { clusterKeys, keys } from '../domain/keys';
 
 // What the edge may do to the fleet's Redis through howk-bridge, as one table of grants:
 // each names a command, the keys it may touch (built from the one key builder), the options
@@ -9,6 +9,9 @@ import { keys } from '../domain/keys';
 // statuses, stats, capacity and its own key record, uses the Lua kv store, and adds parked
 // webhooks to the retry schedule (never replacing one, never reading one back), and keeps
 // the replay marks of signed /incoming requests (at worst it answers or holds a copy).
+// The patterns cover both key layouts (core/domain/keys.ts): an edge in front of a Redis
+// Cluster builds the hash-tagged names (`status:{<id>}`, `circuit:{<hash>}`, `retries:{retries}`),
+// which the prefixes match as they match the single-Redis ones; exact keys name both.
 
 /** A key pattern: an exact key, or a prefix followed by `*`. */
 export type KeyPattern = string;
@@ -47,7 +50,7 @@ export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   { use: 'the Lua kv module', commands: ['set'], keys: [kv], options: ['EX'] },
   // A webhook parked at the edge (open circuit) joins the retry schedule: added, never replaced.
   { use: 'parking (open circuit)', commands: ['set'], keys: [prefix(keys.retryData(''))], options: ['NX', 'PX'], requires: ['NX'] },
-  { use: 'parking (open circuit)', commands: ['zadd'], keys: [keys.retries()], options: ['NX'], requires: ['NX'] },
+  { use: 'parking (open circuit)', commands: ['zadd'], keys: [keys.retries(), clusterKeys.retries()], options: ['NX'], requires: ['NX'] },
   // Replay marks of signed /incoming requests: claimed with NX (GET reads the first answer in
   // the same step), answered with XX and the claim's TTL kept, given back with DEL.
   { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['NX', 'GET', 'PX'], requires: ['NX', 'PX'] },

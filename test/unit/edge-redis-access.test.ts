@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../core/domain/keys';
+import { clusterKeys, keys } from '../../core/domain/keys';
 import { EDGE_REDIS_GRANTS, edgeRedisRefusal } from '../../core/policy/edge-redis-access';
 
 // What a leaked edge token can do to the fleet's Redis through howk-bridge.
@@ -115,6 +115,29 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     ok('ping');
     ok('ping', 'hello');
     ok('echo', 'hello');
+  });
+
+  it("lets an edge in front of a Redis Cluster use the fleet's cluster key names, and nothing more", () => {
+    const k = clusterKeys;
+    ok('hmget', k.status('wh_1'), 'data', 'h');
+    ok('lrange', k.statusHistory('wh_1'), '0', '-1');
+    ok('mget', k.stats('delivered', '2026010100'), k.stats('failed', '2026010100'));
+    ok('pfcount', k.endpointsHll('2026010100'), k.endpointsHll('2026010101'));
+    ok('hmget', k.domainLimit('api.example.com'), 'limit', 'lat');
+    ok('hmget', k.endpointLimit('abc'), 'limit');
+    ok('hmget', k.circuit('abc'), 'state');
+    ok('zcard', k.endpointQueued('abc'));
+    ok('zadd', k.retries(), 'NX', '1700000000000', 'wh_1');
+    ok('set', k.retryData('wh_1'), '{}', 'NX', 'PX', '1000');
+    ok('set', k.idempotency('cfg', 'order-1'), 'wh_1', 'NX', 'GET', 'PX', '5000');
+    ok('set', k.idempotency('cfg', 'order-1'), 'wh_1', 'XX', 'PX', '5000');
+    ok('get', k.legacyIdempotency('cfg', 'order-1'));
+    // Still refused: the retry shards (the scheduler's own), writes to guard keys, other commands.
+    no('zadd', k.retryShard(3), 'NX', '1', 'wh_1');
+    no('zadd', k.shardConfigs(3), 'NX', '1', 'cfg');
+    no('hset', k.circuit('abc'), 'state', 'CLOSED');
+    no('del', k.status('wh_1'));
+    no('zadd', k.retries(), '1', 'wh_1');
   });
 
   it('is one table of grants, each naming its commands, keys and options', () => {
