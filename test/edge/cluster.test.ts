@@ -76,6 +76,18 @@ describe('the edge in front of a Redis Cluster', () => {
     expect(await res.json()).toMatchObject({ webhook_id: id, state: 'delivered', attempts: 1, last_status_code: 200 });
   });
 
+  it("counts what the fleet's cluster hot state counted", async () => {
+    await hot.apply({ stats: { at: Date.now(), counts: { dead_lettered: 5 }, endpoints: [uniq('ep')] } });
+    const fleet = await hot.stats(Date.now(), 24);
+    expect(fleet.dead_lettered).toBeGreaterThanOrEqual(5);
+    const res = await fetch(`${edge.url}/stats`);
+    expect(res.status).toBe(200);
+    const { last_24h } = (await res.json()) as { last_24h: { dead_lettered: number; unique_endpoints: number } };
+    // The cluster is shared: others may count too, never less than this run did.
+    expect(last_24h.dead_lettered).toBeGreaterThanOrEqual(5);
+    expect(last_24h.unique_endpoints).toBeGreaterThanOrEqual(1);
+  });
+
   it('dedupes an idempotency key the fleet claimed, and the fleet sees the claim the edge made', async () => {
     const key = uniq('order');
     const fleetId = uniq('wh_fleet');
