@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointHash } from '../../core/domain/ids';
 import { clusterKeys } from '../../core/domain/keys';
+import type { WebhookStatus } from '../../core/domain/status';
 import { DEFAULT_RETRY_SHARDS, shardOf } from '../../core/domain/retry-shards';
 import { guardParams } from '../../core/pipeline/guard-params';
 import { RedisGuards } from '../../workers/redis/guards';
@@ -9,6 +10,23 @@ import { RedisHotState } from '../../workers/redis/hot-state';
 import { uniq, waitFor } from '../helpers/env';
 import { redisCluster } from '../replicated/redis-cluster';
 import { configOf, edgeVars, ensureTopics, fleetEnv, startBridge, startEdge, type Bridge, type Edge } from './helpers/stack';
+
+/** A delivered webhook's status, as howk-worker writes it. */
+const baseStatus = (id: string, config: string, now: string): WebhookStatus => ({
+  webhook_id: id,
+  config_id: config,
+  endpoint: 'http://127.0.0.1:9/hook',
+  endpoint_hash: 'h',
+  state: 'delivered',
+  attempts: 1,
+  max_attempts: 5,
+  created_at: now,
+  last_attempt_at: now,
+  last_status_code: 200,
+  last_error: null,
+  next_retry_at: null,
+  updated_at_ns: `${Date.now()}000000`,
+});
 
 // An edge in front of a fleet on a Redis Cluster (HOWK_EDGE_REDIS_CLUSTER): howk-bridge opens
 // the cluster, the edge builds the fleet's hash-tagged key names, and what one writes the other
@@ -52,21 +70,7 @@ describe('the edge in front of a Redis Cluster', () => {
     await hot.apply({
       statuses: [
         {
-          status: {
-            webhook_id: id,
-            config_id: tenant,
-            endpoint: 'http://127.0.0.1:9/hook',
-            endpoint_hash: 'h',
-            state: 'delivered',
-            attempts: 1,
-            max_attempts: 5,
-            created_at: now,
-            last_attempt_at: now,
-            last_status_code: 200,
-            last_error: null,
-            next_retry_at: null,
-            updated_at_ns: `${Date.now()}000000`,
-          },
+          status: baseStatus(id, tenant, now),
         },
       ],
     });
@@ -86,6 +90,22 @@ describe('the edge in front of a Redis Cluster', () => {
     // The cluster is shared: others may count too, never less than this run did.
     expect(last_24h.dead_lettered).toBeGreaterThanOrEqual(5);
     expect(last_24h.unique_endpoints).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses an edge left on the single-Redis names: its status reads answer 503, never a false 404', async () => {
+    const id = uniq('wh_cl');
+    const now = new Date().toISOString();
+    await hot.apply({ statuses: [{ status: { ...baseStatus(id, tenant, now), state: 'delivered' } }] });
+    const wrong = await startEdge(edgeVars(env, bridge.url));
+    try {
+      const res = await fetch(`${wrong.url}/webhooks/${id}/status`);
+      const body = (await res.json()) as { error?: { code: string; message: string } };
+      expect(res.status).toBe(503);
+      // The client is told only that a dependency is down (the bridge's 403 names HOWK_EDGE_REDIS_CLUSTER).
+      expect(body.error?.code).toBe('unavailable');
+    } finally {
+      await wrong.stop();
+    }
   });
 
   it('dedupes an idempotency key the fleet claimed, and the fleet sees the claim the edge made', async () => {
