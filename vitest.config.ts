@@ -80,7 +80,9 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          env: { WRANGLER_SEND_METRICS: 'false' },
+          // cluster.test.ts starts a Redis Cluster of its own when REDIS_CLUSTER_NODES is unset:
+          // on other ports than the replicated project's, which may run beside it in lanes.
+          env: { WRANGLER_SEND_METRICS: 'false', HOWK_REPLICATED_REDIS_PORT: '17110' },
         },
       },
     ],

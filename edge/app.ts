@@ -3,7 +3,7 @@ import type { ApiDeps, DependencyCheck } from '../core/http/deps';
 import { createLogger } from '../core/ports/logger';
 import { systemClock } from '../core/ports/clock';
 import { secretBoxFromConfig } from '../core/signing/secret-box';
-import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions } from './config';
+import { edgeConfigFrom, edgeKeysOf, edgeRedisOf, kafkaRestOptions } from './config';
 import { createEdgeEnqueuer } from './enqueue';
 import { edgeTransformers } from './incoming/registry';
 import { restInboundReplays } from './incoming/replays';
@@ -29,7 +29,9 @@ export const createEdgeApp = async (env: EdgeEnv) => {
   const clock = systemClock;
   const kafka = createRestProducer(kafkaRestOptions(edge));
   const redis = edgeRedisOf(edge);
-  const hot = edgeHotState(redis);
+  // The fleet's key names: the hash-tagged ones when the Redis behind the bridge is a cluster.
+  const layout = edgeKeysOf(config);
+  const hot = edgeHotState(redis, layout);
   const dependencies: DependencyCheck[] = [{ name: 'kafka_rest', check: async () => void (await kafka.topics()) }];
   if (redis) dependencies.push({ name: 'redis_rest', check: () => hot.ping() });
   const deps: ApiDeps = {
@@ -46,7 +48,7 @@ export const createEdgeApp = async (env: EdgeEnv) => {
       log,
       secretBox: await secretBoxFromConfig(config.signing),
       retryAfterSec: edge.retry_after,
-      ...(redis ? { idempotency: restIdempotency(redis) } : {}),
+      ...(redis ? { idempotency: restIdempotency(redis, layout) } : {}),
     }),
     keys: edgeKeyService({
       redis,

@@ -1,3 +1,4 @@
+import { clusterKeys, keys, type RedisKeys } from '../core/domain/keys';
 import { loadConfig } from '../core/config/load';
 import type { Config } from '../core/config/schema';
 import { ValidationError } from '../core/errors/errors';
@@ -67,3 +68,10 @@ export const edgeRedisOf = (s: EdgeSettings): Redis | undefined =>
 
 /** Admission of one destination host. */
 export const admissionOf = (s: EdgeSettings, host: string): { rate: number; burst: number } => s.domain_rates[host] ?? { rate: s.admission_rate, burst: s.admission_burst };
+
+/**
+ * The fleet's key layout for the Redis behind the bridge: on a Redis Cluster the hash-tagged
+ * names the fleet's hot state and guards use (core/domain/keys.ts clusterKeys), else the
+ * single-Redis ones. An edge on the wrong layout reads and writes keys the fleet never sees.
+ */
+export const edgeKeysOf = (config: Config): RedisKeys => (config.edge.redis_cluster || config.redis.cluster_nodes.length > 0 ? clusterKeys : keys);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration, int, num, optStr, section, str } from './fields';
+import { bool, duration, int, num, optStr, section, str } from './fields';
 
 /**
  * `edge.*`: the Cloudflare edge Worker (docs/EDGE.md), read from its Worker vars and secrets
@@ -20,6 +20,10 @@ export const edgeSection = section({
     { secret: true },
   ),
   redis_rest_token: optStr('Bearer token of the Redis REST endpoint (Worker secret)', { aliases: ['HOWK_REDIS_REST_TOKEN'], secret: true }),
+  redis_cluster: bool(
+    false,
+    'The Redis behind the REST endpoint is a Redis Cluster: the edge builds the fleet\'s cluster key names (hash-tagged, docs/EDGE.md "In front of a Redis Cluster"). Also on when redis.cluster_nodes is set, so the fleet\'s settings copied to the edge are enough',
+  ),
   admission_rate: num(100, 'Webhooks per second a destination host takes on howk.pending until the fleet has measured its capacity; the overflow goes to howk.slow (0 = no limit)'),
   admission_burst: int(200, 'Webhooks a destination host takes at once on howk.pending after being idle, until its capacity is measured', { min: 1 }),
   capacity_cache: duration('1s', 'How long a DomainGate reuses the capacity it read from Redis (adaptive limits, latency, circuits, backlog) before reading it again'),

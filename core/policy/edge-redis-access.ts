@@ -1,4 +1,4 @@
-import { keys } from '../domain/keys';
+import { clusterKeys, keys } from '../domain/keys';
 
 // What the edge may do to the fleet's Redis through howk-bridge, as one table of grants:
 // each names a command, the keys it may touch (built from the one key builder), the options
@@ -9,6 +9,9 @@ import { keys } from '../domain/keys';
 // statuses, stats, capacity and its own key record, uses the Lua kv store, and adds parked
 // webhooks to the retry schedule (never replacing one, never reading one back), and keeps
 // the replay marks of signed /incoming requests (at worst it answers or holds a copy).
+// The patterns cover both key layouts (core/domain/keys.ts): an edge in front of a Redis
+// Cluster builds the hash-tagged names (`status:{<id>}`, `circuit:{<hash>}`, `retries:{retries}`),
+// which the prefixes match as they match the single-Redis ones; exact keys name both.
 
 /** A key pattern: an exact key, or a prefix followed by `*`. */
 export type KeyPattern = string;
@@ -47,7 +50,7 @@ export const EDGE_REDIS_GRANTS: readonly EdgeRedisGrant[] = [
   { use: 'the Lua kv module', commands: ['set'], keys: [kv], options: ['EX'] },
   // A webhook parked at the edge (open circuit) joins the retry schedule: added, never replaced.
   { use: 'parking (open circuit)', commands: ['set'], keys: [prefix(keys.retryData(''))], options: ['NX', 'PX'], requires: ['NX'] },
-  { use: 'parking (open circuit)', commands: ['zadd'], keys: [keys.retries()], options: ['NX'], requires: ['NX'] },
+  { use: 'parking (open circuit)', commands: ['zadd'], keys: [keys.retries(), clusterKeys.retries()], options: ['NX'], requires: ['NX'] },
   // Replay marks of signed /incoming requests: claimed with NX (GET reads the first answer in
   // the same step), answered with XX and the claim's TTL kept, given back with DEL.
   { use: 'replay marks of /incoming', commands: ['set'], keys: [prefix(keys.inboundReplayPrefix())], options: ['NX', 'GET', 'PX'], requires: ['NX', 'PX'] },
@@ -163,10 +166,46 @@ const parse = (cmd: string, s: Syntax, args: readonly string[]): Parsed | string
 };
 
 /**
- * Why the edge may not run this command, or null when a grant allows it. `args` are the
- * command's arguments after its name.
+ * The key families whose names differ between the layouts (core/domain/keys.ts): the single
+ * Redis name's prefix and the cluster one's, cut where the id would begin. `exact`: the whole key.
  */
-export const edgeRedisRefusal = (name: string, args: readonly string[]): string | null => {
+const CUT = '\u0000';
+const cut = (k: string): string => k.slice(0, k.indexOf(CUT) < 0 ? k.length : k.indexOf(CUT));
+const FAMILIES: readonly { single: string; cluster: string; exact?: true; parking?: true }[] = [
+  ...(['status', 'statusHistory', 'circuit', 'endpointLimit', 'domainLimit', 'endpointQueued', 'endpointsHll'] as const).map((f) => ({
+    single: cut(keys[f](CUT)),
+    cluster: cut(clusterKeys[f](CUT)),
+  })),
+  { single: cut(keys.stats(CUT, CUT)), cluster: cut(clusterKeys.stats(CUT, CUT)) },
+  { single: cut(keys.retryData(CUT)), cluster: cut(clusterKeys.retryData(CUT)), parking: true },
+  { single: keys.retries(), cluster: clusterKeys.retries(), exact: true, parking: true },
+];
+
+const inFamily = (key: string, prefix: string, exact?: true): boolean => (exact ? key === prefix : key.startsWith(prefix));
+
+/**
+ * A key of the other layout than the bridge's Redis: an edge whose HOWK_EDGE_REDIS_CLUSTER
+ * does not match would read statuses that are never there and park webhooks where no
+ * scheduler looks, so the bridge refuses it, naming the setting. On one Redis only the
+ * parking keys are checked (a read of a cluster-shaped name finds nothing and harms nothing).
+ */
+const layoutRefusal = (cmd: string, keyArgs: readonly string[], cluster: boolean): string | null => {
+  for (const k of keyArgs)
+    for (const f of FAMILIES) {
+      if (cluster && inFamily(k, f.single, f.exact) && !inFamily(k, f.cluster, f.exact))
+        return `command '${cmd}' on key '${k}' of the single-Redis layout: this Redis is a cluster, set HOWK_EDGE_REDIS_CLUSTER=true at the edge`;
+      if (!cluster && f.parking && inFamily(k, f.cluster, f.exact))
+        return `command '${cmd}' on key '${k}' of the Redis Cluster layout: this Redis is no cluster, unset HOWK_EDGE_REDIS_CLUSTER (and HOWK_REDIS_CLUSTER_NODES) at the edge`;
+    }
+  return null;
+};
+
+/**
+ * Why the edge may not run this command, or null when a grant allows it. `args` are the
+ * command's arguments after its name; `cluster`: the bridge's Redis is a cluster, whose keys
+ * the edge must name in the cluster layout.
+ */
+export const edgeRedisRefusal = (name: string, args: readonly string[], o: { cluster?: boolean } = {}): string | null => {
   const cmd = name.toLowerCase();
   const grants = EDGE_REDIS_GRANTS.filter((g) => g.commands.includes(cmd));
   const syntax = SYNTAX[cmd];
@@ -175,6 +214,8 @@ export const edgeRedisRefusal = (name: string, args: readonly string[]): string 
   if (typeof p === 'string') return p;
   const onKeys = grants.filter((g) => p.keys.every((k) => g.keys.some((pat) => matchesKey(pat, k))));
   if (!onKeys.length) return `command '${cmd}' on key '${p.keys.find((k) => !grants.some((g) => g.keys.some((pat) => matchesKey(pat, k)))) ?? p.keys[0]}' is not open to the edge`;
+  const layout = layoutRefusal(cmd, p.keys, o.cluster ?? false);
+  if (layout) return layout;
   let why = '';
   for (const g of onKeys) {
     const extra = p.options.find((o) => !g.options.includes(o));

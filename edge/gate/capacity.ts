@@ -1,5 +1,5 @@
 import type { Redis } from '@upstash/redis/cloudflare';
-import { keys } from '../../core/domain/keys';
+import { keys as singleKeys, type RedisKeys } from '../../core/domain/keys';
 import { CIRCUIT_FIELDS, LIMIT_FIELDS, parseCircuit, parseLimit, type EndpointCapacity, type HostCapacity } from '../../core/policy/edge-capacity';
 import type { LimitState } from '../../core/policy/adaptive-limit';
 
@@ -31,6 +31,8 @@ export class CapacityView {
     private readonly redis: Redis | undefined,
     private readonly host: string,
     private readonly cacheMs: number,
+    /** The fleet's key layout (edge/config.ts edgeKeysOf). */
+    private readonly keys: RedisKeys = singleKeys,
   ) {}
 
   /** The capacity of the host and these endpoints; waits for Redis only for what it never read. */
@@ -54,11 +56,12 @@ export class CapacityView {
 
   private async read(hashes: string[], now: number): Promise<void> {
     const p = this.redis!.pipeline();
-    p.hmget(keys.domainLimit(this.host), ...LIMIT_FIELDS);
+    const k = this.keys;
+    p.hmget(k.domainLimit(this.host), ...LIMIT_FIELDS);
     for (const h of hashes) {
-      p.hmget(keys.endpointLimit(h), ...LIMIT_FIELDS);
-      p.hmget(keys.circuit(h), ...CIRCUIT_FIELDS);
-      p.zcard(keys.endpointQueued(h));
+      p.hmget(k.endpointLimit(h), ...LIMIT_FIELDS);
+      p.hmget(k.circuit(h), ...CIRCUIT_FIELDS);
+      p.zcard(k.endpointQueued(h));
     }
     this.reads++;
     let replies: unknown[];

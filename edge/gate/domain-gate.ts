@@ -1,6 +1,6 @@
 import { HowkError, UnavailableError, ValidationError, errorMessage } from '../../core/errors/errors';
 import type { Redis } from '@upstash/redis/cloudflare';
-import { edgeConfigFrom, edgeRedisOf, kafkaRestOptions, type EdgeConfig } from '../config';
+import { edgeConfigFrom, edgeKeysOf, edgeRedisOf, kafkaRestOptions, type EdgeConfig } from '../config';
 import { transformerSecretNames } from '../incoming/registry';
 import type { DurableObjectState } from '../runtime';
 import { createRestProducer, type RestRecord } from '../upstash/kafka';
@@ -113,7 +113,7 @@ export class DomainGate {
   }
 
   private capacityOf(host: string): CapacityView {
-    return (this.capacity ??= new CapacityView(this.redis, host, this.cfg.edge.capacity_cache));
+    return (this.capacity ??= new CapacityView(this.redis, host, this.cfg.edge.capacity_cache, edgeKeysOf(this.cfg.config)));
   }
 
   private async prepare(req: GateAdmitRequest, wait: boolean): Promise<Prepared> {
@@ -188,7 +188,7 @@ export class DomainGate {
   private async schedule(req: GateAdmitRequest, parked: Parked[]): Promise<void> {
     try {
       if (!this.redis) throw new Error('no Redis REST endpoint');
-      await schedule(this.redis, parked, this.cfg.config.ttl.retry_data_ttl);
+      await schedule(this.redis, parked, this.cfg.config.ttl.retry_data_ttl, edgeKeysOf(this.cfg.config));
     } catch {
       const slow = this.cfg.config.kafka.topics.slow;
       await this.batcher.add(parked.map((x) => ({ topic: slow, key: req.config_id, value: x.value })));

@@ -1,5 +1,5 @@
 import type { Redis } from '@upstash/redis/cloudflare';
-import { keys } from '../../core/domain/keys';
+import { keys as singleKeys, type RedisKeys } from '../../core/domain/keys';
 import { iso, nowNs } from '../../core/domain/time';
 import { decodeWebhook } from '../../core/records/webhook';
 import { snapshotValue, stateKey } from '../../core/records/state';
@@ -13,6 +13,8 @@ import type { RestRecord } from '../upstash/kafka';
 // sharded retry schedule"), due time unchanged, and hands it to howk.pending then.
 // The snapshot travels in the gate's produce with the request's other records; the schedule
 // is written once Kafka acknowledged it, with NX (the edge adds entries, never replaces one).
+// On a Redis Cluster both keys carry the `{retries}` tag (clusterKeys), the slot the
+// scheduler's drain reads them from.
 
 export type Parked = { value: string; until: number };
 
@@ -24,7 +26,7 @@ export const parkedRecord = (stateTopic: string, p: Parked, now: number): RestRe
 };
 
 /** Adds the parked webhooks to the retry schedule (one pipeline through the bridge). */
-export const schedule = async (redis: Redis, parked: readonly Parked[], retryDataTtlMs: number): Promise<void> => {
+export const schedule = async (redis: Redis, parked: readonly Parked[], retryDataTtlMs: number, keys: RedisKeys = singleKeys): Promise<void> => {
   const p = redis.pipeline();
   for (const x of parked) {
     const id = decodeWebhook(x.value).id;

@@ -1,5 +1,5 @@
 import type { Redis } from '@upstash/redis/cloudflare';
-import { keys } from '../../core/domain/keys';
+import { keys as singleKeys, type RedisKeys } from '../../core/domain/keys';
 import type { IdempotencyClaim, IdempotencyStore } from '../../core/ports/hot-state';
 
 /**
@@ -11,7 +11,7 @@ import type { IdempotencyClaim, IdempotencyStore } from '../../core/ports/hot-st
  * step, but only the claimer releases, within its request, long before the claim's TTL could
  * let another request take the key.
  */
-export const restIdempotency = (redis: Redis): IdempotencyStore => ({
+export const restIdempotency = (redis: Redis, keys: RedisKeys = singleKeys): IdempotencyStore => ({
   async claimIdempotency(items: IdempotencyClaim[], ttlMs: number): Promise<string[]> {
     if (!items.length) return [];
     const p = redis.pipeline();
@@ -35,6 +35,10 @@ export const restIdempotency = (redis: Redis): IdempotencyStore => ({
     for (const n of names) p.get(n);
     const held = await p.exec<(string | null)[]>();
     const mine = names.filter((_, i) => held[i] === items[i]!.webhookId);
-    if (mine.length) await redis.del(...mine);
+    if (!mine.length) return;
+    // One DEL per key: claims of several configs sit in several slots of a Redis Cluster.
+    const d = redis.pipeline();
+    for (const n of mine) d.del(n);
+    await d.exec();
   },
 });

@@ -1,5 +1,5 @@
 import { Redis } from '@upstash/redis/cloudflare';
-import { keys } from '../../core/domain/keys';
+import { keys as singleKeys, type RedisKeys } from '../../core/domain/keys';
 import type { WebhookStatus, WebhookStatusView } from '../../core/domain/status';
 import { HISTORY_FIELD, historyOf } from '../../core/domain/status-history';
 import { hourBucket } from '../../core/domain/time';
@@ -9,7 +9,10 @@ import { STAT_NAMES, type HotConnection, type StatsReader, type StatsWindow, typ
 // Hot-state reads at the edge over the Upstash Redis REST dialect (howk-bridge in front of
 // the real Redis): the same keys and shapes as workers/redis/hot-state.ts, one round trip
 // (a pipeline) per call. The edge writes no status: of the HotState roles it implements the
-// two its routes read (status, stats) and ping for its health check.
+// two its routes read (status, stats) and ping for its health check. `keys` is the fleet's
+// layout (edge/config.ts edgeKeysOf): on a Redis Cluster each call's keys share a slot (a
+// webhook's status and history `{<id>}`, the counters `{stats}`), so the bridge runs each
+// MGET and PFCOUNT on one node.
 
 const HOUR_MS = 3_600_000;
 
@@ -40,7 +43,7 @@ const unavailable = (e: unknown) => (e instanceof HowkError ? e : new Unavailabl
 export type EdgeHotReads = StatusReader & StatsReader & Pick<HotConnection, 'ping'>;
 
 /** Reads over REST; without a Redis REST endpoint they answer NotConfiguredError (501). */
-export const edgeHotState = (client: Redis | undefined): EdgeHotReads => {
+export const edgeHotState = (client: Redis | undefined, keys: RedisKeys = singleKeys): EdgeHotReads => {
   const need = (): Redis => {
     if (!client) throw new NotConfiguredError('edge.redis_rest_url and edge.redis_rest_token (HOWK_EDGE_REDIS_REST_URL, HOWK_EDGE_REDIS_REST_TOKEN) are not set at the edge');
     return client;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, loadConfigWithSources } from '../../core/config/load';
-import { admissionOf, edgeConfigFrom } from '../../edge/config';
+import { clusterKeys, keys } from '../../core/domain/keys';
+import { admissionOf, edgeConfigFrom, edgeKeysOf } from '../../edge/config';
 import { bridgeSettings } from '../../workers/bridge/config';
 import { loadProcessConfig } from '../../workers/node/config';
 import { validationError as refusal } from '../helpers/validation-error';
@@ -92,6 +93,15 @@ describe('the edge reads its Worker bindings with the same parser', () => {
     expect(edge.admission_rate).toBe(50);
     expect(config.api.auth.enabled).toBe(false);
     expect(edge).toBe(config.edge);
+  });
+
+  it("builds the fleet's cluster key names when HOWK_EDGE_REDIS_CLUSTER or the fleet's HOWK_REDIS_CLUSTER_NODES is set, else the single-Redis ones", () => {
+    expect(edgeKeysOf(edgeConfigFrom(required).config)).toBe(keys);
+    expect(edgeKeysOf(edgeConfigFrom({ ...required, HOWK_EDGE_REDIS_CLUSTER: 'false' }).config)).toBe(keys);
+    expect(edgeKeysOf(edgeConfigFrom({ ...required, HOWK_EDGE_REDIS_CLUSTER: true }).config)).toBe(clusterKeys);
+    expect(edgeKeysOf(edgeConfigFrom({ ...required, HOWK_REDIS_CLUSTER_NODES: 'r1:6379,r2:6379' }).config)).toBe(clusterKeys);
+    expect(edgeKeysOf(edgeConfigFrom({ ...required, HOWK_EDGE_REDIS_CLUSTER: 'true' }).config).status('wh_1')).toBe('status:{wh_1}');
+    expect(refusal(() => edgeConfigFrom({ ...required, HOWK_EDGE_REDIS_CLUSTER: 'maybe' })).message).toContain('HOWK_EDGE_REDIS_CLUSTER');
   });
 
   it('the former HOWK_KAFKA_REST_* / HOWK_REDIS_REST_* names still work', () => {

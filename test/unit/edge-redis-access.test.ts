@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../core/domain/keys';
+import { clusterKeys, keys } from '../../core/domain/keys';
 import { EDGE_REDIS_GRANTS, edgeRedisRefusal } from '../../core/policy/edge-redis-access';
 
 // What a leaked edge token can do to the fleet's Redis through howk-bridge.
@@ -115,6 +115,66 @@ describe('the edge Redis allowlist (commands and key patterns)', () => {
     ok('ping');
     ok('ping', 'hello');
     ok('echo', 'hello');
+  });
+
+  it("lets an edge in front of a Redis Cluster use the fleet's cluster key names, and nothing more", () => {
+    const k = clusterKeys;
+    // As the bridge on a cluster checks them.
+    const ok = (cmd: string, ...args: string[]) => expect(edgeRedisRefusal(cmd, args, { cluster: true }), `${cmd} ${args.join(' ')}`).toBeNull();
+    const no = (cmd: string, ...args: string[]) => expect(edgeRedisRefusal(cmd, args, { cluster: true }), `${cmd} ${args.join(' ')}`).not.toBeNull();
+    ok('hmget', k.status('wh_1'), 'data', 'h');
+    ok('lrange', k.statusHistory('wh_1'), '0', '-1');
+    ok('mget', k.stats('delivered', '2026010100'), k.stats('failed', '2026010100'));
+    ok('pfcount', k.endpointsHll('2026010100'), k.endpointsHll('2026010101'));
+    ok('hmget', k.domainLimit('api.example.com'), 'limit', 'lat');
+    ok('hmget', k.endpointLimit('abc'), 'limit');
+    ok('hmget', k.circuit('abc'), 'state');
+    ok('zcard', k.endpointQueued('abc'));
+    ok('zadd', k.retries(), 'NX', '1700000000000', 'wh_1');
+    ok('set', k.retryData('wh_1'), '{}', 'NX', 'PX', '1000');
+    ok('set', k.idempotency('cfg', 'order-1'), 'wh_1', 'NX', 'GET', 'PX', '5000');
+    ok('set', k.idempotency('cfg', 'order-1'), 'wh_1', 'XX', 'PX', '5000');
+    ok('get', k.legacyIdempotency('cfg', 'order-1'));
+    // Still refused: the retry shards (the scheduler's own), writes to guard keys, other commands.
+    no('zadd', k.retryShard(3), 'NX', '1', 'wh_1');
+    no('zadd', k.shardConfigs(3), 'NX', '1', 'cfg');
+    no('hset', k.circuit('abc'), 'state', 'CLOSED');
+    no('del', k.status('wh_1'));
+    no('zadd', k.retries(), '1', 'wh_1');
+  });
+
+  it("refuses keys of the other layout than the bridge's Redis, naming the edge setting", () => {
+    const onCluster = (cmd: string, ...args: string[]) => edgeRedisRefusal(cmd, args, { cluster: true });
+    const onOne = (cmd: string, ...args: string[]) => edgeRedisRefusal(cmd, args, { cluster: false });
+    // An edge left on the single-Redis names in front of a cluster: every differing key refused.
+    for (const [cmd, ...args] of [
+      ['hmget', keys.status('wh_1'), 'data'],
+      ['lrange', keys.statusHistory('wh_1'), '0', '-1'],
+      ['hmget', keys.circuit('abc'), 'state'],
+      ['hmget', keys.endpointLimit('abc'), 'limit'],
+      ['hmget', keys.domainLimit('api.example.com'), 'limit'],
+      ['zcard', keys.endpointQueued('abc')],
+      ['mget', clusterKeys.stats('delivered', '2026010100'), keys.stats('failed', '2026010100')],
+      ['pfcount', keys.endpointsHll('2026010100')],
+      ['zadd', keys.retries(), 'NX', '1', 'wh_1'],
+      ['set', keys.retryData('wh_1'), '{}', 'NX', 'PX', '1000'],
+      // A retry shard's data (the scheduler's) is no parking key on a cluster either.
+      ['set', clusterKeys.shardRetryData(3, 'wh_1'), '{}', 'NX', 'PX', '1000'],
+    ] as string[][])
+      expect(onCluster(cmd!, ...args), `${cmd} ${args.join(' ')}`).toMatch(/single-Redis layout: this Redis is a cluster, set HOWK_EDGE_REDIS_CLUSTER=true/);
+    // The cluster names, and the names both layouts share, pass on a cluster.
+    expect(onCluster('hmget', clusterKeys.status('wh_1'), 'data')).toBeNull();
+    expect(onCluster('mget', clusterKeys.stats('delivered', '2026010100'), clusterKeys.stats('failed', '2026010100'))).toBeNull();
+    expect(onCluster('zadd', clusterKeys.retries(), 'NX', '1', 'wh_1')).toBeNull();
+    expect(onCluster('set', clusterKeys.retryData('wh_1'), '{}', 'NX', 'PX', '1000')).toBeNull();
+    expect(onCluster('set', keys.idempotency('cfg', 'k'), 'v', 'NX', 'GET', 'PX', '1000')).toBeNull();
+    expect(onCluster('hget', keys.apiKeys(), 'id')).toBeNull();
+    expect(onCluster('get', keys.kv({ kind: 'config', id: 'c' }, 'a'))).toBeNull();
+    // An edge in cluster mode in front of one Redis: its parked webhooks would go where no scheduler looks.
+    expect(onOne('zadd', clusterKeys.retries(), 'NX', '1', 'wh_1')).toMatch(/Redis Cluster layout: this Redis is no cluster, unset HOWK_EDGE_REDIS_CLUSTER/);
+    expect(onOne('set', clusterKeys.retryData('wh_1'), '{}', 'NX', 'PX', '1000')).toMatch(/Redis Cluster layout/);
+    expect(onOne('zadd', keys.retries(), 'NX', '1', 'wh_1')).toBeNull();
+    expect(onOne('hmget', clusterKeys.status('wh_1'), 'data')).toBeNull();
   });
 
   it('is one table of grants, each naming its commands, keys and options', () => {

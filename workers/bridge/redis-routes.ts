@@ -53,7 +53,7 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
     }
     const args = cmd.slice(1).map((a: Arg) => (typeof a === 'number' ? String(a) : a));
     if (!allowed.has(name)) throw new ForbiddenError(`ERR command '${name}' is not allowed through howk-bridge`);
-    const refused = edgeRedisRefusal(name, args);
+    const refused = edgeRedisRefusal(name, args, { cluster: redis.isCluster });
     if (refused) throw new ForbiddenError(`ERR ${refused} through howk-bridge`);
     return [name, ...args] as Command;
   };
