@@ -142,6 +142,18 @@ describe('RedisGuards on a cluster: the per-host in-flight limit (host lease fir
     });
   });
 
+  it('holds the host limit against two clients admitting at once', async () => {
+    const h = await make();
+    try {
+      const batch = (c: string) => Array.from({ length: 4 }, (_, i) => req({ id: `wh_${c}${i}`, endpointHash: [EP, EP2, EP3][i % 3] }));
+      const [a, b] = await Promise.all([h.guards.admit(batch('a'), p), h.peer.admit(batch('b'), p)]);
+      expect([...a, ...b].filter((x) => x.kind === 'go')).toHaveLength(2);
+      expect([...a, ...b].filter((x) => x.kind === 'wait')).toHaveLength(6);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
   it('leaves a host without a limit alone (5 at once, as many as the endpoint allows)', async () => {
     await withCluster(async (guards) => {
       const other = Array.from({ length: 5 }, (_, i) => req({ id: `wh_o${i}`, host: 'other.example.com' }));
