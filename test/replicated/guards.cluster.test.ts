@@ -142,6 +142,16 @@ describe('RedisGuards on a cluster: the per-host in-flight limit (host lease fir
     });
   });
 
+  it('keeps the lease of a copy on the wire when its webhook, asked again, is refused by its endpoint', async () => {
+    await withCluster(async (guards, hostLeases) => {
+      expect(await guards.admit([req({ id: 'wh_x', endpointHash: EP3 })], p)).toMatchObject([{ kind: 'go', counted: { domain: true } }]);
+      await guards.pause({ kind: 'endpoint', id: EP3 });
+      // The same webhook consumed again (its partition moved) while its first copy is on the wire.
+      expect(await guards.admit([req({ id: 'wh_x', endpointHash: EP3, now: T0 + 5 })], p)).toEqual([{ kind: 'paused', scope: 'endpoint' }]);
+      expect(await hostLeases(T0 + 5)).toBe(1);
+    });
+  });
+
   it('holds the host limit against two clients admitting at once', async () => {
     const h = await make();
     try {

@@ -69,9 +69,18 @@ const pausesBefore = async (redis: ScriptedClient, k: RedisKeys, reqs: AdmitRequ
 /**
  * The host step, before the endpoint calls: one takeHostLease call per host with a limit
  * (in its slot), for the requests `open` names. Answers 'wait' in `out` for those its host
- * refuses and returns the indexes of those it leased.
+ * refuses; `held` gets those whose webhook held its lease already, and the indexes of those
+ * newly leased are returned.
  */
-const hostLeases = async (redis: ScriptedClient, k: RedisKeys, reqs: AdmitRequest[], open: number[], out: (Admission | undefined)[], p: GuardParams): Promise<Set<number>> => {
+const hostLeases = async (
+  redis: ScriptedClient,
+  k: RedisKeys,
+  reqs: AdmitRequest[],
+  open: number[],
+  out: (Admission | undefined)[],
+  held: Set<number>,
+  p: GuardParams,
+): Promise<Set<number>> => {
   const byHost = new Map<string, number[]>();
   for (const i of open) {
     if (p.maxInflightPerDomain(reqs[i]!.host) <= 0) continue;
@@ -86,7 +95,10 @@ const hostLeases = async (redis: ScriptedClient, k: RedisKeys, reqs: AdmitReques
   const replies = (await execPipeline(q)) as number[][];
   [...byHost.values()].forEach((at, h) =>
     at.forEach((i, n) => {
+      // A lease taken over (2) stays when its endpoint refuses: another copy of the webhook
+      // holds it (workers/redis/commands/takeHostLease-1.lua).
       if (replies[h]![n] === 1) leased.add(i);
+      else if (replies[h]![n] === 2) held.add(i);
       // A full host: both lanes wait (the endpoint's slowness, which would divert, is in
       // another slot), and the endpoint is not asked (it takes nothing).
       else out[i] = { kind: 'wait' };
@@ -100,12 +112,14 @@ export const clusterAdmit = async (redis: ScriptedClient, k: RedisKeys, call: Ca
   // Redis lost and not rebuilt yet: ask again later, as the script answers on one Redis.
   if (rebuilding) return reqs.map(() => ({ kind: 'wait' }));
   const out = stopped.slice();
+  const held = new Set<number>();
   const leased = await hostLeases(
     redis,
     k,
     reqs,
     reqs.map((_, i) => i).filter((i) => !stopped[i]),
     out,
+    held,
     p,
   );
   const open = reqs.map((_, i) => i).filter((i) => !out[i]);
@@ -126,10 +140,10 @@ export const clusterAdmit = async (redis: ScriptedClient, k: RedisKeys, call: Ca
   // A host lease of a request its endpoint refused is given back (one more round trip); the
   // others are counted on the host, and end with the delivery's completion or lease.
   const refused: number[] = [];
-  for (const i of leased) {
+  for (const i of [...leased, ...held]) {
     const a = out[i]!;
     if (a.kind === 'go') a.counted = { ...a.counted, domain: true };
-    else refused.push(i);
+    else if (leased.has(i)) refused.push(i);
   }
   await giveBack(redis, k, reqs, refused);
   return out as Admission[];

@@ -11,7 +11,9 @@
 -- ARGV[2]  lease ms (a lease taken at now runs out at now + this; also the zset's TTL)
 -- ARGV[3..] two per webhook: now ms, webhook id
 --
--- Returns one integer per webhook, in order: 1 leased, 0 the host is full (wait).
+-- Returns one integer per webhook, in order: 1 leased, 2 leased already (taken over: not to be
+-- given back if its endpoint refuses, the copy on the wire still counts), 0 the host is full
+-- (wait).
 local limit = tonumber(ARGV[1])
 local lease_ms = tonumber(ARGV[2])
 local out, took, pruned = {}, false, nil
@@ -25,9 +27,10 @@ for i = 3, #ARGV - 1, 2 do
     pruned = now
   end
   if n < limit or redis.call('ZSCORE', KEYS[1], id) then
-    n = n + redis.call('ZADD', KEYS[1], string.format('%d', now + lease_ms), id)
+    local added = redis.call('ZADD', KEYS[1], string.format('%d', now + lease_ms), id)
+    n = n + added
     took = true
-    out[#out + 1] = 1
+    out[#out + 1] = added == 1 and 1 or 2
   else
     out[#out + 1] = 0
   end
