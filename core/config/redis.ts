@@ -1,8 +1,7 @@
-import type { z } from 'zod';
 import { duration, int, list, optStr, section, str } from './fields';
 
-// The redis section, and the check of what Howk does not keep on a Redis Cluster
-// (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic").
+// The redis section. On a Redis Cluster every guard is kept, the per-host in-flight limit in
+// two steps (docs/ARCHITECTURE.md, "The per-host limit on a cluster: host first").
 
 export const redisSection = section({
   addr: str('localhost:6379', 'Redis host:port'),
@@ -20,20 +19,3 @@ export const redisSection = section({
     'Seed nodes (host:port, comma-separated in env) of a Redis Cluster: when set, every process opens Redis as a cluster client (password from url/password; addr and db are not used) and keeps its keys per slot (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"); empty: one Redis instance',
   ),
 });
-
-type Checked = {
-  redis: { cluster_nodes: string[] };
-  concurrency: { max_inflight_per_domain: number; domain_overrides: Record<string, number> };
-};
-
-/**
- * On a cluster the per-host in-flight limit is not kept (a host's leases and an endpoint's are
- * two slots): a configuration asking for it is refused rather than left unenforced.
- */
-export const checkRedisCluster = (c: Checked, ctx: z.RefinementCtx): void => {
-  if (!c.redis.cluster_nodes.length) return;
-  const refuse = (path: string[], what: string) =>
-    ctx.addIssue({ code: 'custom', path, message: `${what} is not kept on a Redis Cluster (redis.cluster_nodes is set): unset it or use one Redis instance` });
-  if (c.concurrency.max_inflight_per_domain > 0) refuse(['concurrency', 'max_inflight_per_domain'], 'the per-host in-flight limit');
-  if (Object.values(c.concurrency.domain_overrides).some((n) => n > 0)) refuse(['concurrency', 'domain_overrides'], 'the per-host in-flight limit');
-};

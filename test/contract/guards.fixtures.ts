@@ -15,7 +15,7 @@ export type GuardsHarness = {
 
 export type MakeGuards = () => Promise<GuardsHarness>;
 
-/** What an adapter keeps: `hostLimits: false` on a Redis Cluster (docs/ARCHITECTURE.md, "Redis Cluster: what stays atomic"). */
+/** What an adapter keeps: `hostLimits: false` on a Redis Cluster, whose host limit is fixed and kept in two steps (docs/ARCHITECTURE.md, "The per-host limit on a cluster: host first"). */
 export type GuardsCaps = { hostLimits?: boolean };
 
 export const T0 = 1_750_000_000_000;

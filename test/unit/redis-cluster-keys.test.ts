@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { ValidationError } from '../../core/errors/errors';
 import { clusterKeys, keys, namespaced, scriptPrefix, slotId } from '../../core/domain/keys';
 import { parseNode } from '../../workers/redis/client';
 import { slotOf } from '../../workers/redis/slots';
@@ -97,12 +96,11 @@ describe('redis.cluster_nodes', () => {
     expect(() => parseNode('redis.internal')).toThrow(/host:port/);
   });
 
-  it('refuses the per-host limit on a cluster, naming the knob; the outstanding bound stays', () => {
+  it('takes the per-host limit and its overrides on a cluster (kept in two steps), as on one Redis', () => {
     const on = { HOWK_REDIS_CLUSTER_NODES: '127.0.0.1:7000' };
-    expect(() => loadConfig({ env: { ...on, HOWK_CONCURRENCY_MAX_INFLIGHT_PER_DOMAIN: '5' } })).toThrow(/max_inflight_per_domain.*Redis Cluster/);
-    expect(() => loadConfig({ env: { ...on, HOWK_CONCURRENCY_DOMAIN_OVERRIDES: '{"a.example":3}' } })).toThrow(ValidationError);
+    expect(loadConfig({ env: { ...on, HOWK_CONCURRENCY_MAX_INFLIGHT_PER_DOMAIN: '5' } }).concurrency.max_inflight_per_domain).toBe(5);
+    expect(loadConfig({ env: { ...on, HOWK_CONCURRENCY_DOMAIN_OVERRIDES: '{"a.example":3}' } }).concurrency.domain_overrides).toEqual({ 'a.example': 3 });
     expect(loadConfig({ env: { ...on, HOWK_API_MAX_OUTSTANDING_PER_CONFIG: '100' } }).api.max_outstanding_per_config).toBe(100);
-    // Without a cluster both stay available.
     expect(loadConfig({ env: { HOWK_CONCURRENCY_MAX_INFLIGHT_PER_DOMAIN: '5' } }).concurrency.max_inflight_per_domain).toBe(5);
   });
 });

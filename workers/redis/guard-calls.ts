@@ -72,7 +72,9 @@ class Places {
     w.num(this.entries.length / 2);
     for (let i = 0; i < this.entries.length; i += 2) w.str(slotId(this.cluster, this.entries[i] as string)).num(this.entries[i + 1] as number);
     w.num(this.hosts.size);
-    for (const host of this.hosts.keys()) w.str(slotId(this.cluster, host)).num(this.p.maxInflightPerDomain(host));
+    // On a cluster a host's keys are another slot than its endpoints': its limit is kept
+    // apart (workers/redis/guard-cluster.ts), the endpoint call is told it is off.
+    for (const host of this.hosts.keys()) w.str(slotId(this.cluster, host)).num(this.cluster ? 0 : this.p.maxInflightPerDomain(host));
   }
 }
 

@@ -52,7 +52,7 @@ export class RedisGuards implements Guards {
 
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
-    if (this.redis.isCluster) return clusterComplete(this.k, this.run, done, p);
+    if (this.redis.isCluster) return clusterComplete(this.redis, this.k, this.run, done, p);
     return toTransitions(await this.run(COMPLETE, completeArgs(done, p, this.k)), done);
   }
 

@@ -80,6 +80,8 @@ export const SCRIPTS = {
   dropHeld: fixed('dropHeld'),
   // A Svix endpoint's throttleRate (core/apps/endpoint-rules.ts).
   takeToken: fixed('takeToken'),
+  // The host's half of an admission on a Redis Cluster (workers/redis/guard-cluster.ts).
+  takeHostLease: fixed('takeHostLease'),
   // A rebuild's guard state (core/reconcile/guard-replay.ts).
   restoreCircuit: fixed('restoreCircuit'),
   restoreHeld: fixed('restoreHeld'),
