@@ -35,13 +35,12 @@ import * as parts from './consumer-parts';
 //   sent only for partitions of the current assignment. One that slips through anyway (a
 //   retried commit crossing a rebalance) only names offsets this consumer made durable, so it
 //   can cause redelivery, never loss. Commit errors are logged, never thrown.
-// - A crash (the runner restarts the consumer) drops all tracking; a disconnect drops the
-//   resolved offsets, so only what was committed counts: stop() commits before disconnecting.
+// - A crash (the consumer restarted) drops all tracking, a disconnect resolved offsets: stop() commits first.
 // - A rebalance moves partitions. take() heartbeats first; when the group rebalances, it lets
 //   kafkajs rejoin (it cannot while eachBatch runs) once the batches in flight have resolved
 //   and committed (REVOKE_WAIT_MS at most; a member of the current generation may still commit
-//   then). A new member fetches its first partitions REVOKE_WAIT_MS late, for members that
-//   learnt of the rebalance from an idle fetch (docs/RELIABILITY.md, "Group membership").
+//   then). A new member fetches its first partitions REVOKE_WAIT_MS late, for members that learnt
+//   of the rebalance from an idle fetch (docs/RELIABILITY.md, "Group membership").
 
 type Commit = { topic: string; partition: number; offset: string; batches: CommittedBatch[] };
 
