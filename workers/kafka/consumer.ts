@@ -39,8 +39,7 @@ import * as parts from './consumer-parts';
 // - A rebalance moves partitions. take() heartbeats first; when the group rebalances, it lets
 //   kafkajs rejoin (it cannot while eachBatch runs) once the batches in flight have resolved
 //   and committed (REVOKE_WAIT_MS at most; a member of the current generation may still commit
-//   then). A new member fetches its first partitions REVOKE_WAIT_MS late, for members that learnt
-//   of the rebalance from an idle fetch (docs/RELIABILITY.md, "Group membership").
+//   then). A new member fetches REVOKE_WAIT_MS late (docs/RELIABILITY.md, "Group membership").
 
 type Commit = { topic: string; partition: number; offset: string; batches: CommittedBatch[] };
 
