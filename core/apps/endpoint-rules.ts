@@ -10,6 +10,12 @@ const PREFIX = 'svix:';
 /** The idempotency key of the webhook a message makes for one endpoint. */
 export const messageWebhookKey = (msgId: string, endpointId: string): string => `${PREFIX}${msgId}:${endpointId}`;
 
+/** The endpoint id a webhook made by a message names in its key (the key's last part), or undefined for any other webhook. */
+const endpointIdOf = (w: { idempotency_key?: string }): string | undefined => {
+  const key = w.idempotency_key;
+  return key === undefined || !key.startsWith(PREFIX) ? undefined : key.slice(key.lastIndexOf(':') + 1);
+};
+
 /**
  * Why the webhook's endpoint no longer takes it, or undefined: deleted, or disabled. Only a disabling the webhook did
  * not see counts: the endpoint's record says disabled and was written at or after the webhook
@@ -19,9 +25,8 @@ export const messageWebhookKey = (msgId: string, endpointId: string): string => 
 export const disabledEndpointCheck =
   (table: AppTable) =>
   (w: { config_id: string; idempotency_key?: string; created_at: string }): string | undefined => {
-    const key = w.idempotency_key;
-    if (key === undefined || !key.startsWith(PREFIX)) return undefined;
-    const id = key.slice(key.lastIndexOf(':') + 1);
+    const id = endpointIdOf(w);
+    if (id === undefined) return undefined;
     const e = table.endpoint(w.config_id, id);
     // Endpoint ids are never reused: a deletion read is final, whatever the webhook's age.
     if (!e) return table.endpointDeleted(w.config_id, id) ? `endpoint ${id} of application ${w.config_id} was deleted` : undefined;
@@ -40,9 +45,8 @@ export type EndpointThrottle = { endpointId: string; rate: number };
 export const endpointThrottleOf =
   (table: AppTable) =>
   (w: { config_id: string; idempotency_key?: string }): EndpointThrottle | undefined => {
-    const key = w.idempotency_key;
-    if (key === undefined || !key.startsWith(PREFIX)) return undefined;
-    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
+    const id = endpointIdOf(w);
+    const e = id === undefined ? undefined : table.endpoint(w.config_id, id);
     if (!e || e.throttle_rate === null || e.throttle_rate <= 0) return undefined;
     return { endpointId: e.id, rate: e.throttle_rate };
   };
@@ -54,9 +58,8 @@ export const endpointThrottleOf =
 export const endpointPolicyOf =
   (table: AppTable) =>
   (w: { config_id: string; idempotency_key?: string }): EndpointPolicy | undefined => {
-    const key = w.idempotency_key;
-    if (key === undefined || !key.startsWith(PREFIX)) return undefined;
-    const e = table.endpoint(w.config_id, key.slice(key.lastIndexOf(':') + 1));
+    const id = endpointIdOf(w);
+    const e = id === undefined ? undefined : table.endpoint(w.config_id, id);
     if (!e || (e.timeout_ms == null && e.max_backoff_ms == null && e.max_concurrency == null)) return undefined;
     const p: EndpointPolicy = {};
     if (e.timeout_ms != null) p.timeoutMs = e.timeout_ms;
