@@ -55,12 +55,8 @@ export const createSignSend = (d: SignSendDeps) => {
     return own instanceof Promise ? own.then(ownOr) : ownOr(own);
   };
 
-  const sign = async (w: Webhook, p: Prepared, target: Target, sent: number, traceparent?: string) => {
-    // Awaited only when they are promises: each await of a known value is a microtask hop.
-    let secrets = secretsOf(w);
-    if (secrets instanceof Promise) secrets = await secrets;
-    let sig = signHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets, scheme: config.signing.scheme, hmac: d.hmac });
-    if (sig instanceof Promise) sig = await sig;
+  /** The request's headers around its signature. */
+  const headersOf = (w: Webhook, p: Prepared, target: Target, sig: Record<string, string>, traceparent?: string) => {
     // A script may set its own content-type; without a script the webhook's headers cannot.
     // A raw body's type is its own, whatever a script says.
     const headers: Record<string, string> = p.scripted
@@ -69,7 +65,7 @@ export const createSignSend = (d: SignSendDeps) => {
     if (w.content_type !== undefined) headers['content-type'] = w.content_type;
     // Not covered by the signature (id, timestamp and body are), so it cannot break one.
     if (traceparent) headers[TRACEPARENT] = traceparent;
-    return { headers, sig };
+    return headers;
   };
 
   const sendSigned = async (w: Webhook, p: Prepared, target: Target, headers: Record<string, string>, admittedAt: number): Promise<DeliveryResponse> => {
@@ -92,7 +88,12 @@ export const createSignSend = (d: SignSendDeps) => {
   return async (w: Webhook, p: Prepared, target: Target, admittedAt: number, traceparent?: string): Promise<DeliveryResponse> => {
     const sent = d.clock.now();
     try {
-      const { headers, sig } = await sign(w, p, target, sent, traceparent);
+      // Awaited only when they are promises: each await of a known value is a microtask hop.
+      let secrets = secretsOf(w);
+      if (secrets instanceof Promise) secrets = await secrets;
+      let sig = signHeaders({ id: w.id, attempt: w.attempt, timestamp: Math.floor(sent / 1000), body: p.body, secrets, scheme: config.signing.scheme, hmac: d.hmac });
+      if (sig instanceof Promise) sig = await sig;
+      const headers = headersOf(w, p, target, sig, traceparent);
       // Records enqueued before headers were checked, or anything else that slipped through.
       const bad = findHeaderIssue(headers);
       if (bad) return { kind: 'invalid_request', error: `header ${bad.name}: ${bad.message}`, durationMs: d.clock.now() - sent };
