@@ -33,12 +33,28 @@ export const stopProc = async (p: Proc, signal: NodeJS.Signals = 'SIGTERM'): Pro
   clearTimeout(t);
 };
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
+// Ports handed out from below the kernel's ephemeral range (32768-60999 here), which
+// outgoing connections draw from: a port picked from that range and released can be
+// taken by a client's connect() before the test's server binds it (ERR_ADDRESS_IN_USE).
+// 23000-26000 is clear of the fixed ports the suites start servers on.
+const PORT_LOW = 23_000;
+const PORT_SPAN = 3_000;
+const handedOut = new Set<number>();
+
+const bindable = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+
+/** A loopback port nothing listens on, not handed out before in this process. */
+export const freePort = async (): Promise<number> => {
+  for (let i = 0; i < 200; i++) {
+    const port = PORT_LOW + Math.floor(Math.random() * PORT_SPAN);
+    if (handedOut.has(port) || !(await bindable(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port in ${PORT_LOW}-${PORT_LOW + PORT_SPAN - 1}`);
+};

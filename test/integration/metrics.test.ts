@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../helpers/procs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistograms, type Histogram } from '../../core/metrics/histogram';
 import { waitFor } from '../helpers/env';
@@ -13,16 +13,6 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 
 const redisDb = useRedisDb();
 const WORKER_STAGES = ['fetched', 'admitted', 'sent', 'responded', 'durable', 'committed'];
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 const series = (text: string, name: string, label: string): Histogram | undefined => parseHistograms(text, name).get(label);
 

@@ -1,7 +1,8 @@
+import { freePort } from '../helpers/procs';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as netServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointHash } from '../../core/domain/ids';
 import { requireEnv, waitFor } from '../helpers/env';
@@ -17,16 +18,6 @@ const OUTAGE_MS = 12_000;
 const PER_ENDPOINT = 2;
 const PER_HOST = 4;
 const DELAY_MS = 120;
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = netServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 type Seen = { path: string; id: string; status: number; start: number; end: number; pathInflight: number; hostInflight: number };
 

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/procs';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../core/domain/keys';
@@ -26,14 +26,6 @@ beforeAll(() => {
 afterAll(async () => {
   await state.close();
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 describe('RedisHotState key layout', () => {
   it('writes status, history, retry, stats and idempotency keys in the HOWK shapes, each with its TTL', async () => {

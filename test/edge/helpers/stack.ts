@@ -112,7 +112,9 @@ export const startEdge = async (vars: Record<string, string>, o: { persist?: str
     scriptPath: join(edgeBundleDir, 'worker.js'),
     bindings: { ...(workerOptions.bindings as Record<string, string>), ...vars },
     host: '127.0.0.1',
-    port: await freePort(),
+    // Port 0: workerd binds a free port itself. A port picked beforehand can be taken by
+    // another test file before workerd binds it (ERR_ADDRESS_IN_USE).
+    port: 0,
     ...(o.persist ? { durableObjectsPersist: o.persist } : {}),
   } as ConstructorParameters<typeof Miniflare>[0]);
   const url = (await mf.ready).toString().replace(/\/$/, '');
