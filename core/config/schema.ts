@@ -149,8 +149,8 @@ const ConfigShape = z.object({
     ),
     batch_time_limit: duration('2s', 'A batch whose lanes all keep making progress may run this long before its unfinished deliveries are handed off too'),
     handoff_lease: duration(
-      '5s',
-      'Lease of a delivery finishing in the background, renewed every third of it (one Redis call per worker for all its leases): if the worker dies, the scheduler re-enqueues it after this; a worker stalled for two thirds of it may see its delivery made twice',
+      '3s',
+      'Lease of a delivery finishing in the background (or waiting in its lane behind one), renewed every third of it, at least every second (one Redis call per worker for all its leases): if the worker dies, the scheduler re-enqueues it after this; a worker stalled for two thirds of it may see its delivery made twice',
     ),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),
     recent_outcomes: int(
@@ -208,8 +208,14 @@ const ConfigShape = z.object({
   scheduler: section({
     poll_interval: duration('1s', 'How often due retries are moved back to the pending topic'),
     batch_size: int(500, 'Most retries moved per poll', { min: 1 }),
-    lease: duration('30s', "Visibility lock on claimed retries: a crashed scheduler's claims reappear after it"),
-    shard_lease: duration('10s', "A scheduler's lease on its retry shards (redis.retry_shards), renewed every third of it: a dead scheduler's shards are taken over after it"),
+    lease: duration(
+      '5s',
+      "Visibility lock on claimed retries, from the claim to the ack after their produce: a crashed scheduler's claims reappear after it; a produce slower than it, on a shard that changed hands meanwhile, may put a retry on the pending topic twice",
+    ),
+    shard_lease: duration(
+      '3s',
+      "A scheduler's lease on its retry shards (redis.retry_shards), renewed every third of it: a dead scheduler's shards are taken over after it; a scheduler stalled for two thirds of it may share its shards for a while (each claim is atomic)",
+    ),
   }),
   reconciler: section({
     enabled: bool(true, 'Workers and schedulers check the canary at start-up and run the sentinel (Redis rebuild from Kafka)'),

@@ -41,7 +41,6 @@ export const fleetSettings = (prefix: string): Record<string, string> => ({
   HOWK_RETRY_BASE_DELAY: '1s',
   HOWK_RETRY_MAX_DELAY: '4s',
   HOWK_SCHEDULER_POLL_INTERVAL: '100ms',
-  HOWK_SCHEDULER_LEASE: '5s',
   // Circuits on (while Redis is away each worker keeps the last known ones), but not opened by the scripted failures.
   HOWK_CIRCUIT_BREAKER_FAILURE_THRESHOLD: '100000',
   HOWK_RECONCILER_SENTINEL_INTERVAL: '1s',
