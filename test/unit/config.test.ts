@@ -57,7 +57,7 @@ describe('config defaults', () => {
   });
 
   it('scheduler', () => {
-    expect(c.scheduler).toMatchObject({ poll_interval: 1 * S, batch_size: 500, lease: 30 * S });
+    expect(c.scheduler).toMatchObject({ poll_interval: 1 * S, batch_size: 500, lease: 5 * S, shard_lease: 3 * S });
   });
 
   it('ttl', () => {
