@@ -149,7 +149,7 @@ const ConfigShape = z.object({
     ),
     batch_time_limit: duration('2s', 'A batch whose lanes all keep making progress may run this long before its unfinished deliveries are handed off too'),
     handoff_lease: duration(
-      '3s',
+      '5s',
       'Lease of a delivery finishing in the background (or waiting in its lane behind one), renewed every third of it, at least every second (one Redis call per worker for all its leases): if the worker dies, the scheduler re-enqueues it after this; a worker stalled for two thirds of it may see its delivery made twice',
     ),
     max_handoff: int(5000, 'Most deliveries finishing in the background per worker; past it, batches wait', { min: 0 }),

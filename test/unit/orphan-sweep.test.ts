@@ -16,7 +16,7 @@ const TTLS = { status_ttl: 7 * 86_400_000, stats_ttl: 86_400_000, retry_data_ttl
 describe('orphan sweep', () => {
   it('takes the configured grace, raised to the longest a live delivery can go unmarked', () => {
     const cfg = (o: Record<string, unknown>) => loadConfig({ env: {}, overrides: o });
-    // 30 s timeout + max(5 s claim lease, 3 s handoff lease, 4 s in-flight lease) + 1 s poll.
+    // 30 s timeout + max(5 s claim lease, 5 s handoff lease, 4 s in-flight lease) + 1 s poll.
     expect(orphanGrace(cfg({ 'reconciler.orphan_grace': 0 }))).toBe(36_000);
     expect(orphanGrace(cfg({ 'reconciler.orphan_grace': 0, 'delivery.handoff_lease': 90_000 }))).toBe(121_000);
     expect(orphanGrace(cfg({}))).toBe(300_000);
