@@ -95,8 +95,10 @@ export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, se
   const producer = batchingProducer(logStore.producer(), config.api.produce_linger, undefined, afterTheTurnsBodies);
   const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events, tracing, statusLingerMs: config.api.status_linger });
   // The 'pending' statuses wait up to api.status_linger: this instance's reads of statuses,
-  // listings and stats write them first, so a client that was answered here sees its webhooks.
-  const reads = readingOwnWrites(hot, enqueue.settle, ['getStatus', 'listWebhooks', 'stats', 'timeline']);
+  // listings and stats write them first, so a client that was answered here sees its webhooks,
+  // and so does the outstanding bound (api.max_outstanding_per_config), read only for a
+  // config that has one: its enqueues pay a status write each, as before.
+  const reads = readingOwnWrites(hot, enqueue.settle, ['getStatus', 'listWebhooks', 'stats', 'timeline', 'countOutstanding']);
   const dependencies: DependencyCheck[] = [
     { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
     { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
@@ -143,7 +145,7 @@ export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, se
     remoteAddress: (c) => getConnInfo(c).remote.address,
     headerSize: nodeHeaderSize,
     metrics: metrics.exposition,
-    outstanding: hot,
+    outstanding: reads,
     sync,
     door: metrics.door,
     events,
