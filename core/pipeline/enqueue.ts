@@ -17,6 +17,9 @@ import type { Logger } from '../ports/logger';
 import { encodeWebhook, webhookKey } from '../records/webhook';
 import { pendingWriter } from './pending-writes';
 
+/** With api.status_linger, the most 'pending' statuses that wait for Redis while their enqueues are answered. */
+export const MAX_UNANSWERED_WAITING = 10_000;
+
 /** A request that waits for the first attempts (?wait=): its listener marks the new webhooks, which it watches before they are produced. */
 export type EnqueueOptions = { awaitedBy?: string; beforeProduce?: (ids: string[]) => void };
 
@@ -219,7 +222,9 @@ export const createEnqueuer = (d: EnqueueDeps) => {
           endpoints: [...new Set(fresh.map((w) => w.endpoint_hash))],
         })
         .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
-      if (!lingering) await written;
+      // A Redis slower than the enqueues: past MAX_UNANSWERED_WAITING the answers wait again,
+      // so the statuses held in memory stay bounded.
+      if (!lingering || pending.waiting > MAX_UNANSWERED_WAITING) await written;
     }
     if (results.length > fresh.length) d.events?.enqueued('duplicate', results.length - fresh.length);
     return results;

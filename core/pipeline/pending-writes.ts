@@ -14,6 +14,8 @@ export type PendingWriter = {
   write(w: PendingWrite): Promise<void>;
   /** Sends what waits now and resolves once every write asked for so far has returned (ok or not). */
   settle(): Promise<void>;
+  /** Statuses waiting for a write to start. */
+  readonly waiting: number;
 };
 
 /**
@@ -76,6 +78,9 @@ export const pendingWriter = (hot: HotWriter, lingerMs = 0): PendingWriter => {
       );
       out.add(tracked);
       return done;
+    },
+    get waiting() {
+      return batcher.waiting;
     },
     settle: () => {
       if (!out.size) return Promise.resolve();

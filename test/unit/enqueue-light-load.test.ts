@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
-import { createEnqueuer } from '../../core/pipeline/enqueue';
+import { createEnqueuer, MAX_UNANSWERED_WAITING } from '../../core/pipeline/enqueue';
 import { readingOwnWrites } from '../../core/pipeline/pending-writes';
 import type { HotBatch } from '../../core/ports/hot-state';
 import type { LogProducer, LogRecord } from '../../core/ports/log';
@@ -110,6 +110,27 @@ describe("the 'pending' statuses with api.status_linger", () => {
     expect(applied).toHaveLength(1);
     // Other methods are the target's own, bound to it.
     expect(await reads.retryCount()).toBe(0);
+  });
+
+  it('answers without the status write only while the statuses waiting for a stalled Redis stay under the bound', async () => {
+    const { enqueue, hot } = setup(1);
+    const stalled: (() => void)[] = [];
+    const apply = hot.apply.bind(hot);
+    hot.apply = (b: HotBatch) => new Promise<void>((resolve) => stalled.push(() => void apply(b).then(resolve)));
+    await enqueue('cfg', item(0));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stalled).toHaveLength(1);
+    // The first write is out and stuck: what comes now waits for it, past the bound with its answer too.
+    const many = Array.from({ length: MAX_UNANSWERED_WAITING + 1 }, (_, n) => item(n)[0]!);
+    let answered = false;
+    const big = enqueue('cfg', many).then(() => (answered = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered).toBe(false);
+    stalled.shift()!();
+    await new Promise((r) => setTimeout(r, 20));
+    stalled.shift()?.();
+    await big;
+    expect(answered).toBe(true);
   });
 
   it('with 0 writes each status before the enqueue answers, as before', async () => {
