@@ -37,6 +37,7 @@ const tickMergingInner = () => {
         waiting.push({ records, resolve, reject });
       }),
     close: async () => {},
+    mergesTick: true,
   };
   return { inner, requests };
 };
@@ -70,6 +71,14 @@ describe('the api producer without a linger (the default)', () => {
     const results = await Promise.allSettled([p.send([rec('a')]), p.send([rec('big')]), p.send([rec('b')])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(requests[0]).toEqual(['a', 'big', 'b']);
+  });
+
+  it('gives a producer that does not merge the sends of a tick one send for the turn (one SQLite transaction)', async () => {
+    const calls: string[][] = [];
+    const inner: LogProducer = { send: async (rs) => void calls.push(rs.map((r) => r.value!)), close: async () => {} };
+    const p = batchingProducer(inner, config.api.produce_linger, undefined, setImmediate);
+    await Promise.all([p.send([rec('a')]), p.send([rec('b')])]);
+    expect(calls).toEqual([['a', 'b']]);
   });
 });
 
