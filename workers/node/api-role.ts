@@ -82,9 +82,9 @@ const tablesLoaded = (tables: Record<string, Promise<void> | undefined>): Depend
 /**
  * The end of the turn whose requests were read, for the api producer (no wait: two checks of
  * the event loop, no timer). One setImmediate was not enough: eight enqueues written on eight
- * connections at once reached the producer over two turns (their bodies are read one turn
- * after their headers) and left in three produce requests; two gather them into one
- * (test/integration/enqueue-light-load.test.ts).
+ * connections at once reached the producer over two turns (measured, not traced: something
+ * on the request path, likely the body's read, ends a turn later) and left in three produce
+ * requests; two gather them into one (test/integration/enqueue-light-load.test.ts).
  */
 const afterTheTurnsBodies = (fire: () => void): void => void setImmediate(() => setImmediate(fire));
 
