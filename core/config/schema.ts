@@ -25,7 +25,14 @@ const ConfigShape = z.object({
     max_headers: int(50, 'Most custom headers on one webhook', { min: 0 }),
     max_header_value_length: int(4096, 'Longest custom header value', { min: 1 }),
     max_idempotency_key_length: int(256, 'Longest idempotency_key', { min: 1 }),
-    produce_linger: duration('2ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce'),
+    produce_linger: duration(
+      '0ms',
+      'How long howk-api gathers concurrent enqueues into one Kafka produce; 0: no wait, the enqueues read in the same turn of the event loop share one (a linger holds every enqueue for its length)',
+    ),
+    status_linger: duration(
+      '50ms',
+      "How long howk-api gathers the 'pending' statuses and enqueue counts of accepted webhooks into one Redis write, which the answer no longer waits for; the instance that accepted a webhook shows its status at once, others within this time. 0: written before each answer",
+    ),
     max_request_headers: int(100, 'Most HTTP headers on one API request (431 above)', { min: 8 }),
     max_request_header_bytes: int(16_384, 'Largest total of header names and values on one API request, in bytes (431 above)', { min: 1024, max: 65_536 }),
     trust_forwarded_for: bool(

@@ -17,6 +17,9 @@ import type { Logger } from '../ports/logger';
 import { encodeWebhook, webhookKey } from '../records/webhook';
 import { pendingWriter } from './pending-writes';
 
+/** With api.status_linger, the most 'pending' statuses that wait for Redis while their enqueues are answered. */
+export const MAX_UNANSWERED_WAITING = 10_000;
+
 /** A request that waits for the first attempts (?wait=): its listener marks the new webhooks, which it watches before they are produced. */
 export type EnqueueOptions = { awaitedBy?: string; beforeProduce?: (ids: string[]) => void };
 
@@ -33,6 +36,12 @@ export type EnqueueDeps = {
   events?: PipelineEvents;
   /** Each new webhook starts its trace here (core/ports/tracing.ts); none without it. */
   tracing?: Tracing;
+  /**
+   * api.status_linger: the 'pending' statuses are gathered this long into one Redis write and
+   * the answer does not wait for it (read them after `settle()`); 0 or none: each request
+   * writes its own, before it answers.
+   */
+  statusLingerMs?: number;
 };
 
 export const pendingStatus = (w: Webhook, ns: string): WebhookStatus => ({
@@ -144,7 +153,8 @@ export const createEnqueuer = (d: EnqueueDeps) => {
   };
 
   const build = webhookBuilder(config, d.secretBox, hashOf);
-  const writePending = pendingWriter(d.hot);
+  const lingering = (d.statusLingerMs ?? 0) > 0;
+  const pending = pendingWriter(d.hot, d.statusLingerMs ?? 0);
   const stampOf = stamper();
   const buildAll = (configId: string, items: EnqueueItem[], now: number): Webhook[] | Promise<Webhook[]> => {
     for (const it of items) if (it.signing_secret !== undefined || !known.has(it.endpoint)) return Promise.all(items.map((it) => build(configId, it, now)));
@@ -170,7 +180,7 @@ export const createEnqueuer = (d: EnqueueDeps) => {
     return Promise.all(out);
   };
 
-  return async (configId: string, items: EnqueueItem[], opts: EnqueueOptions = {}): Promise<EnqueueResult[]> => {
+  const enqueue: Enqueuer = async (configId, items, opts = {}) => {
     const now = d.clock.now();
     const hooks = await buildAll(configId, items, now);
     const keyed = await keyedOf(items, hooks);
@@ -203,16 +213,25 @@ export const createEnqueuer = (d: EnqueueDeps) => {
       await commitKeyed(claims, mine);
       d.events?.enqueued('accepted', fresh.length);
       // Fail silent: the webhook is durable; a missing 'pending' status only delays visibility.
-      await writePending({
-        statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
-        at: now,
-        // Each endpoint once: a batch mostly posts to one, and the unique-endpoint count is a set.
-        endpoints: [...new Set(fresh.map((w) => w.endpoint_hash))],
-      }).catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
+      // A worker's later status wins over it whenever it lands (statuses are last-write-wins by stamp).
+      const written = pending
+        .write({
+          statuses: fresh.map((w) => ({ status: pendingStatus(w, ns) })),
+          at: now,
+          // Each endpoint once: a batch mostly posts to one, and the unique-endpoint count is a set.
+          endpoints: [...new Set(fresh.map((w) => w.endpoint_hash))],
+        })
+        .catch((e) => d.log.warn('status write after enqueue failed', { error: errorMessage(e) }));
+      // A Redis slower than the enqueues: past MAX_UNANSWERED_WAITING the answers wait again,
+      // so the statuses held in memory stay bounded.
+      if (!lingering || pending.waiting > MAX_UNANSWERED_WAITING) await written;
     }
     if (results.length > fresh.length) d.events?.enqueued('duplicate', results.length - fresh.length);
     return results;
   };
+  /** Writes the statuses that wait, and resolves once those asked for so far are written (or failed). */
+  return Object.assign(enqueue, { settle: pending.settle });
 };
 
-export type Enqueuer = ReturnType<typeof createEnqueuer>;
+/** Validated items → their results once durable (createEnqueuer; the edge's: edge/enqueue.ts). */
+export type Enqueuer = (configId: string, items: EnqueueItem[], opts?: EnqueueOptions) => Promise<EnqueueResult[]>;

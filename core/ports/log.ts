@@ -57,6 +57,13 @@ export type LogProducer = {
   /** Resolves once every record is acknowledged by the log (acks=all); rejects with UnavailableError otherwise. */
   send(records: LogRecord[]): Promise<void>;
   close(): Promise<void>;
+  /**
+   * True when the sends of one tick leave in one request and a refused request is sent again
+   * per send (KafkaLog's): a caller gathering sends may then hand them over one by one, and
+   * only the send the log refused fails. Else one send per gathering is cheaper (a SQLite
+   * transaction each).
+   */
+  readonly mergesTick?: boolean;
 };
 
 export type ConsumerOptions = {

@@ -1,13 +1,17 @@
 // Summarises a V8 .cpuprofile (from `BENCH_PROF=api,worker npm run bench`):
 // self time by function, self time by file/package, and inclusive time of functions.
 //
-//   npx tsx test/bench/cpuprofile-top.ts .tmp/bench-prof/<run>/worker.cpuprofile [rows]
+//   npx tsx test/bench/cpuprofile-top.ts .tmp/bench-prof/<run>/worker.cpuprofile [rows] [from-to]
+//
+// from-to (seconds since the profile started, e.g. 40-70) keeps only the samples of that window
+// (a paced bench's measured window, without start-up and warm-up); without it the first lines
+// say how busy each 5 s of the profile was, to choose one.
 import { readFileSync } from 'node:fs';
 
-type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] };
+type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber?: number }; children?: number[] };
 type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number };
 
-const [file, rowsArg] = process.argv.slice(2);
+const [file, rowsArg, windowArg] = process.argv.slice(2);
 if (!file) {
   console.error('usage: tsx test/bench/cpuprofile-top.ts <file.cpuprofile> [rows]');
   process.exit(2);
@@ -18,8 +22,19 @@ const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
+const [fromS, toS] = windowArg ? windowArg.split('-').map(Number) : [0, Infinity];
+const idleId = p.nodes.find((n) => n.callFrame.functionName === '(idle)')?.id;
+const busyPer5s: number[] = [];
 const selfUs = new Map<number, number>();
-p.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+let at = 0;
+p.samples.forEach((id, i) => {
+  const d = p.timeDeltas[i] ?? 0;
+  at += d;
+  const slot = Math.floor(at / 5e6);
+  if (id !== idleId) busyPer5s[slot] = (busyPer5s[slot] ?? 0) + d;
+  if (at >= fromS! * 1e6 && at < toS! * 1e6) selfUs.set(id, (selfUs.get(id) ?? 0) + d);
+});
+if (!windowArg) console.log(`busy ms per 5 s from the start: ${Array.from(busyPer5s, (us, i) => `${i * 5}s ${((us ?? 0) / 1000).toFixed(0)}`).join(', ')}`);
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 const short = (url: string) => {
@@ -33,7 +48,7 @@ const short = (url: string) => {
   const m = /\/work\/[^/]+\/(.*)$/.exec(url);
   return m ? m[1]! : url;
 };
-const fnName = (n: Node) => `${n.callFrame.functionName || '(anon)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const fnName = (n: Node) => `${n.callFrame.functionName || '(anon)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}:${(n.callFrame.columnNumber ?? 0) + 1}`;
 
 const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 const selfFn = new Map<string, number>();
@@ -58,7 +73,7 @@ const show = (title: string, m: Map<string, number>) => {
   for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, rows))
     console.log(`  ${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`);
 };
-console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled`);
+console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled${windowArg ? ` from ${fromS} s to ${toS} s` : ''}`);
 show('self time by file / package', selfFile);
 show('self time by function', selfFn);
 show('inclusive time by function', incl);

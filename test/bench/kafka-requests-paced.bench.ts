@@ -13,9 +13,12 @@
 // the last arrival (the last outcomes and commits), BENCH_KREQ_ROOTS (this checkout) a comma
 // list of checkouts to run the services from in turn (before / after, each needs this file's
 // counter: copy test/bench/kafka-request-counter.ts and kafka-requests-role.ts into it),
-// BENCH_KREQ_ROUNDS (1) passes over the roots, alternating them, BENCH_KREQ_WARMUP (25000)
+// a root may carry settings of its own after '+' (/work/x+HOWK_API_PRODUCE_LINGER=0: a knob's
+// before / after in one run), BENCH_KREQ_ROUNDS (1) passes over the roots, alternating them, BENCH_KREQ_WARMUP (25000)
 // webhooks in batches before the windows, BENCH_KREQ_IDLE_S (5) seconds of an idle window
-// first (requests per second with nothing to do; 0: none), BENCH_REDIS_DB (required).
+// first (requests per second with nothing to do; 0: none), BENCH_REDIS_DB (required),
+// BENCH_PROF (none) roles to run under --cpu-prof, e.g. api,worker (into the run's log directory;
+// summarise with cpuprofile-top.ts).
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
@@ -56,6 +59,7 @@ const ROUNDS = Math.max(1, envInt('BENCH_KREQ_ROUNDS', 1));
 // 24,000 webhooks over 12 partitions, which a long-running worker no longer pays.
 const WARMUP = envInt('BENCH_KREQ_WARMUP', 25_000);
 const IDLE_S = envInt('BENCH_KREQ_IDLE_S', 5);
+const PROF = new Set((process.env.BENCH_PROF ?? '').split(',').map((s) => s.trim()));
 if (!process.env.BENCH_REDIS_DB) {
   console.error('KAFKA_BROKERS, REDIS_URL and BENCH_REDIS_DB must be set');
   process.exit(2);
@@ -126,21 +130,25 @@ const pacedWindow = async (roles: CountedRole[], rx: Receiver, api: string, agen
 };
 
 /** The services from `dir`, warmed up, then one paced window per rate. */
-const runRoot = async (dir: string, rx: Receiver): Promise<Result[]> => {
+const runRoot = async (spec: string, rx: Receiver): Promise<Result[]> => {
+  const [dir, ...settings] = spec.split('+') as [string, ...string[]];
+  const own = Object.fromEntries(settings.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const { runId, topics, logDir } = runNames('kreqp');
   await flushDb(redisUrl);
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
-  const env = serviceEnv({ apiPort, brokers, runId, redisUrl, topics });
+  const env = { ...serviceEnv({ apiPort, brokers, runId, redisUrl, topics }), ...own };
   const agent = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
   const svcs: Svc[] = [];
   const out: Result[] = [];
-  console.log(`\n== services from ${dir} (commit ${gitRevision(dir)}, run ${runId})`);
+  console.log(`\n== services from ${spec} (commit ${gitRevision(dir)}, run ${runId})`);
   try {
     const key = await createApiKey(env, 'enqueue,read,admin', 'kreqp');
     const role = (name: string): CountedRole => {
       const file = join(logDir, `${name}.json`);
-      const svc = startProcess(name, 'test/bench/kafka-requests-role.ts', { ...env, KREQ_ROLE: name, KREQ_OUT: file }, logDir, { cwd: dir });
+      const nodeArgs = PROF.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${join(logDir, `prof-${name}`)}`] : [];
+      if (nodeArgs.length) console.log(`  howk-${name} profiled into ${join(logDir, `prof-${name}`)}`);
+      const svc = startProcess(name, 'test/bench/kafka-requests-role.ts', { ...env, KREQ_ROLE: name, KREQ_OUT: file }, logDir, { cwd: dir, nodeArgs });
       svcs.push(svc);
       return { svc, out: file };
     };
@@ -169,8 +177,8 @@ const runRoot = async (dir: string, rx: Receiver): Promise<Result[]> => {
     );
     await waitUntil('single warm-up', 60_000, () => arrivedCount(rx.arrivals, warm.ids) >= warm.ids.size, svcs);
     await sleep(2000);
-    if (IDLE_S > 0) out.push({ root: dir, ...(await idleWindow(roles, runId)) });
-    for (const rate of RATES) out.push({ root: dir, rate, ...(await pacedWindow(roles, rx, api, agent, key, rate, runId, svcs)) });
+    if (IDLE_S > 0) out.push({ root: spec, ...(await idleWindow(roles, runId)) });
+    for (const rate of RATES) out.push({ root: spec, rate, ...(await pacedWindow(roles, rx, api, agent, key, rate, runId, svcs)) });
     return out;
   } catch (e) {
     logFailure(e, svcs);

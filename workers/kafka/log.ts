@@ -226,6 +226,7 @@ export class KafkaLog implements Log {
     });
 
     return {
+      mergesTick: true,
       send: (records: LogRecord[]) => {
         if (!records.length) return Promise.resolve();
         let bytes = 0;

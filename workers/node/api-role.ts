@@ -8,6 +8,7 @@ import type { KvStore } from '../../core/lua';
 import { memoryInboundReplays } from '../../core/memory/inbound-replays';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
+import { readingOwnWrites } from '../../core/pipeline/pending-writes';
 import { createSyncWaits } from '../../core/pipeline/sync-wait';
 import type { Clock } from '../../core/ports/clock';
 import type { Guards } from '../../core/ports/guards';
@@ -78,12 +79,26 @@ const tablesLoaded = (tables: Record<string, Promise<void> | undefined>): Depend
   };
 };
 
+/**
+ * The end of the turn whose requests were read, for the api producer (no wait: two checks of
+ * the event loop, no timer). One setImmediate was not enough: eight enqueues written on eight
+ * connections at once reached the producer over two turns (measured, not traced: something
+ * on the request path, likely the body's read, ends a turn later) and left in three produce
+ * requests; two gather them into one (test/integration/enqueue-light-load.test.ts).
+ */
+const afterTheTurnsBodies = (fire: () => void): void => void setImmediate(() => setImmediate(fire));
+
 /** The api role of a process: its enqueuer, first-outcome waits, event streams and the API app over them. */
 export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, security, scripts, luaKv, lua, apps }: ApiRoleParts) => {
   const { config, logStore, hot, log } = p;
   const { stages, events } = { stages: metrics.stages, events: metrics.pipeline.events };
-  const producer = batchingProducer(logStore.producer(), config.api.produce_linger);
-  const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events, tracing });
+  const producer = batchingProducer(logStore.producer(), config.api.produce_linger, undefined, afterTheTurnsBodies);
+  const enqueue = createEnqueuer({ config, producer, hot, clock, secretBox: p.secretBox, log, stages, events, tracing, statusLingerMs: config.api.status_linger });
+  // The 'pending' statuses wait up to api.status_linger: this instance's reads of statuses,
+  // listings and stats write them first, so a client that was answered here sees its webhooks,
+  // and so does the outstanding bound (api.max_outstanding_per_config), read only for a
+  // config that has one: its enqueues pay a status write each, as before.
+  const reads = readingOwnWrites(hot, enqueue.settle, ['getStatus', 'listWebhooks', 'stats', 'timeline', 'countOutstanding']);
   const dependencies: DependencyCheck[] = [
     { name: p.names?.log ?? 'log', check: () => logStore.admin.ping() },
     { name: p.names?.hot ?? 'hot_state', check: () => hot.ping() },
@@ -111,8 +126,8 @@ export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, se
   const app = createApiApp({
     config,
     enqueue,
-    hot,
-    listing: hot,
+    hot: reads,
+    listing: reads,
     log,
     clock,
     dependencies,
@@ -130,16 +145,16 @@ export const apiRole = async ({ p, clock, metrics, tracing, outcomes, guards, se
     remoteAddress: (c) => getConnInfo(c).remote.address,
     headerSize: nodeHeaderSize,
     metrics: metrics.exposition,
-    outstanding: hot,
+    outstanding: reads,
     sync,
     door: metrics.door,
     events,
     changes,
-    overview: { timeline: (now, w) => hot.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
+    overview: { timeline: (now, w) => reads.timeline(now, w), gauges: createFleetGauges({ hot, config, logStore, guards: p.guards, now: () => clock.now() }) },
     apps: apps && {
       store: apps.store,
       messages: createMessages({ config, store: apps.store, enqueue: (id, items) => enqueue(id, items), producer: apps.producer, clock, events }),
     },
   });
-  return { app, producer, sync, changes, registry };
+  return { app, producer, sync, changes, registry, statuses: enqueue.settle };
 };

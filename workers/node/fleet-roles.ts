@@ -78,7 +78,7 @@ export type ApiUp = { server: ServerType; baseUrl: string; transformers: Reloada
 
 export const startApiRole = async (b: Boot, r: Replicas, g: GuardChain): Promise<ApiUp> => {
   const { p, clock, metrics, tracing, outcomes, luaKv, roles, config } = b;
-  const { app, producer, sync, changes, registry } = await apiRole({ p, clock, metrics, tracing, outcomes, guards: g.guards, ...r, luaKv });
+  const { app, producer, sync, changes, registry, statuses } = await apiRole({ p, clock, metrics, tracing, outcomes, guards: g.guards, ...r, luaKv });
   b.stops.push({ name: 'first-outcome channel', run: () => sync.stop() });
   const server = await listenApi(app.fetch, config, roles.worker && roles.scheduler ? 'howk-dev' : 'howk-api');
   const addr = server.address() as AddressInfo;
@@ -87,6 +87,8 @@ export const startApiRole = async (b: Boot, r: Replicas, g: GuardChain): Promise
     { name: 'event streams', run: async () => changes.close() },
     { name: 'http server', run: () => new Promise<void>((res) => server.close(() => res())) },
     { name: 'api producer', run: () => producer.close() },
+    // The answered requests' 'pending' statuses that still wait (api.status_linger), before Redis closes.
+    { name: 'api pending statuses', run: statuses },
   );
   return { server, baseUrl: `http://127.0.0.1:${addr.port}`, transformers: registry };
 };
