@@ -15,7 +15,9 @@
 // counter: copy test/bench/kafka-request-counter.ts and kafka-requests-role.ts into it),
 // BENCH_KREQ_ROUNDS (1) passes over the roots, alternating them, BENCH_KREQ_WARMUP (25000)
 // webhooks in batches before the windows, BENCH_KREQ_IDLE_S (5) seconds of an idle window
-// first (requests per second with nothing to do; 0: none), BENCH_REDIS_DB (required).
+// first (requests per second with nothing to do; 0: none), BENCH_KREQ_PROF (none) a comma list
+// of roles (api,worker,scheduler) run with --cpu-prof into .tmp/bench-prof/<run>/<role>/ for
+// their whole life (summarise with cpuprofile-top.ts), BENCH_REDIS_DB (required).
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { envInt, infraPorts, loopbackInfra, runNames } from './bench-env';
@@ -56,6 +58,7 @@ const ROUNDS = Math.max(1, envInt('BENCH_KREQ_ROUNDS', 1));
 // 24,000 webhooks over 12 partitions, which a long-running worker no longer pays.
 const WARMUP = envInt('BENCH_KREQ_WARMUP', 25_000);
 const IDLE_S = envInt('BENCH_KREQ_IDLE_S', 5);
+const PROF = new Set((process.env.BENCH_KREQ_PROF ?? '').split(',').filter(Boolean));
 if (!process.env.BENCH_REDIS_DB) {
   console.error('KAFKA_BROKERS, REDIS_URL and BENCH_REDIS_DB must be set');
   process.exit(2);
@@ -140,7 +143,10 @@ const runRoot = async (dir: string, rx: Receiver): Promise<Result[]> => {
     const key = await createApiKey(env, 'enqueue,read,admin', 'kreqp');
     const role = (name: string): CountedRole => {
       const file = join(logDir, `${name}.json`);
-      const svc = startProcess(name, 'test/bench/kafka-requests-role.ts', { ...env, KREQ_ROLE: name, KREQ_OUT: file }, logDir, { cwd: dir });
+      const profDir = join(root, '.tmp', 'bench-prof', runId, name);
+      const nodeArgs = PROF.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+      if (nodeArgs.length > 0) console.log(`  howk-${name} profiled into ${profDir}`);
+      const svc = startProcess(name, 'test/bench/kafka-requests-role.ts', { ...env, KREQ_ROLE: name, KREQ_OUT: file }, logDir, { cwd: dir, nodeArgs });
       svcs.push(svc);
       return { svc, out: file };
     };
