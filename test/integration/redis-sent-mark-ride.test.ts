@@ -61,7 +61,9 @@ describe('sent marks on one Redis', () => {
     const counted = a?.kind === 'go' ? a.counted : { endpoint: false, domain: false };
     const n = await trips(async () => {
       // As the worker does: the completion's batch leaves after the current macrotask, the mark is asked for right after the answer.
-      const done = new Promise<unknown>((resolve, reject) => setTimeout(() => guards.complete([completion({ id: 'wh_ride_1', outcome: 'success', counted })], p).then(resolve, reject), 0));
+      const done = new Promise<unknown>((resolve, reject) =>
+        setTimeout(() => guards.complete([completion({ id: 'wh_ride_1', outcome: 'success', counted })], p).then(resolve, reject), 0),
+      );
       const [, moved] = await Promise.all([ended.markSent!([mark(1)]), done]);
       expect(moved).toEqual([]);
     });

@@ -3,11 +3,11 @@ import { toHowkError } from './exec';
 
 // Sent marks (EndedLookup.markSent) that leave with the next guards call of the same
 // connection instead of a round trip of their own. A mark is written right after a 2xx, and
-// the same answer ends the delivery's leases: a completeDelivery call whose batch leaves
-// after the current macrotask (core/pipeline/coalesce.ts). At a light load each delivery was
-// then two round trips apart by a millisecond; now the mark's two commands go in the
-// completion's pipeline, one round trip for both. A mark no guards call takes within the same
-// macrotask delay (nothing completing: a stop, a lone mark) leaves on its own, as before.
+// the same answer ends the delivery's leases: a completeDelivery call that leaves at the end
+// of that event-loop turn (core/pipeline/coalesce.ts; after a 1 ms timer on a host without
+// one). At a light load each delivery paid both round trips; now the mark's two commands go in
+// the completion's pipeline, one round trip for both. A mark that no guards call takes within
+// a timer of 0 ms (nothing completing: a stop, a lone mark) leaves on its own, as before.
 
 /** Writes one mark's commands into a pipeline; returns how many it wrote. */
 export type MarkWriter<M> = (p: ChainableCommander, mark: M) => number;
@@ -61,7 +61,7 @@ export const createRidingMarks = <M>(newPipeline: () => ChainableCommander, writ
       if (!marks.length) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         waiting.push({ marks, resolve, reject });
-        // Behind the completion's own timer (set at the answer, before the mark): same delay, fired after it.
+        // The completion's end of turn comes first; a completion behind a 0 ms timer (set at the answer, before this one) fires first too.
         timer ??= setTimeout(alone, 0);
       });
     },
