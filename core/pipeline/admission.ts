@@ -5,6 +5,7 @@ import { urlParts, type UrlParts } from '../domain/memo';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { Admission, Completion, Guards, PauseScope } from '../ports/guards';
+import type { BatchStart } from '../domain/batcher';
 import { coalesce, coalesceSends } from './coalesce';
 import { guardParams } from './guard-params';
 import { createInflightKeeper, type InflightKeeper } from './inflight-keeper';
@@ -35,6 +36,11 @@ export type AdmissionDeps = {
   local?: LocalGuards;
   /** A Svix endpoint's own timeout, backoff cap and concurrency ceiling (core/apps/endpoint-rules.ts), read at each attempt. */
   endpointPolicy?: (w: Webhook) => EndpointPolicy | undefined;
+  /**
+   * The host's end of the current event-loop turn (Node: setImmediate): the guards calls
+   * asked for in one turn leave then, together; without it, after a timer (at least 1 ms).
+   */
+  afterTurn?: (fire: () => void) => void;
 };
 
 /** An admission and the worker's connection slot it holds: a 'go' keeps it until its answer is in. */
@@ -77,6 +83,7 @@ const admissionContext = (d: AdmissionDeps): AdmissionCtx => {
   // The local buckets start empty at each outage: what Redis let go just before counts.
   const outage = createOutageState(d.clock, d.log, dg.recheck_interval, () => rates.clear());
   const sleepers = createSleepers();
+  const start: BatchStart = d.afterTurn ? { defer: d.afterTurn } : 'macrotask';
   // Each completion, once its call is settled, wakes the next webhook waiting at its endpoint.
   const complete = guards
     ? coalesceSends(
@@ -86,6 +93,7 @@ const admissionContext = (d: AdmissionDeps): AdmissionCtx => {
           if (failed && !outage.isDown()) d.log.warn('guard completions not recorded', { error: errorMessage(e), completions: done.length });
           for (const c of done) sleepers.wakeNext(c.endpointHash);
         },
+        start,
       )
     : undefined;
   return {
@@ -96,7 +104,7 @@ const admissionContext = (d: AdmissionDeps): AdmissionCtx => {
     rates,
     outage,
     admittedLocally: new Set(),
-    ask1: guards ? coalesce((reqs: GuardRequest[]) => guards.admit(reqs, params)) : undefined,
+    ask1: guards ? coalesce((reqs: GuardRequest[]) => guards.admit(reqs, params), start) : undefined,
     complete,
     keeper: guards ? createInflightKeeper({ renew: (leases, now) => guards.renew(leases, now, params), clock: d.clock, log: d.log, leaseMs: params.inflightLeaseMs }) : undefined,
     sleepers,

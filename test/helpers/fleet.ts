@@ -126,11 +126,13 @@ export const startTestFleet = async (
       retry_data_ttl: config.ttl.retry_data_ttl,
       retry_shards: config.redis.retry_shards,
     });
-    guards = new RedisGuards(redis);
+    const endedLookup = opts.endedLookup ? redisEndedLookup(redis) : undefined;
+    ended = endedLookup;
+    // As workers/node/adapters.ts wires them: sent marks ride the guards calls.
+    guards = new RedisGuards(redis, undefined, endedLookup?.riding);
     luaKv = redisKv(redis);
     inboundReplays = redisInboundReplays(redis);
     outcomes = redisOutcomeBus(redis);
-    if (opts.endedLookup) ended = redisEndedLookup(redis);
     logStore = new KafkaLog({
       brokers: config.kafka.brokers,
       clientId: 'test',

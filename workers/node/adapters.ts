@@ -32,13 +32,14 @@ export const kafkaLogFrom = (c: Config, clientSuffix: string, partitionsConsumed
 export const redisHotFrom = (c: Config, url: string, onError?: (op: string) => void) => {
   const redis = createRedis(url, { commandTimeoutMs: c.redis.command_timeout, clusterNodes: c.redis.cluster_nodes, ...(onError ? { onError: () => onError('connection') } : {}) });
   const hot = new RedisHotState(redis, { status_ttl: c.ttl.status_ttl, stats_ttl: c.ttl.stats_ttl, retry_data_ttl: c.ttl.retry_data_ttl, retry_shards: c.redis.retry_shards });
+  const ended = redisEndedLookup(redis, c.ttl.status_ttl);
   return Object.assign(hot, {
-    guards: new RedisGuards(redis),
+    guards: new RedisGuards(redis, undefined, ended.riding),
     luaKv: redisKv(redis),
     inboundReplays: redisInboundReplays(redis),
     outcomes: redisOutcomeBus(redis),
     keyMirror: createKeyMirror(redis),
-    ended: redisEndedLookup(redis, c.ttl.status_ttl),
+    ended,
   });
 };
 

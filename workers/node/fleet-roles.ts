@@ -50,6 +50,7 @@ export const startWorkerRole = async (b: Boot, r: Replicas, g: GuardChain, recon
     tracing: b.tracing,
     ended: p.ended,
     local: g.guardCopy?.local,
+    afterTurn: setImmediate,
   });
   reconcile?.track(w.consumers);
   b.stops.push({ name: 'worker', run: () => w.stop() }, { name: 'worker producer', run: () => producer.close() });
