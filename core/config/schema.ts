@@ -25,10 +25,7 @@ const ConfigShape = z.object({
     max_headers: int(50, 'Most custom headers on one webhook', { min: 0 }),
     max_header_value_length: int(4096, 'Longest custom header value', { min: 1 }),
     max_idempotency_key_length: int(256, 'Longest idempotency_key', { min: 1 }),
-    produce_linger: duration(
-      '0ms',
-      'How long howk-api gathers concurrent enqueues into one Kafka produce; 0: no wait, the enqueues read in the same turn of the event loop share one (a linger holds every enqueue for its length)',
-    ),
+    produce_linger: duration('0ms', 'How long howk-api gathers concurrent enqueues into one Kafka produce; 0: no wait, enqueues read in one event-loop turn share one'),
     status_linger: duration(
       '50ms',
       "How long howk-api gathers the 'pending' statuses and enqueue counts of accepted webhooks into one Redis write, which the answer no longer waits for; the instance that accepted a webhook shows its status at once, others within this time. 0: written before each answer",
@@ -215,10 +212,7 @@ const ConfigShape = z.object({
   scheduler: section({
     poll_interval: duration('1s', 'How often due retries are moved back to the pending topic'),
     batch_size: int(500, 'Most retries moved per poll', { min: 1 }),
-    lease: duration(
-      '5s',
-      "Visibility lock on claimed retries, from the claim to the ack after their produce: a crashed scheduler's claims reappear after it; a produce slower than it, on a shard that changed hands meanwhile, may put a retry on the pending topic twice",
-    ),
+    lease: duration('5s', "Lock on claimed retries until their produce is acked: a crashed scheduler's claims reappear after it; a slower produce may repeat a retry"),
     shard_lease: duration(
       '3s',
       "A scheduler's lease on its retry shards (redis.retry_shards), renewed every third of it: a dead scheduler's shards are taken over after it; a scheduler stalled for two thirds of it may share its shards for a while (each claim is atomic)",
