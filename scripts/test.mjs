@@ -2,15 +2,15 @@
 // here, once, unless KAFKA_BROKERS / REDIS_URL are given). Ends with one summary line
 // "tests: N passed, N failed, N skipped".
 //
-// The checks run two at a time. The projects run in lanes, each lane its projects one after
-// another and the lanes side by side. By default one lane, the projects one at a time in the
-// order unit, integration, browser, edge, replicated, chaos, and integration one file at a time:
-// the timing-sensitive tests stay off each other's cores. HOWK_TEST_LANES chooses the lanes by
-// hand ("a,b;c": lanes split by ';', projects by ','; "serial" is the default) and
+// The checks run two at a time while Kafka and Redis start. The projects run in lanes, each lane
+// its projects one after another and the lanes side by side; by default three lanes
+// (integration | replicated → chaos | unit → browser → edge) and two integration files at a
+// time, because most of the running time is waiting (docs/TESTING.md, "Where the time goes").
+// HOWK_TEST_LANES chooses the lanes by hand ("a,b;c": lanes split by ';', projects by ',';
+// "serial" is one lane in the order unit, integration, browser, edge, replicated, chaos) and
 // HOWK_TEST_INTEGRATION_WORKERS the integration files at a time. Lanes never share a server a
 // test stops or flushes (integration and edge files each keep to topics, groups and a Redis db
-// of their own; replicated and chaos kill servers of their own), but on a loaded 2-core machine
-// the timing-sensitive tests fail when run side by side (docs/TESTING.md).
+// of their own; replicated and chaos kill servers of their own, on ports of their own).
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -19,8 +19,9 @@ import { root, withInfra } from './infra.mjs';
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
 const ORDER = ['unit', 'integration', 'browser', 'edge', 'replicated', 'chaos'];
+const DEFAULT_LANES = 'integration;replicated,chaos;unit,browser,edge';
 const LANES = (() => {
-  const spec = process.env.HOWK_TEST_LANES ?? 'serial';
+  const spec = process.env.HOWK_TEST_LANES || DEFAULT_LANES;
   const lanes =
     spec === 'serial'
       ? [ORDER]
@@ -41,7 +42,7 @@ const LANES = (() => {
 // and Redis of its own); `npm run test:chaos` runs the full sizes three times
 // (docs/RELIABILITY.md "Chaos suite").
 const PROJECT_ENV = {
-  integration: { HOWK_TEST_INTEGRATION_WORKERS: process.env.HOWK_TEST_INTEGRATION_WORKERS ?? '1' },
+  integration: { HOWK_TEST_INTEGRATION_WORKERS: process.env.HOWK_TEST_INTEGRATION_WORKERS || '2' },
   chaos: { HOWK_CHAOS_PROFILE: 'ci', HOWK_CHAOS_REPEAT: '1' },
 };
 
@@ -104,9 +105,13 @@ const runChecks = async () => {
 };
 
 const t0 = Date.now();
-const checksFailed = await runChecks();
-if (checksFailed) process.exit(checksFailed);
-const checksMs = Date.now() - t0;
+// The checks start first and run while Kafka and Redis start (withInfra below); no test starts
+// before they have passed.
+let checksMs = 0;
+const checks = runChecks().then((failed) => {
+  checksMs = Date.now() - t0;
+  return failed;
+});
 
 // ---------------------------------------------------------------------------------- vitest --
 mkdirSync(join(root, '.tmp'), { recursive: true });
@@ -177,14 +182,18 @@ const runProject = async (project) => {
   }
 };
 
-await withInfra(async () => {
+const checksFailed = await withInfra(async () => {
+  const failed = await checks;
+  if (failed) return failed;
   console.log(`\n== lanes: ${LANES.map((l) => l.join(' → ')).join('  |  ')} (integration files at a time: ${PROJECT_ENV.integration.HOWK_TEST_INTEGRATION_WORKERS})`);
   await Promise.all(
     LANES.map(async (lane) => {
       for (const project of lane) await runProject(project);
     }),
   );
+  return 0;
 });
+if (checksFailed) process.exit(checksFailed);
 
 console.log(`\nwall times: checks ${secs(checksMs)}; ${walls.map((w) => `${w.project} ${secs(w.wall)} (from +${secs(w.start)})`).join(', ')}; total ${secs(Date.now() - t0)}`);
 if (causes.length) console.log(`\nwhat failed:\n${causes.map((x) => `  - ${x}`).join('\n')}`);
