@@ -55,9 +55,10 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     const first = Math.min(...limited);
     const last = Math.max(...limited);
     // 5 saved up at once, then 25 more at 5/s: 5 s at least (less a scheduling tick).
-    expect(last - first).toBeGreaterThanOrEqual(4500);
-    for (const s of limited) expect(limited.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(10);
-    expect(freeDone).toBeLessThan(last - t0);
+    expect(last - first, 'ms from the first to the last throttled delivery').toBeGreaterThanOrEqual(4500);
+    const busiestSecond = Math.max(...limited.map((s) => limited.filter((x) => x >= s && x < s + 1000).length));
+    expect(busiestSecond, 'throttled deliveries in the busiest second').toBeLessThanOrEqual(10);
+    expect(freeDone, `the unthrottled endpoint done at +${freeDone} ms, the throttled one at +${last - t0} ms`).toBeLessThan(last - t0);
   }, 60_000);
 
   it('deleting an endpoint dead-letters its queued webhooks as endpoint_disabled: nothing more is sent to its URL', async () => {
@@ -116,9 +117,11 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
 
     expect((await api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { all: true } })).status).toBe(202);
     const reached = () => new Set(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`)).map((r) => r.path));
-    await waitFor(() => reached().size === N, { what: 'all 1,000 endpoints', timeoutMs: 90_000 });
+    // Bounded waits, not a speed: beside other lanes on a loaded machine the creation alone took
+    // most of the former 180 s.
+    await waitFor(() => reached().size === N, { what: 'all 1,000 endpoints', timeoutMs: 180_000 });
     expect(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`))).toHaveLength(N);
-  }, 180_000);
+  }, 420_000);
 });
 
 describe('Svix endpoint throttleRate on the embedded adapters (howk-dev)', () => {
