@@ -177,15 +177,15 @@ describe('Redis unreachable for 12 s: delivery degrades, it does not stop', () =
     const deliveredDuring = [...new Set(busyDuring.map((s) => s.id))];
     await waitFor(() => allDelivered(fleet.baseUrl, deliveredDuring.slice(0, 40)), {
       what: 'statuses of the deliveries made during the outage',
-      timeoutMs: 90_000,
+      timeoutMs: 30_000,
       intervalMs: 250,
     });
     const busyIds = [...accepted].filter(([, a]) => a.path.startsWith('/busy-') || a.path === '/warm').map(([id]) => id);
-    await waitFor(() => busyIds.every((id) => okIds().has(id)), { what: 'every webhook of the open endpoints', timeoutMs: 120_000 });
+    await waitFor(() => busyIds.every((id) => okIds().has(id)), { what: 'every webhook of the open endpoints', timeoutMs: 60_000 });
     expect(rx.seen.filter((s) => s.path === '/paused')).toHaveLength(0);
     expect((await fleet.post(`/endpoints/${pausedHash}/resume`, {})).status).toBe(200);
     // The circuit's probe comes at its recovery time (20 s after it opened), then the rest.
-    await waitFor(() => [...accepted.keys()].every((id) => okIds().has(id)), { what: `all ${accepted.size} webhooks delivered`, timeoutMs: 120_000, intervalMs: 250 });
+    await waitFor(() => [...accepted.keys()].every((id) => okIds().has(id)), { what: `all ${accepted.size} webhooks delivered`, timeoutMs: 90_000, intervalMs: 250 });
     // 0 lost, 0 sent twice: one 2xx per webhook.
     const oks = new Map<string, number>();
     for (const s of rx.seen) if (s.status < 300) oks.set(s.id, (oks.get(s.id) ?? 0) + 1);
@@ -196,7 +196,5 @@ describe('Redis unreachable for 12 s: delivery degrades, it does not stop', () =
     const listed = new Set<string>();
     for (let c = 0; c < 4; c++) await listDelivered(fleet.baseUrl, `degraded-${c}`, listed);
     expect(deliveredDuring.filter((id) => !listed.has(id))).toEqual([]);
-    // Bounded waits for outcomes that come (statuses, the rest delivered), not a speed: beside
-    // other lanes at a load average of 40 the fleet ran far slower than alone.
-  }, 420_000);
+  }, 240_000);
 });
