@@ -82,7 +82,7 @@ export default defineConfig({
           fileParallelism: false,
           // cluster.test.ts starts a Redis Cluster of its own when REDIS_CLUSTER_NODES is unset:
           // on other ports than the replicated project's, which may run beside it in lanes.
-          env: { WRANGLER_SEND_METRICS: 'false', HOWK_REPLICATED_REDIS_PORT: '17110' },
+          env: { WRANGLER_SEND_METRICS: 'false', HOWK_REPLICATED_REDIS_PORT: '17130' },
         },
       },
     ],

@@ -2,15 +2,17 @@
 // here, once, unless KAFKA_BROKERS / REDIS_URL are given). Ends with one summary line
 // "tests: N passed, N failed, N skipped".
 //
-// The checks run two at a time. The projects run in lanes, each lane its projects one after
-// another and the lanes side by side. By default one lane, the projects one at a time in the
-// order unit, integration, browser, edge, replicated, chaos, and integration one file at a time:
-// the timing-sensitive tests stay off each other's cores. HOWK_TEST_LANES chooses the lanes by
-// hand ("a,b;c": lanes split by ';', projects by ','; "serial" is the default) and
-// HOWK_TEST_INTEGRATION_WORKERS the integration files at a time. Lanes never share a server a
-// test stops or flushes (integration and edge files each keep to topics, groups and a Redis db
-// of their own; replicated and chaos kill servers of their own), but on a loaded 2-core machine
-// the timing-sensitive tests fail when run side by side (docs/TESTING.md).
+// The checks run two at a time while Kafka and Redis start. The projects run in lanes, each lane
+// its projects one after another and the lanes side by side. HOWK_TEST_LANES chooses them:
+// "serial" (the default) is one lane in the order unit, integration, browser, edge, replicated,
+// chaos, integration one file at a time; "parallel" is three lanes (integration | replicated →
+// chaos | unit → browser → edge) with two integration files at a time; or by hand ("a,b;c":
+// lanes split by ';', projects by ','). HOWK_TEST_INTEGRATION_WORKERS overrides the integration
+// files at a time. Lanes never share a server a test stops or flushes (integration and edge
+// files each keep to topics, groups and a Redis db of their own; replicated and chaos kill
+// servers of their own, on ports of their own). "parallel" is not the default until two full
+// runs pass with it on the CI machine: under other work there, timing-sensitive tests still
+// failed beside other lanes (docs/TESTING.md, "Lanes").
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -19,29 +21,28 @@ import { root, withInfra } from './infra.mjs';
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
 const ORDER = ['unit', 'integration', 'browser', 'edge', 'replicated', 'chaos'];
+const PRESETS = { serial: ORDER.join(','), parallel: 'integration;replicated,chaos;unit,browser,edge' };
+const LANE_SPEC = process.env.HOWK_TEST_LANES || 'serial';
 const LANES = (() => {
-  const spec = process.env.HOWK_TEST_LANES ?? 'serial';
-  const lanes =
-    spec === 'serial'
-      ? [ORDER]
-      : spec.split(';').map((l) =>
-          l
-            .split(',')
-            .map((p) => p.trim())
-            .filter(Boolean),
-        );
+  const spec = Object.hasOwn(PRESETS, LANE_SPEC) ? PRESETS[LANE_SPEC] : LANE_SPEC;
+  const lanes = spec.split(';').map((l) =>
+    l
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  );
   const named = lanes.flat();
   const unknown = named.filter((p) => !ORDER.includes(p));
   const missing = ORDER.filter((p) => !named.includes(p));
   if (unknown.length || missing.length || new Set(named).size !== named.length)
-    throw new Error(`HOWK_TEST_LANES=${spec}: every project once (${ORDER.join(', ')}); unknown: ${unknown.join(', ') || '-'}, missing: ${missing.join(', ') || '-'}`);
+    throw new Error(`HOWK_TEST_LANES=${LANE_SPEC}: every project once (${ORDER.join(', ')}); unknown: ${unknown.join(', ') || '-'}, missing: ${missing.join(', ') || '-'}`);
   return lanes;
 })();
 // The chaos suite runs in its short CI profile (smaller counts, each scenario once, on a Kafka
 // and Redis of its own); `npm run test:chaos` runs the full sizes three times
 // (docs/RELIABILITY.md "Chaos suite").
 const PROJECT_ENV = {
-  integration: { HOWK_TEST_INTEGRATION_WORKERS: process.env.HOWK_TEST_INTEGRATION_WORKERS ?? '1' },
+  integration: { HOWK_TEST_INTEGRATION_WORKERS: process.env.HOWK_TEST_INTEGRATION_WORKERS || (LANES.length > 1 ? '2' : '1') },
   chaos: { HOWK_CHAOS_PROFILE: 'ci', HOWK_CHAOS_REPEAT: '1' },
 };
 
@@ -104,9 +105,13 @@ const runChecks = async () => {
 };
 
 const t0 = Date.now();
-const checksFailed = await runChecks();
-if (checksFailed) process.exit(checksFailed);
-const checksMs = Date.now() - t0;
+// The checks start first and run while Kafka and Redis start (withInfra below); no test starts
+// before they have passed.
+let checksMs = 0;
+const checks = runChecks().then((failed) => {
+  checksMs = Date.now() - t0;
+  return failed;
+});
 
 // ---------------------------------------------------------------------------------- vitest --
 mkdirSync(join(root, '.tmp'), { recursive: true });
@@ -177,14 +182,18 @@ const runProject = async (project) => {
   }
 };
 
-await withInfra(async () => {
+const checksFailed = await withInfra(async () => {
+  const failed = await checks;
+  if (failed) return failed;
   console.log(`\n== lanes: ${LANES.map((l) => l.join(' → ')).join('  |  ')} (integration files at a time: ${PROJECT_ENV.integration.HOWK_TEST_INTEGRATION_WORKERS})`);
   await Promise.all(
     LANES.map(async (lane) => {
       for (const project of lane) await runProject(project);
     }),
   );
+  return 0;
 });
+if (checksFailed) process.exit(checksFailed);
 
 console.log(`\nwall times: checks ${secs(checksMs)}; ${walls.map((w) => `${w.project} ${secs(w.wall)} (from +${secs(w.start)})`).join(', ')}; total ${secs(Date.now() - t0)}`);
 if (causes.length) console.log(`\nwhat failed:\n${causes.map((x) => `  - ${x}`).join('\n')}`);

@@ -43,8 +43,11 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     expect(slow.status).toBe(201);
     expect(slow.json.throttleRate).toBe(5);
     expect((await api('POST', `/app/${app.id}/endpoint`, { url: rx.url(`/${tag}/free`) })).status).toBe(201);
+    // All 30 sent at once: one after another took 20 s on a loaded machine, slower than the
+    // throttle, which then never held anything back and the two endpoints finished together.
     const t0 = Date.now();
-    for (let i = 0; i < 30; i++) expect((await api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { i } })).status).toBe(202);
+    const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { i } })));
+    for (const r of sent) expect(r.status).toBe(202);
     await waitFor(() => at(`/${tag}/free`).length === 30, { what: 'the unthrottled endpoint', timeoutMs: 20_000 });
     const freeDone = Math.max(...at(`/${tag}/free`).map((r) => r.at)) - t0;
     await waitFor(() => at(`/${tag}/limited`).length === 30, { what: 'the throttled endpoint', timeoutMs: 30_000 });
@@ -52,9 +55,10 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
     const first = Math.min(...limited);
     const last = Math.max(...limited);
     // 5 saved up at once, then 25 more at 5/s: 5 s at least (less a scheduling tick).
-    expect(last - first).toBeGreaterThanOrEqual(4500);
-    for (const s of limited) expect(limited.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(10);
-    expect(freeDone).toBeLessThan(last - t0);
+    expect(last - first, 'ms from the first to the last throttled delivery').toBeGreaterThanOrEqual(4500);
+    const busiestSecond = Math.max(...limited.map((s) => limited.filter((x) => x >= s && x < s + 1000).length));
+    expect(busiestSecond, 'throttled deliveries in the busiest second').toBeLessThanOrEqual(10);
+    expect(freeDone, `the unthrottled endpoint done at +${freeDone} ms, the throttled one at +${last - t0} ms`).toBeLessThan(last - t0);
   }, 60_000);
 
   it('deleting an endpoint dead-letters its queued webhooks as endpoint_disabled: nothing more is sent to its URL', async () => {
@@ -113,9 +117,11 @@ describe('Svix endpoint limits (Kafka + Redis)', () => {
 
     expect((await api('POST', `/app/${app.id}/msg`, { eventType: 'x', payload: { all: true } })).status).toBe(202);
     const reached = () => new Set(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`)).map((r) => r.path));
-    await waitFor(() => reached().size === N, { what: 'all 1,000 endpoints', timeoutMs: 90_000 });
+    // Bounded waits, not a speed: beside other lanes on a loaded machine the creation alone took
+    // most of the former 180 s.
+    await waitFor(() => reached().size === N, { what: 'all 1,000 endpoints', timeoutMs: 180_000 });
     expect(rx.received.filter((r) => r.path.startsWith(`/${tag}/e`))).toHaveLength(N);
-  }, 180_000);
+  }, 420_000);
 });
 
 describe('Svix endpoint throttleRate on the embedded adapters (howk-dev)', () => {
