@@ -134,14 +134,19 @@ describe('howk-api enqueues at a light load', () => {
     expect(f.records('pending').some((r) => r.value!.includes(mark))).toBe(false);
   });
 
-  it("writes the 'pending' statuses of the linger in one Redis write that no answer waits for, and shows them here at once", async () => {
-    // A read on this instance writes what the tests above left waiting.
+  /** `count` enqueues answered 202 with none of their statuses written yet (a read on this instance first writes what earlier tests left waiting). */
+  const answeredUnwritten = async (count: number): Promise<string[]> => {
     expect((await fetch(`${f.baseUrl}/webhooks/wh_none/status`)).status).toBe(404);
     applied.length = 0;
     const ids: string[] = [];
-    for (let n = 0; n < 5; n++) ids.push((await enqueue({ n })).body.webhook_id!);
-    // Answered, none written yet: each answer used to wait for a write of its own.
+    for (let n = 0; n < count; n++) ids.push((await enqueue({ n })).body.webhook_id!);
     expect(applied).toHaveLength(0);
+    return ids;
+  };
+
+  it("writes the 'pending' statuses of the linger in one Redis write that no answer waits for, and shows them here at once", async () => {
+    // Answered, none written yet: each answer used to wait for a write of its own.
+    const ids = await answeredUnwritten(5);
     for (const id of ids) {
       const res = await fetch(`${f.baseUrl}/webhooks/${id}/status`);
       expect(res.status).toBe(200);
@@ -152,11 +157,7 @@ describe('howk-api enqueues at a light load', () => {
   });
 
   it('writes the statuses still waiting when the api stops', async () => {
-    expect((await fetch(`${f.baseUrl}/webhooks/wh_none/status`)).status).toBe(404);
-    applied.length = 0;
-    const ids: string[] = [];
-    for (let n = 0; n < 3; n++) ids.push((await enqueue({ n })).body.webhook_id!);
-    expect(applied).toHaveLength(0);
+    const ids = await answeredUnwritten(3);
     await f.fleet.stop();
     f.fleet.stop = async () => {};
     expect(applied.flatMap((b) => (b.statuses ?? []).map((s) => s.status.webhook_id))).toEqual(ids);

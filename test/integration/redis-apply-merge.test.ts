@@ -7,6 +7,7 @@ import { RedisHotState } from '../../workers/redis/hot-state';
 import { requireEnv } from '../helpers/env';
 import { useFlushedRedis } from '../helpers/flushed-redis';
 import { DEFAULT_TTLS, ns, statusOf } from '../contract/hot-state.fixtures';
+import { countRedisTrips } from '../helpers/redis-trips';
 
 // The worker's batches whose outcomes one Kafka produce acknowledged apply their statuses and
 // stats in the same event-loop turn: they must leave in one Redis round trip, with their stats
@@ -23,34 +24,7 @@ afterAll(async () => {
   await state.close();
 });
 
-/** Round trips (pipelines and single commands) and commands `client` sends while `f` runs. */
-const counted = async (f: () => Promise<unknown>): Promise<{ trips: number; commands: number }> => {
-  const c = client as unknown as { sendCommand: (cmd: unknown, stream?: unknown) => unknown; pipeline: () => { exec: () => unknown } };
-  const send = c.sendCommand;
-  const pipeline = c.pipeline;
-  const n = { trips: 0, commands: 0 };
-  c.sendCommand = function (this: unknown, cmd: unknown, stream?: unknown) {
-    n.commands++;
-    if (!stream) n.trips++;
-    return send.call(this, cmd, stream);
-  };
-  c.pipeline = function (this: unknown) {
-    const p = pipeline.call(this);
-    const exec = p.exec;
-    p.exec = function (this: unknown) {
-      n.trips++;
-      return exec.call(this);
-    };
-    return p;
-  };
-  try {
-    await f();
-  } finally {
-    c.sendCommand = send;
-    c.pipeline = pipeline;
-  }
-  return n;
-};
+const counted = (f: () => Promise<unknown>) => countRedisTrips(client, f);
 
 describe('RedisHotState.apply of batches in the same turn', () => {
   it('writes three batches in one round trip with their stats added once, and every status and total is right', async () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { MemoryHotState } from '../../core/memory/hot-state';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer, MAX_UNANSWERED_WAITING } from '../../core/pipeline/enqueue';
 import { readingOwnWrites } from '../../core/pipeline/pending-writes';
 import type { HotBatch } from '../../core/ports/hot-state';
 import type { LogProducer, LogRecord } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
+import { recordingHotState } from '../helpers/recording-hot-state';
 
 // At a light load each enqueue comes alone: what it pays must be its own work, not a timer's
 // wait, and its 'pending' status must not cost a Redis round trip of its own.
@@ -85,13 +85,7 @@ describe('the api producer without a linger (the default)', () => {
 describe("the 'pending' statuses with api.status_linger", () => {
   const setup = (statusLingerMs: number) => {
     const clock = { now: () => Date.now() };
-    const applied: HotBatch[] = [];
-    const hot = new MemoryHotState({ status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 }, clock);
-    const apply = hot.apply.bind(hot);
-    hot.apply = async (b: HotBatch) => {
-      applied.push(b);
-      return apply(b);
-    };
+    const { hot, applied } = recordingHotState(clock);
     const producer: LogProducer = { send: async () => {}, close: async () => {} };
     const enqueue = createEnqueuer({ config, clock, log: silentLogger, hot, producer, statusLingerMs });
     return { enqueue, applied, hot };

@@ -3,11 +3,11 @@ import { loadConfig } from '../../core/config/load';
 import { endpointHash } from '../../core/domain/ids';
 import { decodeWebhook } from '../../core/records/webhook';
 import type { EnqueueItem } from '../../core/domain/enqueue';
-import { MemoryHotState } from '../../core/memory/hot-state';
 import { batchingProducer } from '../../core/pipeline/batching-producer';
 import { createEnqueuer } from '../../core/pipeline/enqueue';
 import type { HotBatch } from '../../core/ports/hot-state';
 import { silentLogger } from '../../core/ports/logger';
+import { recordingHotState } from '../helpers/recording-hot-state';
 
 // The enqueuer builds a request's webhooks without awaiting per item once it knows every
 // endpoint's hash; the records must be the same as those of the first request, which waited
@@ -18,13 +18,7 @@ const setup = () => {
   let now = Date.UTC(2026, 0, 2, 3, 4, 5);
   const clock = { now: () => now };
   const sent: string[] = [];
-  const applied: HotBatch[] = [];
-  const hot = new MemoryHotState({ status_ttl: 60_000, stats_ttl: 60_000, retry_data_ttl: 60_000 }, clock);
-  const apply = hot.apply.bind(hot);
-  hot.apply = async (b: HotBatch) => {
-    applied.push(b);
-    return apply(b);
-  };
+  const { hot, applied } = recordingHotState(clock);
   const enqueue = createEnqueuer({
     config,
     clock,
