@@ -85,7 +85,7 @@ describe('a broker of three killed with -9 mid-stream', () => {
 
     expect(f.lost, fleet.output()).toBe(0);
     expect(f.sent).toBe(N);
-    expect(f.duplicates, f.notes.duplicate_share as string).toBeLessThanOrEqual(DUPLICATE_GOAL * f.sent);
+    expect(f.duplicates, `${f.notes.duplicate_share as string}: ${formatFault(f)}\n${fleet.output()}`).toBeLessThanOrEqual(DUPLICATE_GOAL * f.sent);
     // Never a 500 nor a dropped connection: a producer that cannot write says when to come back.
     expect(refusals.filter((r) => r !== '503:retry-after')).toEqual([]);
     expect(f.first_delivery_after_fault_ms).toBeGreaterThanOrEqual(0);

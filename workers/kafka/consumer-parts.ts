@@ -1,4 +1,5 @@
-import type { Consumer, IHeaders } from 'kafkajs';
+import type { Batch, Consumer, IHeaders } from 'kafkajs';
+import type { ConsumedRecord } from '../../core/ports/log';
 import { settleWithin } from '../../core/domain/deadline';
 import { errorMessage } from '../../core/errors/errors';
 import { DEFAULT_MAX_HOLD_MS, type BatchTracker } from '../../core/log/batch-tracker';
@@ -95,3 +96,15 @@ export const holdFetch = async (tracker: BatchTracker, most: number, maxHoldMs =
   if (tracker.busy() < most) return;
   await Promise.race([tracker.fewerBusyThan(most), new Promise((r) => setTimeout(r, maxHoldMs))]);
 };
+
+/** A fetched batch's messages as the log records handlers get. */
+export const recordsOf = ({ topic, partition, messages }: Batch): ConsumedRecord[] =>
+  messages.map((m) => ({
+    topic,
+    partition,
+    offset: m.offset,
+    key: m.key ? m.key.toString('utf8') : null,
+    value: m.value ? m.value.toString('utf8') : null,
+    timestamp: Number(m.timestamp),
+    ...headersOf(m.headers),
+  }));

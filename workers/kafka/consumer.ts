@@ -5,6 +5,7 @@ import { createBatchTracker, DEFAULT_MAX_UNRESOLVED, IN_FLIGHT_STOP_WAIT_MS, typ
 import type { Logger } from '../../core/ports/logger';
 import type { BatchHandler, ConsumerOptions, LogConsumer } from '../../core/ports/log';
 import * as parts from './consumer-parts';
+import { membershipFence, type MembershipFence } from './membership-fence';
 
 // Pipelined consumption on kafkajs 2.2.4. What its source (src/consumer/) says, and the
 // design that follows from it:
@@ -35,7 +36,8 @@ import * as parts from './consumer-parts';
 //   sent only for partitions of the current assignment. One that slips through anyway (a
 //   retried commit crossing a rebalance) only names offsets this consumer made durable, so it
 //   can cause redelivery, never loss. Commit errors are logged, never thrown.
-// - A crash (the consumer restarted) drops all tracking, a disconnect resolved offsets: stop() commits first.
+// - A crash (the consumer restarted) drops all tracking, a disconnect resolved offsets: stop()
+//   commits first. A member unsure it is still in its group takes nothing (membership-fence.ts).
 // - A rebalance moves partitions. take() heartbeats first; when the group rebalances, it lets
 //   kafkajs rejoin (it cannot while eachBatch runs) once the batches in flight have resolved
 //   and committed (REVOKE_WAIT_MS at most; a member of the current generation may still commit
@@ -55,6 +57,7 @@ export class KafkaConsumer implements LogConsumer {
   /** Set once a heartbeat found the group rebalancing: batches in flight resolve and commit before the rejoin. */
   private revoking: Promise<void> | undefined;
   private joined = false;
+  private fence: MembershipFence | undefined;
 
   /** `refit`: a consumer to use instead, asked once before the first run (a session timeout the brokers accept). */
   constructor(
@@ -65,6 +68,8 @@ export class KafkaConsumer implements LogConsumer {
     private readonly onError?: (op: string) => void,
     private readonly refit?: () => Promise<Consumer | undefined>,
     private readonly readEnds?: parts.ReadEnds,
+    /** The session timeout joined with (known once `refit` ran): past two thirds of it without a heartbeat answered, no batch is taken. */
+    private readonly sessionMs?: () => number,
   ) {
     this.tracker = createBatchTracker(opts.maxUnresolved ?? DEFAULT_MAX_UNRESOLVED, {
       commit: (topic, partition, offset, batches) => {
@@ -87,6 +92,7 @@ export class KafkaConsumer implements LogConsumer {
       this.listening = true;
       this.c = (await this.refit?.()) ?? this.c;
       parts.logGroupEvents(this.c, this.log, this.opts.groupId);
+      if (this.sessionMs) this.fence = membershipFence(this.c, this.sessionMs(), this.log, this.opts.groupId);
       this.c.on(this.c.events.GROUP_JOIN, (e) => this.onJoin(e.payload.memberAssignment));
       this.c.on(this.c.events.CRASH, (e) => {
         this.onError?.('consumer_crash');
@@ -163,17 +169,10 @@ export class KafkaConsumer implements LogConsumer {
       // Leave the batch untaken: kafkajs cannot rejoin the group while eachBatch runs.
       if (rebalancing || isStale() || this.stopping) return;
     }
+    if (this.fence?.unsure()) return this.fence.wait();
     const { topic, partition } = batch;
     const last = batch.messages[batch.messages.length - 1]!.offset;
-    const records = batch.messages.map((m) => ({
-      topic,
-      partition,
-      offset: m.offset,
-      key: m.key ? m.key.toString('utf8') : null,
-      value: m.value ? m.value.toString('utf8') : null,
-      timestamp: Number(m.timestamp),
-      ...parts.headersOf(m.headers),
-    }));
+    const records = parts.recordsOf(batch);
     // The next fetch of the partition starts after this batch (see the top of the file).
     resolveOffset(last);
     this.tracker.take(

@@ -257,12 +257,13 @@ export class KafkaLog implements Log {
     const log = this.opts.log ?? createLogger(`${this.opts.clientId}-consumer`, 'warn');
     const make = groupMember(this.kafka, this.opts, opts);
     const wanted = this.opts.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    let session = wanted;
     const refit = async () => {
-      const fitted = await this.fitSession(wanted, log);
-      return fitted === wanted ? undefined : make(fitted);
+      session = await this.fitSession(wanted, log);
+      return session === wanted ? undefined : make(session);
     };
     const readEnds = async (topic: string) => (await this.adminClient.get()).fetchTopicOffsets(topic);
-    const c = new KafkaConsumer(make(wanted), opts, this.opts.partitionsConsumedConcurrently ?? 4, log, this.opts.onError, refit, readEnds);
+    const c = new KafkaConsumer(make(wanted), opts, this.opts.partitionsConsumedConcurrently ?? 4, log, this.opts.onError, refit, readEnds, () => session);
     this.consumers.push(c);
     return c;
   }
