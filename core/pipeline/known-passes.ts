@@ -90,6 +90,11 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     replayed++;
     return replayedStep(w, mark);
   };
+  /** Whether this batch's lookup (if any) has `w` ended past its pass; a failed lookup knows nothing. */
+  const endedPast = async (w: Webhook): Promise<boolean> => {
+    const attempts = stored && (await stored.then((s) => s.ended.get(w.id)).catch(() => undefined));
+    return attempts !== undefined && attempts > w.attempt + w.deferrals;
+  };
   return {
     /** A 'known' step for `w`, or undefined when it is to be attempted (a promise only while the lookup is out). */
     check(w: Webhook): Step | undefined | Promise<Step | undefined> {
@@ -125,6 +130,10 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
       pinned.add(w);
       const made = async (): Promise<void> => {
         const k = d.recent.known(w);
+        // Ended at this pass or later in the status store, the rule every copy meets: the
+        // earlier copy was skipped for it (a new owner's first batch holding a pass twice),
+        // and rejecting would rewind the partition only to skip both copies again.
+        if (k === undefined && (await endedPast(w))) return;
         // Given up, or forgotten: the batch is not committed, and its copy comes again.
         if (k === undefined) throw new Error('an earlier copy of this pass ended without its outcome');
         if (k !== true) await k;

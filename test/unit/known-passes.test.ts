@@ -198,6 +198,23 @@ describe('a copy of a pass that an earlier batch still runs in the background', 
   });
 });
 
+describe("two copies of a pass its last owner ended, in a new owner's first batch with stragglers", () => {
+  it('commit without a rewind: the later copy, held for the earlier one, is known by the same lookup that skipped it', async () => {
+    const cfg = configOf({ 'delivery.straggler_after': 50, 'delivery.batch_time_limit': 50, 'kafka.per_key_parallelism': 1 });
+    const hot = new MemoryHotState(TTLS, systemClock);
+    const { sender: fast, hits } = countingSender();
+    // wh_slow makes the lane a straggler before it reaches the two copies of wh_done.
+    const sender: Sender = { ...fast, send: async (req) => (req.headers['webhook-id'] === 'wh_slow' && (await new Promise((r) => setTimeout(r, 300))), fast.send(req)) };
+    // The last owner delivered wh_done's first pass (1 attempt, ended) and was killed before its commit.
+    const ended: EndedLookup = { endedAttempts: async (ids) => new Map(ids.filter((id) => id === 'wh_done').map((id) => [id, 1])) };
+    const deliver = createDeliverer({ config: cfg, hot, producer: new MemoryLog(1).producer(), clock: systemClock, log: silentLogger, sender, ended });
+    // Rejected, the batch would send the partition back to its first offset: every record read again.
+    await expect(deliver(batchOf(['wh_slow', 'wh_done', 'wh_done'], { maybeSeen: true }))).resolves.toBeUndefined();
+    await deliver.drain();
+    expect(Object.fromEntries(hits)).toEqual({ wh_slow: 1 });
+  });
+});
+
 describe('RecentOutcomes', () => {
   const w = (id: string, attempt = 0) => hook(id, { attempt });
 
