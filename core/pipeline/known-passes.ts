@@ -10,6 +10,15 @@ import { replayedStep } from './sent-marks';
 
 type Stored = { ended: Map<string, number>; sent: Map<string, SentMark> };
 
+/**
+ * A webhook its lane reaches this long after its batch's lookup is looked up again before it
+ * is sent (with the rest of the batch, in one round trip). A partition moved between live
+ * workers: its old owner's deliveries on the wire get their 2xx (and marks) after the new
+ * owner looked up, and under a backlog the new owner's lanes reach them tens of seconds later
+ * (the copies 10-40 s after the first of the loaded full kill -9 chaos runs).
+ */
+export const RECHECK_AFTER_MS = 500;
+
 export type KnownDeps = {
   recent: RecentOutcomes;
   ended?: EndedLookup;
@@ -68,6 +77,20 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
         )
       : undefined;
   stored?.catch(() => {}); // met again by each webhook's check
+  let latest = stored && { at: d.clock.now(), p: stored };
+  const reached = new Set<Webhook>();
+  /** The lookup, asked again when it is older than RECHECK_AFTER_MS; a failed re-check keeps what was known. */
+  const current = (earlier: Promise<Stored>): Promise<Stored> => {
+    if (!latest || !d.ended || d.clock.now() - latest.at < RECHECK_AFTER_MS) return latest?.p ?? earlier;
+    // The webhooks not reached yet (this one included): those reached have been decided.
+    const ids = asked.filter((x) => !reached.has(x)).map((x) => x.id);
+    const ended = d.ended;
+    const again = earlier.then((before) =>
+      (ended.lookup ? ended.lookup(ids) : ended.endedAttempts(ids).then((e) => ({ ended: e, sent: new Map<string, SentMark>() }))).catch(() => before),
+    );
+    latest = { at: d.clock.now(), p: again };
+    return again;
+  };
   const waits: Promise<void>[] = [];
   // Found known when the batch's stragglers were leased: known for the rest of the batch,
   // even if the memory forgets them before their lane reaches them (the batch commits on it).
@@ -79,7 +102,9 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
   };
   let replayed = 0;
   const fromStore = async (w: Webhook, lookup: Promise<Stored>): Promise<Step | undefined> => {
-    const { ended, sent } = await lookup;
+    const now = current(lookup);
+    reached.add(w);
+    const { ended, sent } = await now;
     const attempts = ended.get(w.id);
     // attempts counts every pass made (attempt + deferrals + 1): past this one, it was made.
     if (attempts !== undefined && attempts > w.attempt + w.deferrals) return known(w);
