@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConsumedBatch } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
 import { KafkaConsumer } from '../../workers/kafka/consumer';
+import { KAFKAJS_EVENTS, kafkajsConsumerBase } from '../helpers/kafkajs-stand-in';
 
 // kafkajs 2.2.4 restarts a crashed consumer only after an error it deems retriable. While a
 // broker shuts down, "Failed to find group coordinator" is not: kafkajs left the worker's fast
@@ -12,18 +13,10 @@ import { KafkaConsumer } from '../../workers/kafka/consumer';
 
 const fakeKafkajs = () => {
   const bus = new EventEmitter();
-  const events = { GROUP_JOIN: 'group_join', CRASH: 'crash' };
+  const events = KAFKAJS_EVENTS;
   let runs = 0;
   const c = {
-    events,
-    on: (name: string, fn: (e: unknown) => void) => bus.on(name, fn),
-    connect: async () => {},
-    subscribe: async () => {},
-    disconnect: async () => {},
-    pause: () => {},
-    resume: () => {},
-    seek: () => {},
-    commitOffsets: async () => {},
+    ...kafkajsConsumerBase(bus),
     run: async (cfg: ConsumerRunConfig) => {
       const n = runs++;
       bus.emit(events.GROUP_JOIN, { payload: { memberAssignment: { t: [0] } } });

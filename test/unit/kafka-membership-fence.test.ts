@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConsumedBatch } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
 import { KafkaConsumer } from '../../workers/kafka/consumer';
+import { KAFKAJS_EVENTS, kafkajsConsumerBase } from '../helpers/kafkajs-stand-in';
 
 // A worker whose group coordinator died keeps fetching from the partitions' leaders while its
 // heartbeats fail; the group, on its new coordinator, may meanwhile have dropped it and handed
@@ -14,19 +15,11 @@ const SESSION_MS = 600; // heartbeats every 200 ms; unsure after 400 ms without 
 
 const fakeKafkajs = () => {
   const bus = new EventEmitter();
-  const events = { GROUP_JOIN: 'group_join', CRASH: 'crash', HEARTBEAT: 'heartbeat' };
+  const events = KAFKAJS_EVENTS;
   let cfg: ConsumerRunConfig | undefined;
   let coordinatorUp = true;
   const c = {
-    events,
-    on: (name: string, fn: (e: unknown) => void) => bus.on(name, fn),
-    connect: async () => {},
-    subscribe: async () => {},
-    disconnect: async () => {},
-    pause: () => {},
-    resume: () => {},
-    seek: () => {},
-    commitOffsets: async () => {},
+    ...kafkajsConsumerBase(bus),
     run: async (config: ConsumerRunConfig) => {
       cfg = config;
       bus.emit(events.GROUP_JOIN, { payload: { memberAssignment: { t: [0] } } });

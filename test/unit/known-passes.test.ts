@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { TERMINAL_STATES } from '../../core/domain/status';
 import { encodeWebhook } from '../../core/records/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
@@ -12,6 +11,7 @@ import type { ConsumedBatch, LogProducer } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
 import type { DeliveryResponse, Sender } from '../../core/ports/sender';
 import { hook } from '../helpers/reconcile-fixtures';
+import { endedAttemptsOf } from '../helpers/memory-ended';
 
 // A record consumed again (a rewind, a consumer restarted after a broker outage, a partition
 // whose last owner was killed before its commit) is not sent again when its attempt is known:
@@ -67,16 +67,7 @@ const switchable = (inner: LogProducer) => {
 };
 
 /** EndedLookup over the memory hot state's statuses (the Redis one reads the same fields). */
-const endedOf = (hot: MemoryHotState): EndedLookup => ({
-  endedAttempts: async (ids) => {
-    const out = new Map<string, number>();
-    for (const id of ids) {
-      const s = await hot.getStatus(id);
-      if (s && TERMINAL_STATES.has(s.state)) out.set(id, s.attempts);
-    }
-    return out;
-  },
-});
+const endedOf = (hot: MemoryHotState): EndedLookup => ({ endedAttempts: endedAttemptsOf(hot) });
 
 const IDS = ['wh_k1', 'wh_k2', 'wh_k3'];
 

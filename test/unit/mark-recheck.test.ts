@@ -1,17 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { TERMINAL_STATES } from '../../core/domain/status';
 import { encodeWebhook } from '../../core/records/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { RECHECK_AFTER_MS } from '../../core/pipeline/known-passes';
 import { systemClock } from '../../core/ports/clock';
-import type { EndedLookup, SentMark } from '../../core/ports/hot-state';
 import type { ConsumedBatch } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
 import type { DeliveryResponse, Sender } from '../../core/ports/sender';
 import { hook } from '../helpers/reconcile-fixtures';
+import { memoryEndedStore } from '../helpers/memory-ended';
 
 // A partition moved between live workers: the new owner looks its records up at its first
 // fetch, while the old owner still has some of them on the wire. Their 2xx (and sent marks)
@@ -27,19 +26,7 @@ const IDS = ['wh_r1', 'wh_r2', 'wh_r3'];
 describe('a batch that may have been seen, whose lane reaches a webhook long after the lookup', () => {
   it("looks it up again: the old owner's 2xx marked since is written delivered, not sent again", async () => {
     const hot = new MemoryHotState(TTLS, systemClock);
-    const marks = new Map<string, SentMark>();
-    const ended: EndedLookup = {
-      endedAttempts: async (ids) => {
-        const out = new Map<string, number>();
-        for (const id of ids) {
-          const s = await hot.getStatus(id);
-          if (s && TERMINAL_STATES.has(s.state)) out.set(id, s.attempts);
-        }
-        return out;
-      },
-      lookup: async (ids) => ({ ended: await ended.endedAttempts(ids), sent: new Map(ids.flatMap((id) => (marks.has(id) ? [[id, marks.get(id)!] as const] : []))) }),
-      markSent: async () => {},
-    };
+    const { ended, marks } = memoryEndedStore(hot);
     const hits = new Map<string, number>();
     const sender: Sender = {
       send: async (req): Promise<DeliveryResponse> => {

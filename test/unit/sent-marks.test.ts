@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load';
-import { TERMINAL_STATES } from '../../core/domain/status';
 import { encodeWebhook } from '../../core/records/webhook';
 import { MemoryHotState } from '../../core/memory/hot-state';
 import { MemoryLog } from '../../core/memory/log';
 import { createDeliverer } from '../../core/pipeline/deliver';
 import { RESCHEDULED_HEADERS } from '../../core/pipeline/sent-marks';
 import { systemClock } from '../../core/ports/clock';
-import type { EndedLookup, SentMark } from '../../core/ports/hot-state';
+import type { EndedLookup } from '../../core/ports/hot-state';
 import type { ConsumedBatch, LogProducer } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
 import type { DeliveryResponse, Sender } from '../../core/ports/sender';
 import { hook } from '../helpers/reconcile-fixtures';
+import { memoryEndedStore } from '../helpers/memory-ended';
 
 // Sent marks (docs/RELIABILITY.md, *Sent marks*): a pass answered 2xx is marked before its
 // outcome is written; a copy of that pass consumed by a worker that looks it up (a partition's
@@ -52,23 +52,7 @@ const countingSender = () => {
   return { sender, hits };
 };
 
-/** Ended statuses from the memory hot state, and sent marks kept in a map (Redis keeps them in the status hash). */
-const storeOf = (hot: MemoryHotState) => {
-  const marks = new Map<string, SentMark>();
-  const ended: EndedLookup = {
-    endedAttempts: async (ids) => {
-      const out = new Map<string, number>();
-      for (const id of ids) {
-        const s = await hot.getStatus(id);
-        if (s && TERMINAL_STATES.has(s.state)) out.set(id, s.attempts);
-      }
-      return out;
-    },
-    lookup: async (ids) => ({ ended: await ended.endedAttempts(ids), sent: new Map(ids.flatMap((id) => (marks.has(id) ? [[id, marks.get(id)!] as const] : []))) }),
-    markSent: async (ms) => void ms.forEach(({ id, mark }) => marks.set(id, mark)),
-  };
-  return { ended, marks };
-};
+const storeOf = memoryEndedStore;
 
 const dead: LogProducer = { send: () => Promise.reject(new Error('the worker dies before its outcome is produced')), close: async () => {} };
 
