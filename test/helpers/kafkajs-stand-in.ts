@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 
 /** kafkajs consumer event names the Kafka consumer listens to. */
-export const KAFKAJS_EVENTS = { GROUP_JOIN: 'group_join', CRASH: 'crash', HEARTBEAT: 'heartbeat' };
+export const KAFKAJS_EVENTS = { GROUP_JOIN: 'group_join', CRASH: 'crash', HEARTBEAT: 'heartbeat', COMMIT_OFFSETS: 'commit_offsets' };
 
 /**
  * The parts of a kafkajs consumer that the unit tests of workers/kafka/consumer.ts do not drive:

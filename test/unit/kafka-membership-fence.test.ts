@@ -45,7 +45,9 @@ const fakeKafkajs = () => {
     } as unknown as EachBatchPayload);
     return taken;
   };
-  return { c: c as unknown as Consumer, offer, coordinator: (up: boolean) => (coordinatorUp = up) };
+  /** An offset commit of this member that went through (kafkajs emits it once the coordinator took it). */
+  const committed = () => bus.emit(events.COMMIT_OFFSETS, { payload: { topics: [] } });
+  return { c: c as unknown as Consumer, offer, committed, coordinator: (up: boolean) => (coordinatorUp = up) };
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,6 +72,21 @@ describe('a worker whose heartbeats go unanswered', () => {
     k.coordinator(true);
     expect(await k.offer()).toBe(true);
     expect(got).toEqual(['r-0', 'r-1', 'r-2']);
+    await consumer.stop();
+  });
+
+  it('takes batches again once one of its offset commits goes through, while its heartbeats still fail', async () => {
+    const k = fakeKafkajs();
+    const got: string[] = [];
+    const consumer = new KafkaConsumer(k.c, { groupId: 'g', topics: ['t'] }, 1, silentLogger, undefined, undefined, undefined, () => SESSION_MS);
+    await consumer.run(async (b: ConsumedBatch) => void got.push(...b.records.map((r) => r.value ?? '')));
+    k.coordinator(false);
+    await sleep(500);
+    expect(await k.offer()).toBe(false);
+    // The coordinator takes a group member's commit only from a member of the current generation.
+    k.committed();
+    expect(await k.offer()).toBe(true);
+    expect(got).toEqual(['r-0']);
     await consumer.stop();
   });
 });

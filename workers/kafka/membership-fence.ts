@@ -17,6 +17,10 @@ export const UNSURE_WAIT_MS = 250;
  * So past two thirds of the session without an answered heartbeat or a join, the member takes
  * no batch until the group answers again: a heartbeat (it owns them still) or a rebalance
  * (it rejoins). The third left is for the batches it took to finish and mark what they sent.
+ * An offset commit that went through answers too: the coordinator takes a group member's commit
+ * only from a member of the current generation. Commits find a moved coordinator seconds sooner
+ * than the heartbeat (kafkajs shares one heartbeat request among its callers, and one stuck on
+ * the dead broker holds the others), and a member's failed commits are retried every 500 ms.
  */
 export const membershipFence = (c: Consumer, sessionMs: number, log: Logger, groupId: string, now: () => number = Date.now) => {
   const limitMs = Math.max((2 * sessionMs) / 3, 2 * heartbeatIntervalFor(sessionMs));
@@ -29,6 +33,7 @@ export const membershipFence = (c: Consumer, sessionMs: number, log: Logger, gro
   };
   c.on(c.events.HEARTBEAT, confirmed);
   c.on(c.events.GROUP_JOIN, confirmed);
+  c.on(c.events.COMMIT_OFFSETS, confirmed);
   return {
     /** True when no heartbeat was answered for too long to be sure the partitions are still this member's. */
     unsure(): boolean {
