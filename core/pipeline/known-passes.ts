@@ -19,6 +19,9 @@ type Stored = { ended: Map<string, number>; sent: Map<string, SentMark> };
  */
 export const RECHECK_AFTER_MS = 500;
 
+/** Ended statuses and sent marks of `ids` in one round trip (ended statuses only, where the store keeps no marks). */
+const readStored = async (ended: EndedLookup, ids: string[]): Promise<Stored> => (ended.lookup ? ended.lookup(ids) : { ended: await ended.endedAttempts(ids), sent: new Map() });
+
 export type KnownDeps = {
   recent: RecentOutcomes;
   ended?: EndedLookup;
@@ -53,7 +56,7 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
   const lookup = async (ended: EndedLookup, ids: string[]): Promise<Stored> => {
     for (;;) {
       try {
-        return ended.lookup ? await ended.lookup(ids) : { ended: await ended.endedAttempts(ids), sent: new Map() };
+        return await readStored(ended, ids);
       } catch (e) {
         // Past the partition's end at assignment its last owner had none of them: the lookup is
         // kept while Redis answers (it costs nothing then), not waited for while it does not.
@@ -85,9 +88,7 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     // The webhooks not reached yet (this one included): those reached have been decided.
     const ids = asked.filter((x) => !reached.has(x)).map((x) => x.id);
     const ended = d.ended;
-    const again = earlier.then((before) =>
-      (ended.lookup ? ended.lookup(ids) : ended.endedAttempts(ids).then((e) => ({ ended: e, sent: new Map<string, SentMark>() }))).catch(() => before),
-    );
+    const again = earlier.then((before) => readStored(ended, ids).catch(() => before));
     latest = { at: d.clock.now(), p: again };
     return again;
   };
