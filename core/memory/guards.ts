@@ -13,7 +13,7 @@ import {
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit } from '../policy/circuit';
 import { concurrencyView } from '../policy/concurrency-view';
 import { takeToken, type Bucket } from '../policy/token-bucket';
-import { atLimit, count, endLease, lease, renewLease, type Leases } from './leases';
+import { atLimit, count, endLease, heldUntil, lease, renewLease, type Leases } from './leases';
 import type {
   Admission,
   AdmitRequest,
@@ -104,6 +104,8 @@ export class MemoryGuards implements Guards {
           ? 'config'
           : undefined;
     if (paused) return { kind: 'paused', scope: paused };
+    const held = r.copy ? (heldUntil(this.endpointLeases, r.endpointHash, r.id, r.now) ?? heldUntil(this.domainLeases, r.host, r.id, r.now)) : undefined;
+    if (held !== undefined) return { kind: 'elsewhere', until: held };
     let probe = false;
     if (p.circuit.enabled) {
       const a = admitCircuit(this.circuit(r.endpointHash), r.now, p.circuit);
@@ -216,13 +218,9 @@ export class MemoryGuards implements Guards {
   }
 
   async restorePauses(scopes: PauseScope[]): Promise<number> {
-    let n = 0;
-    for (const s of scopes) {
-      if (this.pauses.has(scopeKey(s))) continue;
-      this.pauses.set(scopeKey(s), { state: 'paused', held: [] });
-      n++;
-    }
-    return n;
+    const before = this.pauses.size; // grows only by the scopes not paused yet
+    for (const s of scopes) if (!this.pauses.has(scopeKey(s))) this.pauses.set(scopeKey(s), { state: 'paused', held: [] });
+    return this.pauses.size - before;
   }
 
   /** Memory circuits have no TTL (`ttlMs` is not used). */

@@ -27,6 +27,12 @@ export const prune = (m: Map<string, Leases>, k: string, now: number): number =>
  */
 export const atLimit = (m: Map<string, Leases>, k: string, now: number, limit: number, id: string): boolean => prune(m, k, now) >= limit && !(m.get(k)?.has(id) ?? false);
 
+/** When `id`'s lease in force at `now` runs out, if it holds one. */
+export const heldUntil = (m: Map<string, Leases>, k: string, id: string, now: number): number | undefined => {
+  const until = m.get(k)?.get(id);
+  return until !== undefined && until > now ? until : undefined;
+};
+
 export const lease = (m: Map<string, Leases>, k: string, id: string, now: number, ms: number): void => {
   prune(m, k, now);
   const l = m.get(k) ?? new Map<string, number>();

@@ -126,13 +126,14 @@ const recordCompletion = (x: AdmissionCtx, c: Completion): void => {
 };
 
 /** Takes a connection slot of the origin, then asks the guards; the slot is given back unless the answer is 'go'. */
-const askGuards = async (x: AdmissionCtx, w: Webhook, lane: Lane, waited: boolean, pass?: readonly PauseScope['kind'][]): Promise<Admitted> => {
+const askGuards = async (x: AdmissionCtx, w: Webhook, lane: Lane, waited: boolean, pass?: readonly PauseScope['kind'][], copy?: boolean): Promise<Admitted> => {
   const { origin, host } = originOf(w);
   const release = x.slots.take(origin) ?? (await x.slots.acquire(origin));
   try {
     const now = x.d.clock.now();
     const req: GuardRequest = { endpointHash: w.endpoint_hash, host, configId: w.config_id, lane, now, id: w.id, waited };
     if (pass?.length) req.passPause = [...pass];
+    if (copy) req.copy = true;
     const ceiling = x.d.endpointPolicy?.(w)?.maxConcurrency;
     if (ceiling) req.ceiling = ceiling;
     const a = await x.ask1!(req);
@@ -188,7 +189,7 @@ const guardsFailed = async (x: AdmissionCtx, w: Webhook, e: unknown): Promise<Ad
  * and asks again. A 'paused' is returned: the caller holds the webhook (or passes the pause on
  * a new admission, `pass`, once its drain released it).
  */
-const admitOne = async (x: AdmissionCtx, degraded: DegradedDeps, w: Webhook, lane: Lane, pass?: readonly PauseScope['kind'][]): Promise<Admitted> => {
+const admitOne = async (x: AdmissionCtx, degraded: DegradedDeps, w: Webhook, lane: Lane, pass?: readonly PauseScope['kind'][], copy?: boolean): Promise<Admitted> => {
   if (!x.ask1) return { a: GO, release: await x.slots.acquire(originOf(w).origin) };
   let asked = x.early.get(w);
   x.early.delete(w);
@@ -198,7 +199,7 @@ const admitOne = async (x: AdmissionCtx, degraded: DegradedDeps, w: Webhook, lan
     try {
       const decided = !asked && x.config.degraded.enabled ? await admitLocally(degraded, w, originOf(w), pass ?? [], x.d.endpointPolicy?.(w)?.maxConcurrency ?? undefined) : 'ask';
       if (decided !== 'ask' && decided.a.kind === 'go') x.admittedLocally.add(w.id);
-      got = decided !== 'ask' ? decided : await (asked ?? askGuards(x, w, lane, waited, pass));
+      got = decided !== 'ask' ? decided : await (asked ?? askGuards(x, w, lane, waited, pass, copy));
     } catch (e) {
       const r = await guardsFailed(x, w, e);
       if (r === 'again') {
@@ -255,7 +256,8 @@ export const createAdmission = (d: AdmissionDeps) => {
   };
 
   return {
-    admit: (w: Webhook, lane: Lane, pass?: readonly PauseScope['kind'][]) => admitOne(x, degraded, w, lane, pass),
+    /** `copy`: another worker may still be sending `w` (AdmitRequest.copy). */
+    admit: (w: Webhook, lane: Lane, pass?: readonly PauseScope['kind'][], copy?: boolean) => admitOne(x, degraded, w, lane, pass, copy),
     /** Holds a webhook that met a pause in Redis (its snapshot durable first: the caller's). */
     hold: (w: Webhook, scope: PauseScope['kind']) =>
       d.guards!.holdPaused({ kind: scope, id: scope === 'endpoint' ? w.endpoint_hash : w.config_id }, encodeWebhook(w), w.released_by),

@@ -32,6 +32,9 @@ export type Step =
  */
 export type PauseMet = { kind: 'pause_met'; webhook: Webhook; scope: PauseScope['kind'] };
 
+/** A copy whose delivery is still on its way from another worker until `until` (Admission 'elsewhere'): not a step yet. */
+export type Elsewhere = { kind: 'elsewhere'; webhook: Webhook; until: number };
+
 export type AttemptDeps = AdmissionDeps &
   PrepareDeps &
   SignSendDeps & {
@@ -109,9 +112,10 @@ export const createAttempter = (d: AttemptDeps) => {
   };
 
   // Not async: a step known at once (a park) or the delivery's own promise, not one more around it.
-  const attemptAdmitted = (w: Webhook, host: string, a: Admission, lane: Lane, fetchedAt?: number): Step | PauseMet | Promise<Step> => {
+  const attemptAdmitted = (w: Webhook, host: string, a: Admission, lane: Lane, fetchedAt?: number): Step | PauseMet | Elsewhere | Promise<Step> => {
     const now = d.clock.now();
     if (a.kind === 'paused') return { kind: 'pause_met', webhook: w, scope: a.scope };
+    if (a.kind === 'elsewhere') return { kind: 'elsewhere', webhook: w, until: a.until };
     if (a.kind === 'park') return { kind: 'parked', webhook: w, until: a.until, reason: a.reason, at: now };
     if (a.kind === 'divert') return { kind: 'diverted', webhook: w, at: now };
     if (a.kind === 'recovered') return { kind: 'returned', webhook: w, at: now };
@@ -129,15 +133,22 @@ export const createAttempter = (d: AttemptDeps) => {
   /**
    * One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead);
    * `fetchedAt` when its batch was fetched; `pass` (on a webhook back from a pause) the pauses
-   * whose drain released it.
+   * whose drain released it; `copy` when another worker may still be sending it.
    */
-  const attempt = async (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number, pass?: readonly PauseScope['kind'][]): Promise<Step | PauseMet> => {
+  const attempt = async (
+    w: Webhook,
+    lane: Lane,
+    next?: Webhook,
+    fetchedAt?: number,
+    pass?: readonly PauseScope['kind'][],
+    copy?: boolean,
+  ): Promise<Step | PauseMet | Elsewhere> => {
     // Once through the throttle: a webhook back from a pause that ended has its token.
     const throttled = pass ? undefined : await throttle(w);
     // An admission asked ahead for it gives back its connection slot and leases.
     if (throttled) return (admission.discard(w), throttled);
     const host = admission.hostOf(w);
-    const { a, release } = await admission.admit(w, lane, pass);
+    const { a, release } = await admission.admit(w, lane, pass, copy);
     // Not after a probe: the next admission must see how the probe went.
     if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
     try {

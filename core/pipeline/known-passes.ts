@@ -36,6 +36,25 @@ export type KnownDeps = {
   isStopping?: () => boolean;
 };
 
+/** The batch's lookup; while Redis is away, asked again every lookupRetryMs when it has one (see knownPasses). */
+const lookup = async (d: KnownDeps, ended: EndedLookup, ids: string[], afterAssignment: boolean): Promise<Stored> => {
+  for (;;) {
+    try {
+      return await readStored(ended, ids);
+    } catch (e) {
+      // Past the partition's end at assignment its last owner had none of them: the lookup is
+      // kept while Redis answers (it costs nothing then), not waited for while it does not.
+      if (d.lookupRetryMs === undefined || afterAssignment) {
+        d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
+        return { ended: new Map(), sent: new Map() };
+      }
+      if (d.isStopping?.()) throw e;
+      d.log.warn('ended statuses not read; webhooks consumed again wait for Redis', { error: errorMessage(e), webhooks: ids.length });
+      await sleep(d.lookupRetryMs);
+    }
+  }
+};
+
 /**
  * The webhooks of one batch whose pass needs no attempt because it was made already, and
  * whose outcome is therefore written (or being written) by the pass that made it
@@ -53,30 +72,15 @@ export type KnownDeps = {
  *   it twice (docs/RELIABILITY.md, "Redis unreachable"); without lookupRetryMs it knows nothing.
  */
 export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: boolean | readonly Webhook[], afterAssignment = false) => {
-  const lookup = async (ended: EndedLookup, ids: string[]): Promise<Stored> => {
-    for (;;) {
-      try {
-        return await readStored(ended, ids);
-      } catch (e) {
-        // Past the partition's end at assignment its last owner had none of them: the lookup is
-        // kept while Redis answers (it costs nothing then), not waited for while it does not.
-        if (d.lookupRetryMs === undefined || afterAssignment) {
-          d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
-          return { ended: new Map(), sent: new Map() };
-        }
-        if (d.isStopping?.()) throw e;
-        d.log.warn('ended statuses not read; webhooks consumed again wait for Redis', { error: errorMessage(e), webhooks: ids.length });
-        await sleep(d.lookupRetryMs);
-      }
-    }
-  };
   // All of a batch that may have been consumed before, or only the records the scheduler put back.
   const asked = maybeSeen === true ? hooks : maybeSeen === false ? [] : maybeSeen;
   const stored =
     d.ended && asked.length
       ? lookup(
+          d,
           d.ended,
           asked.map((w) => w.id),
+          afterAssignment,
         )
       : undefined;
   stored?.catch(() => {}); // met again by each webhook's check
@@ -102,10 +106,8 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     return { kind: 'known', webhook: w, at: d.clock.now() };
   };
   let replayed = 0;
-  const fromStore = async (w: Webhook, lookup: Promise<Stored>): Promise<Step | undefined> => {
-    const now = current(lookup);
-    reached.add(w);
-    const { ended, sent } = await now;
+  /** What the status store says of `w`'s pass: made (known), answered 2xx (replayed from its mark), or nothing. */
+  const stepOf = (w: Webhook, { ended, sent }: Stored): Step | undefined => {
     const attempts = ended.get(w.id);
     // attempts counts every pass made (attempt + deferrals + 1): past this one, it was made.
     if (attempts !== undefined && attempts > w.attempt + w.deferrals) return known(w);
@@ -116,6 +118,12 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
     replayed++;
     return replayedStep(w, mark);
   };
+  const fromStore = async (w: Webhook, lookup: Promise<Stored>): Promise<Step | undefined> => {
+    const now = current(lookup);
+    reached.add(w);
+    return stepOf(w, await now);
+  };
+  const copies = d.ended ? new Set(asked) : undefined;
   /** Whether this batch's lookup (if any) has `w` ended past its pass; a failed lookup knows nothing. */
   const endedPast = async (w: Webhook): Promise<boolean> => {
     const attempts = stored && (await stored.then((s) => s.ended.get(w.id)).catch(() => undefined));
@@ -168,6 +176,14 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
       durable.catch(() => {});
       waits.push(durable);
       return true;
+    },
+    /** Whether another worker may still be sending `w`: it was consumed before, and the status store can tell once that delivery ends. */
+    copy: (w: Webhook | undefined): boolean => (w && copies?.has(w)) === true,
+    /** `w` looked up again on its own, now (a delivery of it elsewhere just ended): a 'known' or replayed step, or undefined to attempt it. */
+    recheck: async (w: Webhook): Promise<Step | undefined> => {
+      if (!d.ended) return undefined;
+      const found = await readStored(d.ended, [w.id]).catch(() => undefined);
+      return found && stepOf(w, found);
     },
     /** Resolves once the outcome of every pass found here is durable; rejects when one will not be written. */
     durable: (): Promise<unknown> => (waits.length ? Promise.all(waits) : Promise.resolve()),

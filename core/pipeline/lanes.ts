@@ -3,6 +3,7 @@ import type { Step } from './attempt';
 import type { DeliveryCtx } from './delivery-context';
 import type { Leased } from './handoff';
 import type { KnownPasses } from './known-passes';
+import { afterElsewhere } from './elsewhere';
 
 /** One batch on its way: its webhooks, what has become of each, and its config lanes. */
 export type BatchRun = {
@@ -51,7 +52,10 @@ const runLane = async (x: DeliveryCtx, run: BatchRun, key: string, items: Webhoo
           x.attempter.discard(w); // what was asked ahead for it is given back
         // Slow lane: each endpoint at its own pace (limit / latency).
         else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-        const step = seen ?? (await x.attemptOne(w, ahead ? items[next] : undefined, start));
+        const copy = !seen && run.known.copy(w);
+        // A copy is not asked for ahead: its admission must ask whether it is on the wire elsewhere.
+        let step = seen ?? (await x.attemptOne(w, ahead && !run.known.copy(items[next]) ? items[next] : undefined, start, copy));
+        if (step.kind === 'elsewhere') step = await afterElsewhere(x, run, w, step, start);
         if (!seen) x.marks.step(step);
         run.onStep(w, step);
         x.moved.set(key, d.clock.now());

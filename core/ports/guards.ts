@@ -27,6 +27,11 @@ export type AdmitRequest = {
   waited?: boolean;
   /** The endpoint's own concurrency ceiling (a Svix endpoint's maxConcurrency): its in-flight deliveries, in either lane, never above it. */
   ceiling?: number;
+  /**
+   * A copy that another worker may still be sending (consumed again after its partition
+   * moved): while its id holds a lease in force, it is answered 'elsewhere', not let go.
+   */
+  copy?: boolean;
 };
 
 /** What admission knew of the endpoint's adaptive limit when it let a delivery go. */
@@ -43,7 +48,9 @@ export type Admission =
   | { kind: 'recovered' }
   /** At the limit but not slow (fast lane), or the host at its limit (slow lane): wait and ask again. */
   | { kind: 'wait' }
-  | { kind: 'paused'; scope: 'endpoint' | 'config' };
+  | { kind: 'paused'; scope: 'endpoint' | 'config' }
+  /** A copy (AdmitRequest.copy) whose id holds an in-flight lease until `until`: its delivery is on its way elsewhere. */
+  | { kind: 'elsewhere'; until: number };
 
 export type Completion = {
   /** The webhook id the admission took its leases under. */

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { circuitCases } from './guards.contract-circuit';
+import { copyCases } from './guards.contract-copies';
 import { domainLimitCases } from './guards.contract-domain-limit';
 import { endpointLimitCases } from './guards.contract-endpoint-limit';
 import { pauseAdmissionCases } from './guards.contract-pause';
@@ -23,5 +24,6 @@ export const guardsContract = (name: string, make: MakeGuards, caps: GuardsCaps 
     rateLimitCases(make);
     pauseAdmissionCases(make);
     endpointViewCases(make);
+    copyCases(make, caps);
   });
 };

@@ -126,7 +126,7 @@ const completeShared = (p: GuardParams, k: RedisKeys) => {
 type Raw = Buffer | number;
 const text = (x: Raw | undefined): string => String(x);
 const num = (x: Raw | undefined): number => (typeof x === 'number' ? x : Number(x?.toString('latin1')));
-const [G, P, D, R] = ['g', 'p', 'd', 'r'].map((c) => c.charCodeAt(0));
+const [G, P, D, R, E] = ['g', 'p', 'd', 'r', 'e'].map((c) => c.charCodeAt(0));
 
 /**
  * admitDelivery.lua's flat reply, one answer per request: each answer's kind (told apart by
@@ -148,6 +148,9 @@ export const toAdmissions = (reply: unknown): Admission[] => {
       i += 3;
     } else if (first === P) {
       out.push({ kind: 'paused', scope: text(flat[i + 1]) as 'endpoint' | 'config' });
+      i += 2;
+    } else if (first === E) {
+      out.push({ kind: 'elsewhere', until: num(flat[i + 1]) });
       i += 2;
     } else if (first === D) {
       out.push({ kind: 'divert', reason: text(flat[i + 1]) as 'endpoint_inflight' | 'domain_inflight' });
@@ -177,8 +180,14 @@ export const admitArgs = (reqs: AdmitRequest[], p: GuardParams, k: RedisKeys = k
     let config = configs.get(r.configId);
     if (config === undefined) configs.set(r.configId, (config = configs.size + 1));
     const pass = r.passPause ?? [];
-    // The endpoint's own ceiling rides above the flag bits (16 per unit): no argument more per request.
-    const flags = (r.waited ? 1 : 0) + (r.lane === 'slow' ? 2 : 0) + (pass.includes('endpoint') ? 4 : 0) + (cluster || pass.includes('config') ? 8 : 0) + (r.ceiling ?? 0) * 16;
+    // The endpoint's own ceiling rides above the flag bits (32 per unit): no argument more per request.
+    const flags =
+      (r.waited ? 1 : 0) +
+      (r.lane === 'slow' ? 2 : 0) +
+      (pass.includes('endpoint') ? 4 : 0) +
+      (cluster || pass.includes('config') ? 8 : 0) +
+      (r.copy ? 16 : 0) +
+      (r.ceiling ?? 0) * 32;
     per.num(at.endpoint(r.endpointHash, r.host)).num(config);
     if (r.now === now) per.str('');
     else per.num(r.now);

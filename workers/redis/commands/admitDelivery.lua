@@ -31,11 +31,14 @@
 --   now ms ('' = the previous request's; the first one gives it), webhook id (its lease and
 --   queue member), flags (the sum of: 1 waited before, 2 slow lane (else fast),
 --   4 passes the endpoint pause, 8 passes the config pause: a webhook its drain released;
---   16 times the endpoint's own ceiling, 0 = none: its in-flight deliveries in either lane
+--   16 a copy another worker may still be sending: while its id holds a lease in force in
+--   the endpoint's (else the host's) in-flight set it is answered 'elsewhere';
+--   32 times the endpoint's own ceiling, 0 = none: its in-flight deliveries in either lane
 --   never above it, and the limit answered never above it either)
 -- Returns one answer per request, in request order, all in one flat list (an answer's kind,
 -- then its fields: the kind gives how many), each one of:
 --   'rebuilding' | 'paused', scope | 'park', reason, until | 'divert', reason | 'recovered' | 'wait'
+--   | 'elsewhere', until (when the lease its id holds runs out, ms)
 --   | 'go', probe 0|1, counted_endpoint 0|1, counted_domain 0|1, fast-lane limit (0 = off),
 --      limit, latency estimate ms (both as text)
 --   (counted_*: a lease was taken in inflight / domain_inflight)
@@ -226,7 +229,7 @@ end
 -- The reply: each request's answer, flat (no table per request), its kind first; each kind
 -- has a fixed length (see the header).
 local out, o = {}, 0
-local LENGTH = {go = 7, park = 3, divert = 2, paused = 2, recovered = 1, wait = 1, rebuilding = 1}
+local LENGTH = {go = 7, park = 3, divert = 2, paused = 2, recovered = 1, wait = 1, rebuilding = 1, elsewhere = 2}
 local function reply(kind, x1, x2, x3, x4, x5, x6)
   local n = LENGTH[kind]
   out[o + 1] = kind
@@ -237,9 +240,26 @@ local function reply(kind, x1, x2, x3, x4, x5, x6)
   return kind
 end
 
-local function admit(e, k_cfg, pass_ep, now, now_text, lane, id, cap)
+-- When the lease `id` holds in `key` runs out, while it is in force (its worker renews it as
+-- long as the delivery runs; a killed worker's runs out on its own).
+local function held_until(key, id, now)
+  if not key then return nil end
+  local until_ = redis.call('ZSCORE', key, id)
+  if until_ and tonumber(until_) > now then return until_ end
+  return nil
+end
+
+local function admit(e, k_cfg, pass_ep, now, now_text, lane, id, cap, copy)
   local scope = paused(not pass_ep and e.pause or nil, k_cfg)
   if scope then return reply('paused', scope) end
+
+  -- A copy of a delivery another worker still has on its way: not sent beside it. Its caller
+  -- asks again once the lease is gone (the delivery ended, or its worker died) and first
+  -- looks up whether that delivery was answered.
+  if copy then
+    local until_ = held_until(e.inflight, id, now) or (e.host.max > 0 and held_until(e.host.inflight, id, now))
+    if until_ then return reply('elsewhere', until_) end
+  end
 
   local probe = 0
   if circuit_on then
@@ -339,7 +359,7 @@ for i = 0, n - 1 do
   local e, id, flags = eps[ARGV[r0] + 0], ARGV[r0 + 3], ARGV[r0 + 4] + 0
   local lane = bit.band(flags, 2) == 0 and 'fast' or 'slow'
   local k_cfg = bit.band(flags, 8) == 0 and configs[ARGV[r0 + 1] + 0] or nil
-  local kind = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id, math.floor(flags / 16))
+  local kind = admit(e, k_cfg, bit.band(flags, 4) ~= 0, now, now_text, lane, id, math.floor(flags / 32), bit.band(flags, 16) ~= 0)
   if kind == 'wait' and lane == 'fast' then
     -- Queued (again): a fresh score keeps it in the endpoint's view.
     queue(e.queued, id, now)
