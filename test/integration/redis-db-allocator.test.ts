@@ -75,10 +75,12 @@ describe('Redis test-db allocator', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
     expect(db).toBeGreaterThanOrEqual(FIRST_TEST_DB);
 
-    // A live holder renews: its short leases outlive their ttl several times over.
-    const live = allocator({ ttlMs: 400, renewMs: 100 });
+    // A live holder renews: its short leases outlive their ttl several times over. The ttl
+    // leaves room for a timer held up by a loaded machine (at 400 ms with renewals every
+    // 100 ms, a run beside other test lanes lost one lease to a late renewal).
+    const live = allocator({ ttlMs: 1_000, renewMs: 100 });
     const mine = await Promise.all(Array.from({ length: ALL - 1 }, () => live.take()));
-    await new Promise((r) => setTimeout(r, 1_500));
+    await new Promise((r) => setTimeout(r, 3_500));
     await expect(allocator({ waitMs: 300 }).take()).rejects.toThrow(/no free Redis test db/);
     for (const d of mine) await live.release(d);
   });
