@@ -28,9 +28,13 @@ const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync
 /**
  * A chunked body of `total` bytes made on the fly, 64 KiB at a time (a timer between chunks, so
  * that what the client counts as sent is what left it, not what kernel buffers hold), until
- * the answer arrives. Returns the answer, the bytes sent when it arrived, the server's peak RSS.
+ * the answer arrives. Once past `pauseAt` it waits up to 5 s for the answer before sending on:
+ * a server that answers at its limit is then measured by what it was sent, not by how late a
+ * loaded client noticed the answer (beside other test lanes, 4 more chunks left meanwhile); one
+ * that reads on gets the rest. Returns the answer, the bytes sent when it arrived, the server's
+ * peak RSS.
  */
-const streamUntilAnswer = (port: number, path: string, total: number, pid: number) =>
+const streamUntilAnswer = (port: number, path: string, total: number, pid: number, pauseAt = Infinity) =>
   new Promise<{ status: number; code: string; sentAtAnswer: number; peakRss: number }>((resolve, reject) => {
     const chunk = Buffer.alloc(64 * 1024, 'a');
     let sent = 0;
@@ -48,9 +52,14 @@ const streamUntilAnswer = (port: number, path: string, total: number, pid: numbe
     });
     req.on('error', (e) => (answered ? undefined : reject(e)));
     req.write('{"name":"');
+    let paused = false;
     const pump = () => {
       if (answered) return;
       if (sent >= total) return void req.end('"}');
+      if (sent >= pauseAt && !paused) {
+        paused = true;
+        return void setTimeout(pump, 5_000);
+      }
       sent += chunk.length;
       peakRss = Math.max(peakRss, rssMb(pid));
       if (req.write(chunk)) setTimeout(pump, 1);
@@ -134,7 +143,8 @@ describe('howk-dev on loopback: browsers, rebinding and request bodies (process)
     const before = rssMb(p.child.pid!);
     // Bulk replay: an admin JSON route howk-dev serves with API keys off (POST /keys refuses
     // before reading while they are off).
-    const r = await streamUntilAnswer(port, '/deadletter/replay?config_id=csrf', 200 * 1024 * 1024, p.child.pid!);
+    // The body is 9 bytes of JSON and then 64 KiB chunks: past 1 MiB of chunks it is over the limit.
+    const r = await streamUntilAnswer(port, '/deadletter/replay?config_id=csrf', 200 * 1024 * 1024, p.child.pid!, 1024 * 1024);
     expect(r.status).toBe(413);
     expect(r.code).toBe('too_large');
     expect(r.sentAtAnswer).toBeLessThanOrEqual(1024 * 1024);
