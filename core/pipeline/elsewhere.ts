@@ -2,10 +2,14 @@ import type { Webhook } from '../domain/webhook';
 import { sleep } from '../domain/time';
 import type { Elsewhere, Step } from './attempt';
 import type { DeliveryCtx } from './delivery-context';
+import { guardParams } from './guard-params';
 import type { KnownPasses } from './known-passes';
 
 /** Longest nap of a copy whose delivery is on its way elsewhere before it looks again. */
 export const ELSEWHERE_POLL_MS = 100;
+
+/** What of its batch's run a waiting copy asks: what is known, and whether its partition moved. */
+type RunView = { known: KnownPasses; lost: (w: Webhook) => boolean };
 
 /**
  * A copy another worker still has on its way (its partition moved while that delivery ran):
@@ -15,13 +19,10 @@ export const ELSEWHERE_POLL_MS = 100;
  * delivery (delivery.timeout at most) or, for a killed worker, within one lease; past both it
  * is attempted without asking (docs/RELIABILITY.md, "A copy on the wire elsewhere").
  */
-/** What of its batch's run a waiting copy asks: what is known, and whether its partition moved. */
-type RunView = { known: KnownPasses; lost: (w: Webhook) => boolean };
-
 export const afterElsewhere = async (x: DeliveryCtx, run: RunView, w: Webhook, first: Elsewhere, start: number): Promise<Step> => {
   const { d, config } = x;
   const began = d.clock.now();
-  const deadline = began + config.delivery.timeout + config.concurrency.inflight_ttl;
+  const deadline = began + config.delivery.timeout + guardParams(config).inflightLeaseMs;
   let e: Step | Elsewhere = first;
   while (e.kind === 'elsewhere') {
     // Not given up as cut (onCut): it was taken, and its batch must stay uncommitted.

@@ -178,7 +178,7 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
       return true;
     },
     /** Whether another worker may still be sending `w`: it was consumed before, and the status store can tell once that delivery ends. */
-    copy: (w: Webhook | undefined): boolean => (w && copies?.has(w)) === true,
+    copy: (w?: Webhook): boolean => w !== undefined && copies?.has(w) === true,
     /** `w` looked up again on its own, now (a delivery of it elsewhere just ended): a 'known' or replayed step, or undefined to attempt it. */
     recheck: async (w: Webhook): Promise<Step | undefined> => {
       if (!d.ended) return undefined;
