@@ -4,15 +4,15 @@
 //
 // The checks run two at a time while Kafka and Redis start. The projects run in lanes, each lane
 // its projects one after another and the lanes side by side. HOWK_TEST_LANES chooses them:
-// "serial" is one lane in the order unit, integration, browser, edge, replicated,
-// chaos, integration one file at a time; "parallel" (the default) is three lanes (integration | replicated →
+// "serial" (the default) is one lane in the order unit, integration, browser, edge, replicated,
+// chaos, integration one file at a time; "parallel" is three lanes (integration | replicated →
 // chaos | unit → browser → edge) with two integration files at a time; or by hand ("a,b;c":
 // lanes split by ';', projects by ','). HOWK_TEST_INTEGRATION_WORKERS overrides the integration
 // files at a time. Lanes never share a server a test stops or flushes (integration and edge
 // files each keep to topics, groups and a Redis db of their own; replicated and chaos kill
-// servers of their own, on ports of their own). "parallel" is the default since two clean-clone
-// runs in a row passed with it on the CI machine (docs/TESTING.md, "Lanes"); "serial" is
-// there for a machine too small to run them side by side.
+// servers of their own, on ports of their own). "parallel" is not the default: of six
+// clean-clone runs with it on the CI machine, three failed timing-bound tests beside the
+// other lanes (docs/TESTING.md, "Lanes").
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -22,7 +22,7 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const extra = process.argv.slice(2);
 const ORDER = ['unit', 'integration', 'browser', 'edge', 'replicated', 'chaos'];
 const PRESETS = { serial: ORDER.join(','), parallel: 'integration;replicated,chaos;unit,browser,edge' };
-const LANE_SPEC = process.env.HOWK_TEST_LANES || 'parallel';
+const LANE_SPEC = process.env.HOWK_TEST_LANES || 'serial';
 const LANES = (() => {
   const spec = Object.hasOwn(PRESETS, LANE_SPEC) ? PRESETS[LANE_SPEC] : LANE_SPEC;
   const lanes = spec.split(';').map((l) =>
