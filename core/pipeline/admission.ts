@@ -263,6 +263,8 @@ export const createAdmission = (d: AdmissionDeps) => {
       d.guards!.holdPaused({ kind: scope, id: scope === 'endpoint' ? w.endpoint_hash : w.config_id }, encodeWebhook(w), w.released_by),
     askAhead,
     discard,
+    /** Whether the guards gave `w` in-flight leases (not a local decision while they are away). */
+    leased: (w: Webhook): boolean => x.keeper?.has(w.id) === true,
     /** An attempt that ended without recording its completion (a fault): its leases end now instead of being renewed. */
     abandon: (w: Webhook, a: Admission): void => {
       if (a.kind === 'go' && x.keeper?.has(w.id)) giveBack(x, w, a);

@@ -35,6 +35,9 @@ export type PauseMet = { kind: 'pause_met'; webhook: Webhook; scope: PauseScope[
 /** A copy whose delivery is still on its way from another worker until `until` (Admission 'elsewhere'): not a step yet. */
 export type Elsewhere = { kind: 'elsewhere'; webhook: Webhook; until: number };
 
+/** A copy's pass looked up again on its own (KnownPasses.recheck): a step when it was made elsewhere. */
+export type CopyCheck = { recheck: (w: Webhook) => Promise<Step | undefined> };
+
 export type AttemptDeps = AdmissionDeps &
   PrepareDeps &
   SignSendDeps & {
@@ -134,6 +137,9 @@ export const createAttempter = (d: AttemptDeps) => {
    * One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead);
    * `fetchedAt` when its batch was fetched; `pass` (on a webhook back from a pause) the pauses
    * whose drain released it; `copy` when another worker may still be sending it.
+   * A copy let through is looked up once more before it is sent: the other worker's delivery
+   * may have ended between its batch's lookup and this admission, its lease gone and its sent
+   * mark written (docs/RELIABILITY.md, "A copy on the wire elsewhere").
    */
   const attempt = async (
     w: Webhook,
@@ -141,17 +147,23 @@ export const createAttempter = (d: AttemptDeps) => {
     next?: Webhook,
     fetchedAt?: number,
     pass?: readonly PauseScope['kind'][],
-    copy?: boolean,
+    copy?: CopyCheck,
   ): Promise<Step | PauseMet | Elsewhere> => {
     // Once through the throttle: a webhook back from a pause that ended has its token.
     const throttled = pass ? undefined : await throttle(w);
     // An admission asked ahead for it gives back its connection slot and leases.
     if (throttled) return (admission.discard(w), throttled);
     const host = admission.hostOf(w);
-    const { a, release } = await admission.admit(w, lane, pass, copy);
+    const { a, release } = await admission.admit(w, lane, pass, copy !== undefined);
     // Not after a probe: the next admission must see how the probe went.
     if (next && lane === 'fast' && a.kind === 'go' && !a.probe) admission.askAhead(next, lane);
     try {
+      // Only when the guards answered: a local decision (Redis away) asked nothing, and a look-up would wait for Redis too.
+      const made = copy && a.kind === 'go' && admission.leased(w) ? await copy.recheck(w) : undefined;
+      if (made) {
+        admission.abandon(w, a); // its leases end now, no circuit outcome
+        return made;
+      }
       const step = attemptAdmitted(w, host, a, lane, fetchedAt);
       return step instanceof Promise ? await step : step;
     } catch (e) {

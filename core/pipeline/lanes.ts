@@ -52,7 +52,7 @@ const runLane = async (x: DeliveryCtx, run: BatchRun, key: string, items: Webhoo
           x.attempter.discard(w); // what was asked ahead for it is given back
         // Slow lane: each endpoint at its own pace (limit / latency).
         else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
-        const copy = !seen && run.known.copy(w);
+        const copy = !seen && run.known.copy(w) ? run.known : undefined;
         // A copy is not asked for ahead: its admission must ask whether it is on the wire elsewhere.
         let step = seen ?? (await x.attemptOne(w, ahead && !run.known.copy(items[next]) ? items[next] : undefined, start, copy));
         if (step.kind === 'elsewhere') step = await afterElsewhere(x, run, w, step, start);

@@ -5,10 +5,10 @@ import type { Clock } from '../ports/clock';
 import type { PauseScope } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 import { snapshotValue } from '../records/state';
-import type { Elsewhere, Lane, PauseMet, Step } from './attempt';
+import type { CopyCheck, Elsewhere, Lane, PauseMet, Step } from './attempt';
 
 type Attempter = {
-  attempt: (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number, pass?: readonly PauseScope['kind'][], copy?: boolean) => Promise<Step | PauseMet | Elsewhere>;
+  attempt: (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number, pass?: readonly PauseScope['kind'][], copy?: CopyCheck) => Promise<Step | PauseMet | Elsewhere>;
   hold: (m: PauseMet) => Promise<Step | { pass: PauseScope['kind'] } | undefined>;
 };
 
@@ -34,7 +34,7 @@ export const attemptHoldingPauses = (d: PauseHoldDeps, lane: Lane) => {
     const patch = { webhook_id: w.id, updated_at_ns: nowNs(at), held: 'paused' as const, next_retry_at: null };
     return d.durably('hold snapshot', () => d.producer.send([{ topic, key: w.id, value: snapshotValue(w, patch, at) }]));
   };
-  return async (w: Webhook, next: Webhook | undefined, fetchedAt: number, copy?: boolean): Promise<Step | Elsewhere> => {
+  return async (w: Webhook, next: Webhook | undefined, fetchedAt: number, copy?: CopyCheck): Promise<Step | Elsewhere> => {
     let pass: PauseScope['kind'][] | undefined;
     for (;;) {
       const s = await d.attempter.attempt(w, lane, next, fetchedAt, pass, copy);

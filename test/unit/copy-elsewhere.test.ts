@@ -37,28 +37,33 @@ const batchOf = (ids: string[], maybeSeen: boolean): ConsumedBatch => ({
   })),
 });
 
-/** Two workers on one guards store and one status store; the endpoint answers wh_e1 only when told to. */
-const twoWorkers = (first: DeliveryResponse) => {
+/** Two workers on one guards store and one status store; the endpoint answers the first send of each id in `held` only when told to. */
+const twoWorkers = (first: DeliveryResponse, held: readonly string[] = ['wh_e1']) => {
   const hot = new MemoryHotState(TTLS, systemClock);
   const { ended } = memoryEndedStore(hot);
   const guards = new MemoryGuards();
   const hits: string[] = [];
-  let answer!: () => void;
-  const answered = new Promise<void>((r) => (answer = r));
+  const gates = new Map(
+    held.map((id) => {
+      let open!: () => void;
+      return [id, { answered: new Promise<void>((r) => (open = r)), open }] as const;
+    }),
+  );
   const sender: Sender = {
     send: async (req): Promise<DeliveryResponse> => {
       const id = req.headers['webhook-id']!;
       hits.push(id);
-      if (id === 'wh_e1' && hits.filter((h) => h === id).length === 1) {
-        await answered;
-        return first;
+      const gate = gates.get(id);
+      if (gate && hits.filter((h) => h === id).length === 1) {
+        await gate.answered;
+        return id === 'wh_e1' ? first : OK;
       }
       return OK;
     },
     close: async () => {},
   };
   const worker = () => createDeliverer({ config, hot, producer: new MemoryLog(1).producer(), clock: systemClock, log: silentLogger, sender, ended, guards });
-  return { hot, hits, answer, a: worker(), b: worker() };
+  return { hot, hits, answer: (id = 'wh_e1') => gates.get(id)!.open(), a: worker(), b: worker() };
 };
 
 const until = async (cond: () => boolean) => {
@@ -93,6 +98,22 @@ describe("a copy of a delivery still on the old owner's wire", () => {
     await Promise.all([first, copy]);
     // No 2xx to find: the copy is sent, after the first was answered.
     expect(w.hits).toEqual(['wh_e1', 'wh_e1']);
+    await Promise.all([w.a.drain(), w.b.drain()]);
+  });
+
+  it("is not sent when the first is answered between the copy's lookup and its admission: looked up again once admitted", async () => {
+    const w = twoWorkers(OK, ['wh_e0', 'wh_e1']);
+    const first = w.a(batchOf(['wh_e1'], false));
+    await until(() => w.hits.length === 1);
+    // The new owner's batch looks both up now (nothing known), then waits on wh_e0 ahead of wh_e1.
+    const copy = w.b(batchOf(['wh_e0', 'wh_e1'], true));
+    await until(() => w.hits.includes('wh_e0'));
+    w.answer('wh_e1'); // answered on the old owner: its lease ends, its sent mark is written
+    await first;
+    w.answer('wh_e0'); // well within the batch lookup's re-check age: the copy's admission finds no lease
+    await copy;
+    expect(w.hits.filter((h) => h === 'wh_e1')).toEqual(['wh_e1']);
+    expect(await w.hot.getStatus('wh_e1')).toMatchObject({ state: 'delivered', attempts: 1 });
     await Promise.all([w.a.drain(), w.b.drain()]);
   });
 });

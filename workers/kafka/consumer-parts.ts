@@ -8,6 +8,17 @@ import type { Logger } from '../../core/ports/logger';
 /** Longest a member about to rejoin waits for its batches in flight (the whole group waits for it meanwhile). */
 export const REVOKE_WAIT_MS = 1000;
 
+/**
+ * How long a new member waits before its first fetch of the partitions it was given: their
+ * old owner, if alive, may have learnt of the rebalance from an idle fetch and rejoined with
+ * deliveries still running. Those on the wire hold a lease (a copy waits for it), those
+ * answered since are found by the copy's look-up once admitted, and those not started are cut
+ * at its join (core/pipeline/elsewhere.ts, attempt.ts). What is left is an admission that
+ * passed its cut just before that join and reaches Redis after the copy's: a round trip, for
+ * which this is ample. A dead owner's partitions (kill -9) wait for it too.
+ */
+export const JOIN_WAIT_MS = 250;
+
 /** Waits (REVOKE_WAIT_MS at most each) for the batches in flight to resolve, then for their commit. */
 export const finishInFlight = async (tracker: BatchTracker, flush: () => Promise<void>, log: Logger): Promise<void> => {
   const t = Date.now();

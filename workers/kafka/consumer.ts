@@ -41,7 +41,7 @@ import { membershipFence, type MembershipFence } from './membership-fence';
 // - A rebalance moves partitions. take() heartbeats first; when the group rebalances, it lets
 //   kafkajs rejoin (it cannot while eachBatch runs) once the batches in flight have resolved
 //   and committed (REVOKE_WAIT_MS at most; a member of the current generation may still commit
-//   then). A new member fetches REVOKE_WAIT_MS late (docs/RELIABILITY.md, "Group membership").
+//   then). A new member fetches JOIN_WAIT_MS late (docs/RELIABILITY.md, "Group membership").
 
 type Commit = { topic: string; partition: number; offset: string; batches: CommittedBatch[] };
 
@@ -135,9 +135,9 @@ export class KafkaConsumer implements LogConsumer {
     this.restarts = 0;
     this.revoking = undefined;
     // A new member's partitions come from members that may still be finishing batches of them
-    // (those that learnt of the rebalance from an idle fetch): it fetches them a little later,
-    // by when what they finished is in the ended statuses it looks up (core/pipeline/known-passes.ts).
-    if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, parts.REVOKE_WAIT_MS);
+    // (those that learnt of the rebalance from an idle fetch): it fetches them a little later
+    // (JOIN_WAIT_MS says why this little).
+    if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, parts.JOIN_WAIT_MS);
     this.joined = true;
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => parts.keyOf(topic, p))));
     for (const k of this.pending.keys()) if (!this.assigned.has(k)) this.pending.delete(k);
