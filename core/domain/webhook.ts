@@ -38,3 +38,6 @@ export const WebhookSchema = z.object({
   trace: z.string().optional(),
 });
 export type Webhook = z.infer<typeof WebhookSchema>;
+
+/** The topic a webhook is delivered from: howk.pending (fast) or howk.slow, where a slow endpoint's webhooks go so they wait apart. */
+export type Lane = 'fast' | 'slow';

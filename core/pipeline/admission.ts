@@ -1,6 +1,7 @@
 import type { EndpointPolicy } from '../policy/endpoint-policy';
 import type { Config } from '../config/schema';
 import { encodeWebhook, type Webhook } from '../records/webhook';
+import type { Lane } from '../domain/webhook';
 import { urlParts, type UrlParts } from '../domain/memo';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
@@ -18,8 +19,6 @@ import { createSleepers } from './endpoint-sleepers';
 import { createOriginLimits } from './origin-limits';
 import { createLocalGuards, type LocalGuards } from './local-guards';
 import { createLocalRates, type LocalRates } from './local-rates';
-
-export type Lane = 'fast' | 'slow';
 
 export type AdmissionDeps = {
   config: Config;

@@ -1,19 +1,17 @@
-import type { Webhook } from '../domain/webhook';
+import type { Lane, Webhook } from '../domain/webhook';
 import { limitSample } from '../policy/adaptive-limit';
 import { circuitOutcome, classify } from '../policy/classify';
 import { decide } from '../policy/retry';
 import type { PipelineEvents } from '../metrics/events';
 import type { Admission, PauseScope } from '../ports/guards';
 import type { DeliveryResponse } from '../ports/sender';
-import { createAdmission, type AdmissionDeps, type Lane } from './admission';
+import { createAdmission, type AdmissionDeps } from './admission';
 import { createThrottle } from './endpoint-throttle';
 import type { Attempted } from './outcome-records';
 import { endAttemptSpan, startAttemptSpan } from './attempt-span';
 import type { TraceSpan, Tracing } from '../ports/tracing';
 import { createPreparer, type NotPrepared, type PrepareDeps } from './prepare';
 import { createSignSend, type SignSendDeps } from './sign-send';
-
-export type { Lane };
 
 /** What happened to one webhook in one pass. Only 'attempted' spends (or defers) an attempt. */
 export type Step =

@@ -1,6 +1,6 @@
 import { decodeWebhook, type Webhook } from '../records/webhook';
 import type { ConsumedBatch, LogRecord } from '../ports/log';
-import type { Lane } from './attempt';
+import type { Lane } from '../domain/webhook';
 import { invalidRecordValue } from '../records/dead-letter';
 import { fetchedStages } from './stage-marks';
 import { TRACEPARENT } from '../ports/tracing';

@@ -1,11 +1,11 @@
 import type { Config } from '../config/schema';
-import type { Webhook } from '../domain/webhook';
+import type { Lane, Webhook } from '../domain/webhook';
 import type { Clock } from '../ports/clock';
 import type { EndedLookup, HotState } from '../ports/hot-state';
 import type { LogProducer } from '../ports/log';
 import type { Logger } from '../ports/logger';
 import type { OutcomeBus } from '../ports/outcome-bus';
-import { createAttempter, type AttemptDeps, type Lane, type Step } from './attempt';
+import { createAttempter, type AttemptDeps, type Step } from './attempt';
 import { durablyWith } from './durably';
 import { createHandoff } from './handoff';
 import { createLeaseKeeper } from './lease-keeper';

@@ -5,7 +5,8 @@ import type { Clock } from '../ports/clock';
 import type { PauseScope } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 import { snapshotValue } from '../records/state';
-import type { CopyCheck, Elsewhere, Lane, PauseMet, Step } from './attempt';
+import type { Lane } from '../domain/webhook';
+import type { CopyCheck, Elsewhere, PauseMet, Step } from './attempt';
 
 type Attempter = {
   attempt: (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number, pass?: readonly PauseScope['kind'][], copy?: CopyCheck) => Promise<Step | PauseMet | Elsewhere>;

@@ -1,3 +1,4 @@
+import type { Lane } from '../domain/webhook';
 import type { DeliveryResponse } from '../domain/delivery-response';
 import type { CircuitOutcome } from './circuit';
 
@@ -100,7 +101,7 @@ export type LaneDecision = 'go' | 'wait' | 'divert' | 'recovered';
  * slow lane and a fast one waits its turn (keeping per-config order). Slow lane: an
  * endpoint no longer slow goes back to the fast lane; a slow one is delivered from here.
  */
-export const laneDecision = (lane: 'fast' | 'slow', atLimit: boolean, slow: boolean): LaneDecision => {
+export const laneDecision = (lane: Lane, atLimit: boolean, slow: boolean): LaneDecision => {
   if (lane === 'slow') return slow ? 'go' : 'recovered';
   if (!atLimit) return 'go';
   return slow ? 'divert' : 'wait';

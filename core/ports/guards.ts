@@ -1,3 +1,4 @@
+import type { Lane } from '../domain/webhook';
 import type { LimitSample } from '../policy/adaptive-limit';
 import type { CircuitOutcome, CircuitState } from '../policy/circuit';
 import type { CircuitTransition, ConcurrencyView, GuardParams, PauseScope } from '../policy/guard-types';
@@ -17,7 +18,7 @@ export type AdmitRequest = {
   endpointHash: string;
   host: string;
   configId: string;
-  lane: 'fast' | 'slow';
+  lane: Lane;
   now: number;
   /** Pause scopes whose drain released this webhook (holdPaused said 'released'): their pause is not checked. */
   passPause?: readonly PauseScope['kind'][];

@@ -1,4 +1,5 @@
-import { take, type Bucket } from './rate-limit';
+import type { Bucket } from '../policy/token-bucket';
+import { take } from './rate-limit';
 
 // In front of the password checks of /incoming/:name. Every check first reserves a token
 // from its client's bucket and from its transformer's bucket; a check that succeeds gives

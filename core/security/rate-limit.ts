@@ -1,16 +1,14 @@
 // A token bucket per API key: `rate` tokens per second, at most `burst` banked. Pure
 // `take` over (bucket, now) so a test drives it with a fake clock; `createRateLimiter`
 // keeps the buckets of one api instance in memory.
-
-export type Bucket = { tokens: number; at: number };
+import { takeToken, type Bucket } from '../policy/token-bucket';
 
 export type Take = { ok: boolean; bucket: Bucket; /** ms until one token is available (0 when ok) */ waitMs: number };
 
 export const take = (b: Bucket | undefined, now: number, rate: number, burst: number): Take => {
-  const start = b ?? { tokens: burst, at: now };
-  const tokens = Math.min(burst, start.tokens + (Math.max(0, now - start.at) * rate) / 1000);
-  if (tokens >= 1) return { ok: true, bucket: { tokens: tokens - 1, at: now }, waitMs: 0 };
-  return { ok: false, bucket: { tokens, at: now }, waitMs: Math.ceil(((1 - tokens) * 1000) / rate) };
+  const bucket = b ? { ...b } : { tokens: burst, at: now };
+  const t = takeToken(bucket, now, rate, burst);
+  return { ok: t.ok, bucket, waitMs: t.ok ? 0 : t.waitMs };
 };
 
 export type RateLimiter = (key: string, now: number) => { ok: true } | { ok: false; retryAfterSec: number };

@@ -1,3 +1,4 @@
+import type { Lane } from '../../core/domain/webhook';
 import type { Config } from '../../core/config/schema';
 import type { Gauges } from '../../core/ports/gauges';
 import type { GuardGauges, Guards } from '../../core/ports/guards';
@@ -26,7 +27,7 @@ export type GaugeParts = {
 
 const readSlow = async (parts: GaugeParts): Promise<Slow> => {
   const lag = laneLagReader(parts.config.kafka, parts.logStore);
-  const lane = (l: 'fast' | 'slow') => (lag ? within(async () => totalLag(await lag(l)), READ_MS) : Promise.resolve(null));
+  const lane = (l: Lane) => (lag ? within(async () => totalLag(await lag(l)), READ_MS) : Promise.resolve(null));
   const guards = parts.guards?.gauges?.bind(parts.guards);
   const [consumer_lag, slow_lane, g] = await Promise.all([
     lane('fast'),

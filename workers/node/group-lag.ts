@@ -1,6 +1,6 @@
 import type { Config } from '../../core/config/schema';
 import type { Log, PartitionLag } from '../../core/ports/log';
-import type { Lane } from '../../core/pipeline/admission';
+import type { Lane } from '../../core/domain/webhook';
 
 // The lag of the two delivery lanes' consumer groups, read through the log's admin: the
 // metrics (workers/node/metric-probes.ts) and the console's gauges (workers/node/gauges.ts)
