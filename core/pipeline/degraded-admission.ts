@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema';
-import { sleep } from '../domain/time';
+import { retryUntil } from '../domain/retry-until';
 import type { Webhook } from '../domain/webhook';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
@@ -109,13 +109,7 @@ export const admitLocally = async (
 };
 
 /** Calls `fn` until it answers (degraded.enabled), asking again every degraded.recheck_interval; or once, as before. */
-export const untilAnswered = async <T>(fn: () => Promise<T>, config: Config, isStopping?: () => boolean): Promise<T> => {
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (!config.degraded.enabled || isStopping?.()) throw e;
-      await sleep(config.degraded.recheck_interval);
-    }
-  }
+export const untilAnswered = <T>(fn: () => Promise<T>, config: Config, isStopping?: () => boolean): Promise<T> => {
+  const every = config.degraded.recheck_interval;
+  return retryUntil(fn, { baseMs: every, capMs: every, retryIf: () => config.degraded.enabled && !isStopping?.() });
 };

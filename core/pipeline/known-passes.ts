@@ -1,5 +1,5 @@
 import type { Webhook } from '../domain/webhook';
-import { sleep } from '../domain/time';
+import { retryUntil } from '../domain/retry-until';
 import { errorMessage } from '../errors/errors';
 import type { Clock } from '../ports/clock';
 import type { EndedLookup, SentMark } from '../ports/hot-state';
@@ -37,22 +37,21 @@ export type KnownDeps = {
 };
 
 /** The batch's lookup; while Redis is away, asked again every lookupRetryMs when it has one (see knownPasses). */
-const lookup = async (d: KnownDeps, ended: EndedLookup, ids: string[], afterAssignment: boolean): Promise<Stored> => {
-  for (;;) {
-    try {
-      return await readStored(ended, ids);
-    } catch (e) {
-      // Past the partition's end at assignment its last owner had none of them: the lookup is
-      // kept while Redis answers (it costs nothing then), not waited for while it does not.
-      if (d.lookupRetryMs === undefined || afterAssignment) {
-        d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
-        return { ended: new Map(), sent: new Map() };
-      }
-      if (d.isStopping?.()) throw e;
-      d.log.warn('ended statuses not read; webhooks consumed again wait for Redis', { error: errorMessage(e), webhooks: ids.length });
-      await sleep(d.lookupRetryMs);
-    }
-  }
+const lookup = (d: KnownDeps, ended: EndedLookup, ids: string[], afterAssignment: boolean): Promise<Stored> => {
+  const every = d.lookupRetryMs;
+  // Past the partition's end at assignment its last owner had none of them: the lookup is
+  // kept while Redis answers (it costs nothing then), not waited for while it does not.
+  if (every === undefined || afterAssignment)
+    return readStored(ended, ids).catch((e: unknown) => {
+      d.log.warn('ended statuses not read; webhooks consumed again are attempted', { error: errorMessage(e) });
+      return { ended: new Map(), sent: new Map() };
+    });
+  return retryUntil(() => readStored(ended, ids), {
+    baseMs: every,
+    capMs: every,
+    retryIf: () => !d.isStopping?.(),
+    onRetry: (e) => d.log.warn('ended statuses not read; webhooks consumed again wait for Redis', { error: errorMessage(e), webhooks: ids.length }),
+  });
 };
 
 /**
