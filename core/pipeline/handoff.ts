@@ -2,6 +2,7 @@ import { errorMessage } from '../errors/errors';
 import type { HotBatch, HotWriter, RetrySchedule } from '../ports/hot-state';
 import type { LogProducer, LogRecord } from '../ports/log';
 import type { Logger } from '../ports/logger';
+import { createBatcher } from '../domain/batcher';
 import { retryUntil } from '../domain/retry-until';
 import type { StageRecorder } from '../metrics/stages';
 import type { Clock } from '../ports/clock';
@@ -49,10 +50,7 @@ export const createHandoff = (d: {
   /** Told once these steps' outcomes are durable. */
   durable?: (steps: readonly Step[]) => void;
 }) => {
-  let pending: Flushable[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
   let inFlight = 0;
-  let flushing: Promise<void> = Promise.resolve();
 
   const flushOnce = async (items: Flushable[]) => {
     await Promise.all(items.flatMap((i) => i.leases.map((l) => l.leaseWritten)));
@@ -88,12 +86,10 @@ export const createHandoff = (d: {
     await Promise.all([d.hot.ackRetries(items.flatMap((i) => i.leases.map((l) => ({ id: l.id, leaseDueAt: l.leaseDueAt })))), ended.length ? d.hot.apply({ ended }) : undefined]);
   };
 
-  const flush = () => {
-    timer = undefined;
-    const items = pending;
-    pending = [];
-    if (!items.length) return;
-    flushing = flushing.then(async () => {
+  // One flush out at a time; what finishes meanwhile leaves with the next.
+  const flushes = createBatcher<Flushable, void>({
+    start: { lingerMs: d.flushMs ?? 20 },
+    run: async (items) => {
       // The leases still cover these webhooks; keep trying while the process lives.
       await retryUntil(() => flushOnce(items), {
         baseMs: 100,
@@ -101,21 +97,19 @@ export const createHandoff = (d: {
         onRetry: (e) => d.log.warn('background outcome flush failed; retrying', { error: errorMessage(e), webhooks: items.length }),
       });
       inFlight -= items.reduce((n, i) => n + i.leases.length, 0);
-    });
-  };
+    },
+  });
 
   return {
     /** How many handed-off deliveries have not been flushed yet. */
     size: () => inFlight,
     taken: (n: number) => void (inFlight += n),
     add(item: Flushable) {
-      pending.push(item);
-      timer ??= setTimeout(flush, d.flushMs ?? 20);
+      flushes.add(item).catch(() => {}); // never rejects: retried until written
     },
     async drain() {
-      if (timer) clearTimeout(timer);
-      flush();
-      await flushing;
+      flushes.flush();
+      await flushes.idle();
     },
   };
 };
