@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { createBatcher } from '../../core/domain/batcher';
 import { keys } from '../../core/domain/keys';
 import { errorMessage } from '../../core/errors/errors';
 import type { Logger } from '../../core/ports/logger';
@@ -36,40 +37,37 @@ export const createKeyMirror = (redis: Redis, o: KeyMirrorOptions = {}): KeyMirr
   const flushMs = o.flushMs ?? 50;
   const refreshMs = o.refreshMs ?? 60_000;
   const latest = new Map<string, string>();
-  let waiting = new Map<string, string | null>();
-  let timer: ReturnType<typeof setTimeout> | undefined;
   let refresher: ReturnType<typeof setInterval> | undefined;
-  let running: Promise<void> = Promise.resolve();
 
-  const write = async (batch: Map<string, string | null>) => {
-    if (!batch.size) return;
-    const p = scriptedPipeline(client);
-    for (const [id, v] of batch) p.howk_mirrorKey(keys.apiKeys(), id, v ?? '', v !== null && revoked(id, v) ? 1 : 0);
-    try {
-      await execPipeline(p);
-    } catch (e) {
-      // Written again at the next refresh.
-      o.log?.warn('API key mirror not written', { keys: batch.size, error: errorMessage(e) });
-    }
-  };
+  /** One pipeline for what waited together, the last value of each id; one out at a time, so they land in order. */
+  const writes = createBatcher<[string, string | null], void>({
+    start: { lingerMs: flushMs },
+    run: async (entries) => {
+      const batch = new Map(entries);
+      const p = scriptedPipeline(client);
+      for (const [id, v] of batch) p.howk_mirrorKey(keys.apiKeys(), id, v ?? '', v !== null && revoked(id, v) ? 1 : 0);
+      try {
+        await execPipeline(p);
+      } catch (e) {
+        // Written again at the next refresh.
+        o.log?.warn('API key mirror not written', { keys: batch.size, error: errorMessage(e) });
+      }
+    },
+  });
+  const write = (id: string, value: string | null) => void writes.add([id, value]).catch(() => {});
 
   const flush = (): Promise<void> => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    const batch = waiting;
-    waiting = new Map();
-    running = running.then(() => write(batch));
-    return running;
+    writes.flush();
+    return writes.idle();
   };
 
   return {
     apply(id, value) {
       if (value === null) latest.delete(id);
       else latest.set(id, value);
-      waiting.set(id, value);
-      timer ??= setTimeout(() => void flush(), flushMs);
+      write(id, value);
       refresher ??= setInterval(() => {
-        running = running.then(() => write(new Map(latest)));
+        for (const [k, v] of latest) write(k, v);
       }, refreshMs);
       refresher.unref?.();
     },
