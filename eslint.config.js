@@ -73,6 +73,16 @@ const coreLayers = coreFolders.flatMap((folder) =>
   })),
 );
 
+/** Each adapter's engine: only that adapter's folder imports it. */
+const ENGINES = { kafka: ['kafkajs'], redis: ['ioredis'], sqlite: ['better-sqlite3'] };
+const engineImports = (own) =>
+  Object.entries(ENGINES)
+    .filter(([adapter]) => adapter !== own)
+    .flatMap(([adapter, names]) =>
+      names.map((name) => ({ name, message: `${name} is the engine of workers/${adapter}: only that adapter imports it; hosts are handed what it makes.` })),
+    );
+const noEdge = { group: ['**/edge/**'], message: 'workers/ never imports edge/.' };
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.wrangler/**', '.tmp/**'] },
   ...tseslint.configs.recommended,
@@ -118,19 +128,21 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/workers/**'], message: 'edge/ never imports workers/.' }] }] },
   },
   {
+    // A host (api, bridge, cli, dev, node, …) is handed what an adapter makes: it never imports an engine.
     files: ['workers/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/edge/**'], message: 'workers/ never imports edge/.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: engineImports(), patterns: [noEdge] }] },
   },
-  {
-    // The adapters implement core's ports on one engine each and know nothing of the hosts that
-    // wire them, nor of each other's engine (docs/ARCHITECTURE.md, Layout).
-    files: ['workers/kafka/**/*.ts', 'workers/redis/**/*.ts', 'workers/sqlite/**/*.ts'],
+  // The adapters implement core's ports on one engine each and know nothing of the hosts that
+  // wire them, nor of each other's engine (docs/ARCHITECTURE.md, Layout).
+  ...Object.keys(ENGINES).map((adapter) => ({
+    files: [`workers/${adapter}/**/*.ts`],
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: engineImports(adapter),
           patterns: [
-            { group: ['**/edge/**'], message: 'workers/ never imports edge/.' },
+            noEdge,
             {
               regex: '^\\.\\./(api|bridge|cli|dev|node|reconciler|scheduler|worker|kafka|redis|sqlite)(/|$)',
               message: 'An adapter (workers/kafka, redis, sqlite) imports core/ and its own folder only: the hosts wire adapters, not the other way round.',
@@ -139,5 +151,5 @@ export default tseslint.config(
         },
       ],
     },
-  },
+  })),
 );

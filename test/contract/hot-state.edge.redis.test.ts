@@ -9,7 +9,7 @@ import { createEdgeRedis, edgeHotState, type EdgeHotReads } from '../../edge/ups
 import { createBridgeApp } from '../../workers/bridge/app';
 import { bridgeSettings } from '../../workers/bridge/config';
 import { newCounters } from '../../workers/bridge/counters';
-import type { KafkaRestProducer } from '../../workers/bridge/kafka-produce';
+import type { KafkaRestProducer } from '../../workers/kafka/rest-producer';
 import { createRedis } from '../../workers/redis/client';
 import { RedisHotState } from '../../workers/redis/hot-state';
 import type { Redis } from 'ioredis';

@@ -7,7 +7,7 @@ describe('imports leave process.env alone', () => {
   it('the Kafka adapters (howk-api/worker log, howk-bridge producer)', async () => {
     const before = { ...process.env };
     await import('../../workers/kafka/log');
-    await import('../../workers/bridge/kafka-produce');
+    await import('../../workers/kafka/rest-producer');
     expect({ ...process.env }).toEqual(before);
   });
 });

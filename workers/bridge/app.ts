@@ -1,19 +1,19 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { Redis } from 'ioredis';
 import type { MiddlewareHandler } from 'hono';
 import { RateLimitedError, errorMessage } from '../../core/errors/errors';
 import { createRateLimiter } from '../../core/security/rate-limit';
 import type { Logger } from '../../core/ports/logger';
+import type { RedisClient } from '../redis/client';
 import { toHowkError } from '../redis/exec';
 import { basicAuth, bearerAuth } from './auth';
 import type { BridgeSettings } from './config';
 import type { BridgeCounters } from './counters';
-import type { KafkaRestProducer } from './kafka-produce';
+import type { KafkaRestProducer } from '../kafka/rest-producer';
 import { dialectError, kafkaRoutes } from './kafka-routes';
 import { redisRoutes } from './redis-routes';
 
-export type BridgeDeps = { settings: BridgeSettings; producer: KafkaRestProducer; redis: Redis; counters: BridgeCounters; log: Logger };
+export type BridgeDeps = { settings: BridgeSettings; producer: KafkaRestProducer; redis: RedisClient; counters: BridgeCounters; log: Logger };
 
 /**
  * howk-bridge: the Upstash Kafka dialect under /kafka (Basic auth) and the Upstash Redis

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError, NotFoundError, RateLimitedError, UnavailableError, ValidationError } from '../../core/errors/errors';
 import type { BridgeCounters } from './counters';
-import type { KafkaRestProducer, RestRecord } from './kafka-produce';
+import type { KafkaRestProducer, RestRecord } from '../kafka/rest-producer';
 
 // The Upstash Kafka produce dialect (what @upstash/kafka sends): POST /produce with one
 // record or an array; the answer lists {topic, partition, offset, timestamp} in order, and

@@ -7,7 +7,7 @@ import { createRedis } from '../redis/client';
 import { createBridgeApp } from './app';
 import { bridgeSettings } from './config';
 import { newCounters } from './counters';
-import { KafkaRestProducer } from './kafka-produce';
+import { KafkaRestProducer } from '../kafka/rest-producer';
 
 // howk-bridge: how a self-hosted Kafka + Redis sits behind the edge (docs/EDGE.md).
 const config = configFromProcess(parseFlags(process.argv.slice(2)));

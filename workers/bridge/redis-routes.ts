@@ -1,11 +1,10 @@
 import { Hono, type Context } from 'hono';
-import type { Redis } from 'ioredis';
 import { ForbiddenError, ValidationError } from '../../core/errors/errors';
 import { edgeRedisRefusal } from '../../core/policy/edge-redis-access';
 import { toHowkError } from '../redis/exec';
 import { withScripts } from '../redis/scripts';
-import { pipe, slotOf } from '../redis/slots';
-import { Command as IoCommand } from 'ioredis';
+import type { RedisClient } from '../redis/client';
+import { pipe, slotsOfCommands } from '../redis/slots';
 import type { BridgeCounters } from './counters';
 
 // The subset of the Upstash Redis REST dialect that @upstash/redis sends: POST / with one
@@ -39,7 +38,7 @@ const entryOf = (err: Error | null, value: unknown, b64: boolean): Entry => {
   return { result: encode(value, b64) };
 };
 
-export const redisRoutes = (redis: Redis, commands: readonly string[], counters: BridgeCounters, maxCommands = 1000) => {
+export const redisRoutes = (redis: RedisClient, commands: readonly string[], counters: BridgeCounters, maxCommands = 1000) => {
   const app = new Hono();
   const allowed = new Set(commands.map((c) => c.toLowerCase()));
   let syncToken = 0;
@@ -96,8 +95,7 @@ export const redisRoutes = (redis: Redis, commands: readonly string[], counters:
     counters.redisRequests++;
     counters.redisCommands += cmds.length;
     // On a Redis Cluster a pipeline goes out per slot; a MULTI must keep to one (Redis refuses more).
-    if (transaction && redis.isCluster && new Set(cmds.flatMap(([name, ...args]) => new IoCommand(name, args).getKeys().map((k) => slotOf(String(k))))).size > 1)
-      throw new ValidationError('a MULTI on a Redis Cluster must keep its keys in one hash slot', 'body');
+    if (transaction && redis.isCluster && slotsOfCommands(cmds).size > 1) throw new ValidationError('a MULTI on a Redis Cluster must keep its keys in one hash slot', 'body');
     const p = transaction ? redis.multi() : pipe(withScripts(redis));
     for (const [name, ...args] of cmds) p.callBuffer(name, ...args);
     let replies: [Error | null, unknown][] | null;

@@ -1,4 +1,3 @@
-import type { Admin } from 'kafkajs';
 import type { Config } from '../../core/config/schema';
 import { keys } from '../../core/domain/keys';
 import { topicPlan, wantedConfigs, type TopicState } from '../../core/pipeline/topic-plan';
@@ -6,7 +5,7 @@ import { topicSpecs } from '../../core/pipeline/topics';
 import { redisUrlOf } from '../node/config';
 import { createRedis } from '../redis/client';
 import { groupLag } from '../kafka/group-lag';
-import { connectAdmin, describeTopics, knownBrokers } from './kafka-admin';
+import { connectAdmin, describeTopics, knownBrokers, type KafkaAdmin } from '../kafka/topic-admin';
 import { inSyncCheck, replicationCheck } from './doctor-replication';
 import { sessionCheck } from './doctor-session';
 import { resolveReplication } from '../../core/pipeline/topics';
@@ -63,7 +62,7 @@ const topicChecks = (config: Config, actual: Map<string, TopicState>, brokers: n
   });
 };
 
-const lagCheck = async (admin: Admin, config: Config, maxLag: number, existing: Map<string, TopicState>): Promise<Check> => {
+const lagCheck = async (admin: KafkaAdmin, config: Config, maxLag: number, existing: Map<string, TopicState>): Promise<Check> => {
   const group = config.kafka.consumer_group;
   const topics = [config.kafka.topics.pending, config.kafka.topics.slow].filter((t) => existing.has(t));
   if (!topics.length) return { check: 'consumer lag', status: 'warn', detail: 'the lane topics do not exist yet: nothing to measure' };
@@ -83,7 +82,7 @@ const lagCheck = async (admin: Admin, config: Config, maxLag: number, existing: 
 };
 
 export const kafkaChecks = async (config: Config, o: { maxLag: number }): Promise<Check[]> => {
-  let admin: Admin;
+  let admin: KafkaAdmin;
   try {
     admin = await connectAdmin(config);
   } catch (e) {

@@ -1,7 +1,7 @@
 import type { Config } from '../../core/config/schema';
 import { replicationProblem, resolveReplication, topicSpecs } from '../../core/pipeline/topics';
 import type { Check } from './doctor-check';
-import type { TopicHealth } from './kafka-admin';
+import type { TopicHealth } from '../kafka/topic-admin';
 
 // The replication checks of `howk doctor`: what the config asks of the cluster, and whether
 // every partition of the Howk topics has its replicas in sync right now.

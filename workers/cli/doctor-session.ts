@@ -1,6 +1,6 @@
-import type { Admin } from 'kafkajs';
 import type { Config } from '../../core/config/schema';
 import { brokerMinSessionTimeout } from '../kafka/session-timeout';
+import type { KafkaAdmin } from '../kafka/topic-admin';
 import type { Check } from './doctor-check';
 
 /**
@@ -8,7 +8,7 @@ import type { Check } from './doctor-check';
  * join with the brokers' minimum (Kafka's default 6 s), and a worker killed with -9 leaves its
  * partitions idle that long instead (docs/RELIABILITY.md, "Group membership").
  */
-export const sessionCheck = async (admin: Admin, config: Config): Promise<Check> => {
+export const sessionCheck = async (admin: KafkaAdmin, config: Config): Promise<Check> => {
   const check = 'consumer session timeout';
   const wanted = config.kafka.session_timeout;
   let min: number | undefined;

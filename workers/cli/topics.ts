@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { describeStep, topicPlan } from '../../core/pipeline/topic-plan';
 import { replicationProblem, resolveReplication, topicSpecs } from '../../core/pipeline/topics';
 import { configFromProcess } from '../node/config';
-import { applySteps, connectAdmin, describeTopics, knownBrokers } from './kafka-admin';
+import { applySteps, connectAdmin, describeTopics, knownBrokers } from '../kafka/topic-admin';
 import { CliError, err, out, printJson, type GlobalOpts } from './io';
 
 // `howk topics migrate`: brings every howk topic to the config: creates the missing ones,

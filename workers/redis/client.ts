@@ -64,6 +64,9 @@ const createCluster = (nodes: readonly string[], url: string, opts: RedisClientO
   return cluster as unknown as Redis;
 };
 
+/** A client of a single Redis or of a Redis Cluster, as createRedis makes it: what hosts are handed, without importing the engine. */
+export type RedisClient = Redis;
+
 export const createRedis = (url: string, opts: RedisClientOptions = {}): Redis => {
   if (opts.clusterNodes?.length) return createCluster(opts.clusterNodes, url, opts);
   const target = new URL(url);

@@ -8,6 +8,10 @@ import type { ScriptedClient, ScriptedPipeline } from './scripts';
 /** The hash slot of a key (its hash tag's when it has one), as ioredis routes it. */
 export const slotOf = (key: string): number => new Command('exists', [key]).getSlot() ?? 0;
 
+/** The hash slots the keys of these commands (name first, then its arguments) fall in. */
+export const slotsOfCommands = (cmds: readonly (readonly [string, ...(string | number)[]])[]): Set<number> =>
+  new Set(cmds.flatMap(([name, ...args]) => new Command(name, args).getKeys().map((k) => slotOf(String(k)))));
+
 type Queued = { method: string | symbol; args: unknown[] } | { command: Command };
 
 /** The first key of a queued command (its slot routes it), or undefined for a keyless one. */

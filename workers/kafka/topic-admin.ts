@@ -2,12 +2,15 @@ import kafkajs, { type Admin } from 'kafkajs';
 import type { Config } from '../../core/config/schema';
 import { wantedConfigs, type TopicState, type TopicStep } from '../../core/pipeline/topic-plan';
 import type { ResolvedTopicSpec } from '../../core/pipeline/topics';
-import { createTopicsVisible, untilLeaders } from '../kafka/create-topics';
+import { createTopicsVisible, untilLeaders } from './create-topics';
 
 // Direct Kafka admin for the commands the HTTP API cannot serve: `howk doctor` and
 // `howk topics migrate`.
 
 const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
+
+/** The admin client the CLI's commands and checks are handed (kafkajs'), named here so that they need not import the engine. */
+export type KafkaAdmin = Admin;
 
 export const connectAdmin = async (config: Config, timeoutMs = 5000): Promise<Admin> => {
   const kafka = new Kafka({
