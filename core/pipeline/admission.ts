@@ -99,7 +99,7 @@ const admissionContext = (d: AdmissionDeps): AdmissionCtx => {
     d,
     config,
     slots: d.slots ?? createOriginSlots(config.delivery.max_conns_per_host, config.concurrency.initial_limit),
-    local: d.local ?? createLocalGuards({ perEndpoint: dg.max_inflight_per_endpoint, perHost: dg.max_inflight_per_host }, params.circuit),
+    local: d.local ?? createLocalGuards({ perEndpoint: dg.max_inflight_per_endpoint, perHost: dg.max_inflight_per_host }, params.circuit, d.log),
     rates,
     outage,
     admittedLocally: new Set(),

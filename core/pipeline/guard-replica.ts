@@ -15,7 +15,7 @@ export type GuardReplica = { local: LocalGuards; stop(): Promise<void> };
  */
 export const startGuardReplica = (o: { config: Config; logStore: Log; log: Logger; instance: string }): GuardReplica => {
   const { degraded } = o.config;
-  const local = createLocalGuards({ perEndpoint: degraded.max_inflight_per_endpoint, perHost: degraded.max_inflight_per_host }, guardParams(o.config).circuit);
+  const local = createLocalGuards({ perEndpoint: degraded.max_inflight_per_endpoint, perHost: degraded.max_inflight_per_host }, guardParams(o.config).circuit, o.log);
   const producer = o.logStore.producer();
   const replica = startReplica({
     logStore: o.logStore,

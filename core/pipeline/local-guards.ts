@@ -1,6 +1,8 @@
 import { admitCircuit, closedCircuit, recordCircuit, type Circuit, type CircuitOutcome, type CircuitParams } from '../policy/circuit';
-import { circuitKey, decodeGuard, pauseKey } from '../records/guard';
+import { CompactedTable } from '../log/compacted-table';
+import { decodeGuard, pauseKey, type OpenCircuit } from '../records/guard';
 import type { Admission, PauseScope } from '../ports/guards';
+import type { Logger } from '../ports/logger';
 
 // What a worker knows of the guards without Redis (docs/RELIABILITY.md, "Redis unreachable:
 // delivery degrades, it does not stop"): the circuits and pauses the last Redis answers and
@@ -27,10 +29,11 @@ const bump = (m: Map<string, number>, key: string, by: number): void => {
   else m.delete(key);
 };
 
-export const createLocalGuards = (bounds: LocalBounds, circuit: (CircuitParams & { enabled: boolean }) | undefined) => {
+/** `log`: where a malformed record of the guards topic is told (the table keeps that key's last good record). */
+export const createLocalGuards = (bounds: LocalBounds, circuit: (CircuitParams & { enabled: boolean }) | undefined, log?: Logger) => {
   const circuits = new Map<string, Circuit>();
-  /** Scopes paused on the guards topic (pauseKey), as the topic's last record of each says. */
-  const topicPaused = new Set<string>();
+  /** The guards topic as its last good record of each key says: the pauses (pauseKey) and open circuits in force. */
+  const topic = new CompactedTable<PauseScope | OpenCircuit>({ topic: 'guards', decode: decodeGuard, log });
   /** Scopes a Redis answer found paused, until a later answer lets a webhook of them go. */
   const seenPaused = new Set<string>();
   const running = new Map<string, { hash: string; host: string }>();
@@ -44,7 +47,7 @@ export const createLocalGuards = (bounds: LocalBounds, circuit: (CircuitParams &
   };
   const isPaused = (s: PauseScope): boolean => {
     const k = pauseKey(s);
-    return topicPaused.has(k) || seenPaused.has(k);
+    return topic.has(k) || seenPaused.has(k);
   };
 
   /** A delivery of this worker starts (admitted by Redis or locally): counted until `ended`. */
@@ -57,27 +60,15 @@ export const createLocalGuards = (bounds: LocalBounds, circuit: (CircuitParams &
 
   return {
     started,
-    /** A record of the guards topic (key, value; null: a tombstone). */
+    /** A record of the guards topic (key, value; null: a tombstone), read as every table of a compacted topic reads one. */
     applyRecord(key: string, value: string | null): void {
-      if (key.startsWith('pause:')) {
-        if (value === null) topicPaused.delete(key);
-        else topicPaused.add(key);
-        return;
-      }
+      if (topic.apply(key, value) === 'malformed') return;
+      const row = topic.get(key);
+      if (row && 'kind' in row) return; // a pause: isPaused reads the table
       if (!key.startsWith('circuit:')) return;
       const hash = key.slice('circuit:'.length);
-      if (key !== circuitKey(hash)) return;
-      if (value === null) {
-        bounded(circuits, hash, closedCircuit());
-        return;
-      }
-      let g: ReturnType<typeof decodeGuard>;
-      try {
-        g = decodeGuard(key, value);
-      } catch {
-        return; // not a circuit record: the rebuild skips it too
-      }
-      if (g && 'openUntil' in g) bounded(circuits, hash, { ...closedCircuit(), state: 'OPEN', open_until: g.openUntil, opened_count: g.openedCount });
+      // An open circuit as recorded, or closed by its tombstone.
+      bounded(circuits, hash, row ? { ...closedCircuit(), state: 'OPEN', open_until: row.openUntil, opened_count: row.openedCount } : closedCircuit());
     },
 
     /** What a Redis answer says of the webhook's endpoint and config. */

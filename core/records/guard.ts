@@ -28,11 +28,15 @@ export const resetCircuitRecord = (endpointHash: string): GuardRecord => ({ key:
 
 const isScopeKind = (k: unknown): k is PauseScope['kind'] => k === 'endpoint' || k === 'config';
 
-/** What a record stands for, undefined when it is not a guard record. */
-export const decodeGuard = (_key: string, value: string): PauseScope | OpenCircuit | undefined => {
+/** What a record stands for; undefined when it is not a guard record, or not the one of its key. */
+export const decodeGuard = (key: string, value: string): PauseScope | OpenCircuit | undefined => {
   const v = JSON.parse(value) as Record<string, unknown> | null;
-  if (v?.type === 'pause' && isScopeKind(v.scope) && typeof v.id === 'string' && v.id) return { kind: v.scope, id: v.id };
+  if (v?.type === 'pause' && isScopeKind(v.scope) && typeof v.id === 'string' && v.id) {
+    const s: PauseScope = { kind: v.scope, id: v.id };
+    return pauseKey(s) === key ? s : undefined;
+  }
   if (v?.type === 'circuit' && typeof v.endpoint_hash === 'string' && typeof v.open_until === 'number' && typeof v.at === 'number') {
+    if (circuitKey(v.endpoint_hash) !== key) return undefined;
     return { endpointHash: v.endpoint_hash, openUntil: v.open_until, openedCount: typeof v.opened_count === 'number' ? v.opened_count : 1, at: v.at };
   }
   return undefined;

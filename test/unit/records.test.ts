@@ -67,6 +67,9 @@ describe('the record module of each topic', () => {
     expect(decodeGuard(p.key, p.value!)).toEqual({ kind: 'endpoint', id: 'h1' });
     const c = circuitRecord({ endpointHash: 'h1', state: 'OPEN', openUntil: 5, openedCount: 2, at: 1 });
     expect(decodeGuard(c.key, c.value!)).toEqual({ endpointHash: 'h1', openUntil: 5, openedCount: 2, at: 1 });
+    // Under a key that is not its own, a record is not read: it names another scope.
+    expect(decodeGuard('pause:endpoint:h2', p.value!)).toBeUndefined();
+    expect(decodeGuard('circuit:h2', c.value!)).toBeUndefined();
     expect(resumeRecord({ kind: 'endpoint', id: 'h1' }).value).toBeNull();
     expect(circuitRecord({ endpointHash: 'h1', state: 'CLOSED', openUntil: 0, openedCount: 0, at: 1 }).value).toBeNull();
   });

@@ -71,6 +71,27 @@ describe('local guards (no Redis)', () => {
     expect(g.admit('5', 'ep3', 'h', 'cfg', 0).kind).toBe('go');
   });
 
+  it('reads the guards topic as every compacted table does: a malformed record, or one under another key, changes nothing and is told', () => {
+    const warned: unknown[] = [];
+    const log = { ...silentLogger, warn: (_msg: string, f?: Record<string, unknown>) => void warned.push(f?.key) };
+    const g = createLocalGuards({ perEndpoint: 5, perHost: 5 }, CIRCUIT, log);
+    const p = pauseRecord({ kind: 'endpoint', id: 'ep' }, 0);
+    // ep's pause record under ep2's key: ep2 is not paused by it.
+    g.applyRecord('pause:endpoint:ep2', p.value);
+    g.applyRecord('pause:config:cfg', 'not json');
+    expect(g.admit('1', 'ep2', 'h', 'cfg', 0).kind).toBe('go');
+    // ep paused, then a malformed record of its key: the pause stays (its last good record).
+    g.applyRecord(p.key, p.value);
+    g.applyRecord(p.key, '{"type":"pause"}');
+    expect(g.admit('2', 'ep', 'h', 'c', 0)).toEqual({ kind: 'paused', scope: 'endpoint' });
+    // An open circuit, then garbage under its key: still open.
+    const c = circuitRecord({ endpointHash: 'ep3', state: 'OPEN', openUntil: 10_000, openedCount: 1, at: 0 });
+    g.applyRecord(c.key, c.value);
+    g.applyRecord(c.key, '{');
+    expect(g.admit('3', 'ep3', 'h', 'c', 5_000)).toEqual({ kind: 'park', until: 10_000 });
+    expect(warned).toEqual(['pause:endpoint:ep2', 'pause:config:cfg', p.key, c.key]);
+  });
+
   it('keeps an open circuit open until its time, then one probe per probe interval', () => {
     const g = createLocalGuards({ perEndpoint: 5, perHost: 5 }, CIRCUIT);
     const rec = circuitRecord({ endpointHash: 'ep', state: 'OPEN', openUntil: 10_000, openedCount: 1, at: 0 });
