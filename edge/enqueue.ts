@@ -105,7 +105,7 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
     const records: RestRecord[] = [];
     replies.forEach((reply, i) =>
       reply.results.forEach((res, j) => {
-        if (res.status === 'pending') records.push({ topic: res.lane === 'slow' ? topics.slow : topics.pending, key: configId, value: reqs[i]!.items[j]!.value });
+        if (res.status === 'pending') records.push({ topic: (res.route ?? res.lane) === 'slow' ? topics.slow : topics.pending, key: configId, value: reqs[i]!.items[j]!.value });
       }),
     );
     try {

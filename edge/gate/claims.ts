@@ -12,7 +12,7 @@ export type Claim = { k: string; webhookId: string; resolve: (id: string) => voi
 export type Prepared = {
   results: (AdmitResult | Promise<AdmitResult>)[];
   claims: Claim[];
-  /** Items to produce, with the lane each was admitted to. */
+  /** Items to produce, with the route each was given. */
   fresh: ({ index: number } & RouteChoice)[];
   duplicates: number;
 };
@@ -30,7 +30,7 @@ export class ClaimBook {
    * `wait: false` (reservations of multi-host requests) refuses to wait on an in-flight key,
    * so that two such requests can never wait on each other across gates.
    */
-  prepare(req: GateAdmitRequest, now: number, lane: (index: number) => RouteChoice, wait: boolean): Prepared {
+  prepare(req: GateAdmitRequest, now: number, route: (index: number) => RouteChoice, wait: boolean): Prepared {
     const out: Prepared = { results: [], claims: [], fresh: [], duplicates: 0 };
     const mine = new Map<string, Claim>();
     req.items.forEach((it, index) => {
@@ -65,7 +65,7 @@ export class ClaimBook {
         mine.set(k, claim);
         out.claims.push(claim);
       }
-      out.fresh.push({ index, ...lane(index) });
+      out.fresh.push({ index, ...route(index) });
     });
     return out;
   }

@@ -122,17 +122,17 @@ export class DomainGate {
     const cap = await this.capacityOf(req.host).of(hashes, Date.now());
     const now = Date.now();
     const { edge, config } = this.cfg;
-    const lane = (i: number) =>
+    const route = (i: number) =>
       chooseRoute({ cap, host: req.host, endpointHash: req.items[i]!.endpoint_hash, now, edge, circuit: config.circuit_breaker, buckets: this.buckets, canPark: wait });
-    const p = this.claims.prepare(req, now, lane, wait);
+    const p = this.claims.prepare(req, now, route, wait);
     this.counters.duplicates += p.duplicates;
     return p;
   }
 
   private accepted(req: GateAdmitRequest, p: Prepared): Promise<AdmitResult[]> {
     for (const f of p.fresh) {
-      this.counters[f.lane]++;
-      p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', lane: f.lane, ...(f.until ? { until: f.until } : {}) };
+      this.counters[f.route]++;
+      p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', route: f.route, ...(f.until ? { until: f.until } : {}) };
     }
     return Promise.all(p.results);
   }
@@ -161,11 +161,11 @@ export class DomainGate {
     const { topics } = this.cfg.config.kafka;
     try {
       if (p.fresh.length) {
-        const parked: Parked[] = p.fresh.filter((f) => f.lane === 'parked').map((f) => ({ value: req.items[f.index]!.value, until: f.until! }));
+        const parked: Parked[] = p.fresh.filter((f) => f.route === 'parked').map((f) => ({ value: req.items[f.index]!.value, until: f.until! }));
         const records: RestRecord[] = p.fresh.map((f) =>
-          f.lane === 'parked'
+          f.route === 'parked'
             ? parkedRecord(topics.state, { value: req.items[f.index]!.value, until: f.until! }, t0)
-            : { topic: f.lane === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value },
+            : { topic: f.route === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value },
         );
         const { produceMs } = await this.batcher.add(records);
         if (parked.length) await this.schedule(req, parked);

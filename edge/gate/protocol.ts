@@ -11,8 +11,15 @@ export type GateAdmitRequest = { config_id: string; host: string; items: AdmitIt
 
 /** pending: the fast lane; slow: howk.slow; parked: in the retry schedule (open circuit). */
 export type GateRoute = 'pending' | 'slow' | 'parked';
-export type RouteChoice = { lane: GateRoute; /** parked: when the circuit lets it go */ until?: number };
-export type AdmitResult = { webhook_id: string; status: 'pending' | 'duplicate'; lane?: GateRoute; until?: number };
+export type RouteChoice = { route: GateRoute; /** parked: when the circuit lets it go */ until?: number };
+export type AdmitResult = {
+  webhook_id: string;
+  status: 'pending' | 'duplicate';
+  route?: GateRoute;
+  /** The route as a gate of the previous release names it (read while a deploy restarts the gates). */
+  lane?: GateRoute;
+  until?: number;
+};
 export type AdmitReply = { results: AdmitResult[] };
 export type ReserveReply = { reservation: string; results: AdmitResult[] };
 export type SettleRequest = { reservation: string; ok: boolean };

@@ -4,7 +4,7 @@ import { admissionOf, type EdgeSettings } from '../config';
 import type { BucketStore } from './buckets';
 import type { RouteChoice } from './protocol';
 
-// The lane of one webhook at its host's gate, from the capacity the fleet measured:
+// The route of one webhook at its host's gate (the fast lane, the slow lane or parked), from the capacity the fleet measured:
 // 1. its endpoint's circuit is open (or half-open between probes): parked until it lets a
 //    probe through (`canPark: false`, a multi-host reservation: the slow lane, where the
 //    worker parks it on arrival);
@@ -28,9 +28,9 @@ export const chooseRoute = (i: RouteInputs): RouteChoice => {
   const e = i.endpointHash === undefined ? undefined : i.cap.endpoints[i.endpointHash];
   if (e && i.circuit.enabled) {
     const until = parkedUntil(e.circuit, i.now, i.circuit);
-    if (until !== null) return i.canPark ? { lane: 'parked', until } : { lane: 'slow' };
+    if (until !== null) return i.canPark ? { route: 'parked', until } : { route: 'slow' };
   }
-  if (backlogged(e)) return { lane: 'slow' };
+  if (backlogged(e)) return { route: 'slow' };
   const scopes: { scope: string; rate: number; burst: number }[] = [];
   const domain = sustained(i.cap.domain);
   if (domain) scopes.push({ scope: `domain:${i.host}`, ...domain });
@@ -38,8 +38,8 @@ export const chooseRoute = (i: RouteInputs): RouteChoice => {
   if (endpoint) scopes.push({ scope: `endpoint:${i.endpointHash}`, ...endpoint });
   if (!scopes.length) {
     const { rate, burst } = admissionOf(i.edge, i.host);
-    if (rate <= 0) return { lane: 'pending' };
+    if (rate <= 0) return { route: 'pending' };
     scopes.push({ scope: `host:${i.host}`, rate, burst });
   }
-  return { lane: i.buckets.takeAll(scopes, i.now) ? 'pending' : 'slow' };
+  return { route: i.buckets.takeAll(scopes, i.now) ? 'pending' : 'slow' };
 };
