@@ -11,7 +11,8 @@ import type { SecretBox } from '../core/signing/secret-box';
 import type { Logger } from '../core/ports/logger';
 import { GATE_ORIGIN, type AdmitReply, type GateAdmitRequest, type AdmitResult, type GateError, type ReserveReply } from './gate/protocol';
 import type { DurableObjectNamespace } from './runtime';
-import type { RestProducer, RestRecord } from './upstash/kafka';
+import type { KafkaRestRecord } from '../core/ports/kafka-rest';
+import type { RestProducer } from './upstash/kafka';
 
 // The edge's enqueue: the same Webhook records as core/pipeline/enqueue.ts builds, handed to
 // the DomainGate of each destination host, which admits and produces them. Idempotency keys
@@ -102,7 +103,7 @@ export const createEdgeEnqueuer = (d: EdgeEnqueueDeps): Enqueuer => {
     }
     const replies = reserved.map((r) => (r as PromiseFulfilledResult<ReserveReply>).value);
     const { topics } = d.config.kafka;
-    const records: RestRecord[] = [];
+    const records: KafkaRestRecord[] = [];
     replies.forEach((reply, i) =>
       reply.results.forEach((res, j) => {
         if (res.status === 'pending') records.push({ topic: (res.route ?? res.lane) === 'slow' ? topics.slow : topics.pending, key: configId, value: reqs[i]!.items[j]!.value });

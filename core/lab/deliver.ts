@@ -5,7 +5,7 @@ import { takeToken } from '../policy/token-bucket';
 import { react } from './subscriber';
 import { LAB_EPOCH, type DeliveryRecord, type Flight, type LabState, type SubscriberState } from './state';
 import { at, backoffText, dur, pushLine } from './text';
-import type { AttemptRecord, LabDeadLetter } from './types';
+import type { LabAttempt, LabDeadLetter } from './types';
 
 // One worker's path through the real policy functions: admission (circuit, then the token
 // bucket, as admitDelivery does), the attempt, classify → circuit record → decide.
@@ -96,7 +96,7 @@ const deadLetterOf = (s: LabState, d: DeliveryRecord, reasonType: string, reason
     deadAt: s.now,
     replayOf: d.webhook.replay_of ?? null,
     payload: d.webhook.payload,
-    history: Object.freeze(d.history.map((h) => Object.freeze({ ...h }))) as AttemptRecord[],
+    history: Object.freeze(d.history.map((h) => Object.freeze({ ...h }))) as LabAttempt[],
   });
 
 /** Keeps the newest `finishedBound` finished deliveries (counters keep counting the rest). */
@@ -142,7 +142,7 @@ export const complete = (s: LabState, f: Flight): void => {
   }
 
   const text = attemptText(s, d, f, decision, consumer);
-  const result: AttemptRecord['result'] = decision.kind === 'delivered' ? 'delivered' : decision.kind === 'dead' ? 'dead' : decision.deferred ? 'deferred' : 'retry';
+  const result: LabAttempt['result'] = decision.kind === 'delivered' ? 'delivered' : decision.kind === 'dead' ? 'dead' : decision.deferred ? 'deferred' : 'retry';
   d.history.push({ attempt: d.webhook.attempt + 1, startedAt: f.startedAt, endedAt: s.now, probe: f.probe, outcome: f.reaction.outcome, result, text });
   if (d.history.length > c.historyBound) d.history.splice(0, d.history.length - c.historyBound);
   pushLine(s.log, s.now, text);

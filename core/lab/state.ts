@@ -5,7 +5,7 @@ import type { LabConfig, LabSubscriberSpec } from './config';
 import { createRandom, type Random } from './random';
 import type { Reaction } from './subscriber';
 import { logRing, type LogRing } from './text';
-import type { AttemptRecord, Behaviour, LabDeadLetter, DeliveryState, Held, Scenario, ScriptedCommand } from './types';
+import type { LabAttempt, Behaviour, LabDeadLetter, DeliveryState, Held, Scenario, ScriptedCommand } from './types';
 
 // The engine's internal state: mutable, owned by one Lab; the snapshot is the public copy.
 
@@ -46,7 +46,7 @@ export type DeliveryRecord = {
   failures: number;
   requests: number;
   createdAt: number;
-  history: AttemptRecord[];
+  history: LabAttempt[];
 };
 
 export type Flight = { id: string; seq: number; startedAt: number; endsAt: number; probe: boolean; reaction: Reaction };

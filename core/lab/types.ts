@@ -20,7 +20,7 @@ export type DeliveryState = 'queued' | 'in_flight' | 'waiting' | 'delivered' | '
 /** Why a waiting delivery waits: a scheduled retry, a 429 deferral, or parked by admission (no attempt spent). */
 export type Held = 'retry' | 'deferred' | 'circuit_open' | 'rate_limited';
 
-export type AttemptRecord = {
+export type LabAttempt = {
   /** The attempt number the request carried (x-webhook-attempt, 1-based). */
   attempt: number;
   startedAt: number;
@@ -50,7 +50,7 @@ export type DeliveryView = {
   requests: number;
   replayOf: string | null;
   createdAt: number;
-  history: AttemptRecord[];
+  history: LabAttempt[];
 };
 
 export type LabDeadLetter = {
@@ -66,7 +66,7 @@ export type LabDeadLetter = {
   deadAt: number;
   replayOf: string | null;
   payload: string;
-  history: AttemptRecord[];
+  history: LabAttempt[];
 };
 
 export type SubscriberView = {

@@ -1,5 +1,5 @@
 import { createBatcher, type Batcher } from '../../core/domain/batcher';
-import type { RestAck, RestRecord } from '../upstash/kafka';
+import type { KafkaRestAck, KafkaRestRecord } from '../../core/ports/kafka-rest';
 
 // Micro-batching of produces inside a DomainGate: the records of concurrent requests share
 // one REST produce. While fewer than `maxInFlight` produces are on the wire, records go at
@@ -8,10 +8,10 @@ import type { RestAck, RestRecord } from '../upstash/kafka';
 // first. One request's records always travel in the same produce, so a request is accepted
 // or refused whole.
 
-export type Flushed = { acks: RestAck[]; /** how long the produce that carried them took */ produceMs: number };
-export type BatcherOptions = {
+export type Flushed = { acks: KafkaRestAck[]; /** how long the produce that carried them took */ produceMs: number };
+export type GateBatcherOptions = {
   maxRecords: number;
-  produce: (records: RestRecord[]) => Promise<RestAck[]>;
+  produce: (records: KafkaRestRecord[]) => Promise<KafkaRestAck[]>;
   /** Asks for a flush a few ms from now (the gate sets its timer). */
   arm: () => void;
   /** Produces on the wire before records wait for one to return (0: always wait for `arm`). */
@@ -20,10 +20,10 @@ export type BatcherOptions = {
 };
 
 export class MicroBatcher {
-  private readonly batcher: Batcher<RestRecord[], Flushed>;
+  private readonly batcher: Batcher<KafkaRestRecord[], Flushed>;
 
-  constructor(o: BatcherOptions) {
-    this.batcher = createBatcher<RestRecord[], Flushed>({
+  constructor(o: GateBatcherOptions) {
+    this.batcher = createBatcher<KafkaRestRecord[], Flushed>({
       start: 'microtask',
       maxInFlight: o.maxInFlight ?? 0,
       weight: (records) => records.length,
@@ -49,7 +49,7 @@ export class MicroBatcher {
   }
 
   /** Resolves with the records' acks once the produce that carried them is acknowledged. */
-  async add(records: RestRecord[]): Promise<Flushed> {
+  async add(records: KafkaRestRecord[]): Promise<Flushed> {
     const { result, offset } = await this.batcher.add(records);
     return { acks: result.acks.slice(offset, offset + records.length), produceMs: result.produceMs };
   }

@@ -9,7 +9,7 @@ import type { GateAdmitRequest, AdmitResult, RouteChoice } from './protocol';
 
 export type Claim = { k: string; webhookId: string; resolve: (id: string) => void; reject: (e: unknown) => void };
 
-export type Prepared = {
+export type PreparedAdmit = {
   results: (AdmitResult | Promise<AdmitResult>)[];
   claims: Claim[];
   /** Items to produce, with the route each was given. */
@@ -30,8 +30,8 @@ export class ClaimBook {
    * `wait: false` (reservations of multi-host requests) refuses to wait on an in-flight key,
    * so that two such requests can never wait on each other across gates.
    */
-  prepare(req: GateAdmitRequest, now: number, route: (index: number) => RouteChoice, wait: boolean): Prepared {
-    const out: Prepared = { results: [], claims: [], fresh: [], duplicates: 0 };
+  prepare(req: GateAdmitRequest, now: number, route: (index: number) => RouteChoice, wait: boolean): PreparedAdmit {
+    const out: PreparedAdmit = { results: [], claims: [], fresh: [], duplicates: 0 };
     const mine = new Map<string, Claim>();
     req.items.forEach((it, index) => {
       if (it.idempotency_key !== undefined) {

@@ -3,12 +3,13 @@ import type { Redis } from '@upstash/redis/cloudflare';
 import { edgeConfigFrom, edgeKeysOf, edgeRedisOf, kafkaRestOptions, type EdgeConfig } from '../config';
 import { transformerSecretNames } from '../incoming/registry';
 import type { DurableObjectState } from '../runtime';
-import { createRestProducer, type RestRecord } from '../upstash/kafka';
+import type { KafkaRestRecord } from '../../core/ports/kafka-rest';
+import { createRestProducer } from '../upstash/kafka';
 import { chooseRoute } from './route';
 import { MicroBatcher } from './batcher';
 import { BucketStore } from './buckets';
 import { CapacityView } from './capacity';
-import { ClaimBook, type Claim, type Prepared } from './claims';
+import { ClaimBook, type Claim, type PreparedAdmit } from './claims';
 import { GateIdempotencyTable } from './idempotency';
 import { Reservoir } from './latency';
 import { parkedRecord, schedule, type Parked } from './park';
@@ -116,7 +117,7 @@ export class DomainGate {
     return (this.capacity ??= new CapacityView(this.redis, host, this.cfg.edge.capacity_cache, edgeKeysOf(this.cfg.config)));
   }
 
-  private async prepare(req: GateAdmitRequest, wait: boolean): Promise<Prepared> {
+  private async prepare(req: GateAdmitRequest, wait: boolean): Promise<PreparedAdmit> {
     if (!req || typeof req.config_id !== 'string' || typeof req.host !== 'string' || !Array.isArray(req.items)) throw new ValidationError('malformed admit request');
     const hashes = [...new Set(req.items.map((it) => it.endpoint_hash).filter((h): h is string => typeof h === 'string'))];
     const cap = await this.capacityOf(req.host).of(hashes, Date.now());
@@ -129,7 +130,7 @@ export class DomainGate {
     return p;
   }
 
-  private accepted(req: GateAdmitRequest, p: Prepared): Promise<AdmitResult[]> {
+  private accepted(req: GateAdmitRequest, p: PreparedAdmit): Promise<AdmitResult[]> {
     for (const f of p.fresh) {
       this.counters[f.route]++;
       p.results[f.index] = { webhook_id: req.items[f.index]!.webhook_id, status: 'pending', route: f.route, ...(f.until ? { until: f.until } : {}) };
@@ -162,7 +163,7 @@ export class DomainGate {
     try {
       if (p.fresh.length) {
         const parked: Parked[] = p.fresh.filter((f) => f.route === 'parked').map((f) => ({ value: req.items[f.index]!.value, until: f.until! }));
-        const records: RestRecord[] = p.fresh.map((f) =>
+        const records: KafkaRestRecord[] = p.fresh.map((f) =>
           f.route === 'parked'
             ? parkedRecord(topics.state, { value: req.items[f.index]!.value, until: f.until! }, t0)
             : { topic: f.route === 'pending' ? topics.pending : topics.slow, key: req.config_id, value: req.items[f.index]!.value },

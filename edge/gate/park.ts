@@ -3,7 +3,7 @@ import { keys as singleKeys, type RedisKeys } from '../../core/domain/keys';
 import { iso, nowNs } from '../../core/domain/time';
 import { decodeWebhook } from '../../core/records/webhook';
 import { snapshotValue, stateKey } from '../../core/records/state';
-import type { RestRecord } from '../upstash/kafka';
+import type { KafkaRestRecord } from '../../core/ports/kafka-rest';
 
 // A webhook whose endpoint has an open circuit is parked at the edge as the worker parks
 // one (core/pipeline/deliver.ts): a howk.state snapshot (held: circuit_open, so a Redis
@@ -19,7 +19,7 @@ import type { RestRecord } from '../upstash/kafka';
 export type Parked = { value: string; until: number };
 
 /** The howk.state record of a parked webhook. */
-export const parkedRecord = (stateTopic: string, p: Parked, now: number): RestRecord => {
+export const parkedRecord = (stateTopic: string, p: Parked, now: number): KafkaRestRecord => {
   const w = decodeWebhook(p.value);
   const status = { webhook_id: w.id, updated_at_ns: nowNs(now), state: 'pending' as const, held: 'circuit_open' as const, next_retry_at: iso(p.until) };
   return { topic: stateTopic, key: stateKey(w), value: snapshotValue(w, status, p.until, p.value) };

@@ -2,15 +2,13 @@ import { Kafka } from '@upstash/kafka';
 import { UnavailableError, errorMessage } from '../../core/errors/errors';
 import { settleWithin } from '../../core/domain/deadline';
 import { retryUntil } from '../../core/domain/retry-until';
+import type { KafkaRestAck, KafkaRestRecord } from '../../core/ports/kafka-rest';
 
 // Produce over REST with @upstash/kafka, with the client's own retries bounded. Left to
 // itself the client retries any failure 5 times over ~15 s; a producer waiting for its 202
 // must instead hear 503 + Retry-After within 2 s. So each attempt goes through the client's
 // HTTP layer with `retries: 0` (its Request type has the option; Producer just never passes
 // it), and this adapter retries within one deadline.
-
-export type RestRecord = { topic: string; key: string; value: string };
-export type RestAck = { topic: string; partition: number; offset: number; timestamp: number };
 
 type UpstashRequest = { path: string[]; body?: unknown; retries?: number; headers?: Record<string, string> };
 type UpstashHttp = { post<T>(req: UpstashRequest): Promise<T>; get<T>(req: UpstashRequest): Promise<T> };
@@ -29,7 +27,7 @@ export type RestProducerOptions = {
 
 export type RestProducer = {
   /** Resolves once every record is acknowledged (one call, one request when all goes well). */
-  produce(records: RestRecord[]): Promise<RestAck[]>;
+  produce(records: KafkaRestRecord[]): Promise<KafkaRestAck[]>;
   /** Topics the endpoint serves (readiness). */
   topics(): Promise<Record<string, number>>;
 };
@@ -60,7 +58,7 @@ export const createRestProducer = (o: RestProducerOptions): RestProducer => {
   };
 
   return {
-    produce: (records) => bounded('produce', () => http.post<RestAck[]>({ path: ['produce'], body: records, retries: 0, headers: o.headers })),
+    produce: (records) => bounded('produce', () => http.post<KafkaRestAck[]>({ path: ['produce'], body: records, retries: 0, headers: o.headers })),
     topics: () => bounded('topics', () => http.get<Record<string, number>>({ path: ['topics'], retries: 0, headers: o.headers })),
   };
 };

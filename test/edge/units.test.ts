@@ -11,7 +11,7 @@ import { admissionOf, edgeConfigFrom } from '../../edge/config';
 import { webhookBuilder } from '../../core/pipeline/enqueue';
 import { MicroBatcher } from '../../edge/gate/batcher';
 import { SIGNATURES, wrapperBytes } from '../../edge/lua/wrappers';
-import type { RestRecord } from '../../edge/upstash/kafka';
+import type { KafkaRestRecord } from '../../core/ports/kafka-rest';
 import { root } from './helpers/paths';
 
 // The pure pieces of the edge, in Node.
@@ -41,9 +41,9 @@ describe('prebuilt addFunction wrappers (edge/lua/wrappers)', () => {
 });
 
 describe('MicroBatcher', () => {
-  const rec = (n: number): RestRecord => ({ topic: 't', key: 'k', value: String(n) });
+  const rec = (n: number): KafkaRestRecord => ({ topic: 't', key: 'k', value: String(n) });
   const setup = (fail = false) => {
-    const calls: RestRecord[][] = [];
+    const calls: KafkaRestRecord[][] = [];
     let armed = 0;
     const b = new MicroBatcher({
       maxRecords: 5,
@@ -73,7 +73,7 @@ describe('MicroBatcher', () => {
   });
 
   it('sends at once while fewer than maxInFlight produces are on the wire, then gathers until one returns', async () => {
-    const calls: RestRecord[][] = [];
+    const calls: KafkaRestRecord[][] = [];
     const pending: (() => void)[] = [];
     let armed = 0;
     const b = new MicroBatcher({

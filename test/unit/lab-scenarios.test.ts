@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLab, LAB_CONFIG, type AttemptRecord, type LabSnapshot, type ScenarioId } from '../../core/lab';
+import { createLab, LAB_CONFIG, type LabAttempt, type LabSnapshot, type ScenarioId } from '../../core/lab';
 
 // The five guided scenarios of the Lab (core/lab), each run on the simulated clock and
 // checked against counters derived by hand from LAB_CONFIG: 4 workers, 300 ms answers,
@@ -16,7 +16,7 @@ const run = (scenario: ScenarioId, ms: number, seed: number): LabSnapshot => {
 };
 const sub = (s: LabSnapshot, id: string) => s.subscribers.find((x) => x.id === id)!;
 /** Every attempt made to a subscriber, in start order. */
-const attemptsTo = (s: LabSnapshot, id: string): AttemptRecord[] =>
+const attemptsTo = (s: LabSnapshot, id: string): LabAttempt[] =>
   s.deliveries
     .filter((d) => d.subscriberId === id)
     .flatMap((d) => d.history)

@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError, NotFoundError, RateLimitedError, UnavailableError, ValidationError } from '../../core/errors/errors';
 import type { BridgeCounters } from './counters';
-import type { KafkaRestProducer, RestRecord } from '../kafka/rest-producer';
+import type { KafkaRestRecord } from '../../core/ports/kafka-rest';
+import type { KafkaRestProducer } from '../kafka/rest-producer';
 
 // The Upstash Kafka produce dialect (what @upstash/kafka sends): POST /produce with one
 // record or an array; the answer lists {topic, partition, offset, timestamp} in order, and
@@ -41,7 +42,7 @@ export const kafkaRoutes = (producer: KafkaRestProducer, allowedTopics: readonly
     }
     const parsed = BodySchema.safeParse(body);
     if (!parsed.success) throw ValidationError.fromZod(parsed.error);
-    const records: RestRecord[] = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
+    const records: KafkaRestRecord[] = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
     const refused = records.find((r) => !allowed.has(r.topic));
     if (refused) throw new ForbiddenError(`topic ${refused.topic} is not open to the edge`);
     counters.produceCalls++;

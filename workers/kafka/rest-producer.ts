@@ -1,15 +1,13 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type Admin, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import { NotFoundError, UnavailableError, errorMessage } from '../../core/errors/errors';
 import { settleWithin } from '../../core/domain/deadline';
+import type { KafkaRestAck, KafkaRestRecord } from '../../core/ports/kafka-rest';
 
 // Produce with per-record offsets, as the Upstash Kafka dialect answers. kafkajs reports one
 // base offset per partition, so the bridge picks each record's partition itself with
 // kafkajs's own DefaultPartitioner (murmur2 of the key, as howk-api's producer does): a
 // config_id lands on the same partition whether it came through the edge or howk-api, and
 // the records of one partition take consecutive offsets in request order.
-
-export type RestRecord = { topic: string; value: string; key?: string; partition?: number; timestamp?: number; headers?: { key: string; value: string }[] };
-export type RestAck = { topic: string; partition: number; offset: number; timestamp: number };
 
 export type KafkaRestOptions = { brokers: string[]; clientId: string; produceTimeoutMs: number; metadataTtlMs?: number };
 
@@ -78,11 +76,11 @@ export class KafkaRestProducer {
   }
 
   /** All records in one acks=all produce; resolves with each record's partition and offset, in order. */
-  async produce(records: RestRecord[]): Promise<RestAck[]> {
+  async produce(records: KafkaRestRecord[]): Promise<KafkaRestAck[]> {
     return deadline(this.produceNow(records), this.o.produceTimeoutMs, 'kafka produce');
   }
 
-  private async produceNow(records: RestRecord[]): Promise<RestAck[]> {
+  private async produceNow(records: KafkaRestRecord[]): Promise<KafkaRestAck[]> {
     await this.connect();
     const topics = [...new Set(records.map((r) => r.topic))];
     const meta = new Map(await Promise.all(topics.map(async (t) => [t, await this.partitionsOf(t)] as const)));
