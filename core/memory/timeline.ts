@@ -4,10 +4,10 @@ import type { HotBatch, StatName } from '../ports/hot-state';
 // The timeline counters of the in-memory hot state: one map entry per bucket, as the Redis
 // adapter keeps one hash per bucket. Expired buckets are dropped as new ones are written.
 
-type Bucket = { counts: Partial<TimelineCounts>; expiresAt: number };
+type TimelineBucket = { counts: Partial<TimelineCounts>; expiresAt: number };
 
 export class MemoryTimeline {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets = new Map<string, TimelineBucket>();
 
   add(stats: NonNullable<HotBatch['stats']>, now: number): void {
     for (const [k, b] of this.buckets) if (b.expiresAt <= now) this.buckets.delete(k);

@@ -25,7 +25,7 @@ export type AuthTicket = {
   done(ok: boolean): void;
 };
 
-export type AuthAdmission =
+export type ThrottleAnswer =
   { ok: true; ticket: AuthTicket } | { ok: false; reason: 'client' | 'transformer'; retryAfterSec: number } | { ok: false; reason: 'busy'; retryAfterSec: number };
 
 const MAX_KEYS = 100_000;
@@ -60,7 +60,7 @@ export const createAuthThrottle = (s: AuthThrottleSettings) => {
   const transformers = bucketMap(s.transformerRate, s.transformerBurst);
   let running = 0;
   return {
-    admit(client: string, transformer: string, now: number): AuthAdmission {
+    admit(client: string, transformer: string, now: number): ThrottleAnswer {
       const c = clients.take(client, now);
       if (!c.ok) return { ok: false, reason: 'client', retryAfterSec: seconds(c.waitMs) };
       const t = transformers.take(transformer, now);
