@@ -13,11 +13,12 @@ export const REVOKE_WAIT_MS = 1000;
  * old owner, if alive, may have learnt of the rebalance from an idle fetch and rejoined with
  * deliveries still running. Those on the wire hold a lease (a copy waits for it), those
  * answered since are found by the copy's look-up once admitted, and those not started are cut
- * at its join (core/pipeline/elsewhere.ts, attempt.ts). What is left is an admission that
- * passed its cut just before that join and reaches Redis after the copy's: a round trip, for
- * which this is ample. A dead owner's partitions (kill -9) wait for it too.
+ * at its join (core/pipeline/elsewhere.ts, attempt.ts). A dead owner's partitions (kill -9)
+ * wait for it too. 250 ms brought a dead worker's partitions back 1 s sooner, but in the
+ * chaos suite's Redis outage a fleet whose second worker had just joined then delivered
+ * nothing until Redis was back (docs/RELIABILITY.md, "Group membership"); not yet explained.
  */
-export const JOIN_WAIT_MS = 250;
+export const JOIN_WAIT_MS = 1000;
 
 /** Waits (REVOKE_WAIT_MS at most each) for the batches in flight to resolve, then for their commit. */
 export const finishInFlight = async (tracker: BatchTracker, flush: () => Promise<void>, log: Logger): Promise<void> => {
