@@ -254,6 +254,9 @@ export const createAdmission = (d: AdmissionDeps) => {
     );
   };
 
+  /** Whether the guards gave `w` in-flight leases (not a local decision while they are away). */
+  const leased = (w: Webhook): boolean => x.keeper?.has(w.id) === true;
+
   return {
     /** `copy`: another worker may still be sending `w` (AdmitRequest.copy). */
     admit: (w: Webhook, lane: Lane, pass?: readonly PauseScope['kind'][], copy?: boolean) => admitOne(x, degraded, w, lane, pass, copy),
@@ -262,11 +265,10 @@ export const createAdmission = (d: AdmissionDeps) => {
       d.guards!.holdPaused({ kind: scope, id: scope === 'endpoint' ? w.endpoint_hash : w.config_id }, encodeWebhook(w), w.released_by),
     askAhead,
     discard,
-    /** Whether the guards gave `w` in-flight leases (not a local decision while they are away). */
-    leased: (w: Webhook): boolean => x.keeper?.has(w.id) === true,
+    leased,
     /** An attempt that ended without recording its completion (a fault): its leases end now instead of being renewed. */
     abandon: (w: Webhook, a: Admission): void => {
-      if (a.kind === 'go' && x.keeper?.has(w.id)) giveBack(x, w, a);
+      if (a.kind === 'go' && leased(w)) giveBack(x, w, a);
     },
     record: (c: Completion) => recordCompletion(x, c),
     outage: x.outage,

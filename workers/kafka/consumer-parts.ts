@@ -16,7 +16,7 @@ export const REVOKE_WAIT_MS = 1000;
  * at its join (core/pipeline/elsewhere.ts, attempt.ts). A dead owner's partitions (kill -9)
  * wait for it too. 250 ms brought a dead worker's partitions back 1 s sooner, but in the
  * chaos suite's Redis outage a fleet whose second worker had just joined then delivered
- * nothing until Redis was back (docs/RELIABILITY.md, "Group membership"); not yet explained.
+ * nothing until Redis was back (docs/RELIABILITY.md, "A copy on the wire elsewhere"); not yet explained.
  */
 export const JOIN_WAIT_MS = 1000;
 
