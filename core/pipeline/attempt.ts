@@ -179,5 +179,5 @@ export const createAttempter = (d: AttemptDeps) => {
     return held === 'released' ? { pass: m.scope } : undefined;
   };
 
-  return { attempt, hold, discard: admission.discard, settle: admission.settle };
+  return { attempt, hold, discard: admission.discard, settle: admission.settle, guardsAway: admission.outage.isDown };
 };

@@ -54,7 +54,7 @@ export const deliveryContext = (d: DeliverDeps, lane: Lane) => {
     durably,
     attemptOne: attemptHoldingPauses({ ...d, attempter, durably }, lane),
     owed: createOwedWrites(d.hot, d.log, config.degraded.max_owed_statuses),
-    lookup: { lookupRetryMs: config.degraded.enabled ? config.degraded.recheck_interval : undefined, isStopping },
+    lookup: { lookupRetryMs: config.degraded.enabled ? config.degraded.recheck_interval : undefined, isStopping, away: attempter.guardsAway },
     collect: collector(d, config.kafka.topics),
     recent,
     handoff: createHandoff({ hot: d.hot, producer: d.producer, log: d.log, stages: d.stages, clock: d.clock, outcomes: d.outcomes, durable }),

@@ -34,6 +34,12 @@ export type KnownDeps = {
   lookupRetryMs?: number;
   /** True once the worker is stopping: a lookup still waiting then gives up (its batch stays uncommitted). */
   isStopping?: () => boolean;
+  /**
+   * True while this worker knows Redis does not answer (admission went local): the batch's
+   * lookup is not asked again then. Each webhook of a lane would otherwise wait for its
+   * re-read to fail (up to a second on a stopped Redis) before being attempted locally.
+   */
+  away?: () => boolean;
 };
 
 /** The batch's lookup; while Redis is away, asked again every lookupRetryMs when it has one (see knownPasses). */
@@ -87,7 +93,7 @@ export const knownPasses = (d: KnownDeps, hooks: readonly Webhook[], maybeSeen: 
   const reached = new Set<Webhook>();
   /** The lookup, asked again when it is older than RECHECK_AFTER_MS; a failed re-check keeps what was known. */
   const current = (earlier: Promise<Stored>): Promise<Stored> => {
-    if (!latest || !d.ended || d.clock.now() - latest.at < RECHECK_AFTER_MS) return latest?.p ?? earlier;
+    if (!latest || !d.ended || d.away?.() || d.clock.now() - latest.at < RECHECK_AFTER_MS) return latest?.p ?? earlier;
     // The webhooks not reached yet (this one included): those reached have been decided.
     const ids = asked.filter((x) => !reached.has(x)).map((x) => x.id);
     const ended = d.ended;

@@ -11,6 +11,7 @@ import { createOwedWrites } from '../../core/pipeline/owed-writes';
 import { circuitRecord, pauseRecord, resumeRecord } from '../../core/records/guard';
 import { systemClock } from '../../core/ports/clock';
 import type { HotBatch, EndedLookup } from '../../core/ports/hot-state';
+import type { Guards } from '../../core/ports/guards';
 import type { ConsumedBatch } from '../../core/ports/log';
 import { silentLogger } from '../../core/ports/logger';
 import type { DeliveryResponse, Sender } from '../../core/ports/sender';
@@ -221,6 +222,48 @@ describe('a batch that may have been consumed before, while Redis is away', () =
     const hot = new MemoryHotState(TTLS, systemClock);
     await createDeliverer({ config, hot, producer: new MemoryLog(1).producer(), clock: systemClock, log: silentLogger, sender, ended })(batch);
     expect(hits).toEqual(['wh_new']);
+    expect(lookups).toBe(1);
+  });
+  it('is not held per webhook by a status store that stopped answering after its lookup: once admission went local, the lookup is not asked again', async () => {
+    const config = loadConfig({ env: {}, overrides: { 'delivery.straggler_after': 60_000, 'delivery.batch_time_limit': 60_000 } });
+    const topic = config.kafka.topics.pending;
+    // Redis answered the batch's lookup, then stopped: every later read fails, a stopped
+    // Redis's way, after a reconnect attempt (here 200 ms); every guards call fails too.
+    let lookups = 0;
+    const ended: EndedLookup = {
+      endedAttempts: async () => {
+        if (lookups++ === 0) return new Map();
+        await new Promise((r) => setTimeout(r, 200));
+        throw new Error('redis: Reached the max retries per request limit');
+      },
+    };
+    const guards = new Proxy({}, { get: () => async () => Promise.reject(new Error('redis away')) }) as Guards;
+    // Each send takes 600 ms of the worker's clock: the lookup is old enough to be asked again.
+    let skew = 0;
+    const clock = { now: () => Date.now() + skew };
+    const hits: string[] = [];
+    const sender: Sender = {
+      send: async (req): Promise<DeliveryResponse> => {
+        hits.push(req.headers['webhook-id']!);
+        skew += 600;
+        return { kind: 'response', status: 200, retryAfter: null, bodySnippet: 'ok', durationMs: 1 };
+      },
+      close: async () => {},
+    };
+    const ids = ['wh_1', 'wh_2', 'wh_3', 'wh_4', 'wh_5'];
+    const records = ids.map((id, i) => ({
+      topic,
+      partition: 0,
+      offset: String(i),
+      key: 'cfg',
+      value: encodeWebhook(hook(id, { config_id: 'cfg', attempt: 0, endpoint: 'https://k.example.com/hook' })),
+      timestamp: 0,
+    }));
+    const batch: ConsumedBatch = { topic, partition: 0, maybeSeen: true, records };
+    const hot = new MemoryHotState(TTLS, systemClock);
+    await createDeliverer({ config, hot, guards, producer: new MemoryLog(1).producer(), clock, log: silentLogger, sender, ended })(batch);
+    expect(hits).toEqual(ids);
+    // Before: each webhook after the first asked the stopped store again and waited for it to fail.
     expect(lookups).toBe(1);
   });
 });
