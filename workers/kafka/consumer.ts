@@ -136,7 +136,7 @@ export class KafkaConsumer implements LogConsumer {
     this.revoking = undefined;
     // A new member's partitions come from members that may still be finishing batches of them
     // (those that learnt of the rebalance from an idle fetch): it fetches them a little later
-    // (JOIN_WAIT_MS says how much later, and why not less).
+    // (JOIN_WAIT_MS says how much later, and why not more).
     if (!this.joined && !this.pausedTopics) for (const [topic, ps] of Object.entries(assignment)) if (ps.length) this.pauseFor(topic, ps, parts.JOIN_WAIT_MS);
     this.joined = true;
     this.assigned = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => parts.keyOf(topic, p))));
