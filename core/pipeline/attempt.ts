@@ -36,6 +36,20 @@ export type Elsewhere = { kind: 'elsewhere'; webhook: Webhook; until: number };
 /** A copy's pass looked up again on its own (KnownPasses.recheck): a step when it was made elsewhere. */
 export type CopyCheck = { recheck: (w: Webhook) => Promise<Step | undefined> };
 
+/** What one pass of a webhook is attempted with. */
+export type AttemptInput = {
+  webhook: Webhook;
+  lane: Lane;
+  /** The webhook after it in its config lane, if any: its admission is asked ahead. */
+  next?: Webhook;
+  /** When its batch was fetched (the admitted stage's timing). */
+  fetchedAt?: number;
+  /** On a webhook back from a pause: the pauses whose drain released it. */
+  pass?: readonly PauseScope['kind'][];
+  /** When another worker may still be sending it. */
+  copy?: CopyCheck;
+};
+
 export type AttemptDeps = AdmissionDeps &
   PrepareDeps &
   SignSendDeps & {
@@ -132,21 +146,12 @@ export const createAttempter = (d: AttemptDeps) => {
   };
 
   /**
-   * One pass of `w`; `next` is the webhook after it in its config lane, if any (asked ahead);
-   * `fetchedAt` when its batch was fetched; `pass` (on a webhook back from a pause) the pauses
-   * whose drain released it; `copy` when another worker may still be sending it.
-   * A copy let through is looked up once more before it is sent: the other worker's delivery
-   * may have ended between its batch's lookup and this admission, its lease gone and its sent
-   * mark written (docs/RELIABILITY.md, "A copy on the wire elsewhere").
+   * One pass of a webhook (AttemptInput says what it carries). A copy let through is looked up
+   * once more before it is sent: the other worker's delivery may have ended between its
+   * batch's lookup and this admission, its lease gone and its sent mark written
+   * (docs/RELIABILITY.md, "A copy on the wire elsewhere").
    */
-  const attempt = async (
-    w: Webhook,
-    lane: Lane,
-    next?: Webhook,
-    fetchedAt?: number,
-    pass?: readonly PauseScope['kind'][],
-    copy?: CopyCheck,
-  ): Promise<Step | PauseMet | Elsewhere> => {
+  const attempt = async ({ webhook: w, lane, next, fetchedAt, pass, copy }: AttemptInput): Promise<Step | PauseMet | Elsewhere> => {
     // Once through the throttle: a webhook back from a pause that ended has its token.
     const throttled = pass ? undefined : await throttle(w);
     // An admission asked ahead for it gives back its connection slot and leases.

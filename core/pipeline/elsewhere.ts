@@ -33,7 +33,7 @@ export const afterElsewhere = async (x: DeliveryCtx, run: RunView, w: Webhook, f
       d.log.info('a copy waited for its delivery on another worker, answered there: not sent', { webhook_id: w.id, waited_ms: d.clock.now() - began });
       return seen;
     }
-    e = await x.attemptOne(w, undefined, start, d.clock.now() < deadline ? run.known : undefined);
+    e = await x.attemptOne({ webhook: w, fetchedAt: start, copy: d.clock.now() < deadline ? run.known : undefined });
   }
   if (e.kind === 'attempted') d.log.info('a copy waited for its delivery on another worker, not answered 2xx there: sent', { webhook_id: w.id, waited_ms: d.clock.now() - began });
   return e;

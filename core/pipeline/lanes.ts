@@ -54,7 +54,7 @@ const runLane = async (x: DeliveryCtx, run: BatchRun, key: string, items: Webhoo
         else if (d.pacer) await d.pacer.pace(w.endpoint_hash);
         const copy = !seen && run.known.copy(w) ? run.known : undefined;
         // A copy is not asked for ahead: its admission must ask whether it is on the wire elsewhere.
-        let step = seen ?? (await x.attemptOne(w, ahead && !run.known.copy(items[next]) ? items[next] : undefined, start, copy));
+        let step = seen ?? (await x.attemptOne({ webhook: w, next: ahead && !run.known.copy(items[next]) ? items[next] : undefined, fetchedAt: start, copy }));
         if (step.kind === 'elsewhere') step = await afterElsewhere(x, run, w, step, start);
         if (!seen) x.marks.step(step);
         run.onStep(w, step);

@@ -6,10 +6,10 @@ import type { PauseScope } from '../ports/guards';
 import type { LogProducer } from '../ports/log';
 import { snapshotValue } from '../records/state';
 import type { Lane } from '../domain/webhook';
-import type { CopyCheck, Elsewhere, PauseMet, Step } from './attempt';
+import type { AttemptInput, Elsewhere, PauseMet, Step } from './attempt';
 
 type Attempter = {
-  attempt: (w: Webhook, lane: Lane, next?: Webhook, fetchedAt?: number, pass?: readonly PauseScope['kind'][], copy?: CopyCheck) => Promise<Step | PauseMet | Elsewhere>;
+  attempt: (i: AttemptInput) => Promise<Step | PauseMet | Elsewhere>;
   hold: (m: PauseMet) => Promise<Step | { pass: PauseScope['kind'] } | undefined>;
 };
 
@@ -35,12 +35,12 @@ export const attemptHoldingPauses = (d: PauseHoldDeps, lane: Lane) => {
     const patch = { webhook_id: w.id, updated_at_ns: nowNs(at), held: 'paused' as const, next_retry_at: null };
     return d.durably('hold snapshot', () => d.producer.send([{ topic, key: w.id, value: snapshotValue(w, patch, at) }]));
   };
-  return async (w: Webhook, next: Webhook | undefined, fetchedAt: number, copy?: CopyCheck): Promise<Step | Elsewhere> => {
+  return async (i: Omit<AttemptInput, 'lane' | 'pass'>): Promise<Step | Elsewhere> => {
     let pass: PauseScope['kind'][] | undefined;
     for (;;) {
-      const s = await d.attempter.attempt(w, lane, next, fetchedAt, pass, copy);
+      const s = await d.attempter.attempt({ ...i, lane, pass });
       if (s.kind !== 'pause_met') return s;
-      await snapshot(w);
+      await snapshot(i.webhook);
       const held = await d.attempter.hold(s);
       if (held && 'kind' in held) return held;
       pass = held ? [...(pass ?? []), held.pass] : (pass ?? []);

@@ -50,14 +50,14 @@ describe('admission asked ahead in a fast lane', () => {
   it("asks the next webhook's admission while the current one is being sent, and uses it", async () => {
     const { attempter, guards, events, go } = setup({ 'concurrency.max_inflight_per_endpoint': 10 });
     const [a, b] = [hook(1), hook(2)];
-    const first = attempter.attempt(a, 'fast', b);
+    const first = attempter.attempt({ webhook: a, lane: 'fast', next: b });
     await until(() => events.includes('send wh_1'));
     // b was admitted (and counted in flight) before a's send finished.
     await until(() => events.filter((e) => e === 'admit ep').length === 2);
     expect((await guards.endpoint('ep', Date.now(), P)).inflight).toBe(2);
     go();
     expect((await first).kind).toBe('attempted');
-    const second = await attempter.attempt(b, 'fast');
+    const second = await attempter.attempt({ webhook: b, lane: 'fast' });
     expect(second.kind).toBe('attempted');
     // b's own turn asked nothing more: the admission asked ahead was its decision.
     expect(events.filter((e) => e === 'admit ep')).toHaveLength(2);
@@ -68,7 +68,7 @@ describe('admission asked ahead in a fast lane', () => {
   it('gives back what an admission asked ahead counted when that webhook is not attempted (a stop)', async () => {
     const { attempter, guards, events, go } = setup({ 'concurrency.max_inflight_per_endpoint': 10 });
     const [a, b] = [hook(1), hook(2)];
-    const first = attempter.attempt(a, 'fast', b);
+    const first = attempter.attempt({ webhook: a, lane: 'fast', next: b });
     await until(() => events.includes('send wh_1') && events.filter((e) => e === 'admit ep').length === 2);
     go();
     await first;
@@ -83,7 +83,7 @@ describe('admission asked ahead in a fast lane', () => {
   it('asks nothing ahead in the slow lane', async () => {
     // Without an endpoint limit the slow lane simply delivers (no 'recovered' to the fast lane).
     const { attempter, events, go } = setup({ 'concurrency.max_inflight_per_endpoint': 0 });
-    const first = attempter.attempt(hook(1), 'slow', hook(2));
+    const first = attempter.attempt({ webhook: hook(1), lane: 'slow', next: hook(2) });
     await until(() => events.includes('send wh_1'));
     expect(events.filter((e) => e === 'admit ep')).toHaveLength(1);
     go();

@@ -103,7 +103,7 @@ describe('in-flight leases of a worker', () => {
     vi.useFakeTimers({ now: T0, toFake: ['Date', 'setInterval', 'clearInterval'] });
     const { attempter, guards, params, sent, release } = setup();
     expect(params.inflightLeaseMs).toBe(10_000);
-    const done = attempter.attempt(hook(1), 'fast');
+    const done = attempter.attempt({ webhook: hook(1), lane: 'fast' });
     await until(() => sent() === 1);
     // A slow endpoint: still no answer 25 s later (within delivery.timeout), long past the first lease.
     await vi.advanceTimersByTimeAsync(25_000);
@@ -122,7 +122,7 @@ describe('in-flight leases of a worker', () => {
         throw new Error('script store broken');
       },
     });
-    await expect(attempter.attempt(hook(2), 'fast')).rejects.toThrow('script store broken');
+    await expect(attempter.attempt({ webhook: hook(2), lane: 'fast' })).rejects.toThrow('script store broken');
     await attempter.settle();
     expect((await guards.endpoint('ep', Date.now(), params)).inflight).toBe(0);
   });

@@ -39,9 +39,9 @@ const until = async (cond: () => boolean | Promise<boolean>) => {
 describe('lane rule in the attempter', () => {
   it('makes a fast endpoint at its limit wait its turn (queued, not diverted), then delivers it', async () => {
     const { attempter, guards, held, sent, params } = setup();
-    const first = attempter.attempt(hook(1), 'fast');
+    const first = attempter.attempt({ webhook: hook(1), lane: 'fast' });
     await until(() => sent.length === 1);
-    const second = attempter.attempt(hook(2), 'fast');
+    const second = attempter.attempt({ webhook: hook(2), lane: 'fast' });
     await until(async () => (await guards.endpoint('ep', Date.now(), params)).concurrency.queued === 1);
     expect(sent).toEqual(['wh_1']);
     held.shift()!();
@@ -72,10 +72,10 @@ describe('lane rule in the attempter', () => {
       ],
       params,
     );
-    const first = attempter.attempt(hook(1), 'fast');
+    const first = attempter.attempt({ webhook: hook(1), lane: 'fast' });
     await until(() => sent.length === 1);
-    expect((await attempter.attempt(hook(2), 'fast')).kind).toBe('diverted');
-    const slow = attempter.attempt(hook(3), 'slow');
+    expect((await attempter.attempt({ webhook: hook(2), lane: 'fast' })).kind).toBe('diverted');
+    const slow = attempter.attempt({ webhook: hook(3), lane: 'slow' });
     await until(() => sent.length === 2);
     held.splice(0).forEach((r) => r());
     expect((await first).kind).toBe('attempted');
