@@ -19,6 +19,10 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
 
 type Seen = { method: string; url: string; headers: IncomingHttpHeaders; body: string };
 
+// lua.timeout (the script's own CPU deadline, 500 ms by default) is lua-sandbox's to test; here
+// a script beside other test lanes on the loaded 2 cores once passed it before its http calls.
+const LUA_TIMEOUT_MS = 5000;
+
 const CAP = 64 * 1024;
 
 const startEnrichment = async () => {
@@ -109,6 +113,7 @@ describe('Lua http module in the fleet (kafka)', () => {
         'lua.http_allowlist': { 'incoming:enrich': ['127.0.0.1'], probe: ['127.0.0.1'], 'wh-http': ['127.0.0.1'] },
         'lua.http_timeout': 2000,
         'lua.http_max_response_bytes': CAP,
+        'lua.timeout': LUA_TIMEOUT_MS,
       },
     });
   });
@@ -270,7 +275,14 @@ describe('Lua http behind the SSRF guard (no fleet)', () => {
         local _, e2 = http.get('http://127.0.0.1:${en.port}/customers/1')
         request.headers['x-e1'] = e1
         request.headers['x-e2'] = e2`;
-      const r = await runDeliveryScript(code, { payload: '{}', headers: {}, config_id: 'wh:7', attempt: 0 }, { services: lua.forNamespace('wh:7') });
+      const r = await runDeliveryScript(
+        code,
+        { payload: '{}', headers: {}, config_id: 'wh:7', attempt: 0 },
+        {
+          services: lua.forNamespace('wh:7'),
+          limits: { timeoutMs: LUA_TIMEOUT_MS },
+        },
+      );
       expect(r.headers['x-e1']).toMatch(/^destination refused: localhost resolves only to refused addresses: .*loopback address, not in delivery\.allowed_networks/);
       expect(r.headers['x-e2']).toMatch(/^destination refused: 127\.0\.0\.1 is refused: loopback address/);
       expect(en.seen).toHaveLength(0);
