@@ -6,7 +6,8 @@ import { ConfigFilters, type FilterForm } from '../filters';
 import { useShortcuts } from '../keys';
 import { Pager, useCursors } from '../pager';
 import { BulkPanel, useBulk } from './bulk';
-import { REASONS, type DeadPage, type DeadRow, type Job } from './types';
+import type { ListBody } from '../../core/http/routes/webhooks';
+import { REASONS, type DeadLetterRow, type Job } from './types';
 
 // Dead letters: GET /deadletter of one config (by reason, a page at a time), replay one
 // (POST /deadletter/:id/replay) or many (bulk.tsx). Each dead letter shows the webhooks
@@ -28,7 +29,7 @@ const useReplays = (apiKey: string | null, configId: string, tick: number) => {
   useEffect(() => {
     if (!configId) return;
     let live = true;
-    apiGet<{ items: { webhook_id: string; replay_of?: string }[] }>(`/webhooks?config_id=${encodeURIComponent(configId)}&limit=${REPLAY_SCAN}`, apiKey).then(
+    apiGet<ListBody<{ webhook_id: string; replay_of?: string }>>(`/webhooks?config_id=${encodeURIComponent(configId)}&limit=${REPLAY_SCAN}`, apiKey).then(
       (p) => {
         if (!live) return;
         const m = new Map<string, string[]>();
@@ -47,7 +48,7 @@ const useDeadPage = (apiKey: string | null, configId: string, reasonType: string
   const q = new URLSearchParams({ config_id: configId, limit: String(PAGE_SIZE) });
   if (reasonType) q.set('reason_type', reasonType);
   if (cursor) q.set('cursor', cursor);
-  const { data: page, error } = useApiResource<DeadPage>(configId ? `/deadletter?${q}` : null, apiKey, tick, onUnauthorized);
+  const { data: page, error } = useApiResource<ListBody<DeadLetterRow>>(configId ? `/deadletter?${q}` : null, apiKey, tick, onUnauthorized);
   return { page, error };
 };
 
@@ -121,7 +122,7 @@ export const DeadLetters = ({ apiKey, query, onUnauthorized }: PageProps) => {
 };
 
 type TableProps = {
-  rows: DeadRow[];
+  rows: DeadLetterRow[];
   selected: Set<string>;
   toggle: (id: string) => void;
   replays: Map<string, string[]>;

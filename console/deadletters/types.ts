@@ -1,4 +1,4 @@
-import type { DeadLetter, DeadReason } from '../../core/records/dead-letter';
+import type { DeadReason } from '../../core/records/dead-letter';
 import type { ReplayJobView } from '../../core/reconcile/replay-jobs';
 
 // What GET /deadletter and the bulk replay routes answer (docs/API.md). The server's own types,
@@ -29,12 +29,7 @@ type Unlisted = Exclude<DeadReason, (typeof REASONS)[number]>;
 /** A reason core adds and REASONS lacks fails type checking here. */
 export const EVERY_REASON_LISTED: [Unlisted] extends [never] ? true : never = true;
 
-/** A dead letter as the listing answers it: its webhook without the payload, the payload's size given. */
-export type DeadRow = Omit<DeadLetter, 'last_response' | 'webhook'> & {
-  webhook: { endpoint?: string; attempt?: number; max_attempts?: number; replay_of?: string; payload_bytes?: number };
-};
-
-export type DeadPage = { items: DeadRow[]; count: number; next_cursor: string | null };
+export type { DeadLetterRow } from '../../core/http/routes/deadletter';
 
 /** A bulk replay job as GET /deadletter/replay/:job answers it (the server's own type). */
 export type Job = ReplayJobView;

@@ -8,7 +8,8 @@ import { Pager, useCursors } from '../pager';
 import { navigate } from '../router';
 import { Details } from './details';
 import { useLiveRows, type LiveState } from './live';
-import { STATES, type Page, type Row } from './types';
+import type { ListBody } from '../../core/http/routes/webhooks';
+import { STATES, type Row } from './types';
 
 // Deliveries: GET /webhooks of one config, filtered by state, a page at a time. Every value
 // from the API is rendered as a text node.
@@ -62,11 +63,11 @@ export const Deliveries = ({ apiKey, query, onUnauthorized }: PageProps) => {
 };
 
 type PageQuery = { configId: string; state: string; cursor: string | null; apiKey: string | null; tick: number; onUnauthorized: () => void };
-type PageLoad = { page: Page | null; setPage: Dispatch<StateUpdater<Page | null>>; error: string | null; loading: boolean };
+type PageLoad = { page: ListBody<Row> | null; setPage: Dispatch<StateUpdater<ListBody<Row> | null>>; error: string | null; loading: boolean };
 
 /** The page of GET /webhooks the filter and cursor name, read again when `tick` changes. */
 const useWebhookPage = ({ configId, state, cursor, apiKey, tick, onUnauthorized }: PageQuery): PageLoad => {
-  const [page, setPage] = useState<Page | null>(null);
+  const [page, setPage] = useState<ListBody<Row> | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   useEffect(() => {
@@ -79,7 +80,7 @@ const useWebhookPage = ({ configId, state, cursor, apiKey, tick, onUnauthorized 
     const q = new URLSearchParams({ config_id: configId, limit: String(PAGE_SIZE) });
     if (state) q.set('state', state);
     if (cursor) q.set('cursor', cursor);
-    apiGet<Page>(`/webhooks?${q}`, apiKey)
+    apiGet<ListBody<Row>>(`/webhooks?${q}`, apiKey)
       .then((p) => live && (setPage(p), setError(null)))
       .catch((e: ApiError) => {
         if (!live) return;
@@ -129,7 +130,7 @@ const LiveLine = ({ live, seen }: { live: LiveState; seen: Seen }) => (
   </p>
 );
 
-type TableProps = { page: Page; configId: string; state: string; open: string | null; setOpen: (id: string | null) => void; apiKey: string | null };
+type TableProps = { page: ListBody<Row>; configId: string; state: string; open: string | null; setOpen: (id: string | null) => void; apiKey: string | null };
 
 const DeliveryTable = ({ page, configId, state, open, setOpen, apiKey }: TableProps) => (
   <table class="deliveries">

@@ -19,10 +19,8 @@ export type Row = {
   replay_of?: string;
 };
 
-export type Page = { items: Row[]; count: number; next_cursor: string | null };
-
 export type Attempt = { attempt: number; at: string; outcome: string; status_code: number | null; error: string | null; duration_ms: number };
 
 export type Status = Row & { history: Attempt[] };
 
-export type DeadLetterView = { reason?: string; reason_type?: string; last_response?: string | null; webhook?: { payload?: unknown } };
+export type { DeadLetterView } from '../../core/http/routes/deadletter';

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { SvixList } from '../../core/http/routes/svix-common';
 import { ApiError, apiGet } from '../api';
 import { navigate } from '../router';
 import './registered.css';
@@ -26,7 +27,6 @@ export type Health = {
   webhooks: number;
   last_errors: unknown[];
 };
-type Page<T> = { data: T[]; done: boolean };
 type App = { id: string; uid: string | null; name: string };
 
 const list = (v: string[] | null, all: string) => (v && v.length ? v.join(', ') : all);
@@ -36,7 +36,7 @@ export const Applications = ({ apiKey }: { apiKey: string | null }) => {
   const [apps, setApps] = useState<App[] | null>(null);
   useEffect(() => {
     let live = true;
-    apiGet<Page<App>>('/api/v1/app?limit=250', apiKey).then(
+    apiGet<SvixList<App>>('/api/v1/app?limit=250', apiKey).then(
       (p) => live && setApps(p.data),
       () => live && setApps(null),
     );
@@ -70,7 +70,7 @@ export const RegisteredEndpoints = ({ configId, apiKey, tick, traffic, focus, on
   const [note, setNote] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    apiGet<Page<Registered>>(`/api/v1/app/${encodeURIComponent(configId)}/endpoint?limit=250`, apiKey).then(
+    apiGet<SvixList<Registered>>(`/api/v1/app/${encodeURIComponent(configId)}/endpoint?limit=250`, apiKey).then(
       (p) => live && (setItems(p.data), setNote(p.done ? null : 'There are more: the first 250 are shown.')),
       (e: ApiError) => {
         if (!live) return;

@@ -4,7 +4,8 @@ import { useShortcuts } from '../keys';
 import { navigate } from '../router';
 import { MessageOrigin } from './message';
 import { apiPostJson } from './post';
-import { Facts, LastResponse, Request, type FullDeadLetter, type FullStatus } from './parts';
+import type { DeadLetterView } from '../deliveries/types';
+import { Facts, LastResponse, Request, type FullStatus } from './parts';
 import { describeHistory, type RetryNumbers } from './sentences';
 import './inspector.css';
 
@@ -17,7 +18,7 @@ const DEAD = new Set(['failed', 'exhausted']);
 
 export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
   const [status, setStatus] = useState<FullStatus | null>(null);
-  const [dead, setDead] = useState<FullDeadLetter | null>(null);
+  const [dead, setDead] = useState<DeadLetterView | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [said, setSaid] = useState<{ text: string; next?: string } | null>(null);
   const [tick, setTick] = useState(0);
@@ -31,7 +32,7 @@ export const Inspector = ({ id, apiKey, retry, onUnauthorized }: Props) => {
         setStatus(s);
         setError(null);
         if (DEAD.has(s.state))
-          apiGet<FullDeadLetter>(`/deadletter/${path}`, apiKey).then(
+          apiGet<DeadLetterView>(`/deadletter/${path}`, apiKey).then(
             (d) => live && setDead(d),
             () => live && setDead(null),
           );

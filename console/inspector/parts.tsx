@@ -1,24 +1,20 @@
-import type { Status } from '../deliveries/types';
+import type { DeadLetterView, Status } from '../deliveries/types';
 import { Payload } from '../payload';
 import { navigate } from '../router';
 import { clock, span, type HistoryEntry } from './sentences';
 
 // The Inspector's panels: the webhook's facts, the request, the last response (text only).
 
-export type Entry = HistoryEntry & { response?: string; signed?: Record<string, string> };
-export type FullStatus = Status & { history: Entry[] };
-export type FullDeadLetter = {
-  last_response?: string | null;
-  last_status_code?: number | null;
-  webhook?: { payload?: unknown; headers?: Record<string, string>; endpoint?: string };
-};
+/** Beyond the Deliveries page's Attempt: the Inspector also shows the response's first bytes and the signing headers sent. */
+export type FullAttempt = HistoryEntry & { response?: string; signed?: Record<string, string> };
+export type FullStatus = Status & { history: FullAttempt[] };
 
 // The headers every delivery carries besides the webhook's own (docs/SIGNING.md).
 const SIGNED = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
 const UNKNOWN = 'set at each attempt: the signature covers id, timestamp and body (the secret is never shown)';
 
 /** The signing headers of the last attempt as sent, where its history entry kept them. */
-const signing = (id: string, last: Entry | undefined): [string, string][] => {
+const signing = (id: string, last: FullAttempt | undefined): [string, string][] => {
   const kept = last?.signed ?? {};
   const names = [...SIGNED, ...Object.keys(kept).filter((k) => !SIGNED.includes(k))];
   return names.map((h) => [h, h === 'webhook-id' ? id : (kept[h] ?? UNKNOWN)]);
@@ -62,7 +58,7 @@ export const Facts = ({ status }: { status: FullStatus }) => (
   </dl>
 );
 
-export const Request = ({ status, dead, last }: { status: FullStatus; dead: FullDeadLetter | null; last: Entry | undefined }) => (
+export const Request = ({ status, dead, last }: { status: FullStatus; dead: DeadLetterView | null; last: FullAttempt | undefined }) => (
   <section aria-labelledby="req-title">
     <h2 id="req-title">The request</h2>
     <p>
@@ -95,7 +91,7 @@ export const Request = ({ status, dead, last }: { status: FullStatus; dead: Full
   </section>
 );
 
-export const LastResponse = ({ last, dead }: { last: Entry | undefined; dead: FullDeadLetter | null }) => (
+export const LastResponse = ({ last, dead }: { last: FullAttempt | undefined; dead: DeadLetterView | null }) => (
   <section aria-labelledby="res-title">
     <h2 id="res-title">The last response</h2>
     {last ? (

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { ListBody } from '../../core/http/routes/webhooks';
 import { apiGet } from '../api';
 import { errorText, time, useApiResource, useRights, type PageProps, type Rights } from '../actions';
 import { ErrorAlert } from '../alert';
@@ -12,7 +13,6 @@ import { Transformers } from './transformers';
 // (GET /config/:config/script) and a dry run against a sample payload (dry-run.tsx).
 
 type Row = { config_id: string; sha256: string; bytes: number; lines: number; apply_to_children: boolean; updated_at: string };
-type List = { items: Row[]; count: number; next_cursor: string | null };
 type Script = { config_id: string; script: string; sha256: string; apply_to_children: boolean; updated_at: string };
 
 export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
@@ -24,7 +24,7 @@ export const Scripts = ({ apiKey, query, onUnauthorized }: PageProps) => {
   const rights = useRights(apiKey);
   const cursor = pages.cursor;
 
-  const { data: list, error } = useApiResource<List>(`/scripts?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiKey, tick, onUnauthorized);
+  const { data: list, error } = useApiResource<ListBody<Row>>(`/scripts?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, apiKey, tick, onUnauthorized);
 
   useEffect(() => {
     setScript(null);
@@ -83,7 +83,7 @@ const ScriptView = ({ script, apiKey, rights }: { script: Script; apiKey: string
   </article>
 );
 
-const ScriptList = ({ list, open, page }: { list: List; open: string; page: number }) => (
+const ScriptList = ({ list, open, page }: { list: ListBody<Row>; open: string; page: number }) => (
   <table class="deliveries">
     <caption>{list.count === 0 ? 'No config has a script.' : `${list.count} script${list.count === 1 ? '' : 's'} (page ${page})`}</caption>
     <thead>

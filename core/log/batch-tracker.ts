@@ -13,7 +13,8 @@ export const DEFAULT_MAX_HOLD_MS = 100;
 /** A consumer without an explicit bound (ConsumerOptions.maxUnresolved). */
 export const DEFAULT_MAX_UNRESOLVED = 2000;
 
-type Entry = { first: bigint; next: bigint; count: number; done: boolean; live: boolean; resolvedAt: number };
+/** A batch taken: [first, next) of its partition. `live`: its outcome still moves the partition's offset. */
+type TrackedBatch = { first: bigint; next: bigint; count: number; done: boolean; live: boolean; resolvedAt: number };
 
 /** A resolved batch a commit covers: its record count and when its handler resolved (ms). */
 export type CommittedBatch = { count: number; resolvedAt: number };
@@ -21,7 +22,7 @@ export type CommittedBatch = { count: number; resolvedAt: number };
  * `doubtUntil`: records below it may have been consumed before, by another owner (see take).
  * `end`: where the partition ended when it was assigned, once known (see bound).
  */
-type PartitionState = { topic: string; partition: number; queue: Entry[]; position: bigint; doubtUntil: bigint; end?: bigint };
+type PartitionState = { topic: string; partition: number; queue: TrackedBatch[]; position: bigint; doubtUntil: bigint; end?: bigint };
 
 export type TrackerHooks = {
   /** Every batch up to `offset` (exclusive) has resolved: the partition may commit it. `batches`: the ones this commit newly covers. */
@@ -34,7 +35,7 @@ export type TrackerHooks = {
 
 const keyOf = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
-const onResolved = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: Entry) => {
+const onResolved = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: TrackedBatch) => {
   if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
   e.done = true;
   e.resolvedAt = Date.now();
@@ -48,7 +49,7 @@ const onResolved = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: 
   if (to !== undefined) hooks.commit(s.topic, s.partition, to, covered);
 };
 
-const onRejected = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: Entry, error: unknown) => {
+const onRejected = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: PartitionState, e: TrackedBatch, error: unknown) => {
   if (!e.live || parts.get(keyOf(s.topic, s.partition)) !== s) return;
   // The batch and every later one of the partition: their outcomes no longer move the offset
   // (they may still deliver; the rewind delivers them again: at-least-once).
@@ -132,7 +133,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
         const end = ends.get(k);
         parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: latest(first + BigInt(maxUnresolved), high, end), end }));
       }
-      const e: Entry = { first, next, count, done: false, live: true, resolvedAt: 0 };
+      const e: TrackedBatch = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
       s.position = next;
       unresolved += count;

@@ -20,13 +20,13 @@ export type RecentOutcomes = {
 };
 
 /** `waiting`: copies that wait for the outcome (a promise is made only for them: most passes are never asked about). */
-type Entry = { done: boolean; waiting?: { resolve: () => void; reject: (e: unknown) => void }[] };
+type RecentPass = { done: boolean; waiting?: { resolve: () => void; reject: (e: unknown) => void }[] };
 
 /** A first pass is keyed by the id alone: no string is built for most deliveries (ids hold no NUL). */
 export const passKey = (w: Webhook): string => (w.attempt + w.deferrals === 0 ? w.id : `${w.id}\u0000${w.attempt + w.deferrals}`);
 
 export const createRecentOutcomes = (max: number): RecentOutcomes => {
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, RecentPass>();
   // Insertion order for eviction, as a ring: finding a Map's oldest key after many deletes
   // walks the deleted slots (V8 compacts its tables only on resize), which cost the engine
   // bench a quarter of its time per delivery.

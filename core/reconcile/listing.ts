@@ -1,6 +1,7 @@
 import { WebhookState } from '../domain/status';
 import { ValidationError } from '../errors/errors';
 import { CONFIG_ID } from '../domain/config-id';
+import type { DeadLetterQuery, Page } from '../ports/recovery';
 
 // Rules of the two listings (GET /webhooks, GET /deadletter): query validation, cursors,
 // and the time floors below which index entries are trimmed.
@@ -65,8 +66,6 @@ export const parseWebhookListQuery = (q: Params): WebhookListQuery => {
   return { configId, ...(state ? { state } : {}), ...(q.endpoint ? { endpoint: q.endpoint } : {}), ...(q.cursor ? { cursor: q.cursor } : {}), limit: limitOf(q.limit) };
 };
 
-export type DeadLetterListQuery = { configId: string; reasonType?: string; since?: number; cursor?: string; limit: number };
-
 /** `since`: an ISO date or unix milliseconds. */
 const sinceOf = (v: string | undefined): number | undefined => {
   if (v === undefined || v === '') return undefined;
@@ -75,7 +74,7 @@ const sinceOf = (v: string | undefined): number | undefined => {
   return n;
 };
 
-export const parseDeadLetterListQuery = (q: Params): DeadLetterListQuery => {
+export const parseDeadLetterListQuery = (q: Params): DeadLetterQuery => {
   const configId = configOf(q.config_id);
   if (q.reason_type && !REASON.test(q.reason_type)) throw new ValidationError('reason_type is not a dead-letter reason', 'reason_type');
   if (q.cursor && !DL_CURSOR.test(q.cursor)) throw new ValidationError('cursor is not one this listing returned', 'cursor');
@@ -105,7 +104,7 @@ export const scanPage = async <T>(
   q: { cursor?: string; limit: number },
   fetch: (after: string | undefined, n: number) => Promise<Candidate<T>[]>,
   keep: (item: T) => boolean,
-): Promise<{ items: T[]; next: string | null }> => {
+): Promise<Page<T>> => {
   const items: T[] = [];
   let lastKept: string | undefined;
   let after = q.cursor;

@@ -1,7 +1,9 @@
-import type { DeadLetterListQuery } from './listing';
 import { RedriveConflictError, type Redriver } from './redrive';
 import { NotFoundError } from '../errors/errors';
 import type { Logger } from '../ports/logger';
+import type { DeadLetterStore } from '../ports/hot-state';
+import type { DeadLetterQuery } from '../ports/recovery';
+import type { DeadLetter } from '../records/dead-letter';
 
 // Bulk replay (docs/API.md, Bulk replay): a job replays the dead letters of one config that a
 // filter or an id list names, a batch at a time at a bounded rate, until done or stopped.
@@ -54,7 +56,7 @@ export class ReplayJobLimitError extends RedriveConflictError {
   }
 }
 
-type DeadLetters = { listDeadLetters(q: DeadLetterListQuery): Promise<{ items: string[]; next: string | null }>; getDeadLetter(id: string): Promise<string | null> };
+type DeadLetters = Pick<DeadLetterStore, 'listDeadLetters' | 'getDeadLetter'>;
 
 export type ReplayJobsDeps = {
   redrive: Pick<Redriver, 'replay'>;
@@ -74,9 +76,10 @@ const KEEP_LINKS = 100;
 
 type Job = ReplayJobView & { spec: ReplayJobSpec; taken: Set<string>; stop: boolean };
 
-const recordOf = (record: string): { webhook_id?: string; config_id?: string; dead_at?: string } => {
+/** Partial: a record of any version may lack any field (an invalid_record one has no config_id). */
+const recordOf = (record: string): Partial<Pick<DeadLetter, 'webhook_id' | 'config_id' | 'dead_at'>> => {
   try {
-    return JSON.parse(record) as { webhook_id?: string; config_id?: string; dead_at?: string };
+    return JSON.parse(record);
   } catch {
     return {};
   }
@@ -95,7 +98,7 @@ const collect = async (d: ReplayJobsDeps, job: Job): Promise<string[]> => {
   const ids: string[] = [];
   let cursor: string | undefined;
   while (!job.stop && ids.length < MAX_FILTER_IDS) {
-    const q: DeadLetterListQuery = {
+    const q: DeadLetterQuery = {
       configId: spec.configId,
       limit: Math.min(spec.batchSize, MAX_FILTER_IDS - ids.length),
       ...(spec.reasonType ? { reasonType: spec.reasonType } : {}),

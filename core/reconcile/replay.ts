@@ -32,12 +32,13 @@ export type FoldStats = { records: number; snapshots: number; tombstones: number
 
 type KeyState = {
   /** The kept snapshot's raw value (parsed again at restore, to hold less in memory). */
-  live: Entry | null;
+  live: KeptSnapshot | null;
   /** Most progress of any snapshot seen so far (-1: none). */
   seenProgress: number;
 };
 
-type Entry = { raw: string; progress: number; updatedAtNs: string };
+/** What the fold keeps of a snapshot: its raw value, and the two fields rule 3 orders it by. */
+type KeptSnapshot = { raw: string; progress: number; updatedAtNs: string };
 
 /**
  * Folds howk.state records (each partition in offset order) into the live state per webhook,
@@ -46,7 +47,7 @@ type Entry = { raw: string; progress: number; updatedAtNs: string };
  */
 export const createStateFold = (log?: Logger) => {
   const stats: FoldStats = { records: 0, snapshots: 0, tombstones: 0, revived: 0, superseded: 0, skipped: 0 };
-  const byKey = new CompactedTable<Entry, KeyState>({
+  const byKey = new CompactedTable<KeptSnapshot, KeyState>({
     topic: 'state',
     log,
     decode: (_key, value) => {
@@ -54,17 +55,17 @@ export const createStateFold = (log?: Logger) => {
       return { raw: value, progress: s.progress, updatedAtNs: s.updatedAtNs };
     },
     tombstone: (_key, k) => ({ live: null, seenProgress: k?.seenProgress ?? -1 }),
-    merge: (_key, entry, k) => {
-      if (!k) return { live: entry, seenProgress: entry.progress };
+    merge: (_key, snap, k) => {
+      if (!k) return { live: snap, seenProgress: snap.progress };
       if (k.live === null) {
-        if (entry.progress > k.seenProgress) {
-          k.live = entry;
+        if (snap.progress > k.seenProgress) {
+          k.live = snap;
           stats.revived++;
         } else stats.superseded++;
-      } else if (compareSnapshots(entry, k.live) >= 0) {
-        k.live = entry;
+      } else if (compareSnapshots(snap, k.live) >= 0) {
+        k.live = snap;
       } else stats.superseded++;
-      k.seenProgress = Math.max(k.seenProgress, entry.progress);
+      k.seenProgress = Math.max(k.seenProgress, snap.progress);
       return k;
     },
   });

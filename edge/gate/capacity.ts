@@ -9,7 +9,8 @@ import type { LimitState } from '../../core/policy/adaptive-limit';
 // it, so only the first request of a host or an endpoint waits for Redis. Without Redis (not
 // configured, or unreachable) the gate knows nothing and admits at its configured rate.
 
-type Entry<T> = { value: T; at: number };
+/** `at`: when the value was read (ms), against which `cacheMs` is counted. */
+type Cached<T> = { value: T; at: number };
 
 const CLOSED: EndpointCapacity['circuit'] = { state: 'CLOSED', openUntil: 0, probeAt: 0 };
 
@@ -21,8 +22,8 @@ const fieldsOf = (reply: unknown, names: readonly string[]): (string | null)[] =
 };
 
 export class CapacityView {
-  private domain: Entry<LimitState | null> | undefined;
-  private readonly endpoints = new Map<string, Entry<EndpointCapacity>>();
+  private domain: Cached<LimitState | null> | undefined;
+  private readonly endpoints = new Map<string, Cached<EndpointCapacity>>();
   private refreshing: Promise<void> | undefined;
   reads = 0;
   failures = 0;

@@ -23,9 +23,10 @@ export type Counts = {
   redis: { commands: Record<string, number>; roundTrips: number };
 };
 
-type Entry = { apiName: string; correlationId: number };
-type Pushed = { entry: Entry; sendRequest: () => void };
-type Queue = { inflight: Map<number, { sentAt?: number; entry: Entry }> };
+/** Named after the field of kafkajs's RequestQueue it mirrors (`entry`). */
+type RequestEntry = { apiName: string; correlationId: number };
+type Pushed = { entry: RequestEntry; sendRequest: () => void };
+type Queue = { inflight: Map<number, { sentAt?: number; entry: RequestEntry }> };
 type QueueProto = {
   push: (this: Queue, r: Pushed) => void;
   fulfillRequest: (this: Queue, r: { correlationId: number; size: number }) => void;

@@ -16,7 +16,8 @@ import type { BridgeCounters } from './counters';
 
 type Arg = string | number;
 type Command = [string, ...Arg[]];
-type Entry = { result: unknown } | { error: string };
+/** One command's reply in a /pipeline or /multi-exec answer, as Upstash words it. */
+type UpstashReply = { result: unknown } | { error: string };
 
 const encode = (v: unknown, b64: boolean): unknown => {
   if (v === null || v === undefined) return null;
@@ -29,7 +30,7 @@ const encode = (v: unknown, b64: boolean): unknown => {
   return v;
 };
 
-const entryOf = (err: Error | null, value: unknown, b64: boolean): Entry => {
+const replyOf = (err: Error | null, value: unknown, b64: boolean): UpstashReply => {
   if (err) {
     const e = toHowkError(err);
     if (e.name !== 'ReplyError') throw e;
@@ -108,7 +109,7 @@ export const redisRoutes = (redis: RedisClient, commands: readonly string[], cou
     const enc = b64(c);
     return respond(
       c,
-      replies.map(([err, v]) => entryOf(err, v, enc)),
+      replies.map(([err, v]) => replyOf(err, v, enc)),
     );
   };
   app.post('/pipeline', batch(false));

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { ListBody } from '../../core/http/routes/webhooks';
 import type { Api } from './api-client';
 import { apiClient } from './api-client';
 import { intArg, out, printJson, table, timeArg, type GlobalOpts } from './io';
@@ -15,7 +16,6 @@ type Row = {
   last_status_code: number | null;
   last_error: string | null;
 };
-type Page<T> = { items: T[]; count: number; next_cursor: string | null };
 
 export type ListFilters = { config: string; state?: string; endpoint?: string; since?: number; until?: number; limit: number; cursor?: string };
 
@@ -27,7 +27,7 @@ export const listDeliveries = async (api: Api, f: ListFilters): Promise<{ items:
   const items: Row[] = [];
   let cursor = f.cursor;
   for (;;) {
-    const page = await api.get<Page<Row>>('/webhooks', { config_id: f.config, state: f.state, endpoint: f.endpoint, cursor, limit: Math.min(500, f.limit - items.length) });
+    const page = await api.get<ListBody<Row>>('/webhooks', { config_id: f.config, state: f.state, endpoint: f.endpoint, cursor, limit: Math.min(500, f.limit - items.length) });
     for (const r of page.items) {
       const at = Date.parse(r.created_at);
       if (f.since !== undefined && at < f.since) return { items, next_cursor: null };

@@ -3,7 +3,8 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import type { Api } from './api-client';
 import { CliError, err, out, printJson, table } from './io';
-import { walkDeadLetters, type DeadRow, type DlqFilters } from './dlq-walk';
+import type { DeadLetterRow } from '../../core/http/routes/deadletter';
+import { walkDeadLetters, type DlqFilters } from './dlq-walk';
 
 // Bulk replay of dead letters (docs/OPERATIONS.md, CLI). Resumable without replaying twice:
 // - each replay carries the idempotency key `howk-replay:<run id>:<dead webhook id>`, so asking
@@ -80,7 +81,7 @@ const count = async (api: Api, p: Progress, max: number): Promise<number> => {
 };
 
 const dryRun = async (api: Api, p: Progress, max: number, json: boolean): Promise<void> => {
-  const rows: DeadRow[] = [];
+  const rows: DeadLetterRow[] = [];
   await walkDeadLetters(
     api,
     p.filters,

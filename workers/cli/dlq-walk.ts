@@ -1,9 +1,8 @@
+import type { DeadLetterRow } from '../../core/http/routes/deadletter';
+import type { ListBody } from '../../core/http/routes/webhooks';
 import type { Api } from './api-client';
 
 // Paging through GET /deadletter, for `howk dlq list` and the bulk replay (dlq-replay.ts) alike.
-
-export type DeadRow = { webhook_id: string; config_id: string; reason_type: string; reason?: string; dead_at: string; webhook?: { endpoint?: string; attempt?: number } };
-type Page = { items: DeadRow[]; count: number; next_cursor: string | null };
 
 export type DlqFilters = { config: string; reason?: string; since?: number; until?: number };
 
@@ -13,13 +12,13 @@ export const walkDeadLetters = async (
   f: DlqFilters,
   start: string | undefined,
   pageSize: () => number,
-  page: (rows: DeadRow[], next: string | null) => Promise<boolean>,
+  page: (rows: DeadLetterRow[], next: string | null) => Promise<boolean>,
 ): Promise<void> => {
   let cursor = start;
   // A webhook dead-lettered twice (an attempt redelivered after a crash) can be listed twice.
   const seen = new Set<string>();
   for (;;) {
-    const p = await api.get<Page>('/deadletter', { config_id: f.config, reason_type: f.reason, since: cursor ? undefined : f.since, cursor, limit: pageSize() });
+    const p = await api.get<ListBody<DeadLetterRow>>('/deadletter', { config_id: f.config, reason_type: f.reason, since: cursor ? undefined : f.since, cursor, limit: pageSize() });
     const inRange = f.until === undefined ? p.items : p.items.filter((r) => Date.parse(r.dead_at) <= f.until!);
     const ended = inRange.length < p.items.length || !p.next_cursor;
     const rows = inRange.filter((r) => !seen.has(r.webhook_id) && seen.add(r.webhook_id));

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { apiClient } from './api-client';
 import { intArg, out, printJson, table, timeArg, type GlobalOpts } from './io';
 import { replayDeadLetters, type ReplayOpts } from './dlq-replay';
-import { walkDeadLetters, type DeadRow, type DlqFilters } from './dlq-walk';
+import type { DeadLetterRow } from '../../core/http/routes/deadletter';
+import { walkDeadLetters, type DlqFilters } from './dlq-walk';
 
 // `howk dlq list | replay`, over GET /deadletter and POST /deadletter/:id/replay.
 
@@ -22,7 +23,7 @@ export const registerDlq = (program: Command, globals: () => GlobalOpts): void =
     .option('--limit <n>', 'most rows', intArg(1, 100_000), 50)
     .option('--cursor <cursor>', 'next_cursor of a previous listing')
     .action(async (o: FilterFlags & { limit: number; cursor?: string }) => {
-      const items: DeadRow[] = [];
+      const items: DeadLetterRow[] = [];
       let next: string | null = null;
       // Each page asks for what is left, so the limit falls on a page end and its cursor is exact.
       await walkDeadLetters(

@@ -4,16 +4,27 @@ import { NotFoundError } from '../../errors/errors';
 import { DL_CURSOR, parseDeadLetterListQuery, REASON } from '../../reconcile/listing';
 import { deadLetterView } from '../../pipeline/redact';
 import { CONFIG_ID } from '../../domain/config-id';
+import type { Webhook } from '../../domain/webhook';
+import type { DeadLetter } from '../../records/dead-letter';
 import { enqueueItemSchema } from '../../domain/enqueue';
 import { readJsonBody } from '../json-body';
 import { IdParam } from '../params';
 import type { ConfigFrom, Route } from '../route';
 import { withEnqueueFields } from './enqueue';
 import { deadLetterConfig } from './status';
-import { CONFLICT, conflictAware, LIMIT, pageOf, RedriveResultSchema } from './webhooks';
+import { CONFLICT, conflictAware, LIMIT, listBody, pageOf, RedriveResultSchema } from './webhooks';
 
 // GET /deadletter (listing), GET /deadletter/:id (one, payload included) and
 // POST /deadletter/:id/replay (a new webhook recording replay_of; the original never changes).
+
+/** The webhook fields clients read from a dead letter: a record of an older version may lack any. */
+type DeadWebhook = Partial<Pick<Webhook, 'endpoint' | 'headers' | 'attempt' | 'max_attempts' | 'replay_of'>>;
+
+/** GET /deadletter/:id: the record as deadLetterView masks it, the payload parsed (any JSON value). */
+export type DeadLetterView = Omit<DeadLetter, 'webhook'> & { webhook: DeadWebhook & { payload?: unknown } };
+
+/** A GET /deadletter row (deadLetterRow): the dead letter without its payload, the payload's size given. */
+export type DeadLetterRow = Omit<DeadLetter, 'webhook'> & { webhook: DeadWebhook & { payload_bytes?: number } };
 
 /**
  * A listing row: the dead letter (reason, last status, first 1 KB of the last response,
@@ -51,7 +62,8 @@ const DeadLetterQuery = () =>
     limit: LIMIT,
   });
 
-const DeadLetter = z.looseObject({ webhook_id: z.string(), config_id: z.string(), reason_type: z.string(), dead_at: z.string(), webhook: z.looseObject({}) });
+/** The OpenAPI schema of DeadLetterView and DeadLetterRow: the fields every dead letter has, the rest left open. */
+const DeadLetterViewSchema = z.looseObject({ webhook_id: z.string(), config_id: z.string(), reason_type: z.string(), dead_at: z.string(), webhook: z.looseObject({}) });
 
 export const deadLetterRoutes: Route[] = [
   {
@@ -63,12 +75,12 @@ export const deadLetterRoutes: Route[] = [
     config: { from: 'query', name: 'config_id' },
     needs: ['listing'],
     request: { query: DeadLetterQuery },
-    responses: { '200': { description: 'page', schema: pageOf(DeadLetter) } },
+    responses: { '200': { description: 'page', schema: pageOf(DeadLetterViewSchema) } },
     handler: (d) => [
       async (c) => {
         const q = parseDeadLetterListQuery(c.req.query());
         const page = await d.listing!.listDeadLetters(q);
-        return c.json({ items: page.items.map(deadLetterRow), count: page.items.length, next_cursor: page.next });
+        return c.json(listBody(page.items.map(deadLetterRow), page.next));
       },
     ],
   },
@@ -81,7 +93,7 @@ export const deadLetterRoutes: Route[] = [
     config: DEAD_LETTER_OWNER,
     needs: ['listing'],
     request: { params: IdParam },
-    responses: { '200': { description: 'dead letter', schema: DeadLetter } },
+    responses: { '200': { description: 'dead letter', schema: DeadLetterViewSchema } },
     handler: (d) => [
       async (c) => {
         const record = await d.listing!.getDeadLetter(c.req.param('id')!);

@@ -16,7 +16,7 @@ import type { Route } from '../route';
 import { limitBody, readLimited } from './body-limit';
 import { checkOutstanding } from './enqueue-wait';
 import { StatusView } from './status';
-import { LIMIT, pageOf, statusRow } from './webhooks';
+import { LIMIT, listBody, pageOf, statusRow } from './webhooks';
 
 // Named hooks (docs/SVIX-API.md, "Named hooks"): POST /hooks/<endpoint uid> delivers the
 // request's bytes, with its Content-Type, to that endpoint of an application, signed with the
@@ -156,7 +156,7 @@ export const hookRoutes: Route[] = [
           ...(q.data.cursor ? { cursor: q.data.cursor } : {}),
           limit: q.data.limit ?? 50,
         });
-        return c.json({ items: page.items.map(statusRow), count: page.items.length, next_cursor: page.next });
+        return c.json(listBody(page.items.map(statusRow), page.next));
       },
     ],
   },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CONFIG_ID } from '../../domain/config-id';
 import { ValidationError } from '../../errors/errors';
 import type { Route } from '../route';
+import { listBody } from './webhooks';
 
 // GET /scripts: every config's delivery script (without its source: GET /config/:config/script
 // has it), in config id order, a page at a time. The scripts are all in memory (read from
@@ -50,7 +51,7 @@ export const scriptListRoutes: Route[] = [
           apply_to_children: r.apply_to_children ?? false,
           updated_at: r.updated_at,
         }));
-        return c.json({ items, count: items.length, next_cursor: rows.length > limit ? items[items.length - 1]!.config_id : null });
+        return c.json(listBody(items, rows.length > limit ? items[items.length - 1]!.config_id : null));
       },
     ],
   },

@@ -111,6 +111,8 @@ export const MessageOutSchema = z.object({
   payload: z.unknown(),
   timestamp: stamp,
 });
+/** A Svix listing's body (the official client's List*Out), not Howk's cursor ListBody: the console reads Svix routes with it. listOf is its schema. */
+export type SvixList<T> = { data: T[]; iterator: string | null; prevIterator: string | null; done: boolean };
 export const listOf = (item: z.ZodType) => z.object({ data: z.array(item), iterator: z.string().nullable(), prevIterator: z.string().nullable(), done: z.boolean() });
 export const SvixError = z.looseObject({
   code: z.string(),
@@ -138,7 +140,7 @@ export const withContent = (c: Context): boolean => {
 };
 
 /** One page of `items` (given oldest first) after the item whose key is `iterator`. */
-export const page = <T>(c: Context, items: T[], key: (t: T) => string, descendingByDefault = false) => {
+export const page = <T>(c: Context, items: T[], key: (t: T) => string, descendingByDefault = false): SvixList<T> => {
   const q = ListQuery().safeParse(c.req.query());
   if (!q.success) throw ValidationError.fromZod(q.error, { at: 'query' });
   const { limit = 50, iterator, order } = q.data;

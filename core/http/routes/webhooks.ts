@@ -46,6 +46,13 @@ export const CONFLICT: ResponseDoc = {
   schema: { $ref: '#/components/schemas/Error' },
 };
 export const LIMIT = z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe('Page size (default 50)');
+/**
+ * The body of every cursor listing (GET /webhooks, /deadletter, /scripts, /hooks/:name/deliveries):
+ * the type the console and the CLI read it with, so a change here fails their type checks too.
+ * pageOf is its OpenAPI schema; the store's Page (core/ports/recovery.ts) is what it is built from.
+ */
+export type ListBody<T> = { items: T[]; count: number; next_cursor: string | null };
+export const listBody = <T>(items: T[], next: string | null): ListBody<T> => ({ items, count: items.length, next_cursor: next });
 export const pageOf = (row: z.ZodType) =>
   z.object({ items: z.array(row), count: z.number().int(), next_cursor: z.string().nullable().describe('The cursor of the next page; null at the end') });
 
@@ -86,7 +93,7 @@ export const webhookRoutes: Route[] = [
           ...(q.cursor ? { cursor: q.cursor } : {}),
           limit: q.limit,
         });
-        return c.json({ items: page.items.map(statusRow), count: page.items.length, next_cursor: page.next });
+        return c.json(listBody(page.items.map(statusRow), page.next));
       },
     ],
   },
