@@ -8,6 +8,7 @@ import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { chaosInfra, workersJoined } from './infra';
 import type { Kind, Receiver } from './receiver';
 import { diagnose, traceDuplicates } from './trace';
+import { webhookHistory } from './history';
 
 export { chaosReceiver, FLAKY_FAILURES, type Answer, type Kind, type Receiver } from './receiver';
 
@@ -63,7 +64,8 @@ export const chaosFleet = async (name: string, counts: { workers: number; schedu
     HOWK_REDIS_URL: `${chaosInfra.redisUrl}/0`,
     ...fleetSettings(prefix),
     // HOWK_CHAOS_TRACE reads the workers' group membership lines (info) for its timeline.
-    HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS || process.env.HOWK_CHAOS_TRACE ? 'info' : 'error',
+    // warn by default: a lost webhook's report greps the fleet's output for its id (history.ts).
+    HOWK_LOG_LEVEL: process.env.HOWK_CHAOS_LOGS || process.env.HOWK_CHAOS_TRACE ? 'info' : 'warn',
     ...extra,
   };
   const api = spawnRole('api', env);
@@ -233,6 +235,18 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
   }
   const unresolved = [...client.accepted].filter(([id]) => !resolved(id));
   if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
+  // A lost webhook's whole story (Kafka's records of it, the fleet's log lines naming it, the
+  // receiver's answers), printed for the run's report: enough to tell where it was dropped.
+  if (unresolved.length && fleet) {
+    const story = webhookHistory(
+      fleet.prefix,
+      unresolved.slice(0, 3).map(([id]) => id),
+      fleet.logs(),
+    );
+    const bound = new Promise<string>((r) => setTimeout(() => r('not read within 30 s'), 30_000).unref());
+    const told = await Promise.race([story.then((h) => JSON.stringify(h.map((x) => ({ ...x, answers: rx.byId.get(x.id)?.log ?? [] })))), bound]).catch((e: unknown) => String(e));
+    console.log(`chaos: history of unresolved webhooks ${told}`);
+  }
   return {
     sent: client.accepted.size,
     delivered,

@@ -38,7 +38,8 @@ export const chaosReceiver = async () => {
         (e.oks ??= []).push({ at: now, attempt, conn: conns.get(req.socket) ?? 0 });
       }
       // HOWK_CHAOS_TRACE=1: every answer per webhook, to tell where duplicates come from.
-      if (process.env.HOWK_CHAOS_TRACE) (e.log ??= []).push(`${now}:a${attempt}:${status}`);
+      // Always for the kinds answered more than once by design: a lost one's answers explain it.
+      if (process.env.HOWK_CHAOS_TRACE || kind !== 'ok') (e.log ??= []).push(`${now}:a${attempt}:${status}`);
       byId.set(id, e);
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
     });
