@@ -8,7 +8,7 @@ import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { chaosInfra, workersJoined } from './infra';
 import type { Kind, Receiver } from './receiver';
 import { diagnose, traceDuplicates } from './trace';
-import { webhookHistory } from './history';
+import { tellHistory } from './history';
 
 export { chaosReceiver, FLAKY_FAILURES, type Answer, type Kind, type Receiver } from './receiver';
 
@@ -238,13 +238,12 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
   // A lost webhook's whole story (Kafka's records of it, the fleet's log lines naming it, the
   // receiver's answers), printed for the run's report: enough to tell where it was dropped.
   if (unresolved.length && fleet) {
-    const story = webhookHistory(
+    const told = await tellHistory(
       fleet.prefix,
-      unresolved.slice(0, 3).map(([id]) => id),
+      unresolved.map(([id]) => id),
       fleet.logs(),
+      (id) => rx.byId.get(id)?.log ?? [],
     );
-    const bound = new Promise<string>((r) => setTimeout(() => r('not read within 30 s'), 30_000).unref());
-    const told = await Promise.race([story.then((h) => JSON.stringify(h.map((x) => ({ ...x, answers: rx.byId.get(x.id)?.log ?? [] })))), bound]).catch((e: unknown) => String(e));
     console.log(`chaos: history of unresolved webhooks ${told}`);
   }
   return {

@@ -1,3 +1,4 @@
+import { settleWithin } from '../../core/domain/deadline';
 import { KafkaTopicReader } from '../../workers/kafka/topic-reader';
 import { chaosInfra } from './infra';
 import { uniq } from '../helpers/env';
@@ -61,3 +62,9 @@ export const webhookHistory = async (prefix: string, ids: string[], logs: { role
       .slice(0, MAX_PER_ID),
   }));
 };
+
+/** The story of up to three lost webhooks as one printable line, with the receiver's answers to each; within 30 s. */
+export const tellHistory = (prefix: string, ids: string[], logs: { role: string; out: string }[], answersOf: (id: string) => string[]): Promise<string> =>
+  settleWithin(webhookHistory(prefix, ids.slice(0, 3), logs), 30_000, () => new Error('not read within 30 s'))
+    .then((h) => JSON.stringify(h.map((x) => ({ ...x, answers: answersOf(x.id) }))))
+    .catch((e: unknown) => String(e));
