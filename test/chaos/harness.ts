@@ -239,9 +239,8 @@ export const settle = async (client: Client, rx: Receiver, dl: { reasons: Map<st
   // receiver's answers), printed for the run's report: enough to tell where it was dropped.
   if (unresolved.length && fleet) {
     const told = await tellHistory(
-      fleet.prefix,
+      { brokers: [chaosInfra.brokers], prefix: fleet.prefix, logs: fleet.logs() },
       unresolved.map(([id]) => id),
-      fleet.logs(),
       (id) => rx.byId.get(id)?.log ?? [],
     );
     console.log(`chaos: history of unresolved webhooks ${told}`);

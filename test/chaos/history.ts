@@ -1,6 +1,5 @@
 import { settleWithin } from '../../core/domain/deadline';
 import { KafkaTopicReader } from '../../workers/kafka/topic-reader';
-import { chaosInfra } from './infra';
 import { uniq } from '../helpers/env';
 
 // The whole story Kafka keeps of a few webhooks, for the report of a run that lost one: every
@@ -27,10 +26,10 @@ const summary = (value: string | null): Record<string, unknown> | null => {
 };
 
 /** Each id's records on the fleet's topics (offset order per partition), and its log lines. */
-export const webhookHistory = async (prefix: string, ids: string[], logs: { role: string; out: string }[]) => {
+export const webhookHistory = async (brokers: string[], prefix: string, ids: string[], logs: { role: string; out: string }[]) => {
   const wanted = new Set(ids);
   const out = new Map<string, Line[]>(ids.map((id) => [id, []]));
-  const reader = new KafkaTopicReader({ brokers: [chaosInfra.brokers], clientId: 'chaos-history', groupPrefix: uniq('chaos-history') });
+  const reader = new KafkaTopicReader({ brokers, clientId: 'chaos-history', groupPrefix: uniq('chaos-history') });
   try {
     for (const t of TOPICS) {
       await reader.readToEnd(
@@ -64,7 +63,11 @@ export const webhookHistory = async (prefix: string, ids: string[], logs: { role
 };
 
 /** The story of up to three lost webhooks as one printable line, with the receiver's answers to each; within 30 s. */
-export const tellHistory = (prefix: string, ids: string[], logs: { role: string; out: string }[], answersOf: (id: string) => string[]): Promise<string> =>
-  settleWithin(webhookHistory(prefix, ids.slice(0, 3), logs), 30_000, () => new Error('not read within 30 s'))
+export const tellHistory = (
+  fleet: { brokers: string[]; prefix: string; logs: { role: string; out: string }[] },
+  ids: string[],
+  answersOf: (id: string) => string[],
+): Promise<string> =>
+  settleWithin(webhookHistory(fleet.brokers, fleet.prefix, ids.slice(0, 3), fleet.logs), 30_000, () => new Error('not read within 30 s'))
     .then((h) => JSON.stringify(h.map((x) => ({ ...x, answers: answersOf(x.id) }))))
     .catch((e: unknown) => String(e));

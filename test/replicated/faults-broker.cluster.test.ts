@@ -58,7 +58,7 @@ describe('a broker of three killed with -9 mid-stream', () => {
     const faultAt = Date.now();
     await cluster.kill9(victim);
     const f = await faultFigures(
-      fleet.baseUrl,
+      fleet,
       'kafka broker kill -9',
       client,
       rx,
@@ -83,7 +83,7 @@ describe('a broker of three killed with -9 mid-stream', () => {
     f.notes.duplicate_share = `${((100 * f.duplicates) / f.sent).toFixed(1)} % (goal ${100 * DUPLICATE_GOAL} %)`;
     console.log(formatFault(f));
 
-    expect(f.lost, fleet.output()).toBe(0);
+    expect(f.lost, `${formatFault(f)}\n${fleet.output()}`).toBe(0);
     expect(f.sent).toBe(N);
     expect(f.duplicates, `${f.notes.duplicate_share as string}: ${formatFault(f)}\n${fleet.output()}`).toBeLessThanOrEqual(DUPLICATE_GOAL * f.sent);
     // Never a 500 nor a dropped connection: a producer that cannot write says when to come back.

@@ -47,7 +47,7 @@ describe('the whole Redis Cluster frozen mid-stream', () => {
     redis.signalAll('SIGCONT');
     frozen = false;
     const during = { accepted: client.accepted.size - acceptedBefore, delivered: rx.okBetween(faultAt, thawAt), refused: client.refusals.filter((r) => r.at >= faultAt).length };
-    const f = await faultFigures(fleet.baseUrl, 'redis cluster frozen', client, rx, { start, fault: faultAt }, { outage_ms: thawAt - faultAt });
+    const f = await faultFigures(fleet, 'redis cluster frozen', client, rx, { start, fault: faultAt }, { outage_ms: thawAt - faultAt });
     f.notes.accepted_during_outage = during.accepted;
     f.notes.delivered_during_outage = during.delivered;
     f.notes.refused_during_outage = during.refused;
@@ -57,7 +57,7 @@ describe('the whole Redis Cluster frozen mid-stream', () => {
     await waitFor(async () => (await redis.masters()).length === 3 && (await redis.stateOk(redis.ports[0]!)), { timeoutMs: 30_000, what: 'the cluster ok again' });
     console.log(formatFault(f));
 
-    expect(f.lost, fleet.output()).toBe(0);
+    expect(f.lost, `${formatFault(f)}\n${fleet.output()}`).toBe(0);
     expect(f.sent).toBe(N);
     expect(f.duplicates).toBeLessThanOrEqual(Math.floor(N * MAX_DUPLICATE_SHARE));
     expect(f.first_delivery_after_fault_ms).toBeGreaterThanOrEqual(0);

@@ -48,7 +48,7 @@ describe('a Redis Cluster master killed with -9 mid-stream', () => {
       what: `a replica of ${victim} promoted`,
     });
     const failoverMs = Date.now() - faultAt;
-    const f = await faultFigures(fleet.baseUrl, 'redis master kill -9', client, rx, { start, fault: faultAt }, { victim, victim_keys: keys, failover_ms: failoverMs });
+    const f = await faultFigures(fleet, 'redis master kill -9', client, rx, { start, fault: faultAt }, { victim, victim_keys: keys, failover_ms: failoverMs });
     f.notes.refusals = [...new Set(client.refusals.map((r) => `${r.status}:${r.retryAfter ? 'retry-after' : 'none'}`))].join(',') || 'none';
     f.notes.delivered_during_failover = rx.okBetween(faultAt, faultAt + failoverMs);
 
@@ -58,7 +58,7 @@ describe('a Redis Cluster master killed with -9 mid-stream', () => {
     f.notes.rejoin_as_replica_ms = Date.now() - restartAt;
     console.log(formatFault(f));
 
-    expect(f.lost, fleet.output()).toBe(0);
+    expect(f.lost, `${formatFault(f)}\n${fleet.output()}`).toBe(0);
     expect(f.sent).toBe(N);
     expect(f.duplicates).toBeLessThanOrEqual(Math.floor(N * MAX_DUPLICATE_SHARE));
     expect(f.first_delivery_after_fault_ms).toBeGreaterThanOrEqual(0);

@@ -9,6 +9,7 @@ import { uniq, waitFor } from '../helpers/env';
 import { freePort, spawnRole, stopProc, type Proc } from '../helpers/procs';
 import { fleetSettings, type Client, type Receiver } from '../chaos/harness';
 import { traceDuplicates } from '../chaos/trace';
+import { tellHistory } from '../chaos/history';
 
 // The parts of the fault tests on the scaled set-up (test/replicated/faults-*.cluster.test.ts):
 // a Redis Cluster that is theirs alone (they kill and freeze its nodes, so never the one
@@ -83,7 +84,7 @@ export const faultFleet = async (name: string, infra: Record<string, string>, wo
     HOWK_API_HOST: '127.0.0.1',
     HOWK_API_AUTH_ENABLED: 'false',
     ...fleetSettings(prefix),
-    HOWK_LOG_LEVEL: process.env.HOWK_FAULT_LOGS ? 'info' : 'error',
+    HOWK_LOG_LEVEL: process.env.HOWK_FAULT_LOGS ? 'info' : 'warn',
     ...infra,
   };
   const procs: Proc[] = [spawnRole('api', env), spawnRole('scheduler', env)];
@@ -117,7 +118,8 @@ export const faultFleet = async (name: string, infra: Record<string, string>, wo
     await stop();
     throw new Error(`${(e as Error).message}\n${output()}`);
   }
-  return { prefix, env, baseUrl, output, stop };
+  const logs = () => procs.map((p) => ({ role: p.role, out: p.output() }));
+  return { prefix, env, baseUrl, output, logs, stop };
 };
 
 /** What Howk says of a webhook that never arrived, and what reached the receiver of it. */
@@ -151,7 +153,7 @@ export type FaultFigures = {
  * from the fault until the last webhook was accepted (the stream is steady until then).
  */
 export const faultFigures = async (
-  baseUrl: string,
+  fleet: FaultFleet,
   fault: string,
   client: Client,
   rx: Receiver,
@@ -176,7 +178,12 @@ export const faultFigures = async (
   }
   if (duplicates) notes.duplicates_by_kind = byKind;
   const missing = [...client.accepted.keys()].filter((id) => !rx.byId.get(id)?.ok);
-  if (missing.length) notes.missing = await Promise.all(missing.slice(0, 5).map((id) => whereIs(baseUrl, id, rx)));
+  if (missing.length) {
+    notes.missing = await Promise.all(missing.slice(0, 5).map((id) => whereIs(fleet.baseUrl, id, rx)));
+    // Where it was dropped: its records on the fleet's topics and the log lines naming it.
+    const brokers = fleet.env.HOWK_KAFKA_BROKERS!.split(',');
+    notes.history = await tellHistory({ brokers, prefix: fleet.prefix, logs: fleet.logs() }, missing, (id) => rx.byId.get(id)?.log ?? []);
+  }
   if (process.env.HOWK_CHAOS_TRACE) traceDuplicates(rx, client);
   const first = rx.firstOkAfter(at.fault);
   let longestWait = 0;
