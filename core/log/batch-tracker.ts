@@ -19,10 +19,12 @@ type TrackedBatch = { first: bigint; next: bigint; count: number; done: boolean;
 /** A resolved batch a commit covers: its record count and when its handler resolved (ms). */
 export type CommittedBatch = { count: number; resolvedAt: number };
 /**
- * `doubtUntil`: records below it may have been consumed before, by another owner (see take).
- * `end`: where the partition ended when it was assigned, once known (see bound).
+ * `doubtUntil`: records below it may have been consumed before, by another owner (see take);
+ * `floor`: true while it is only maxUnresolved past the first record (the log told neither a
+ * high-water mark nor an end yet). `end`: where the partition ended when it was assigned, once
+ * known (see bound).
  */
-type PartitionState = { topic: string; partition: number; queue: TrackedBatch[]; position: bigint; doubtUntil: bigint; end?: bigint };
+type PartitionState = { topic: string; partition: number; queue: TrackedBatch[]; position: bigint; doubtUntil: bigint; floor: boolean; end?: bigint };
 
 export type TrackerHooks = {
   /** Every batch up to `offset` (exclusive) has resolved: the partition may commit it. `batches`: the ones this commit newly covers. */
@@ -60,6 +62,22 @@ const onRejected = (parts: Map<string, PartitionState>, hooks: TrackerHooks, s: 
 };
 
 const latest = (a: bigint, ...more: (bigint | undefined)[]): bigint => more.reduce<bigint>((m, x) => (x !== undefined && x > m ? x : m), a);
+
+/**
+ * A partition this consumer was just given (a new assignment, a restart after a crash), at its
+ * first batch: its last owner may have handled records past the committed offset without
+ * committing them. Not only maxUnresolved of them: a head batch that stays unresolved keeps
+ * every later one resolved and uncommitted, without bound. The high-water mark bounds them (the
+ * last owner could read nothing past it, and it only grows), as does the end read at the
+ * assignment; maxUnresolved is the window only for a log that tells neither (memory, SQLite),
+ * until it does. Records past both were produced once the last owner had stopped fetching:
+ * looking them up found nothing and cost a round trip per batch.
+ */
+const firstTaken = (topic: string, partition: number, first: bigint, maxUnresolved: number, high?: bigint, end?: bigint): PartitionState => {
+  const floor = high === undefined && end === undefined;
+  const doubtUntil = floor ? first + BigInt(maxUnresolved) : latest(first, high, end);
+  return { topic, partition, queue: [], position: first, doubtUntil, floor, end };
+};
 
 export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) => {
   const parts = new Map<string, PartitionState>();
@@ -123,16 +141,7 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     ): void {
       const k = keyOf(topic, partition);
       let s = parts.get(k);
-      // A partition this consumer was just given (a new assignment, a restart after a crash):
-      // its last owner may have handled records past the committed offset without committing
-      // them. Not only maxUnresolved of them: a head batch that stays unresolved keeps every
-      // later one resolved and uncommitted, without bound. Only the high-water mark bounds
-      // them (the last owner could read nothing past it, and it only grows); maxUnresolved
-      // stays the floor for logs that do not tell it.
-      if (!s) {
-        const end = ends.get(k);
-        parts.set(k, (s = { topic, partition, queue: [], position: first, doubtUntil: latest(first + BigInt(maxUnresolved), high, end), end }));
-      }
+      if (!s) parts.set(k, (s = firstTaken(topic, partition, first, maxUnresolved, high, ends.get(k))));
       const e: TrackedBatch = { first, next, count, done: false, live: true, resolvedAt: 0 };
       s.queue.push(e);
       s.position = next;
@@ -198,8 +207,9 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
       const s = parts.get(k);
       if (!s) ends.set(k, end);
       else if (s.end === undefined || end < s.end) s.end = end;
-      // Records below the end may be the last owner's, however many (see take).
-      if (s && end > s.doubtUntil) s.doubtUntil = end;
+      // Records below the end may be the last owner's, however many; past it none is (see take).
+      if (s && (s.floor || end > s.doubtUntil)) s.doubtUntil = end;
+      if (s) s.floor = false;
     },
 
     /** Forgets every partition (a stopped consumer): later settlements commit nothing. */

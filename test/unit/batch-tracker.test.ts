@@ -60,6 +60,18 @@ describe('batch tracker', () => {
     expect(seen).toEqual(['0:100:true', '0:120:true', '0:135:true', '0:140:false', '1:50:true', '1:85:true', '1:90:false']);
   });
 
+  it('looks up no record past the high-water mark of the first fetch, though within maxUnresolved: a fresh group or a drained partition costs no lookup', async () => {
+    const seen: boolean[] = [];
+    const t = createBatchTracker(1000, { commit: () => {}, rewind: () => {} });
+    const take = (first: number, next: number, high: number) =>
+      t.take('t', 0, BigInt(first), BigInt(next), next - first, (_release, maybeSeen) => (seen.push(maybeSeen), Promise.resolve()), BigInt(high));
+    take(100, 105, 105); // all there was: maybe the last owner's
+    take(105, 110, 110); // produced after that fetch
+    take(110, 200, 400);
+    await flush();
+    expect(seen).toEqual([true, false, false]);
+  });
+
   it("tells batches at or past the partition's end when it was assigned (its last owner never had them), before or after its first batch; a new assignment forgets that end", async () => {
     const seen: string[] = [];
     const t = createBatchTracker(1000, { commit: () => {}, rewind: () => {} });
@@ -74,7 +86,8 @@ describe('batch tracker', () => {
     await flush();
     t.reassign(() => false);
     take(0, 110, 115); // given back: nothing known of its end this time
-    expect(seen).toEqual(['true/false', 'true/true', 'true/false', 'true/true', 'true/false']);
+    // Past the end nothing is the last owner's: not looked up, though within maxUnresolved.
+    expect(seen).toEqual(['true/false', 'false/true', 'true/false', 'false/true', 'true/false']);
   });
 
   it('commits a partition only past a prefix of resolved batches, partitions independently', async () => {

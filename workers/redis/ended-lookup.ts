@@ -1,11 +1,16 @@
-import type { ChainableCommander, Redis } from 'ioredis';
-import { clusterKeys, keys } from '../../core/domain/keys';
-import { TERMINAL_STATES, type WebhookStatus } from '../../core/domain/status';
+import type { ChainableCommander, Command, Redis } from 'ioredis';
+import { clusterKeys, keys, scriptPrefix } from '../../core/domain/keys';
 import type { EndedLookup, SentMark } from '../../core/ports/hot-state';
-import { execPipeline } from './exec';
+import { execPipeline, toHowkError } from './exec';
+import { RespArgs } from './resp';
 import { createRidingMarks, type RidingMarks } from './riding-marks';
-import { pipe } from './slots';
-import { withScripts } from './scripts';
+import { batchScript, callScript, scriptCommand } from './script-call';
+import { pipe, slotOf } from './slots';
+import { BATCH_SCRIPTS, forCluster, withScripts } from './scripts';
+
+const READ_ENDED = batchScript(BATCH_SCRIPTS.readEnded);
+const CLUSTER_READ_ENDED = batchScript(forCluster(BATCH_SCRIPTS.readEnded));
+const WRITE_MARKS = batchScript(BATCH_SCRIPTS.writeMarks);
 
 /** The status hash's field holding the last sent mark: `<pass>:<status>:<at ms>:<duration ms>`. */
 export const SENT_FIELD = 'sent';
@@ -17,18 +22,12 @@ const decodeMark = (s: string | null): SentMark | undefined => {
   return [pass, status, at, durationMs].every((n) => Number.isFinite(n)) ? { pass: pass!, status: status!, at: at!, durationMs: durationMs! } : undefined;
 };
 
-const endedOf = (data: string | null): number | undefined => {
-  if (data === null) return undefined;
-  const s = JSON.parse(data) as Partial<WebhookStatus>;
-  return s.state && TERMINAL_STATES.has(s.state) && typeof s.attempts === 'number' ? s.attempts : undefined;
-};
-
 type Marked = { id: string; mark: SentMark };
 
 /**
- * EndedLookup on the status hashes writeStatuses.lua keeps: one pipelined HMGET of `data` (the
- * status: only its state and attempt count are read) and `sent` (the sent mark) per webhook,
- * one round trip for them all. A sent mark is a field of the same hash (no key of its own to
+ * EndedLookup on the status hashes writeStatuses.lua keeps: one readEnded.lua call for the
+ * batch (on a cluster one per slot, in one round trip), which reads each status's `data` and
+ * `sent` (the sent mark) where they are and answers only the ended attempt count and the mark. A sent mark is a field of the same hash (no key of its own to
  * expire: it lives and goes with the status); a hash that does not exist yet (the api's status
  * write failed) is given the status's TTL. On a single Redis the marks ride the next guards
  * call of the connection (`riding`, given to RedisGuards: workers/redis/riding-marks.ts); on a
@@ -36,28 +35,55 @@ type Marked = { id: string; mark: SentMark };
  */
 export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000): EndedLookup & { riding?: RidingMarks } => {
   const k = redis.isCluster ? clusterKeys : keys;
-  const writeMark = (p: ChainableCommander, { id, mark }: Marked): number => {
+  const prefix = redis.isCluster ? `${scriptPrefix(k.status(''))}{` : k.status('');
+  /** On one Redis: one writeMarks.lua call for them all. */
+  const writeMarks = (p: ChainableCommander, marks: readonly Marked[]): number => {
+    const args = new RespArgs().str(prefix).num(statusTtlMs);
+    for (const { id, mark } of marks) args.str(id).str(encodeMark(mark));
+    (p as unknown as { sendCommand(c: Command): unknown }).sendCommand(scriptCommand(redis, WRITE_MARKS, args));
+    return 1;
+  };
+  /** On a cluster (a slot per webhook): the field and the status's TTL, per mark. */
+  const writeMarkApart = (p: ChainableCommander, { id, mark }: Marked): void => {
     const key = k.status(id);
     p.hset(key, SENT_FIELD, encodeMark(mark));
     // The status's own TTL (its writes set the same): a hash made by this mark alone expires too.
     p.pexpire(key, statusTtlMs);
-    return 2;
   };
-  const riding = redis.isCluster ? undefined : createRidingMarks<Marked>(() => redis.pipeline(), writeMark);
+  const riding = redis.isCluster ? undefined : createRidingMarks<Marked>(() => redis.pipeline(), writeMarks);
+  const read = async (ids: readonly string[], slotKey?: string): Promise<unknown[]> => {
+    const args = new RespArgs().str(prefix);
+    for (const id of ids) args.str(id);
+    try {
+      return (await callScript(redis, slotKey === undefined ? READ_ENDED : CLUSTER_READ_ENDED, args, slotKey)) as unknown[];
+    } catch (e) {
+      throw toHowkError(e);
+    }
+  };
+  /** On a cluster the ids by slot, each group in its own call; the replies in the order of `ids`. */
+  const readAll = async (ids: readonly string[]): Promise<{ ids: readonly string[]; reply: unknown[] }[]> => {
+    if (!redis.isCluster) return [{ ids, reply: await read(ids) }];
+    const bySlot = new Map<number, string[]>();
+    for (const id of ids) {
+      const slot = slotOf(k.status(id));
+      const g = bySlot.get(slot);
+      if (g) g.push(id);
+      else bySlot.set(slot, [id]);
+    }
+    return Promise.all([...bySlot.values()].map(async (g) => ({ ids: g, reply: await read(g, k.status(g[0]!)) })));
+  };
   const lookup = async (ids: readonly string[]) => {
     const ended = new Map<string, number>();
     const sent = new Map<string, SentMark>();
     if (!ids.length) return { ended, sent };
-    const p = pipe(withScripts(redis));
-    for (const id of ids) p.hmget(k.status(id), 'data', SENT_FIELD);
-    const replies = (await execPipeline(p)) as [string | null, string | null][];
-    replies.forEach(([data, mark], i) => {
-      const id = ids[i]!;
-      const attempts = endedOf(data);
-      if (attempts !== undefined) ended.set(id, attempts);
-      const m = decodeMark(mark);
-      if (m) sent.set(id, m);
-    });
+    for (const part of await readAll(ids))
+      part.ids.forEach((id, i) => {
+        // Bulk replies of a hand-encoded call come as Buffers.
+        const attempts = String(part.reply[2 * i] ?? '');
+        if (attempts) ended.set(id, Number(attempts));
+        const m = decodeMark(String(part.reply[2 * i + 1] ?? ''));
+        if (m) sent.set(id, m);
+      });
     return { ended, sent };
   };
   return {
@@ -67,7 +93,7 @@ export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000):
       if (!marks.length) return;
       if (riding) return riding.add(marks);
       const p = pipe(withScripts(redis));
-      for (const m of marks) writeMark(p, m);
+      for (const m of marks) writeMarkApart(p, m);
       await execPipeline(p);
     },
     ...(riding ? { riding } : {}),

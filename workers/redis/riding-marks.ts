@@ -5,12 +5,13 @@ import { toHowkError } from './exec';
 // connection instead of a round trip of their own. A mark is written right after a 2xx, and
 // the same answer ends the delivery's leases: a completeDelivery call that leaves at the end
 // of that event-loop turn (core/pipeline/coalesce.ts; after a 1 ms timer on a host without
-// one). At a light load each delivery paid both round trips; now the mark's two commands go in
-// the completion's pipeline, one round trip for both. A mark that no guards call takes within
-// a timer of 0 ms (nothing completing: a stop, a lone mark) leaves on its own, as before.
+// one). At a light load each delivery paid both round trips; now the marks waiting go in the
+// completion's pipeline (one write for them all), one round trip for both. A mark that no
+// guards call takes within a timer of 0 ms (nothing completing: a stop, a lone mark) leaves on
+// its own, as before.
 
-/** Writes one mark's commands into a pipeline; returns how many it wrote. */
-export type MarkWriter<M> = (p: ChainableCommander, mark: M) => number;
+/** Writes the commands of these marks into a pipeline; returns how many it wrote. */
+export type MarkWriter<M> = (p: ChainableCommander, marks: readonly M[]) => number;
 
 type Waiting<M> = { marks: readonly M[]; resolve: () => void; reject: (e: unknown) => void };
 
@@ -28,17 +29,16 @@ export const createRidingMarks = <M>(newPipeline: () => ChainableCommander, writ
     waiting = [];
     if (timer) clearTimeout(timer);
     timer = undefined;
-    const counts = taken.map((w) => w.marks.reduce((n, m) => n + write(p, m), 0));
+    // Every waiting mark in one write: they succeed or fail together.
+    const count = write(
+      p,
+      taken.flatMap((w) => w.marks),
+    );
     return {
       settle: (replies, offset) => {
-        let at = offset;
-        taken.forEach((w, i) => {
-          const mine = replies?.slice(at, at + counts[i]!) ?? [];
-          at += counts[i]!;
-          const err = replies ? mine.find(([e]) => e)?.[0] : new Error('redis: pipeline discarded');
-          if (err) w.reject(toHowkError(err));
-          else w.resolve();
-        });
+        const mine = replies?.slice(offset, offset + count) ?? [];
+        const err = replies ? mine.find(([e]) => e)?.[0] : new Error('redis: pipeline discarded');
+        taken.forEach((w) => (err ? w.reject(toHowkError(err)) : w.resolve()));
       },
       fail: (e) => taken.forEach((w) => w.reject(toHowkError(e))),
     };

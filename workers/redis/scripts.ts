@@ -97,6 +97,8 @@ export const BATCH_SCRIPTS = {
   admitDelivery: batch('admitDelivery'),
   completeDelivery: batch('completeDelivery'),
   writeStatuses: batch('writeStatuses'),
+  readEnded: batch('readEnded'),
+  writeMarks: batch('writeMarks'),
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
