@@ -18,7 +18,7 @@ const numbered = (list: string[], v: string) => {
   if (!list.includes(v)) list.push(v);
   return list.indexOf(v) + 1;
 };
-/** The ARGV after the shared ones: endpoints, hosts, (configs,) then each request's (endpoint, [config], now, ...args). */
+/** The ARGV after the shared ones: endpoints, hosts, configs (admitDelivery) or no sent marks (completeDelivery), then each request's (endpoint, [config], now, ...args). */
 export const layout = (reqs: Req[], withConfigs: boolean) => {
   const eps: string[] = [];
   const hosts: string[] = [];
@@ -31,7 +31,8 @@ export const layout = (reqs: Req[], withConfigs: boolean) => {
     return withConfigs ? [e, numbered(cfgs, r.cfg!), now, ...r.args] : [e, now, ...r.args];
   });
   const table = (list: string[]) => [list.length, ...list.flatMap((x) => JSON.parse(x) as (string | number)[])];
-  return [...table(eps), ...table(hosts), ...(withConfigs ? [cfgs.length, ...cfgs] : []), ...per];
+  // admitDelivery's configs; completeDelivery's sent marks section, empty here (M = 0).
+  return [...table(eps), ...table(hosts), ...(withConfigs ? [cfgs.length, ...cfgs] : [0]), ...per];
 };
 const STATES: Record<string, string> = { C: 'CLOSED', O: 'OPEN', H: 'HALF_OPEN' };
 /** completeDelivery's reply (a code per completion, then a triple per 'T') as one answer per completion. */

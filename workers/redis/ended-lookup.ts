@@ -1,10 +1,10 @@
-import type { ChainableCommander, Command, Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { clusterKeys, keys, scriptPrefix } from '../../core/domain/keys';
 import type { EndedLookup, SentMark } from '../../core/ports/hot-state';
 import { execPipeline, toHowkError } from './exec';
 import { RespArgs } from './resp';
 import { createRidingMarks, type RidingMarks } from './riding-marks';
-import { batchScript, callScript, scriptCommand } from './script-call';
+import { batchScript, callScript } from './script-call';
 import { pipe, slotOf } from './slots';
 import { BATCH_SCRIPTS, forCluster, withScripts } from './scripts';
 
@@ -27,21 +27,28 @@ type Marked = { id: string; mark: SentMark };
 /**
  * EndedLookup on the status hashes writeStatuses.lua keeps: one readEnded.lua call for the
  * batch (on a cluster one per slot, in one round trip), which reads each status's `data` and
- * `sent` (the sent mark) where they are and answers only the ended attempt count and the mark. A sent mark is a field of the same hash (no key of its own to
- * expire: it lives and goes with the status); a hash that does not exist yet (the api's status
- * write failed) is given the status's TTL. On a single Redis the marks ride the next guards
- * call of the connection (`riding`, given to RedisGuards: workers/redis/riding-marks.ts); on a
- * cluster, whose guard calls are per endpoint slot, they leave on their own.
+ * `sent` (the sent mark) where they are and answers only the ended attempt count and the mark.
+ * A sent mark is a field of the same hash (no key of its own to expire: it lives and goes with
+ * the status); a hash that does not exist yet (the api's status write failed) is given the
+ * status's TTL. On a single Redis the marks ride the next completion call of the connection
+ * (`riding`, given to RedisGuards: workers/redis/riding-marks.ts); on a cluster, whose guard
+ * calls are per endpoint slot, they leave on their own.
  */
 export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000): EndedLookup & { riding?: RidingMarks } => {
   const k = redis.isCluster ? clusterKeys : keys;
   const prefix = redis.isCluster ? `${scriptPrefix(k.status(''))}{` : k.status('');
-  /** On one Redis: one writeMarks.lua call for them all. */
-  const writeMarks = (p: ChainableCommander, marks: readonly Marked[]): number => {
-    const args = new RespArgs().str(prefix).num(statusTtlMs);
-    for (const { id, mark } of marks) args.str(id).str(encodeMark(mark));
-    (p as unknown as { sendCommand(c: Command): unknown }).sendCommand(scriptCommand(redis, WRITE_MARKS, args));
-    return 1;
+  /** The marks' arguments: their count, then (when any) the status key prefix, its TTL, and two per mark. */
+  const writeSection = (w: RespArgs, marks: readonly Marked[]): void => {
+    w.num(marks.length);
+    if (!marks.length) return;
+    w.str(prefix).num(statusTtlMs);
+    for (const { id, mark } of marks) w.str(id).str(encodeMark(mark));
+  };
+  /** On one Redis, marks no completion took: one writeMarks.lua call for them all. */
+  const alone = (marks: readonly Marked[]): Promise<unknown> => {
+    const w = new RespArgs();
+    writeSection(w, marks);
+    return callScript(redis, WRITE_MARKS, w);
   };
   /** On a cluster (a slot per webhook): the field and the status's TTL, per mark. */
   const writeMarkApart = (p: ChainableCommander, { id, mark }: Marked): void => {
@@ -50,7 +57,13 @@ export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000):
     // The status's own TTL (its writes set the same): a hash made by this mark alone expires too.
     p.pexpire(key, statusTtlMs);
   };
-  const riding = redis.isCluster ? undefined : createRidingMarks<Marked>(() => redis.pipeline(), writeMarks);
+  const waiting = redis.isCluster ? undefined : createRidingMarks<Marked>(alone);
+  const riding: RidingMarks | undefined = waiting && {
+    take: () => {
+      const t = waiting.take();
+      return t && { write: (w) => writeSection(w, t.marks), done: t.done, fail: t.fail };
+    },
+  };
   const read = async (ids: readonly string[], slotKey?: string): Promise<unknown[]> => {
     const args = new RespArgs().str(prefix);
     for (const id of ids) args.str(id);
@@ -91,7 +104,7 @@ export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000):
     lookup,
     async markSent(marks) {
       if (!marks.length) return;
-      if (riding) return riding.add(marks);
+      if (waiting) return waiting.add(marks);
       const p = pipe(withScripts(redis));
       for (const m of marks) writeMarkApart(p, m);
       await execPipeline(p);

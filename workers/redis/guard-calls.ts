@@ -3,6 +3,7 @@ import { keys, scriptPrefix, slotId, type RedisKeys } from '../../core/domain/ke
 import { LATENCY_SAMPLES } from '../../core/policy/adaptive-limit';
 import type { Admission, AdmitRequest, CircuitTransition, Completion, GuardParams } from '../../core/ports/guards';
 import { RespArgs } from './resp';
+import type { MarksSection } from './riding-marks';
 import { batchScript } from './script-call';
 import { BATCH_SCRIPTS } from './scripts';
 
@@ -201,8 +202,8 @@ export const admitArgs = (reqs: AdmitRequest[], p: GuardParams, k: RedisKeys = k
   return w;
 };
 
-/** completeDelivery's arguments for these completions. */
-export const completeArgs = (done: Completion[], p: GuardParams, k: RedisKeys = keys, cluster = false): RespArgs => {
+/** completeDelivery's arguments for these completions, with the sent marks riding the call (one Redis only). */
+export const completeArgs = (done: Completion[], p: GuardParams, k: RedisKeys = keys, cluster = false, marks?: MarksSection): RespArgs => {
   const w = new RespArgs().append(sharedArgs(p, k).complete);
   const at = new Places(p, cluster);
   const per = new RespArgs();
@@ -225,6 +226,8 @@ export const completeArgs = (done: Completion[], p: GuardParams, k: RedisKeys = 
     now = d.now;
   }
   at.args(w);
+  if (marks) marks.write(w);
+  else w.num(0);
   w.append(per);
   return w;
 };

@@ -1,4 +1,4 @@
-import type { Command, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { clusterKeys, keys, type RedisKeys } from '../../core/domain/keys';
 import { freshLimit, QUEUED_WINDOW_MS, type LimitState } from '../../core/policy/adaptive-limit';
 import type { CircuitState } from '../../core/policy/circuit';
@@ -26,7 +26,7 @@ import { ADMIT, COMPLETE, admitArgs, completeArgs, toAdmissions, toTransitions }
 import { clusterAdmit, clusterComplete } from './guard-cluster';
 import type { RespArgs } from './resp';
 import type { RidingMarks } from './riding-marks';
-import { callScript, scriptCommand, type BatchScript } from './script-call';
+import { callScript, type BatchScript } from './script-call';
 import { withScripts, type ScriptedClient } from './scripts';
 import { pipe } from './slots';
 
@@ -41,8 +41,8 @@ export class RedisGuards implements Guards {
   private readonly k: RedisKeys;
   /**
    * `layout`: another key layout than the client's (tests sharing a cluster give each theirs:
-   * keys.ts, namespaced); `riding`: sent marks that leave with this connection's next guards
-   * call (workers/redis/riding-marks.ts), one round trip for both.
+   * keys.ts, namespaced); `riding`: sent marks that leave with this connection's next
+   * completion call (workers/redis/riding-marks.ts), one command for both.
    */
   constructor(
     redis: Redis,
@@ -62,36 +62,26 @@ export class RedisGuards implements Guards {
   async complete(done: Completion[], p: GuardParams): Promise<CircuitTransition[]> {
     if (!done.length) return [];
     if (this.redis.isCluster) return clusterComplete(this.redis, this.k, this.run, done, p);
-    return toTransitions(await this.run(COMPLETE, completeArgs(done, p, this.k)), done);
+    // The sent marks waiting go in the same call (completeDelivery.lua writes them first).
+    const marks = this.riding?.take();
+    try {
+      const moved = toTransitions(await this.run(COMPLETE, completeArgs(done, p, this.k, false, marks)), done);
+      marks?.done();
+      return moved;
+    } catch (e) {
+      marks?.fail(e);
+      throw e;
+    }
   }
 
-  /** One script call (with the sent marks waiting, if any), its failures as the rest of Howk sees them (workers/redis/exec.ts). */
+  /** One script call, its failures as the rest of Howk sees them (workers/redis/exec.ts). */
   private readonly run = async (script: BatchScript, w: RespArgs, slotKey?: string): Promise<unknown> => {
-    if (slotKey === undefined && this.riding?.waiting()) return this.runWithMarks(this.riding, script, w);
     try {
       return await callScript(this.redis, script, w, slotKey);
     } catch (err) {
       throw toHowkError(err);
     }
   };
-
-  /** The call first in one pipeline, the waiting marks' commands after it: one round trip. */
-  private async runWithMarks(riding: RidingMarks, script: BatchScript, w: RespArgs): Promise<unknown> {
-    const p = this.redis.pipeline();
-    (p as unknown as { sendCommand(c: Command): unknown }).sendCommand(scriptCommand(this.redis, script, w));
-    const marks = riding.board(p);
-    let replies: [Error | null, unknown][] | null;
-    try {
-      replies = await p.exec();
-    } catch (err) {
-      marks?.fail(err);
-      throw toHowkError(err);
-    }
-    marks?.settle(replies, 1);
-    const [err, value] = replies?.[0] ?? [new Error('redis: pipeline discarded'), undefined];
-    if (err) throw toHowkError(err);
-    return value;
-  }
 
   async renew(leases: InflightLease[], now: number, p: GuardParams): Promise<void> {
     if (!leases.length) return;

@@ -116,12 +116,19 @@ export class RedisHotState implements HotState {
     const statuses = batches.flatMap((b) => b.statuses ?? []);
     // Encoded by hand (workers/redis/resp.ts: the bytes ioredis would send), first in the pipeline as before.
     if (statuses.length) this.writeStatuses(p as unknown as PipelineOf, statuses, this.redis.isCluster ? await this.recovery.ownersOfPatches(statuses) : undefined);
+    // The ended of consecutive batches go together (one ZREM and one DEL per shard for them
+    // all, not per batch), still before any later batch's retries: the order stays the batches'.
+    let ended: string[] = [];
     for (const batch of batches) {
+      if (batch.retries?.length && ended.length) {
+        this.sched.end(p, ended);
+        ended = [];
+      }
       // One script call each (addRetry-4.lua): data and entry together, and never over a later pass.
       for (const r of batch.retries ?? []) this.sched.add(p, r, retry_data_ttl);
-      const ended = batch.ended ?? [];
-      if (ended.length) this.sched.end(p, ended);
+      if (batch.ended?.length) ended = ended.length ? ended.concat(batch.ended) : batch.ended;
     }
+    if (ended.length) this.sched.end(p, ended);
     for (const stats of mergeStats(batches)) this.addStats(p, stats, stats_ttl);
     if (p.length) await execPipeline(p);
   }

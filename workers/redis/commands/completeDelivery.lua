@@ -20,6 +20,9 @@
 -- then E, the number of endpoints, and two per endpoint: its hash, its host's number (1..H)
 -- then H, the number of hosts, and two per host: the host, its domain limit ceiling
 -- (an endpoint or host may come twice, e.g. with another ceiling: the keys are the same)
+-- then a marks section (includes/sentMarks.lua): M, the number of sent marks riding this call
+--   (0 on a cluster), and when M > 0 the status key prefix, its TTL ms and two per mark
+--   (webhook id, mark); they are written first (workers/redis/riding-marks.ts)
 -- then seven per completion: endpoint number (1..E), now ms ('' = the previous
 --   completion's; the first one gives it), flags (the sum of: 1 probe, 2 counted endpoint,
 --   4 counted domain, 8 drop, 16 timeout, and the outcome: 0 success, 32 failure,
@@ -42,6 +45,7 @@
 -- happy path); one string rather than a reply per completion keeps the reply small.
 --#include adaptiveLimit
 --#include places
+--#include sentMarks
 local L = adaptiveLimit({}, {ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]})
 local ceiling = tonumber(ARGV[13])
 local samples_kept = tonumber(ARGV[14])
@@ -277,6 +281,8 @@ end
 local eps, a = places({}, ARGV)(22, function(hash)
   return {hash = hash, circuit = P[1] .. hash, inflight = P[2] .. hash, limit = P[5] .. hash, latency = P[7] .. hash}
 end, P[3], P[6])
+-- The sent marks riding this call.
+a = sentMarks({}, ARGV)(a)
 
 -- The completions are read from ARGV where they are (no table per completion: less for the
 -- Lua garbage collector), and their numbers with `+ 0` (the same conversion as tonumber, for
