@@ -205,11 +205,11 @@ export const createBatchTracker = (maxUnresolved: number, hooks: TrackerHooks) =
     bound(topic: string, partition: number, end: bigint): void {
       const k = keyOf(topic, partition);
       const s = parts.get(k);
-      if (!s) ends.set(k, end);
-      else if (s.end === undefined || end < s.end) s.end = end;
+      if (!s) return void ends.set(k, end);
+      if (s.end === undefined || end < s.end) s.end = end;
       // Records below the end may be the last owner's, however many; past it none is (see take).
-      if (s && (s.floor || end > s.doubtUntil)) s.doubtUntil = end;
-      if (s) s.floor = false;
+      if (s.floor || end > s.doubtUntil) s.doubtUntil = end;
+      s.floor = false;
     },
 
     /** Forgets every partition (a stopped consumer): later settlements commit nothing. */

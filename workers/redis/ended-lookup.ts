@@ -1,11 +1,11 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { clusterKeys, keys, scriptPrefix } from '../../core/domain/keys';
 import type { EndedLookup, SentMark } from '../../core/ports/hot-state';
-import { execPipeline, toHowkError } from './exec';
+import { call, execPipeline } from './exec';
 import { RespArgs } from './resp';
 import { createRidingMarks, type RidingMarks } from './riding-marks';
 import { batchScript, callScript } from './script-call';
-import { pipe, slotOf } from './slots';
+import { groupBySlot, pipe } from './slots';
 import { BATCH_SCRIPTS, forCluster, withScripts } from './scripts';
 
 const READ_ENDED = batchScript(BATCH_SCRIPTS.readEnded);
@@ -57,33 +57,16 @@ export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000):
     // The status's own TTL (its writes set the same): a hash made by this mark alone expires too.
     p.pexpire(key, statusTtlMs);
   };
-  const waiting = redis.isCluster ? undefined : createRidingMarks<Marked>(alone);
-  const riding: RidingMarks | undefined = waiting && {
-    take: () => {
-      const t = waiting.take();
-      return t && { write: (w) => writeSection(w, t.marks), done: t.done, fail: t.fail };
-    },
-  };
-  const read = async (ids: readonly string[], slotKey?: string): Promise<unknown[]> => {
+  const riding = redis.isCluster ? undefined : createRidingMarks<Marked>(alone, writeSection);
+  const read = (ids: readonly string[], slotKey?: string): Promise<unknown[]> => {
     const args = new RespArgs().str(prefix);
     for (const id of ids) args.str(id);
-    try {
-      return (await callScript(redis, slotKey === undefined ? READ_ENDED : CLUSTER_READ_ENDED, args, slotKey)) as unknown[];
-    } catch (e) {
-      throw toHowkError(e);
-    }
+    return call(() => callScript(redis, slotKey === undefined ? READ_ENDED : CLUSTER_READ_ENDED, args, slotKey) as Promise<unknown[]>);
   };
-  /** On a cluster the ids by slot, each group in its own call; the replies in the order of `ids`. */
+  /** On a cluster one call per slot of the ids; each part's replies in the order of its ids. */
   const readAll = async (ids: readonly string[]): Promise<{ ids: readonly string[]; reply: unknown[] }[]> => {
     if (!redis.isCluster) return [{ ids, reply: await read(ids) }];
-    const bySlot = new Map<number, string[]>();
-    for (const id of ids) {
-      const slot = slotOf(k.status(id));
-      const g = bySlot.get(slot);
-      if (g) g.push(id);
-      else bySlot.set(slot, [id]);
-    }
-    return Promise.all([...bySlot.values()].map(async (g) => ({ ids: g, reply: await read(g, k.status(g[0]!)) })));
+    return Promise.all(groupBySlot(ids, (id) => k.status(id)).map(async (g) => ({ ids: g, reply: await read(g, k.status(g[0]!)) })));
   };
   const lookup = async (ids: readonly string[]) => {
     const ended = new Map<string, number>();
@@ -104,7 +87,7 @@ export const redisEndedLookup = (redis: Redis, statusTtlMs = 7 * 24 * 3600_000):
     lookup,
     async markSent(marks) {
       if (!marks.length) return;
-      if (waiting) return waiting.add(marks);
+      if (riding) return riding.add(marks);
       const p = pipe(withScripts(redis));
       for (const m of marks) writeMarkApart(p, m);
       await execPipeline(p);

@@ -12,7 +12,7 @@ import { RedisRecovery, type Owners } from './recovery';
 import { RespArgs } from './resp';
 import { batchScript, scriptCommand } from './script-call';
 import { BATCH_SCRIPTS, forCluster, withScripts, type ScriptedClient, type ScriptedPipeline } from './scripts';
-import { pipe, slotOf } from './slots';
+import { groupBySlot, pipe } from './slots';
 import { NO_TARGETS, statusArgs } from './status-args';
 import { RedisShardLeases } from './retry-leases';
 import { RedisRetrySchedule } from './retry-schedule';
@@ -153,14 +153,7 @@ export class RedisHotState implements HotState {
       .str(`${scriptPrefix(this.k.statusHistory(''))}{`)
       .num(this.ttls.status_ttl)
       .num(HISTORY_LIMIT);
-    const bySlot = new Map<number, StatusWrite[]>();
-    for (const s of statuses) {
-      const slot = slotOf(this.k.status(s.status.webhook_id));
-      const g = bySlot.get(slot);
-      if (g) g.push(s);
-      else bySlot.set(slot, [s]);
-    }
-    for (const group of bySlot.values())
+    for (const group of groupBySlot(statuses, (s) => this.k.status(s.status.webhook_id)))
       p.sendCommand(scriptCommand(this.redis, CLUSTER_WRITE_STATUSES, statusArgs(group, this.statusHead, floor, NO_TARGETS), this.k.status(group[0]!.status.webhook_id)));
     // The index entries in their config's slot, in the same round trip (each call orders itself by stamp).
     for (const s of statuses) this.recovery.indexApart(p as unknown as ScriptedPipeline, { ...owners?.get(s.status.webhook_id), ...s.status });

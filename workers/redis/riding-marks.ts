@@ -12,22 +12,25 @@ import type { RespArgs } from './resp';
 
 type Waiting<M> = { marks: readonly M[]; resolve: () => void; reject: (e: unknown) => void };
 
-/** The marks a call took: `done` once that call succeeded, `fail` with its error. */
-export type Taken<M> = { marks: M[]; done: () => void; fail: (e: unknown) => void };
+/** The marks a completion call carries: `write` puts them in its arguments (completeDelivery.lua's marks section). */
+export type MarksSection = { write(w: RespArgs): void; done(): void; fail(e: unknown): void };
 
-export const createRidingMarks = <M>(alone: (marks: M[]) => Promise<unknown>) => {
+/** `alone` writes marks no completion took; `section` writes marks as a call's arguments. */
+export const createRidingMarks = <M>(alone: (marks: M[]) => Promise<unknown>, section: (w: RespArgs, marks: readonly M[]) => void) => {
   let waiting: Waiting<M>[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   /** Every waiting mark, for a call to carry; undefined when none waits. */
-  const take = (): Taken<M> | undefined => {
+  const take = (): (MarksSection & { marks: M[] }) | undefined => {
     if (!waiting.length) return undefined;
     const taken = waiting;
     waiting = [];
     if (timer) clearTimeout(timer);
     timer = undefined;
+    const marks = taken.flatMap((w) => w.marks);
     return {
-      marks: taken.flatMap((w) => w.marks),
+      marks,
+      write: (w) => section(w, marks),
       done: () => taken.forEach((w) => w.resolve()),
       fail: (e) => taken.forEach((w) => w.reject(toHowkError(e))),
     };
@@ -52,9 +55,6 @@ export const createRidingMarks = <M>(alone: (marks: M[]) => Promise<unknown>) =>
     take,
   };
 };
-
-/** The marks a completion call carries: `write` puts them in its arguments (completeDelivery.lua's marks section). */
-export type MarksSection = { write(w: RespArgs): void; done(): void; fail(e: unknown): void };
 
 /** What a completion call needs of the marks: to take those waiting. */
 export type RidingMarks = { take(): MarksSection | undefined };

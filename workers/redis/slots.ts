@@ -8,6 +8,18 @@ import type { ScriptedClient, ScriptedPipeline } from './scripts';
 /** The hash slot of a key (its hash tag's when it has one), as ioredis routes it. */
 export const slotOf = (key: string): number => new Command('exists', [key]).getSlot() ?? 0;
 
+/** `items` by the hash slot of their key, in first-seen order (one call per slot on a cluster). */
+export const groupBySlot = <T>(items: readonly T[], keyOf: (t: T) => string): T[][] => {
+  const bySlot = new Map<number, T[]>();
+  for (const x of items) {
+    const slot = slotOf(keyOf(x));
+    const g = bySlot.get(slot);
+    if (g) g.push(x);
+    else bySlot.set(slot, [x]);
+  }
+  return [...bySlot.values()];
+};
+
 /** The hash slots the keys of these commands (name first, then its arguments) fall in. */
 export const slotsOfCommands = (cmds: readonly (readonly [string, ...(string | number)[]])[]): Set<number> =>
   new Set(cmds.flatMap(([name, ...args]) => new Command(name, args).getKeys().map((k) => slotOf(String(k)))));
